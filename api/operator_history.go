@@ -1,0 +1,66 @@
+package api
+
+import (
+	"encoding/json"
+	"net/http"
+
+	"funnel/domain"
+)
+
+// history serves GET /admin/v1/accounts/{accountId}/history?contactId=|email=|subscriptionId=:
+// every event of one entity, oldest first, read from the event log itself.
+func (s *Server) history(w http.ResponseWriter, r *http.Request) {
+	account, ok := s.existingAccount(w, r)
+	if !ok {
+		return
+	}
+	q := r.URL.Query()
+	given := 0
+	for _, k := range []string{"contactId", "email", "subscriptionId"} {
+		if q.Get(k) != "" {
+			given++
+		}
+	}
+	if given != 1 {
+		writeError(w, http.StatusBadRequest, "give exactly one of contactId, email, subscriptionId")
+		return
+	}
+	var events []domain.Recorded
+	var err error
+	switch {
+	case q.Get("contactId") != "":
+		events, err = s.deps.History.ReadContactHistory(r.Context(), account.ID, q.Get("contactId"))
+	case q.Get("email") != "":
+		events, err = s.deps.History.ReadContactHistory(r.Context(), account.ID, domain.ContactIDFor(account.ID, q.Get("email")))
+	default:
+		events, err = s.deps.History.ReadStreamHistory(r.Context(), account.ID, q.Get("subscriptionId"))
+	}
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if len(events) == 0 {
+		writeError(w, http.StatusNotFound, "no history for that entity in this account")
+		return
+	}
+	writeJSON(w, http.StatusOK, object{"events": HistoryView(events)})
+}
+
+// HistoryView is the history shape of operator-api.md, shared by the API and `funnel history`.
+func HistoryView(events []domain.Recorded) []object {
+	out := make([]object, len(events))
+	for i, e := range events {
+		out[i] = object{
+			"position":      e.Position,
+			"eventId":       e.ID,
+			"streamId":      e.StreamID,
+			"version":       e.Version,
+			"type":          e.Type,
+			"schemaVersion": e.SchemaVersion,
+			"occurredAt":    formatTime(e.OccurredAt),
+			"data":          json.RawMessage(e.Data),
+			"metadata":      e.Metadata,
+		}
+	}
+	return out
+}

@@ -1,0 +1,85 @@
+package api
+
+import (
+	"net/http"
+
+	"github.com/gorilla/mux"
+
+	"funnel/commands"
+	"funnel/domain"
+)
+
+type tagContactRequest struct {
+	Email     *string  `json:"email"`
+	FirstName *string  `json:"firstName"`
+	TagIDs    []string `json:"tagIds"`
+	TagNames  []string `json:"tagNames"`
+	Action    *string  `json:"action"`
+}
+
+func (req tagContactRequest) action() commands.TagAction {
+	if req.Action == nil || *req.Action == "" {
+		return commands.TagsAdd
+	}
+	return commands.TagAction(*req.Action)
+}
+
+// outcome names the tag report member of an action.
+func outcome(a commands.TagAction) string {
+	if a == commands.TagsRemove {
+		return "removed"
+	}
+	return "applied"
+}
+
+// tagContactByEmail serves POST /api/v1/contacts/tags.
+func (s *Server) tagContactByEmail(w http.ResponseWriter, r *http.Request) {
+	var req tagContactRequest
+	if !decodeBody(w, r, &req) {
+		return
+	}
+	if req.Email == nil {
+		writeError(w, http.StatusBadRequest, "email is required")
+		return
+	}
+	s.changeTags(w, r, commands.ChangeContactTags{Email: *req.Email, FirstName: req.FirstName}, req)
+}
+
+// tagContactByID serves POST /api/v1/contacts/{contactId}/tags.
+func (s *Server) tagContactByID(w http.ResponseWriter, r *http.Request) {
+	var req tagContactRequest
+	if !decodeBody(w, r, &req) {
+		return
+	}
+	s.changeTags(w, r, commands.ChangeContactTags{ContactID: mux.Vars(r)["contactId"]}, req)
+}
+
+func (s *Server) changeTags(w http.ResponseWriter, r *http.Request, cmd commands.ChangeContactTags, req tagContactRequest) {
+	cmd.Meta = principalOf(r.Context()).meta(r)
+	cmd.Tags = domain.TagRequest{IDs: req.TagIDs, Names: req.TagNames}
+	cmd.Action = req.action()
+	res, err := s.deps.Commands.ChangeContactTags.Handle(r.Context(), cmd)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.answerContact(w, r, res, cmd.Tags, outcome(cmd.Action))
+}
+
+// listTags serves GET /api/v1/tags.
+func (s *Server) listTags(w http.ResponseWriter, r *http.Request) {
+	page, ok := pageOf(w, r)
+	if !ok {
+		return
+	}
+	tags, next, err := s.deps.Tags.List(r.Context(), principalOf(r.Context()).key.AccountID, page)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	views := make([]object, len(tags))
+	for i, t := range tags {
+		views[i] = tagView(t)
+	}
+	writeJSON(w, http.StatusOK, withCursor(object{"tags": views}, next))
+}

@@ -1,0 +1,71 @@
+package main
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/urfave/cli/v3"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+
+	"funnel/infra/app"
+)
+
+var defaults = app.Defaults()
+
+// configFlags are the settings of operator-api.md; each reads its environment variable.
+var configFlags = []cli.Flag{
+	&cli.StringFlag{Name: "addr", Value: defaults.Addr, Sources: cli.EnvVars("FUNNEL_ADDR"), Usage: "API listener"},
+	&cli.StringFlag{Name: "api-host", Value: defaults.APIHost, Sources: cli.EnvVars("FUNNEL_API_HOST"), Usage: "the only host (port ignored) on which /api/v1 and /llms-full.txt answer"},
+	&cli.StringFlag{Name: "admin-addr", Value: defaults.AdminAddr, Sources: cli.EnvVars("FUNNEL_ADMIN_ADDR"), Usage: "operator listener"},
+	&cli.StringFlag{Name: "admin-token", Sources: cli.EnvVars("FUNNEL_ADMIN_TOKEN"), Usage: "bearer token of the operator API (default: generated and printed at start)"},
+	&cli.StringFlag{Name: "database-url", Value: defaults.DatabaseURL, Sources: cli.EnvVars("FUNNEL_DATABASE_URL"), Usage: "sqlite:PATH (embedded) or postgres://…"},
+	&cli.BoolFlag{Name: "webhook-allow-private", Sources: cli.EnvVars("FUNNEL_WEBHOOK_ALLOW_PRIVATE"), Usage: "allow http and loopback/private webhook targets (development, tests)"},
+	&cli.DurationFlag{Name: "webhook-backoff-base", Value: defaults.WebhookBackoffBase, Sources: cli.EnvVars("FUNNEL_WEBHOOK_BACKOFF_BASE"), Usage: "first webhook retry delay"},
+	&cli.DurationFlag{Name: "webhook-backoff-cap", Value: defaults.WebhookBackoffCap, Sources: cli.EnvVars("FUNNEL_WEBHOOK_BACKOFF_CAP"), Usage: "longest webhook retry delay"},
+	&cli.StringFlag{Name: "rate-limits", Value: "on", Sources: cli.EnvVars("FUNNEL_RATE_LIMITS"), Usage: "on, or off to lift the section 8 rate limits",
+		Validator: func(v string) error {
+			if v != "on" && v != "off" {
+				return fmt.Errorf("rate-limits must be on or off, not %q", v)
+			}
+			return nil
+		}},
+	&cli.StringFlag{Name: "redis-url", Sources: cli.EnvVars("FUNNEL_REDIS_URL"), Usage: "shared rate-limit state when several processes serve one deployment"},
+	&cli.StringFlag{Name: "log-level", Value: defaults.LogLevel, Sources: cli.EnvVars("FUNNEL_LOG_LEVEL"), Usage: "debug, info, warn or error"},
+}
+
+func configFrom(cmd *cli.Command) app.Config {
+	return app.Config{
+		Addr:                cmd.String("addr"),
+		APIHost:             cmd.String("api-host"),
+		AdminAddr:           cmd.String("admin-addr"),
+		AdminToken:          cmd.String("admin-token"),
+		DatabaseURL:         cmd.String("database-url"),
+		WebhookAllowPrivate: cmd.Bool("webhook-allow-private"),
+		WebhookBackoffBase:  durationOr(cmd.Duration("webhook-backoff-base"), defaults.WebhookBackoffBase),
+		WebhookBackoffCap:   durationOr(cmd.Duration("webhook-backoff-cap"), defaults.WebhookBackoffCap),
+		RateLimits:          cmd.String("rate-limits") != "off",
+		RedisURL:            cmd.String("redis-url"),
+		LogLevel:            cmd.String("log-level"),
+	}
+}
+
+func durationOr(d, fallback time.Duration) time.Duration {
+	if d <= 0 {
+		return fallback
+	}
+	return d
+}
+
+// newLogger logs JSON to stderr at the configured level.
+func newLogger(level string) (*zap.Logger, error) {
+	lvl, err := zapcore.ParseLevel(level)
+	if err != nil {
+		return nil, fmt.Errorf("log-level: %w", err)
+	}
+	cfg := zap.NewProductionConfig()
+	cfg.Level = zap.NewAtomicLevelAt(lvl)
+	cfg.EncoderConfig.EncodeTime = zapcore.ISO8601TimeEncoder
+	cfg.Sampling = nil
+	return cfg.Build()
+}

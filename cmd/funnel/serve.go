@@ -1,0 +1,56 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+
+	"github.com/urfave/cli/v3"
+	"go.uber.org/zap"
+
+	"funnel/infra/app"
+)
+
+var serveCommand = &cli.Command{
+	Name:  "serve",
+	Usage: "run the API and operator listeners, the projections and the webhook workers",
+	Flags: []cli.Flag{
+		&cli.BoolFlag{Name: "demo", Usage: "on an empty store, create a demo account with sample data and print its API key"},
+	},
+	Action: func(ctx context.Context, cmd *cli.Command) error {
+		cfg := configFrom(cmd)
+		log, err := newLogger(cfg.LogLevel)
+		if err != nil {
+			return err
+		}
+		defer log.Sync()
+		if cfg.AdminToken == "" {
+			cfg.AdminToken = randomToken()
+			fmt.Printf("operator token (FUNNEL_ADMIN_TOKEN was not set): %s\n", cfg.AdminToken)
+		}
+		a, err := app.Open(ctx, cfg, log)
+		if err != nil {
+			return err
+		}
+		defer a.Close()
+		ln, err := a.Listen()
+		if err != nil {
+			return err
+		}
+		if cmd.Bool("demo") {
+			go func() {
+				if err := seedDemo(ctx, a, cfg, ln.API.Addr().String()); err != nil {
+					log.Error("demo data", zap.Error(err))
+				}
+			}()
+		}
+		return a.Serve(ctx, ln)
+	},
+}
+
+func randomToken() string {
+	var b [24]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}

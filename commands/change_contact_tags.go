@@ -1,0 +1,94 @@
+package commands
+
+import (
+	"context"
+
+	"funnel/domain"
+)
+
+// TagAction is what ChangeContactTags does with the tags.
+type TagAction string
+
+// The tag actions of POST /api/v1/contacts/tags and /contacts/:id/tags.
+const (
+	TagsAdd    TagAction = "add"
+	TagsRemove TagAction = "remove"
+)
+
+// ChangeContactTags adds or removes tags on a contact named by email or by id.
+// Adding by email upserts the contact (with FirstName when given); removing needs the contact
+// to exist; by id the contact must exist and belong to the account.
+type ChangeContactTags struct {
+	Meta      Meta
+	Email     string // either Email
+	ContactID string // or ContactID
+	FirstName *string
+	Tags      domain.TagRequest
+	Action    TagAction
+}
+
+// ChangeContactTagsHandler handles ChangeContactTags.
+type ChangeContactTagsHandler struct {
+	store EventStore
+	tags  TagCatalogue
+}
+
+// Handle changes the tags.
+func (h ChangeContactTagsHandler) Handle(ctx context.Context, cmd ChangeContactTags) (ContactResult, error) {
+	if cmd.Action != TagsAdd && cmd.Action != TagsRemove {
+		return ContactResult{}, domain.Invalid("action must be add or remove")
+	}
+	if cmd.Tags.Empty() {
+		return ContactResult{}, domain.Invalid("tagIds or tagNames is required")
+	}
+	var email string
+	var res ContactResult
+	if cmd.ContactID == "" {
+		var err error
+		if email, err = domain.NormalizeEmail(cmd.Email); err != nil {
+			return ContactResult{}, err
+		}
+		res.ContactID = domain.ContactIDFor(cmd.Meta.AccountID, email)
+	} else {
+		if !domain.IsContactID(cmd.ContactID) {
+			return ContactResult{}, domain.NotFound("contact not found")
+		}
+		res.ContactID = cmd.ContactID
+	}
+	profile := domain.ContactProfile{FirstName: cmd.FirstName}
+	if err := profile.Validate(); err != nil {
+		return ContactResult{}, err
+	}
+	resolution, err := resolveTags(ctx, h.tags, cmd.Meta.AccountID, cmd.Tags)
+	if err != nil {
+		return ContactResult{}, err
+	}
+	res.Tags = resolution
+	res.Position, err = execute(ctx, h.store, cmd.Meta, res.ContactID, func(ctx context.Context, s *session) error {
+		contact := domain.ContactStream(res.ContactID)
+		if err := s.load(ctx, contact); err != nil {
+			return err
+		}
+		switch {
+		case contact.Exists() && contact.AccountID() != cmd.Meta.AccountID:
+			return domain.Forbidden("contact belongs to another account")
+		case !contact.Exists() && (cmd.Action == TagsRemove || cmd.ContactID != ""):
+			return domain.NotFound("contact not found")
+		}
+		if cmd.Action == TagsRemove {
+			contact.RemoveTags(resolution.Tags)
+			return nil
+		}
+		created, err := contact.Upsert(cmd.Meta.AccountID, email, profile)
+		if err != nil {
+			return err
+		}
+		res.Created = created
+		contact.AddTags(resolution.Tags)
+		return nil
+	})
+	if err != nil {
+		return ContactResult{}, err
+	}
+	return res, nil
+}

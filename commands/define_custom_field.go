@@ -1,0 +1,40 @@
+package commands
+
+import (
+	"context"
+
+	"funnel/domain"
+)
+
+// DefineCustomField adds a custom field to an account's contacts.
+type DefineCustomField struct {
+	Meta Meta
+	Name string
+}
+
+// DefineCustomFieldResult names the new field.
+type DefineCustomFieldResult struct {
+	FieldID  string
+	Position int64
+}
+
+// DefineCustomFieldHandler handles DefineCustomField.
+type DefineCustomFieldHandler struct {
+	store EventStore
+}
+
+// Handle defines the field.
+func (h DefineCustomFieldHandler) Handle(ctx context.Context, cmd DefineCustomField) (DefineCustomFieldResult, error) {
+	id := domain.NewID("cf")
+	pos, err := execute(ctx, h.store, cmd.Meta, cmd.Meta.AccountID, func(ctx context.Context, s *session) error {
+		account, err := loadAccount(ctx, s, cmd.Meta.AccountID)
+		if err != nil {
+			return err
+		}
+		return account.DefineCustomField(id, cmd.Name)
+	})
+	if err != nil {
+		return DefineCustomFieldResult{}, err
+	}
+	return DefineCustomFieldResult{FieldID: id, Position: pos}, nil
+}

@@ -1,0 +1,14 @@
+package commands
+
+import (
+	"context"
+	"errors"
+
+	"funnel/domain"
+)
+
+// isExpected tells refusals the caller caused (bad input, unknown ids, a cancelled request)
+// from failures an operator should look at.
+func isExpected(err error) bool {
+	return domain.KindOf(err) != 0 || errors.Is(err, context.Canceled)
+}

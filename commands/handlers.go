@@ -1,0 +1,36 @@
+package commands
+
+import "go.uber.org/zap"
+
+// Handlers are every command of the service, decorated with logging and metrics.
+type Handlers struct {
+	CreateAccount     Handler[CreateAccount, CreateAccountResult]
+	IssueAPIKey       Handler[IssueAPIKey, IssueAPIKeyResult]
+	RevokeAPIKey      Handler[RevokeAPIKey, int64]
+	DefineCustomField Handler[DefineCustomField, DefineCustomFieldResult]
+	CreateTag         Handler[CreateTag, CreateTagResult]
+	UpsertContact     Handler[UpsertContact, ContactResult]
+	ChangeContactTags Handler[ChangeContactTags, ContactResult]
+}
+
+// Dependencies are what the handlers need from outside.
+type Dependencies struct {
+	Store    EventStore
+	Tags     TagCatalogue
+	Log      *zap.Logger
+	Observer Observer
+}
+
+// NewHandlers wires every handler to its dependencies.
+func NewHandlers(d Dependencies) Handlers {
+	log := d.Log.Named("commands")
+	return Handlers{
+		CreateAccount:     decorate[CreateAccount, CreateAccountResult]("CreateAccount", CreateAccountHandler{store: d.Store}, log, d.Observer),
+		IssueAPIKey:       decorate[IssueAPIKey, IssueAPIKeyResult]("IssueAPIKey", IssueAPIKeyHandler{store: d.Store}, log, d.Observer),
+		RevokeAPIKey:      decorate[RevokeAPIKey, int64]("RevokeAPIKey", RevokeAPIKeyHandler{store: d.Store}, log, d.Observer),
+		DefineCustomField: decorate[DefineCustomField, DefineCustomFieldResult]("DefineCustomField", DefineCustomFieldHandler{store: d.Store}, log, d.Observer),
+		CreateTag:         decorate[CreateTag, CreateTagResult]("CreateTag", CreateTagHandler{store: d.Store}, log, d.Observer),
+		UpsertContact:     decorate[UpsertContact, ContactResult]("UpsertContact", UpsertContactHandler{store: d.Store, tags: d.Tags}, log, d.Observer),
+		ChangeContactTags: decorate[ChangeContactTags, ContactResult]("ChangeContactTags", ChangeContactTagsHandler{store: d.Store, tags: d.Tags}, log, d.Observer),
+	}
+}

@@ -1,0 +1,46 @@
+// Package commands holds one handler per command. A handler validates its input, loads the
+// aggregates it needs in a session, lets domain methods decide, and appends what they recorded
+// in one atomic, expected-version append. The interfaces below are what handlers need from the
+// outside; infra/ and projections/ implement them.
+package commands
+
+import (
+	"context"
+
+	"funnel/domain"
+)
+
+// EventStore is the event log as commands use it.
+type EventStore interface {
+	ReadStream(ctx context.Context, streamID string) ([]domain.Recorded, error)
+	Append(ctx context.Context, meta domain.Metadata, appends ...domain.StreamAppend) (int64, error)
+}
+
+// TagCatalogue lists an account's tags with their automations (the tags read model). Commands
+// resolve tag names and ids against it; tags are created through the operator API, which waits
+// for the read model before it answers, so a created tag is always there to resolve.
+type TagCatalogue interface {
+	AccountTags(ctx context.Context, accountID string) ([]domain.TagRef, error)
+}
+
+// Meta says who performs a command and in which request. It becomes every event's metadata.
+type Meta struct {
+	AccountID     string
+	Actor         domain.Actor
+	RequestID     string
+	CorrelationID string
+}
+
+func (m Meta) metadata() domain.Metadata {
+	correlation := m.CorrelationID
+	if correlation == "" {
+		correlation = m.RequestID
+	}
+	return domain.Metadata{
+		AccountID:     m.AccountID,
+		Actor:         string(m.Actor),
+		RequestID:     m.RequestID,
+		CausationID:   m.RequestID,
+		CorrelationID: correlation,
+	}
+}

@@ -1,0 +1,25 @@
+package commands
+
+import "context"
+
+// RevokeAPIKey stops a key from authenticating.
+type RevokeAPIKey struct {
+	Meta  Meta
+	KeyID string
+}
+
+// RevokeAPIKeyHandler handles RevokeAPIKey.
+type RevokeAPIKeyHandler struct {
+	store EventStore
+}
+
+// Handle revokes the key; the position is where the revocation is visible.
+func (h RevokeAPIKeyHandler) Handle(ctx context.Context, cmd RevokeAPIKey) (int64, error) {
+	return execute(ctx, h.store, cmd.Meta, cmd.Meta.AccountID, func(ctx context.Context, s *session) error {
+		account, err := loadAccount(ctx, s, cmd.Meta.AccountID)
+		if err != nil {
+			return err
+		}
+		return account.RevokeAPIKey(cmd.KeyID)
+	})
+}

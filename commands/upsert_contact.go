@@ -1,0 +1,104 @@
+package commands
+
+import (
+	"context"
+	"sort"
+	"strings"
+
+	"funnel/domain"
+)
+
+// UpsertContact creates or updates the contact of an email and adds tags to it
+// (POST /api/v1/contacts).
+type UpsertContact struct {
+	Meta    Meta
+	Email   string
+	Profile domain.ContactProfile
+	Tags    domain.TagRequest
+}
+
+// ContactResult is the outcome of a command on one contact.
+type ContactResult struct {
+	ContactID string
+	Created   bool
+	Tags      domain.TagResolution
+	Position  int64
+}
+
+// UpsertContactHandler handles UpsertContact.
+type UpsertContactHandler struct {
+	store EventStore
+	tags  TagCatalogue
+}
+
+// Handle upserts the contact.
+func (h UpsertContactHandler) Handle(ctx context.Context, cmd UpsertContact) (ContactResult, error) {
+	email, err := domain.NormalizeEmail(cmd.Email)
+	if err != nil {
+		return ContactResult{}, err
+	}
+	if err := cmd.Profile.Validate(); err != nil {
+		return ContactResult{}, err
+	}
+	resolution, err := resolveTags(ctx, h.tags, cmd.Meta.AccountID, cmd.Tags)
+	if err != nil {
+		return ContactResult{}, err
+	}
+	res := ContactResult{ContactID: domain.ContactIDFor(cmd.Meta.AccountID, email), Tags: resolution}
+	res.Position, err = execute(ctx, h.store, cmd.Meta, res.ContactID, func(ctx context.Context, s *session) error {
+		if err := checkCustomFields(ctx, s, cmd.Meta.AccountID, cmd.Profile.CustomFields); err != nil {
+			return err
+		}
+		contact := domain.ContactStream(res.ContactID)
+		if err := s.load(ctx, contact); err != nil {
+			return err
+		}
+		res.Created, err = contact.Upsert(cmd.Meta.AccountID, email, cmd.Profile)
+		if err != nil {
+			return err
+		}
+		contact.AddTags(resolution.Tags)
+		return nil
+	})
+	if err != nil {
+		return ContactResult{}, err
+	}
+	return res, nil
+}
+
+// resolveTags validates a tag request and matches it against the account's tags.
+func resolveTags(ctx context.Context, catalogue TagCatalogue, accountID string, req domain.TagRequest) (domain.TagResolution, error) {
+	if err := req.Validate(); err != nil {
+		return domain.TagResolution{}, err
+	}
+	if req.Empty() {
+		return domain.TagResolution{}, nil
+	}
+	tags, err := catalogue.AccountTags(ctx, accountID)
+	if err != nil {
+		return domain.TagResolution{}, err
+	}
+	return domain.ResolveTags(tags, req), nil
+}
+
+// checkCustomFields refuses custom field ids the account has not defined, naming them all.
+func checkCustomFields(ctx context.Context, s *session, accountID string, fields map[string]string) error {
+	if len(fields) == 0 {
+		return nil
+	}
+	account, err := loadAccount(ctx, s, accountID)
+	if err != nil {
+		return err
+	}
+	var unknown []string
+	for id := range fields {
+		if !account.HasCustomField(id) {
+			unknown = append(unknown, id)
+		}
+	}
+	if len(unknown) > 0 {
+		sort.Strings(unknown)
+		return domain.Invalid("unknown custom field ids: %s", strings.Join(unknown, ", "))
+	}
+	return nil
+}

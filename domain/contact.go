@@ -1,0 +1,196 @@
+package domain
+
+// ContactProfile is the part of a contact a request may set. A nil field is left as it is;
+// an empty string clears it (decisions.md "Contacts and tags").
+type ContactProfile struct {
+	FirstName    *string
+	LastName     *string
+	Phone        *string
+	CustomFields map[string]string
+}
+
+// Validate enforces the field limits of decisions.md.
+func (p ContactProfile) Validate() error {
+	for _, f := range []struct {
+		name  string
+		value *string
+		max   int
+	}{{"firstName", p.FirstName, MaxNameLength}, {"lastName", p.LastName, MaxNameLength}, {"phone", p.Phone, MaxPhoneLength}} {
+		if f.value != nil {
+			if err := checkLength(f.name, *f.value, f.max); err != nil {
+				return err
+			}
+		}
+	}
+	if len(p.CustomFields) > MaxFieldsPerRequest {
+		return Invalid("at most %d customFields", MaxFieldsPerRequest)
+	}
+	for id, v := range p.CustomFields {
+		if err := checkLength("customFields."+id, v, MaxCustomFieldValue); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Contact is a person of an account, identified by email (ContactIDFor).
+type Contact struct {
+	id           string
+	accountID    string
+	email        string
+	exists       bool
+	firstName    string
+	lastName     string
+	phone        string
+	customFields map[string]string
+	tags         map[string]bool
+	changes
+}
+
+// ContactStream returns an empty contact to load stream id into.
+func ContactStream(id string) *Contact {
+	return &Contact{id: id, customFields: map[string]string{}, tags: map[string]bool{}}
+}
+
+// StreamID is the contact id.
+func (c *Contact) StreamID() string { return c.id }
+
+// Exists tells whether the contact was created.
+func (c *Contact) Exists() bool { return c.exists }
+
+// AccountID is the account the contact belongs to.
+func (c *Contact) AccountID() string { return c.accountID }
+
+// Email is the address the contact was created with, in the casing of its first write.
+func (c *Contact) Email() string { return c.email }
+
+// HasTag tells whether the tag is on the contact.
+func (c *Contact) HasTag(tagID string) bool { return c.tags[tagID] }
+
+// Upsert creates the contact, or overwrites the fields present in p that differ.
+// It reports whether the contact was created.
+func (c *Contact) Upsert(accountID, email string, p ContactProfile) (created bool, err error) {
+	if err := p.Validate(); err != nil {
+		return false, err
+	}
+	if !c.exists {
+		c.record(ContactCreated{
+			ContactID: c.id, AccountID: accountID, Email: email,
+			FirstName: deref(p.FirstName), LastName: deref(p.LastName), Phone: deref(p.Phone),
+			CustomFields: nonEmpty(p.CustomFields),
+		})
+		return true, nil
+	}
+	update := ContactUpdated{ContactID: c.id}
+	changed := false
+	for _, f := range []struct {
+		next    *string
+		current string
+		out     **string
+	}{{p.FirstName, c.firstName, &update.FirstName}, {p.LastName, c.lastName, &update.LastName}, {p.Phone, c.phone, &update.Phone}} {
+		if f.next != nil && *f.next != f.current {
+			*f.out = f.next
+			changed = true
+		}
+	}
+	for id, v := range p.CustomFields {
+		if c.customFields[id] != v {
+			if update.CustomFields == nil {
+				update.CustomFields = map[string]string{}
+			}
+			update.CustomFields[id] = v
+			changed = true
+		}
+	}
+	if changed {
+		c.record(update)
+	}
+	return false, nil
+}
+
+// AddTags applies every tag the contact does not have yet, each followed by the automations the
+// contact itself records. It returns the newly applied tags, whose cross-aggregate automations
+// (crm.move) the caller runs. A tag the contact already has runs nothing again.
+func (c *Contact) AddTags(tags []TagRef) []TagRef {
+	var applied []TagRef
+	for _, t := range tags {
+		if c.tags[t.ID] {
+			continue
+		}
+		c.record(TagApplied{ContactID: c.id, TagID: t.ID, TagName: t.Name})
+		for _, a := range t.Automations {
+			switch a.Type {
+			case AutomationEmailSend:
+				c.record(EmailQueued{ContactID: c.id, TagID: t.ID, Subject: a.Subject, Body: a.Body})
+			case AutomationCampaignEnroll:
+				c.record(CampaignEnrolled{ContactID: c.id, TagID: t.ID, CampaignID: a.CampaignID})
+			}
+		}
+		applied = append(applied, t)
+	}
+	return applied
+}
+
+// RemoveTags takes the tags off the contact; tags it does not have are ignored.
+func (c *Contact) RemoveTags(tags []TagRef) {
+	for _, t := range tags {
+		if c.tags[t.ID] {
+			c.record(TagRemoved{ContactID: c.id, TagID: t.ID, TagName: t.Name})
+		}
+	}
+}
+
+// Replay applies one event of the contact's stream.
+func (c *Contact) Replay(e Event) { c.when(e) }
+
+func (c *Contact) record(e Event) {
+	c.when(e)
+	c.pending = append(c.pending, e)
+}
+
+func (c *Contact) when(e Event) {
+	switch e := e.(type) {
+	case ContactCreated:
+		c.exists = true
+		c.accountID = e.AccountID
+		c.email = e.Email
+		c.firstName, c.lastName, c.phone = e.FirstName, e.LastName, e.Phone
+		for id, v := range e.CustomFields {
+			c.customFields[id] = v
+		}
+	case ContactUpdated:
+		setIf(&c.firstName, e.FirstName)
+		setIf(&c.lastName, e.LastName)
+		setIf(&c.phone, e.Phone)
+		for id, v := range e.CustomFields {
+			c.customFields[id] = v
+		}
+	case TagApplied:
+		c.tags[e.TagID] = true
+	case TagRemoved:
+		delete(c.tags, e.TagID)
+	}
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+func setIf(dst *string, v *string) {
+	if v != nil {
+		*dst = *v
+	}
+}
+
+func nonEmpty(m map[string]string) map[string]string {
+	out := map[string]string{}
+	for k, v := range m {
+		if v != "" {
+			out[k] = v
+		}
+	}
+	return out
+}

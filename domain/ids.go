@@ -1,0 +1,47 @@
+package domain
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base32"
+	"strings"
+)
+
+// ids are lower-case base32 without padding: URL-safe, case-insensitive-safe, 26 characters for 128 bits.
+var idEncoding = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding)
+
+// NewID returns a random identifier with a resource prefix, such as "acc_…" or "key_…".
+func NewID(prefix string) string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // crypto/rand never fails on supported platforms
+	return prefix + "_" + idEncoding.EncodeToString(b[:])
+}
+
+// derivedID names an entity whose identity is a natural key inside an account. Two requests that
+// name the same key reach the same stream, so the stream's expected version makes the key unique
+// under any concurrency without an index or a read model. The account id (random, never shown to
+// other accounts) is part of the hash, so ids differ across accounts and cannot be guessed from the key.
+func derivedID(prefix, accountID, kind, key string) string {
+	sum := sha256.Sum256([]byte(accountID + "\x00" + kind + "\x00" + key))
+	return prefix + "_" + idEncoding.EncodeToString(sum[:16])
+}
+
+// ContactIDFor is the id of the one contact an account can have for an email.
+func ContactIDFor(accountID, email string) string {
+	return derivedID("ct", accountID, "contact", EmailKey(email))
+}
+
+// TagIDFor is the id of the one tag an account can have with a name.
+func TagIDFor(accountID, name string) string {
+	return derivedID("tag", accountID, "tag", NameKey(name))
+}
+
+// NameKey is how names are compared: trimmed and case-insensitive.
+func NameKey(name string) string {
+	return strings.ToLower(strings.TrimSpace(name))
+}
+
+// IsContactID tells whether id has the shape of a contact id, before any stream is read for it.
+func IsContactID(id string) bool {
+	return strings.HasPrefix(id, "ct_") && len(id) == len("ct_")+26
+}

@@ -1,0 +1,52 @@
+package domain
+
+// Scope is a permission an API key carries (integration-api.md section 5).
+type Scope string
+
+// The scopes of the integration API.
+const (
+	ScopeFormsRead       Scope = "forms:read"
+	ScopeFormsWrite      Scope = "forms:write"
+	ScopeSchedulingRead  Scope = "scheduling:read"
+	ScopeSchedulingWrite Scope = "scheduling:write"
+	ScopeContactsRead    Scope = "contacts:read"
+	ScopeContactsWrite   Scope = "contacts:write"
+	ScopeTagsRead        Scope = "tags:read"
+	ScopeTagsWrite       Scope = "tags:write"
+	ScopeCheckoutRead    Scope = "checkout:read"
+	ScopeCheckoutWrite   Scope = "checkout:write"
+	ScopeCRMRead         Scope = "crm:read"
+	ScopeCRMWrite        Scope = "crm:write"
+	ScopeWebhooksWrite   Scope = "webhooks:write"
+)
+
+// AllScopes is every scope, in the contract's order: what an account's default key carries.
+var AllScopes = []Scope{
+	ScopeFormsRead, ScopeFormsWrite, ScopeSchedulingRead, ScopeSchedulingWrite,
+	ScopeContactsRead, ScopeContactsWrite, ScopeTagsRead, ScopeTagsWrite,
+	ScopeCheckoutRead, ScopeCheckoutWrite, ScopeCRMRead, ScopeCRMWrite, ScopeWebhooksWrite,
+}
+
+// ParseScopes validates scope names, dropping duplicates. No names at all means every scope.
+func ParseScopes(names []string) ([]Scope, error) {
+	if len(names) == 0 {
+		return append([]Scope(nil), AllScopes...), nil
+	}
+	known := make(map[Scope]bool, len(AllScopes))
+	for _, s := range AllScopes {
+		known[s] = true
+	}
+	seen := map[Scope]bool{}
+	var out []Scope
+	for _, n := range names {
+		s := Scope(n)
+		if !known[s] {
+			return nil, Invalid("unknown scope %q", n)
+		}
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,188 @@
+// Package app is the composition root: it opens the database, wires the event store, the
+// pipeline, the command handlers and the HTTP handlers, and runs them.
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"go.uber.org/zap"
+	"golang.org/x/sync/errgroup"
+
+	"funnel/api"
+	"funnel/commands"
+	"funnel/infra/eventstore"
+	"funnel/infra/metrics"
+	"funnel/infra/pipeline"
+	"funnel/infra/sqldb"
+	"funnel/projections"
+)
+
+// App is one running funnel process.
+type App struct {
+	cfg      Config
+	log      *zap.Logger
+	db       *sqldb.DB
+	store    *eventstore.Store
+	pipeline *pipeline.Pipeline
+	metrics  *metrics.Metrics
+	commands commands.Handlers
+	server   *api.Server
+	contacts *projections.Contacts
+}
+
+// Open connects to the database, applies pending migrations and wires the service.
+func Open(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
+	db, err := sqldb.Open(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return nil, err
+	}
+	if err := db.Migrate(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	m := metrics.New()
+	store := eventstore.New(db)
+	store.SetObserver(m)
+
+	accounts := projections.NewAccounts(db.Read)
+	tags := projections.NewTags(db.Read)
+	contacts := projections.NewContacts(db.Read)
+
+	pipe := pipeline.New(db, store, log, m)
+	pipe.AddReadModel(accounts)
+	pipe.AddReadModel(tags)
+	pipe.AddReadModel(contacts)
+
+	handlers := commands.NewHandlers(commands.Dependencies{Store: store, Tags: tags, Log: log, Observer: m})
+	a := &App{cfg: cfg, log: log, db: db, store: store, pipeline: pipe, metrics: m, commands: handlers, contacts: contacts}
+	a.server = api.New(api.Deps{
+		Commands:   handlers,
+		Accounts:   accounts,
+		Tags:       tags,
+		Contacts:   contacts,
+		History:    store,
+		ReadModels: pipe.Tracker(),
+		Ready:      a.isReady,
+		APIHost:    cfg.APIHost,
+		AdminToken: cfg.AdminToken,
+		Log:        log,
+		HTTP:       m,
+		Metrics:    m.Handler(),
+	})
+	return a, nil
+}
+
+// Commands are the command handlers (for the demo data and tests).
+func (a *App) Commands() commands.Handlers { return a.commands }
+
+// Store is the event log.
+func (a *App) Store() *eventstore.Store { return a.store }
+
+// DB is the database.
+func (a *App) DB() *sqldb.DB { return a.db }
+
+// ReadModels tells how far the read models are.
+func (a *App) ReadModels() *pipeline.Tracker { return a.pipeline.Tracker() }
+
+// APIHandler serves the integration API.
+func (a *App) APIHandler() http.Handler { return a.server.IntegrationHandler() }
+
+// OperatorHandler serves the operator API.
+func (a *App) OperatorHandler() http.Handler { return a.server.OperatorHandler() }
+
+// Ready is closed once the projections caught up with the log as it was at start.
+func (a *App) Ready() <-chan struct{} { return a.pipeline.Ready() }
+
+func (a *App) isReady() bool {
+	select {
+	case <-a.pipeline.Ready():
+		return true
+	default:
+		return false
+	}
+}
+
+// RunPipeline runs the relay and the projections until ctx ends.
+func (a *App) RunPipeline(ctx context.Context) error { return a.pipeline.Run(ctx) }
+
+// Close stops the appender and closes the database. Call it after Run returned.
+func (a *App) Close() {
+	a.store.Close()
+	a.db.Close()
+}
+
+// Listeners are the two listening sockets, opened before Run so that a taken port fails at once.
+type Listeners struct {
+	API, Operator net.Listener
+}
+
+// Listen opens the API and operator listeners.
+func (a *App) Listen() (Listeners, error) {
+	apiLn, err := net.Listen("tcp", a.cfg.Addr)
+	if err != nil {
+		return Listeners{}, fmt.Errorf("app: listen on FUNNEL_ADDR %s: %w", a.cfg.Addr, err)
+	}
+	opLn, err := net.Listen("tcp", a.cfg.AdminAddr)
+	if err != nil {
+		apiLn.Close()
+		return Listeners{}, fmt.Errorf("app: listen on FUNNEL_ADMIN_ADDR %s: %w", a.cfg.AdminAddr, err)
+	}
+	return Listeners{API: apiLn, Operator: opLn}, nil
+}
+
+// Serve runs both listeners and the pipeline until ctx ends, then shuts down in order: the
+// listeners first (in-flight writes still wait for their read models), then the pipeline.
+func (a *App) Serve(ctx context.Context, ln Listeners) error {
+	pipeCtx, stopPipeline := context.WithCancel(context.Background())
+	defer stopPipeline()
+	pipeDone := make(chan error, 1)
+	go func() { pipeDone <- a.pipeline.Run(pipeCtx) }()
+
+	servers := []*http.Server{newHTTPServer(a.APIHandler()), newHTTPServer(a.OperatorHandler())}
+	g, gctx := errgroup.WithContext(ctx)
+	for i, l := range []net.Listener{ln.API, ln.Operator} {
+		srv := servers[i]
+		g.Go(func() error {
+			if err := srv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				return fmt.Errorf("app: serve %s: %w", l.Addr(), err)
+			}
+			return nil
+		})
+	}
+	a.log.Info("serving", zap.String("api", ln.API.Addr().String()), zap.String("apiHost", a.cfg.APIHost),
+		zap.String("operator", ln.Operator.Addr().String()), zap.String("database", string(a.db.Dialect)))
+
+	var pipeErr error
+	select {
+	case <-gctx.Done():
+	case pipeErr = <-pipeDone:
+		pipeErr = fmt.Errorf("app: pipeline stopped: %w", pipeErr)
+	}
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	for _, srv := range servers {
+		_ = srv.Shutdown(shutdownCtx)
+	}
+	err := g.Wait()
+	stopPipeline()
+	if pipeErr == nil {
+		<-pipeDone
+	}
+	return errors.Join(err, pipeErr)
+}
+
+func newHTTPServer(h http.Handler) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      60 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+	}
+}

@@ -1,0 +1,173 @@
+// Package eventstore is the event log on PostgreSQL or SQLite: streams with expected-version
+// appends, one global position, and readers that never skip an event (DESIGN.md invariants 1-4).
+//
+// How the global order is kept: every append transaction locks the single event_log_head row
+// before it takes positions and holds the lock until it commits. Positions therefore become
+// visible in the order they were handed out, with no gaps (a rolled-back transaction hands its
+// positions back), and a reader can simply read "position > checkpoint". The price is that appends
+// commit one after another; the appender (appender.go) wins that back by committing all appends
+// that arrive while one commit runs in a single transaction (group commit).
+package eventstore
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"funnel/domain"
+	"funnel/infra/sqldb"
+)
+
+// ErrClosed is returned by appends after Close.
+var ErrClosed = errors.New("eventstore: closed")
+
+// Store is the event log.
+type Store struct {
+	db       *sqldb.DB
+	now      func() time.Time
+	requests chan *appendRequest
+	quit     chan struct{}
+	stopped  chan struct{}
+	once     sync.Once
+
+	mu        sync.Mutex
+	listeners map[chan struct{}]struct{}
+	observer  Observer
+}
+
+// Observer is told about every committed batch (metrics).
+type Observer interface {
+	Committed(events, appends int, took time.Duration)
+}
+
+type noObserver struct{}
+
+func (noObserver) Committed(int, int, time.Duration) {}
+
+// New opens the log on db and starts its appender.
+func New(db *sqldb.DB) *Store {
+	s := &Store{
+		db:        db,
+		now:       func() time.Time { return time.Now().UTC() },
+		requests:  make(chan *appendRequest, 1024),
+		quit:      make(chan struct{}),
+		stopped:   make(chan struct{}),
+		listeners: map[chan struct{}]struct{}{},
+		observer:  noObserver{},
+	}
+	go s.runAppender()
+	return s
+}
+
+// SetObserver installs the metrics hook; call it before the first append.
+func (s *Store) SetObserver(o Observer) { s.observer = o }
+
+// Close stops the appender after the batch it is committing; later appends fail with ErrClosed.
+func (s *Store) Close() {
+	s.once.Do(func() { close(s.quit) })
+	<-s.stopped
+}
+
+// Notify returns a channel that receives a value (coalesced) after every commit, and a function
+// to stop listening. The relay waits on it instead of polling.
+func (s *Store) Notify() (<-chan struct{}, func()) {
+	ch := make(chan struct{}, 1)
+	s.mu.Lock()
+	s.listeners[ch] = struct{}{}
+	s.mu.Unlock()
+	return ch, func() {
+		s.mu.Lock()
+		delete(s.listeners, ch)
+		s.mu.Unlock()
+	}
+}
+
+func (s *Store) signal() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for ch := range s.listeners {
+		select {
+		case ch <- struct{}{}:
+		default:
+		}
+	}
+}
+
+const selectEvents = `SELECT position, event_id, stream_id, version, type, schema_version, occurred_at, data, metadata FROM events`
+
+// ReadStream returns every event of one stream, oldest first.
+func (s *Store) ReadStream(ctx context.Context, streamID string) ([]domain.Recorded, error) {
+	rows, err := s.db.Read.QueryContext(ctx, selectEvents+` WHERE stream_id = $1 ORDER BY version`, streamID)
+	if err != nil {
+		return nil, fmt.Errorf("eventstore: read stream %s: %w", streamID, err)
+	}
+	return scanEvents(rows)
+}
+
+// ReadLog returns up to limit events after a global position, in position order.
+func (s *Store) ReadLog(ctx context.Context, after int64, limit int) ([]domain.Recorded, error) {
+	rows, err := s.db.Read.QueryContext(ctx, selectEvents+` WHERE position > $1 ORDER BY position LIMIT $2`, after, limit)
+	if err != nil {
+		return nil, fmt.Errorf("eventstore: read log after %d: %w", after, err)
+	}
+	return scanEvents(rows)
+}
+
+// ReadContactHistory returns every event of an account that concerns a contact (its own stream
+// and the leads, submissions and bookings that name it), in position order.
+func (s *Store) ReadContactHistory(ctx context.Context, accountID, contactID string) ([]domain.Recorded, error) {
+	rows, err := s.db.Read.QueryContext(ctx,
+		selectEvents+` WHERE contact_id = $1 AND account_id = $2 ORDER BY position`, contactID, accountID)
+	if err != nil {
+		return nil, fmt.Errorf("eventstore: read contact history: %w", err)
+	}
+	return scanEvents(rows)
+}
+
+// ReadStreamHistory returns every event of one stream of an account, in position order.
+func (s *Store) ReadStreamHistory(ctx context.Context, accountID, streamID string) ([]domain.Recorded, error) {
+	rows, err := s.db.Read.QueryContext(ctx,
+		selectEvents+` WHERE stream_id = $1 AND account_id = $2 ORDER BY version`, streamID, accountID)
+	if err != nil {
+		return nil, fmt.Errorf("eventstore: read stream history: %w", err)
+	}
+	return scanEvents(rows)
+}
+
+// Head returns the position of the last committed event (0 for an empty log).
+func (s *Store) Head(ctx context.Context) (int64, error) {
+	var head int64
+	if err := s.db.Read.QueryRowContext(ctx, `SELECT position FROM event_log_head WHERE id = 1`).Scan(&head); err != nil {
+		return 0, fmt.Errorf("eventstore: read head: %w", err)
+	}
+	return head, nil
+}
+
+func scanEvents(rows *sql.Rows) ([]domain.Recorded, error) {
+	defer rows.Close()
+	var out []domain.Recorded
+	for rows.Next() {
+		var (
+			r          domain.Recorded
+			occurredMs int64
+			data, meta string
+		)
+		if err := rows.Scan(&r.Position, &r.ID, &r.StreamID, &r.Version, &r.Type, &r.SchemaVersion, &occurredMs, &data, &meta); err != nil {
+			return nil, fmt.Errorf("eventstore: scan event: %w", err)
+		}
+		r.OccurredAt = time.UnixMilli(occurredMs).UTC()
+		r.Data = json.RawMessage(data)
+		if err := json.Unmarshal([]byte(meta), &r.Metadata); err != nil {
+			return nil, fmt.Errorf("eventstore: event %d metadata: %w", r.Position, err)
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("eventstore: read events: %w", err)
+	}
+	return out, nil
+}

@@ -1,0 +1,311 @@
+package eventstore_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"funnel/domain"
+	"funnel/infra/eventstore"
+	"funnel/infra/sqldb"
+	"funnel/infra/sqldb/sqldbtest"
+)
+
+// The contract every storage mode of the event log must keep.
+
+func newStore(t *testing.T, dialect sqldb.Dialect) (*eventstore.Store, *sqldb.DB) {
+	t.Helper()
+	db := sqldbtest.Open(t, dialect)
+	s := eventstore.New(db)
+	t.Cleanup(s.Close)
+	return s, db
+}
+
+var meta = domain.Metadata{AccountID: "acc_test", Actor: "operator", RequestID: "req-1", CorrelationID: "corr-1"}
+
+func tagged(contact string, n int) []domain.Event {
+	out := make([]domain.Event, n)
+	for i := range out {
+		out[i] = domain.TagApplied{ContactID: contact, TagID: fmt.Sprintf("tag_%d", i), TagName: "t"}
+	}
+	return out
+}
+
+func TestAppendAndRead(t *testing.T) {
+	sqldbtest.Run(t, func(t *testing.T, dialect sqldb.Dialect) {
+		s, _ := newStore(t, dialect)
+		ctx := context.Background()
+		created := domain.ContactCreated{ContactID: "ct_a", AccountID: "acc_test", Email: "A@x.io", CustomFields: map[string]string{}}
+		pos, err := s.Append(ctx, meta,
+			domain.StreamAppend{StreamID: "ct_a", ExpectedVersion: 0, Events: []domain.Event{created, domain.TagApplied{ContactID: "ct_a", TagID: "tag_1"}}},
+			domain.StreamAppend{StreamID: "tag_1", ExpectedVersion: 0, Events: []domain.Event{domain.TagCreated{TagID: "tag_1", AccountID: "acc_test", Name: "VIP", Automations: []domain.Automation{}}}},
+		)
+		if err != nil {
+			t.Fatalf("append: %v", err)
+		}
+		if pos != 3 {
+			t.Fatalf("last position = %d, want 3", pos)
+		}
+		stream, err := s.ReadStream(ctx, "ct_a")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(stream) != 2 || stream[0].Version != 1 || stream[1].Version != 2 {
+			t.Fatalf("stream = %+v", stream)
+		}
+		first := stream[0]
+		if first.Type != "ContactCreated" || first.SchemaVersion != 1 || first.Position != 1 || first.ID == "" {
+			t.Fatalf("first event = %+v", first)
+		}
+		if first.Metadata != meta {
+			t.Fatalf("metadata = %+v, want %+v", first.Metadata, meta)
+		}
+		if time.Since(first.OccurredAt) > time.Minute || first.OccurredAt.Location() != time.UTC {
+			t.Fatalf("occurredAt = %v", first.OccurredAt)
+		}
+		ev, err := first.Decode()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := ev.(domain.ContactCreated); got.Email != "A@x.io" {
+			t.Fatalf("decoded = %+v", got)
+		}
+		log, err := s.ReadLog(ctx, 1, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(log) != 2 || log[0].Position != 2 || log[1].StreamID != "tag_1" {
+			t.Fatalf("log after 1 = %+v", log)
+		}
+		head, err := s.Head(ctx)
+		if err != nil || head != 3 {
+			t.Fatalf("head = %d, %v", head, err)
+		}
+		history, err := s.ReadContactHistory(ctx, "acc_test", "ct_a")
+		if err != nil || len(history) != 2 {
+			t.Fatalf("contact history = %d events, %v", len(history), err)
+		}
+		if other, _ := s.ReadContactHistory(ctx, "acc_other", "ct_a"); len(other) != 0 {
+			t.Fatalf("another account read %d events of the contact", len(other))
+		}
+	})
+}
+
+func TestStaleExpectedVersionWritesNothing(t *testing.T) {
+	sqldbtest.Run(t, func(t *testing.T, dialect sqldb.Dialect) {
+		s, _ := newStore(t, dialect)
+		ctx := context.Background()
+		if _, err := s.Append(ctx, meta, domain.StreamAppend{StreamID: "ct_a", ExpectedVersion: 0, Events: tagged("ct_a", 2)}); err != nil {
+			t.Fatal(err)
+		}
+		// Stale on the second stream: the first stream of the same append must not be written either.
+		_, err := s.Append(ctx, meta,
+			domain.StreamAppend{StreamID: "ct_b", ExpectedVersion: 0, Events: tagged("ct_b", 1)},
+			domain.StreamAppend{StreamID: "ct_a", ExpectedVersion: 1, Events: tagged("ct_a", 1)},
+		)
+		if !errors.Is(err, domain.ErrWrongVersion) {
+			t.Fatalf("stale append err = %v, want ErrWrongVersion", err)
+		}
+		// A new stream expected to exist is stale too.
+		if _, err := s.Append(ctx, meta, domain.StreamAppend{StreamID: "ct_c", ExpectedVersion: 3, Events: tagged("ct_c", 1)}); !errors.Is(err, domain.ErrWrongVersion) {
+			t.Fatalf("append to missing stream at version 3: %v", err)
+		}
+		if b, _ := s.ReadStream(ctx, "ct_b"); len(b) != 0 {
+			t.Fatalf("ct_b has %d events after a rejected append", len(b))
+		}
+		if head, _ := s.Head(ctx); head != 2 {
+			t.Fatalf("head = %d after rejected appends, want 2", head)
+		}
+		if _, err := s.Append(ctx, meta, domain.StreamAppend{StreamID: "ct_a", ExpectedVersion: 2, Events: tagged("ct_a", 1)}); err != nil {
+			t.Fatalf("append at the current version: %v", err)
+		}
+	})
+}
+
+func TestConcurrentAppendsToOneStreamExactlyOneWins(t *testing.T) {
+	sqldbtest.Run(t, func(t *testing.T, dialect sqldb.Dialect) {
+		s, _ := newStore(t, dialect)
+		ctx := context.Background()
+		const writers = 40
+		var wins, conflicts int
+		var mu sync.Mutex
+		var wg sync.WaitGroup
+		for i := 0; i < writers; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_, err := s.Append(ctx, meta, domain.StreamAppend{StreamID: "ct_race", ExpectedVersion: 0, Events: tagged("ct_race", 1)})
+				mu.Lock()
+				defer mu.Unlock()
+				switch {
+				case err == nil:
+					wins++
+				case errors.Is(err, domain.ErrWrongVersion):
+					conflicts++
+				default:
+					t.Errorf("append: %v", err)
+				}
+			}()
+		}
+		wg.Wait()
+		if wins != 1 || conflicts != writers-1 {
+			t.Fatalf("wins = %d, conflicts = %d; want exactly one winner", wins, conflicts)
+		}
+	})
+}
+
+// Invariant 4: while many transactions append at once, a reader following the log sees every
+// committed event exactly once, in position order.
+func TestConcurrentAppendersAndLiveReader(t *testing.T) {
+	sqldbtest.Run(t, func(t *testing.T, dialect sqldb.Dialect) {
+		s, _ := newStore(t, dialect)
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
+		const appenders, perAppender = 32, 2000
+		const total = appenders * perAppender
+
+		type seen struct {
+			ids       map[string]bool
+			perStream map[string]int64
+			last      int64
+		}
+		readerDone := make(chan error, 1)
+		go func() {
+			r := seen{ids: map[string]bool{}, perStream: map[string]int64{}}
+			for len(r.ids) < total {
+				batch, err := s.ReadLog(ctx, r.last, 1000)
+				if err != nil {
+					readerDone <- err
+					return
+				}
+				if len(batch) == 0 {
+					time.Sleep(time.Millisecond)
+					continue
+				}
+				for _, e := range batch {
+					if e.Position != r.last+1 {
+						readerDone <- fmt.Errorf("after position %d the reader got %d", r.last, e.Position)
+						return
+					}
+					if r.ids[e.ID] {
+						readerDone <- fmt.Errorf("event %s seen twice", e.ID)
+						return
+					}
+					if e.Version != r.perStream[e.StreamID]+1 {
+						readerDone <- fmt.Errorf("stream %s: version %d after %d", e.StreamID, e.Version, r.perStream[e.StreamID])
+						return
+					}
+					r.ids[e.ID] = true
+					r.perStream[e.StreamID] = e.Version
+					r.last = e.Position
+				}
+			}
+			readerDone <- nil
+		}()
+
+		var wg sync.WaitGroup
+		errs := make(chan error, appenders)
+		for a := 0; a < appenders; a++ {
+			wg.Add(1)
+			go func(a int) {
+				defer wg.Done()
+				stream := fmt.Sprintf("ct_%02d", a)
+				for v := int64(0); v < perAppender; v++ {
+					if _, err := s.Append(ctx, meta, domain.StreamAppend{StreamID: stream, ExpectedVersion: v, Events: tagged(stream, 1)}); err != nil {
+						errs <- fmt.Errorf("appender %d at version %d: %w", a, v, err)
+						return
+					}
+				}
+			}(a)
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Fatal(err)
+		}
+		if err := <-readerDone; err != nil {
+			t.Fatal(err)
+		}
+		if head, _ := s.Head(ctx); head != total {
+			t.Fatalf("head = %d, want %d", head, total)
+		}
+	})
+}
+
+// A transaction that takes the log's head and rolls back (a writer that crashed mid-append)
+// leaves no event behind, and the next append and every reader carry on past it.
+func TestRolledBackAppendLeavesNoTrace(t *testing.T) {
+	sqldbtest.Run(t, func(t *testing.T, dialect sqldb.Dialect) {
+		s, db := newStore(t, dialect)
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if _, err := s.Append(ctx, meta, domain.StreamAppend{StreamID: "ct_a", ExpectedVersion: 0, Events: tagged("ct_a", 1)}); err != nil {
+			t.Fatal(err)
+		}
+		tx, err := db.Write.BeginTx(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var head int64
+		if err := tx.QueryRowContext(ctx, `SELECT position FROM event_log_head WHERE id = 1`+db.ForUpdate()).Scan(&head); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO events (position, event_id, stream_id, version, type, schema_version, occurred_at, account_id, data, metadata)
+			VALUES ($1, 'doomed', 'ct_doomed', 1, 'TagApplied', 1, 0, 'acc_test', '{}', '{}')`, head+1); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE event_log_head SET position = $1 WHERE id = 1`, head+1); err != nil {
+			t.Fatal(err)
+		}
+
+		appended := make(chan int64, 1)
+		go func() {
+			pos, err := s.Append(ctx, meta, domain.StreamAppend{StreamID: "ct_b", ExpectedVersion: 0, Events: tagged("ct_b", 1)})
+			if err != nil {
+				t.Errorf("append behind the doomed transaction: %v", err)
+			}
+			appended <- pos
+		}()
+		time.Sleep(50 * time.Millisecond) // the append now waits for the head
+		if err := tx.Rollback(); err != nil {
+			t.Fatal(err)
+		}
+		pos := <-appended
+		if pos != 2 {
+			t.Fatalf("append after rollback got position %d, want 2 (the rolled-back one handed back)", pos)
+		}
+		log, err := s.ReadLog(ctx, 0, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(log) != 2 || log[1].StreamID != "ct_b" {
+			t.Fatalf("log = %+v", log)
+		}
+		for _, e := range log {
+			if e.ID == "doomed" {
+				t.Fatal("the rolled-back event is visible")
+			}
+		}
+	})
+}
+
+func TestAppendAfterCloseFails(t *testing.T) {
+	db := sqldbtest.Open(t, sqldb.SQLite)
+	s := eventstore.New(db)
+	s.Close()
+	_, err := s.Append(context.Background(), meta, domain.StreamAppend{StreamID: "ct_a", Events: tagged("ct_a", 1)})
+	if !errors.Is(err, eventstore.ErrClosed) {
+		t.Fatalf("append after close: %v", err)
+	}
+}
+
+func newStoreB(b *testing.B, dialect sqldb.Dialect) (*eventstore.Store, *sqldb.DB) {
+	b.Helper()
+	db := sqldbtest.Open(b, dialect)
+	s := eventstore.New(db)
+	b.Cleanup(s.Close)
+	return s, db
+}

@@ -1,0 +1,96 @@
+// Package metrics exposes the service's Prometheus metrics. Metrics implements the observer
+// interfaces of the commands, the event store, the pipeline and the API, so that none of them
+// imports Prometheus.
+package metrics
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Metrics holds every collector, registered on a registry of its own (so that tests can start
+// many services in one process).
+type Metrics struct {
+	registry *prometheus.Registry
+
+	requests        *prometheus.CounterVec
+	requestDuration *prometheus.HistogramVec
+	commands        *prometheus.CounterVec
+	commandDuration *prometheus.HistogramVec
+	appendedEvents  prometheus.Counter
+	appendBatch     prometheus.Histogram
+	appendCommit    prometheus.Histogram
+	projectionPos   *prometheus.GaugeVec
+	projectionLag   *prometheus.HistogramVec
+	relayPosition   prometheus.Gauge
+}
+
+// New registers every collector.
+func New() *Metrics {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	f := func(c prometheus.Collector) { reg.MustRegister(c) }
+	m := &Metrics{registry: reg}
+	m.requests = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "funnel_http_requests_total", Help: "HTTP requests by listener, route, method and status."}, []string{"listener", "route", "method", "status"})
+	m.requestDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "funnel_http_request_duration_seconds", Help: "HTTP request latency.", Buckets: latencyBuckets}, []string{"listener", "route", "method"})
+	m.commands = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "funnel_commands_total", Help: "Commands handled, by outcome (ok or error)."}, []string{"command", "outcome"})
+	m.commandDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "funnel_command_duration_seconds", Help: "Command latency, load to append.", Buckets: latencyBuckets}, []string{"command"})
+	m.appendedEvents = prometheus.NewCounter(prometheus.CounterOpts{Name: "funnel_events_appended_total", Help: "Events appended to the log."})
+	m.appendBatch = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "funnel_append_batch_size", Help: "Appends committed together in one transaction (group commit).", Buckets: prometheus.ExponentialBuckets(1, 2, 9)})
+	m.appendCommit = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "funnel_append_commit_seconds", Help: "Duration of one group-commit transaction.", Buckets: latencyBuckets})
+	m.projectionPos = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "funnel_projection_position", Help: "Last log position each projection applied."}, []string{"projection"})
+	m.projectionLag = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "funnel_projection_lag_seconds", Help: "Time from an event's append to its projection.", Buckets: latencyBuckets}, []string{"projection"})
+	m.relayPosition = prometheus.NewGauge(prometheus.GaugeOpts{Name: "funnel_relay_position", Help: "Last log position the relay published."})
+	for _, c := range []prometheus.Collector{m.requests, m.requestDuration, m.commands, m.commandDuration, m.appendedEvents, m.appendBatch, m.appendCommit, m.projectionPos, m.projectionLag, m.relayPosition} {
+		f(c)
+	}
+	return m
+}
+
+var latencyBuckets = []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10}
+
+// Handler serves the metrics in the Prometheus text format.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{})
+}
+
+// Registry lets other packages register their own collectors.
+func (m *Metrics) Registry() *prometheus.Registry { return m.registry }
+
+// ObserveRequest records one HTTP request (api.HTTPObserver).
+func (m *Metrics) ObserveRequest(listener, route, method string, status int, took time.Duration) {
+	m.requests.WithLabelValues(listener, route, method, strconv.Itoa(status)).Inc()
+	m.requestDuration.WithLabelValues(listener, route, method).Observe(took.Seconds())
+}
+
+// CommandHandled records one command (commands.Observer).
+func (m *Metrics) CommandHandled(command string, took time.Duration, err error) {
+	outcome := "ok"
+	if err != nil {
+		outcome = "error"
+	}
+	m.commands.WithLabelValues(command, outcome).Inc()
+	m.commandDuration.WithLabelValues(command).Observe(took.Seconds())
+}
+
+// Committed records one group commit (eventstore.Observer).
+func (m *Metrics) Committed(events, appends int, took time.Duration) {
+	m.appendedEvents.Add(float64(events))
+	m.appendBatch.Observe(float64(appends))
+	m.appendCommit.Observe(took.Seconds())
+}
+
+// Applied records one projection batch (pipeline.Observer): the position it reached, and the
+// lag of its last event.
+func (m *Metrics) Applied(projection string, position int64, lastOccurred time.Time) {
+	m.projectionPos.WithLabelValues(projection).Set(float64(position))
+	m.projectionLag.WithLabelValues(projection).Observe(time.Since(lastOccurred).Seconds())
+}
+
+// Relayed records the relay's position (pipeline.Observer).
+func (m *Metrics) Relayed(position int64) { m.relayPosition.Set(float64(position)) }

@@ -1,0 +1,181 @@
+// Package pipeline carries committed events from the log to the projections through Watermill:
+// a relay reads the log in position order and publishes batches; every projection is a Watermill
+// handler that applies them exactly once (projector.go). In embedded mode the transport is
+// Watermill's in-process GoChannel and the log itself is the durable record: a projection that
+// falls behind, or starts from scratch, reads what it missed from the log.
+package pipeline
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/ThreeDotsLabs/watermill"
+	"github.com/ThreeDotsLabs/watermill/message"
+	"github.com/ThreeDotsLabs/watermill/message/router/middleware"
+	"github.com/ThreeDotsLabs/watermill/pubsub/gochannel"
+	"go.uber.org/zap"
+
+	"funnel/domain"
+	"funnel/infra/sqldb"
+	"funnel/projections"
+)
+
+const (
+	eventsTopic = "events"
+	// relayBatch bounds the events one message carries.
+	relayBatch = 500
+	// pollInterval is how often the relay looks for events appended by other processes; appends
+	// of this process wake it at once.
+	pollInterval = 250 * time.Millisecond
+)
+
+// LogReader is the event log as the pipeline reads it.
+type LogReader interface {
+	ReadLog(ctx context.Context, after int64, limit int) ([]domain.Recorded, error)
+	Head(ctx context.Context) (int64, error)
+	Notify() (<-chan struct{}, func())
+}
+
+// Observer is told how projections keep up (metrics).
+type Observer interface {
+	Applied(projection string, position int64, lastOccurred time.Time)
+	Relayed(position int64)
+}
+
+// Pipeline runs the relay and the projections.
+type Pipeline struct {
+	db         *sqldb.DB
+	log        LogReader
+	logger     *zap.Logger
+	observer   Observer
+	tracker    *Tracker
+	projectors []*projector
+	ready      chan struct{}
+}
+
+// New prepares a pipeline; add projections, then Run it.
+func New(db *sqldb.DB, log LogReader, logger *zap.Logger, observer Observer) *Pipeline {
+	return &Pipeline{db: db, log: log, logger: logger.Named("pipeline"), observer: observer, tracker: newTracker(), ready: make(chan struct{})}
+}
+
+// AddReadModel adds a projection that GETs are served from: writes wait for it (read your writes).
+func (p *Pipeline) AddReadModel(pr projections.Projection) { p.add(pr, true) }
+
+// AddProjection adds a projection that writes do not wait for (the webhook projector).
+func (p *Pipeline) AddProjection(pr projections.Projection) { p.add(pr, false) }
+
+func (p *Pipeline) add(pr projections.Projection, readModel bool) {
+	p.projectors = append(p.projectors, &projector{projection: pr, readModel: readModel, db: p.db, log: p.log, tracker: p.tracker, observer: p.observer})
+}
+
+// Tracker tells how far the projections are.
+func (p *Pipeline) Tracker() *Tracker { return p.tracker }
+
+// Ready is closed once every projection has caught up with the log as it was at start.
+func (p *Pipeline) Ready() <-chan struct{} { return p.ready }
+
+// Run runs until ctx ends.
+func (p *Pipeline) Run(ctx context.Context) error {
+	from := int64(-1)
+	for _, pr := range p.projectors {
+		pos, err := pr.checkpoint(ctx)
+		if err != nil {
+			return err
+		}
+		p.tracker.register(pr.projection.Name(), pr.readModel, pos)
+		if from < 0 || pos < from {
+			from = pos
+		}
+	}
+	head, err := p.log.Head(ctx)
+	if err != nil {
+		return err
+	}
+
+	wmLogger := zapAdapter{log: p.logger}
+	pubsub := gochannel.NewGoChannel(gochannel.Config{BlockPublishUntilSubscriberAck: true}, wmLogger)
+	router, err := message.NewRouter(message.RouterConfig{CloseTimeout: 10 * time.Second}, wmLogger)
+	if err != nil {
+		return fmt.Errorf("pipeline: router: %w", err)
+	}
+	router.AddMiddleware(
+		middleware.Recoverer,
+		// A failing batch (the database is down) is retried with backoff, then redelivered:
+		// a projection never skips ahead.
+		middleware.Retry{MaxRetries: 8, InitialInterval: 50 * time.Millisecond, MaxInterval: 5 * time.Second, Multiplier: 2, Logger: wmLogger}.Middleware,
+	)
+	for _, pr := range p.projectors {
+		router.AddConsumerHandler(pr.projection.Name(), eventsTopic, pubsub, func(msg *message.Message) error {
+			var batch []domain.Recorded
+			if err := json.Unmarshal(msg.Payload, &batch); err != nil {
+				return fmt.Errorf("pipeline: decode batch: %w", err)
+			}
+			return pr.apply(msg.Context(), batch)
+		})
+	}
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	routerDone := make(chan error, 1)
+	go func() { routerDone <- router.Run(ctx) }()
+	select {
+	case <-router.Running():
+	case err := <-routerDone:
+		return fmt.Errorf("pipeline: router stopped at start: %w", err)
+	}
+	go p.signalReady(ctx, head)
+	err = p.relay(ctx, pubsub, from)
+	cancel()
+	<-routerDone
+	_ = pubsub.Close()
+	return err
+}
+
+func (p *Pipeline) signalReady(ctx context.Context, head int64) {
+	if err := p.tracker.WaitAll(ctx, head); err == nil {
+		p.logger.Info("projections caught up", zap.Int64("position", head))
+		close(p.ready)
+	}
+}
+
+// relay publishes the log from a position on, in order, until ctx ends.
+func (p *Pipeline) relay(ctx context.Context, pub message.Publisher, from int64) error {
+	wake, stop := p.log.Notify()
+	defer stop()
+	ticker := time.NewTicker(pollInterval)
+	defer ticker.Stop()
+	pos := from
+	for {
+		events, err := p.log.ReadLog(ctx, pos, relayBatch)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			p.logger.Error("relay: read log", zap.Error(err))
+			events = nil
+		}
+		if len(events) > 0 {
+			payload, err := json.Marshal(events)
+			if err != nil {
+				return fmt.Errorf("pipeline: encode batch: %w", err)
+			}
+			if err := pub.Publish(eventsTopic, message.NewMessage(watermill.NewUUID(), payload)); err != nil {
+				if ctx.Err() != nil {
+					return nil
+				}
+				return fmt.Errorf("pipeline: publish: %w", err)
+			}
+			pos = events[len(events)-1].Position
+			p.observer.Relayed(pos)
+			continue
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-wake:
+		case <-ticker.C:
+		}
+	}
+}

@@ -1,0 +1,122 @@
+// Package sqldb opens the database behind FUNNEL_DATABASE_URL, in either storage mode, and
+// applies its schema. Everything else speaks plain SQL through database/sql: the few places where
+// PostgreSQL and SQLite differ ask the Dialect.
+package sqldb
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
+	_ "modernc.org/sqlite"             // registers the "sqlite" driver
+)
+
+// Dialect is the storage mode.
+type Dialect string
+
+const (
+	// Postgres is the production mode: many processes may share the database.
+	Postgres Dialect = "postgres"
+	// SQLite is the embedded default: one process owns the file.
+	SQLite Dialect = "sqlite"
+)
+
+// DB is an open database. In SQLite mode writes go through a single connection, so writers queue
+// in Go instead of failing with SQLITE_BUSY, and reads use a pool of their own. In PostgreSQL
+// mode both are the same pool.
+type DB struct {
+	Dialect Dialect
+	Write   *sql.DB
+	Read    *sql.DB
+}
+
+// Open connects to a "sqlite:PATH" or "postgres://…" URL.
+func Open(ctx context.Context, rawURL string) (*DB, error) {
+	switch {
+	case strings.HasPrefix(rawURL, "sqlite:"):
+		return openSQLite(ctx, strings.TrimPrefix(rawURL, "sqlite:"))
+	case strings.HasPrefix(rawURL, "postgres://"), strings.HasPrefix(rawURL, "postgresql://"):
+		return openPostgres(ctx, rawURL)
+	default:
+		return nil, fmt.Errorf("sqldb: database url must start with sqlite: or postgres:// (got %q)", redact(rawURL))
+	}
+}
+
+func openPostgres(ctx context.Context, rawURL string) (*DB, error) {
+	pool, err := sql.Open("pgx", rawURL)
+	if err != nil {
+		return nil, fmt.Errorf("sqldb: open postgres: %w", err)
+	}
+	pool.SetMaxOpenConns(24)
+	pool.SetMaxIdleConns(24)
+	pool.SetConnMaxIdleTime(5 * time.Minute)
+	if err := pool.PingContext(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("sqldb: connect to postgres %s: %w", redact(rawURL), err)
+	}
+	return &DB{Dialect: Postgres, Write: pool, Read: pool}, nil
+}
+
+func openSQLite(ctx context.Context, path string) (*DB, error) {
+	if path == "" {
+		return nil, fmt.Errorf("sqldb: sqlite url needs a file path, as in sqlite:funnel.db")
+	}
+	// FULL sync: an answered write survives a power cut, not only a crash of the process.
+	pragmas := "_pragma=busy_timeout(10000)&_pragma=foreign_keys(on)&_pragma=synchronous(full)"
+	write, err := sql.Open("sqlite", "file:"+path+"?_txlock=immediate&_pragma=journal_mode(wal)&"+pragmas)
+	if err != nil {
+		return nil, fmt.Errorf("sqldb: open sqlite: %w", err)
+	}
+	write.SetMaxOpenConns(1)
+	write.SetMaxIdleConns(1)
+	write.SetConnMaxIdleTime(0)
+	write.SetConnMaxLifetime(0)
+	if err := write.PingContext(ctx); err != nil {
+		write.Close()
+		return nil, fmt.Errorf("sqldb: open sqlite file %s: %w", path, err)
+	}
+	read, err := sql.Open("sqlite", "file:"+path+"?_pragma=query_only(1)&"+pragmas)
+	if err != nil {
+		write.Close()
+		return nil, fmt.Errorf("sqldb: open sqlite: %w", err)
+	}
+	read.SetMaxOpenConns(8)
+	read.SetMaxIdleConns(8)
+	return &DB{Dialect: SQLite, Write: write, Read: read}, nil
+}
+
+// Close closes every pool.
+func (db *DB) Close() error {
+	err := db.Write.Close()
+	if db.Read != db.Write {
+		if rerr := db.Read.Close(); err == nil {
+			err = rerr
+		}
+	}
+	return err
+}
+
+// ForUpdate is the row-locking suffix of a SELECT inside a write transaction. SQLite needs none:
+// its write transactions are serialized (immediate transactions on a single connection).
+func (db *DB) ForUpdate() string {
+	if db.Dialect == Postgres {
+		return " FOR UPDATE"
+	}
+	return ""
+}
+
+// redact hides a password in a database URL before it is logged.
+func redact(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.User == nil {
+		return raw
+	}
+	if _, has := u.User.Password(); has {
+		u.User = url.UserPassword(u.User.Username(), "xxxxx")
+	}
+	return u.String()
+}

@@ -1,0 +1,155 @@
+package projections
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"funnel/domain"
+)
+
+// Accounts is the read model of accounts, their API keys and their custom fields.
+type Accounts struct {
+	db *sql.DB
+}
+
+// NewAccounts reads the accounts read model from db.
+func NewAccounts(db *sql.DB) *Accounts { return &Accounts{db: db} }
+
+// Name identifies the projection's checkpoint.
+func (*Accounts) Name() string { return "accounts" }
+
+var accountEvents = handles(domain.AccountCreated{}, domain.APIKeyIssued{}, domain.APIKeyRevoked{}, domain.CustomFieldDefined{})
+
+// Apply applies account events.
+func (*Accounts) Apply(ctx context.Context, tx *sql.Tx, batch []domain.Recorded) error {
+	return accountEvents.each(batch, func(r domain.Recorded, e domain.Event) error {
+		var err error
+		switch e := e.(type) {
+		case domain.AccountCreated:
+			_, err = tx.ExecContext(ctx, `INSERT INTO accounts (id, name, created_at) VALUES ($1, $2, $3)`,
+				e.AccountID, e.Name, millis(r.OccurredAt))
+		case domain.APIKeyIssued:
+			scopes, _ := json.Marshal(e.Scopes)
+			_, err = tx.ExecContext(ctx, `INSERT INTO api_keys (id, account_id, name, scopes, key_hash, created_at) VALUES ($1, $2, $3, $4, $5, $6)`,
+				e.KeyID, e.AccountID, e.Name, string(scopes), e.KeyHash, millis(r.OccurredAt))
+		case domain.APIKeyRevoked:
+			_, err = tx.ExecContext(ctx, `UPDATE api_keys SET revoked_at = $1 WHERE id = $2`, millis(r.OccurredAt), e.KeyID)
+		case domain.CustomFieldDefined:
+			_, err = tx.ExecContext(ctx, `INSERT INTO custom_fields (id, account_id, name, created_at, position) VALUES ($1, $2, $3, $4, $5)`,
+				e.FieldID, e.AccountID, e.Name, millis(r.OccurredAt), r.Position)
+		}
+		if err != nil {
+			return fmt.Errorf("projections: accounts: %s at %d: %w", r.Type, r.Position, err)
+		}
+		return nil
+	})
+}
+
+// Account is an account as the operator API shows it.
+type Account struct {
+	ID        string
+	Name      string
+	CreatedAt time.Time
+}
+
+// Account returns one account.
+func (a *Accounts) Account(ctx context.Context, id string) (Account, error) {
+	var acc Account
+	var created int64
+	err := a.db.QueryRowContext(ctx, `SELECT id, name, created_at FROM accounts WHERE id = $1`, id).Scan(&acc.ID, &acc.Name, &created)
+	if err != nil {
+		return Account{}, fmt.Errorf("projections: account %s: %w", id, notFound(err))
+	}
+	acc.CreatedAt = fromMillis(created)
+	return acc, nil
+}
+
+// APIKey is a key as authentication and the operator API see it (never its secret).
+type APIKey struct {
+	ID        string
+	AccountID string
+	Name      string
+	Scopes    []domain.Scope
+	CreatedAt time.Time
+	Revoked   bool
+}
+
+// HasScope tells whether the key carries a scope.
+func (k APIKey) HasScope(s domain.Scope) bool {
+	for _, have := range k.Scopes {
+		if have == s {
+			return true
+		}
+	}
+	return false
+}
+
+// APIKeyByHash finds the key whose secret hashes to hash (see domain.HashAPIKey).
+func (a *Accounts) APIKeyByHash(ctx context.Context, hash string) (APIKey, error) {
+	row := a.db.QueryRowContext(ctx, `SELECT id, account_id, name, scopes, created_at, revoked_at FROM api_keys WHERE key_hash = $1`, hash)
+	return scanAPIKey(row)
+}
+
+// APIKeys lists an account's keys, oldest first.
+func (a *Accounts) APIKeys(ctx context.Context, accountID string) ([]APIKey, error) {
+	rows, err := a.db.QueryContext(ctx, `SELECT id, account_id, name, scopes, created_at, revoked_at FROM api_keys WHERE account_id = $1 ORDER BY created_at, id`, accountID)
+	if err != nil {
+		return nil, fmt.Errorf("projections: list api keys: %w", err)
+	}
+	defer rows.Close()
+	var out []APIKey
+	for rows.Next() {
+		k, err := scanAPIKey(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, k)
+	}
+	return out, rows.Err()
+}
+
+func scanAPIKey(row interface{ Scan(...any) error }) (APIKey, error) {
+	var k APIKey
+	var scopes string
+	var created int64
+	var revoked sql.NullInt64
+	if err := row.Scan(&k.ID, &k.AccountID, &k.Name, &scopes, &created, &revoked); err != nil {
+		return APIKey{}, fmt.Errorf("projections: api key: %w", notFound(err))
+	}
+	if err := json.Unmarshal([]byte(scopes), &k.Scopes); err != nil {
+		return APIKey{}, fmt.Errorf("projections: api key scopes: %w", err)
+	}
+	k.CreatedAt = fromMillis(created)
+	k.Revoked = revoked.Valid
+	return k, nil
+}
+
+// CustomField is a custom field of an account's contacts.
+type CustomField struct {
+	ID        string
+	Name      string
+	CreatedAt time.Time
+}
+
+// CustomFields lists an account's custom fields in the order they were defined.
+func (a *Accounts) CustomFields(ctx context.Context, accountID string) ([]CustomField, error) {
+	rows, err := a.db.QueryContext(ctx, `SELECT id, name, created_at FROM custom_fields WHERE account_id = $1 ORDER BY position`, accountID)
+	if err != nil {
+		return nil, fmt.Errorf("projections: list custom fields: %w", err)
+	}
+	defer rows.Close()
+	var out []CustomField
+	for rows.Next() {
+		var f CustomField
+		var created int64
+		if err := rows.Scan(&f.ID, &f.Name, &created); err != nil {
+			return nil, fmt.Errorf("projections: custom field: %w", err)
+		}
+		f.CreatedAt = fromMillis(created)
+		out = append(out, f)
+	}
+	return out, rows.Err()
+}

@@ -1,0 +1,66 @@
+// Package projections builds the read models every GET is served from. Each projection is a
+// Watermill handler (infra/pipeline) that applies a batch of events inside the transaction that
+// also moves its checkpoint, so a redelivered batch changes nothing twice. Each file holds one
+// read model: how events change it, and the queries that read it.
+package projections
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"time"
+
+	"funnel/domain"
+)
+
+// Projection turns events into a read model.
+type Projection interface {
+	// Name identifies the projection's checkpoint.
+	Name() string
+	// Apply applies events, in position order, to the read model inside tx.
+	Apply(ctx context.Context, tx *sql.Tx, batch []domain.Recorded) error
+}
+
+// ErrNotFound is returned by queries for a row that does not exist.
+var ErrNotFound = errors.New("projections: not found")
+
+// millis is how read models store times: unix milliseconds, UTC.
+func millis(t time.Time) int64 { return t.UnixMilli() }
+
+// fromMillis turns stored milliseconds back into a UTC time.
+func fromMillis(ms int64) time.Time { return time.UnixMilli(ms).UTC() }
+
+func notFound(err error) error {
+	if errors.Is(err, sql.ErrNoRows) {
+		return ErrNotFound
+	}
+	return err
+}
+
+// eventTypes is the set of event types a projection decodes; it skips the rest undecoded.
+type eventTypes map[string]bool
+
+func handles(events ...domain.Event) eventTypes {
+	set := eventTypes{}
+	for _, e := range events {
+		set[e.EventType()] = true
+	}
+	return set
+}
+
+// each decodes the batch's events of the handled types and calls fn for each, in order.
+func (t eventTypes) each(batch []domain.Recorded, fn func(r domain.Recorded, e domain.Event) error) error {
+	for _, r := range batch {
+		if !t[r.Type] {
+			continue
+		}
+		e, err := r.Decode()
+		if err != nil {
+			return err
+		}
+		if err := fn(r, e); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,131 @@
+package projections
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"funnel/domain"
+)
+
+// Tags is the read model of tags and their automations.
+type Tags struct {
+	db *sql.DB
+}
+
+// NewTags reads the tags read model from db.
+func NewTags(db *sql.DB) *Tags { return &Tags{db: db} }
+
+// Name identifies the projection's checkpoint.
+func (*Tags) Name() string { return "tags" }
+
+var tagEvents = handles(domain.TagCreated{})
+
+// Apply applies tag events.
+func (*Tags) Apply(ctx context.Context, tx *sql.Tx, batch []domain.Recorded) error {
+	return tagEvents.each(batch, func(r domain.Recorded, e domain.Event) error {
+		created := e.(domain.TagCreated)
+		automations, _ := json.Marshal(created.Automations)
+		_, err := tx.ExecContext(ctx, `INSERT INTO tags (id, account_id, name, name_key, sort_order, automations, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+			created.TagID, created.AccountID, created.Name, domain.NameKey(created.Name), created.Order, string(automations), millis(r.OccurredAt))
+		if err != nil {
+			return fmt.Errorf("projections: tags: %s at %d: %w", r.Type, r.Position, err)
+		}
+		return nil
+	})
+}
+
+// Tag is a tag as the APIs show it.
+type Tag struct {
+	ID          string
+	AccountID   string
+	Name        string
+	Order       int
+	Automations []domain.Automation
+	CreatedAt   time.Time
+}
+
+const selectTags = `SELECT id, account_id, name, sort_order, automations, created_at FROM tags`
+
+// AccountTags returns every tag of an account with its automations (commands.TagCatalogue).
+func (t *Tags) AccountTags(ctx context.Context, accountID string) ([]domain.TagRef, error) {
+	tags, err := t.query(ctx, selectTags+` WHERE account_id = $1`, accountID)
+	if err != nil {
+		return nil, err
+	}
+	refs := make([]domain.TagRef, len(tags))
+	for i, tag := range tags {
+		refs[i] = domain.TagRef{ID: tag.ID, Name: tag.Name, Automations: tag.Automations}
+	}
+	return refs, nil
+}
+
+// tagCursor is the sort key of a tag: order, then name.
+type tagCursor struct {
+	Order   int    `json:"o"`
+	NameKey string `json:"n"`
+	ID      string `json:"i"`
+}
+
+// List returns one page of an account's tags, by order then name.
+func (t *Tags) List(ctx context.Context, accountID string, page Page) ([]Tag, string, error) {
+	query := selectTags + ` WHERE account_id = $1`
+	args := []any{accountID}
+	if page.Cursor != "" {
+		var c tagCursor
+		if err := decodeCursor(page.Cursor, &c); err != nil {
+			return nil, "", err
+		}
+		query += ` AND (sort_order > $2 OR (sort_order = $2 AND (name_key > $3 OR (name_key = $3 AND id > $4))))`
+		args = append(args, c.Order, c.NameKey, c.ID)
+	}
+	query += fmt.Sprintf(` ORDER BY sort_order, name_key, id LIMIT %d`, page.Limit+1)
+	tags, err := t.query(ctx, query, args...)
+	if err != nil {
+		return nil, "", err
+	}
+	next := ""
+	if len(tags) > page.Limit {
+		tags = tags[:page.Limit]
+		last := tags[len(tags)-1]
+		next = encodeCursor(tagCursor{Order: last.Order, NameKey: domain.NameKey(last.Name), ID: last.ID})
+	}
+	return tags, next, nil
+}
+
+// Tag returns one tag of any account; the caller checks the account.
+func (t *Tags) Tag(ctx context.Context, id string) (Tag, error) {
+	tags, err := t.query(ctx, selectTags+` WHERE id = $1`, id)
+	if err != nil {
+		return Tag{}, err
+	}
+	if len(tags) == 0 {
+		return Tag{}, ErrNotFound
+	}
+	return tags[0], nil
+}
+
+func (t *Tags) query(ctx context.Context, query string, args ...any) ([]Tag, error) {
+	rows, err := t.db.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("projections: query tags: %w", err)
+	}
+	defer rows.Close()
+	var out []Tag
+	for rows.Next() {
+		var tag Tag
+		var automations string
+		var created int64
+		if err := rows.Scan(&tag.ID, &tag.AccountID, &tag.Name, &tag.Order, &automations, &created); err != nil {
+			return nil, fmt.Errorf("projections: scan tag: %w", err)
+		}
+		if err := json.Unmarshal([]byte(automations), &tag.Automations); err != nil {
+			return nil, fmt.Errorf("projections: tag automations: %w", err)
+		}
+		tag.CreatedAt = fromMillis(created)
+		out = append(out, tag)
+	}
+	return out, rows.Err()
+}
