@@ -186,3 +186,6 @@ func newHTTPServer(h http.Handler) *http.Server {
 		MaxHeaderBytes:    64 << 10,
 	}
 }
+
+// Dialect is the storage mode the app runs on.
+func Dialect(a *App) sqldb.Dialect { return a.db.Dialect }

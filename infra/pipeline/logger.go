@@ -12,9 +12,13 @@ type zapAdapter struct{ log *zap.Logger }
 func (z zapAdapter) Error(msg string, err error, fields watermill.LogFields) {
 	z.log.Error(msg, append(zapFields(fields), zap.Error(err))...)
 }
-func (z zapAdapter) Info(msg string, fields watermill.LogFields)  { z.log.Debug(msg, zapFields(fields)...) }
-func (z zapAdapter) Debug(msg string, fields watermill.LogFields) { z.log.Debug(msg, zapFields(fields)...) }
-func (z zapAdapter) Trace(string, watermill.LogFields)            {}
+func (z zapAdapter) Info(msg string, fields watermill.LogFields) {
+	z.log.Debug(msg, zapFields(fields)...)
+}
+func (z zapAdapter) Debug(msg string, fields watermill.LogFields) {
+	z.log.Debug(msg, zapFields(fields)...)
+}
+func (z zapAdapter) Trace(string, watermill.LogFields) {}
 func (z zapAdapter) With(fields watermill.LogFields) watermill.LoggerAdapter {
 	return zapAdapter{log: z.log.With(zapFields(fields)...)}
 }

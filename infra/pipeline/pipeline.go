@@ -53,11 +53,16 @@ type Pipeline struct {
 	tracker    *Tracker
 	projectors []*projector
 	ready      chan struct{}
+	pubsub     *gochannel.GoChannel
 }
 
 // New prepares a pipeline; add projections, then Run it.
 func New(db *sqldb.DB, log LogReader, logger *zap.Logger, observer Observer) *Pipeline {
-	return &Pipeline{db: db, log: log, logger: logger.Named("pipeline"), observer: observer, tracker: newTracker(), ready: make(chan struct{})}
+	logger = logger.Named("pipeline")
+	return &Pipeline{
+		db: db, log: log, logger: logger, observer: observer, tracker: newTracker(), ready: make(chan struct{}),
+		pubsub: gochannel.NewGoChannel(gochannel.Config{BlockPublishUntilSubscriberAck: true}, zapAdapter{log: logger}),
+	}
 }
 
 // AddReadModel adds a projection that GETs are served from: writes wait for it (read your writes).
@@ -95,7 +100,7 @@ func (p *Pipeline) Run(ctx context.Context) error {
 	}
 
 	wmLogger := zapAdapter{log: p.logger}
-	pubsub := gochannel.NewGoChannel(gochannel.Config{BlockPublishUntilSubscriberAck: true}, wmLogger)
+	pubsub := p.pubsub
 	router, err := message.NewRouter(message.RouterConfig{CloseTimeout: 10 * time.Second}, wmLogger)
 	if err != nil {
 		return fmt.Errorf("pipeline: router: %w", err)

@@ -113,5 +113,3 @@ func afterPosition(batch []domain.Recorded, pos int64) []domain.Recorded {
 	}
 	return nil
 }
-
-

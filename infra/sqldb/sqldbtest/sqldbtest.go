@@ -10,6 +10,8 @@ import (
 	"crypto/rand"
 	"database/sql"
 	"encoding/hex"
+	"errors"
+	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -59,6 +61,34 @@ func Open(t testing.TB, dialect sqldb.Dialect) *sqldb.DB {
 
 func postgresURL(t testing.TB) string {
 	t.Helper()
+	url, drop, err := CreatePostgresDatabase()
+	if err != nil {
+		RequirePostgres(t, err)
+	}
+	t.Cleanup(func() {
+		if err := drop(); err != nil {
+			t.Logf("%v", err)
+		}
+	})
+	return url
+}
+
+// ErrNoPostgres wraps the failure to reach the PostgreSQL server.
+var ErrNoPostgres = errors.New("sqldbtest: PostgreSQL is not reachable")
+
+// RequirePostgres ends a test that could not get a PostgreSQL database: a failure in CI
+// (CI=true), a skip with the reason everywhere else.
+func RequirePostgres(t testing.TB, err error) {
+	t.Helper()
+	if errors.Is(err, ErrNoPostgres) && os.Getenv("CI") != "true" {
+		t.Skipf("skipping the PostgreSQL half: %v; set FUNNEL_TEST_DATABASE_URL to run it", err)
+	}
+	t.Fatalf("PostgreSQL is required (CI=%s): %v", os.Getenv("CI"), err)
+}
+
+// CreatePostgresDatabase creates an empty database on the test server and returns its URL and
+// a function that drops it.
+func CreatePostgresDatabase() (string, func() error, error) {
 	base := os.Getenv("FUNNEL_TEST_DATABASE_URL")
 	if base == "" {
 		base = DefaultPostgresURL
@@ -70,28 +100,27 @@ func postgresURL(t testing.TB) string {
 		cancel()
 	}
 	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("PostgreSQL is required in CI and is not reachable at %s: %v", base, err)
-		}
-		t.Skipf("skipping the PostgreSQL half: no server at %s (%v); set FUNNEL_TEST_DATABASE_URL to run it", base, err)
+		return "", nil, fmt.Errorf("%w at %s: %v", ErrNoPostgres, base, err)
 	}
 	var b [6]byte
 	_, _ = rand.Read(b[:])
 	name := "funnel_test_" + hex.EncodeToString(b[:])
 	if _, err := admin.Exec(`CREATE DATABASE ` + name); err != nil {
 		admin.Close()
-		t.Fatalf("create test database: %v", err)
+		return "", nil, fmt.Errorf("sqldbtest: create test database: %w", err)
 	}
-	t.Cleanup(func() {
+	drop := func() error {
 		defer admin.Close()
 		if _, err := admin.Exec(`DROP DATABASE IF EXISTS ` + name + ` WITH (FORCE)`); err != nil {
-			t.Logf("drop test database %s: %v", name, err)
+			return fmt.Errorf("sqldbtest: drop test database %s: %w", name, err)
 		}
-	})
+		return nil
+	}
 	u, err := url.Parse(base)
 	if err != nil {
-		t.Fatalf("parse %s: %v", base, err)
+		drop()
+		return "", nil, fmt.Errorf("sqldbtest: parse %s: %w", base, err)
 	}
 	u.Path = "/" + name
-	return u.String()
+	return u.String(), drop, nil
 }

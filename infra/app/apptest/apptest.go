@@ -1,0 +1,139 @@
+// Package apptest starts the whole service in-process, in either storage mode, for black-box
+// tests that speak HTTP to its two listeners.
+package apptest
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest"
+
+	"funnel/infra/app"
+	"funnel/infra/sqldb"
+	"funnel/infra/sqldb/sqldbtest"
+)
+
+// AdminToken is the operator token of every test service.
+const AdminToken = "test-operator-token"
+
+// Service is a running service with clients for both listeners.
+type Service struct {
+	App      *app.App
+	Dialect  sqldb.Dialect
+	API      *Client
+	Operator *Client
+	stop     func()
+}
+
+// Run runs fn as one subtest per storage mode, each with the shared service of that mode.
+// Tests stay apart by creating accounts of their own.
+func Run(t *testing.T, fn func(t *testing.T, svc *Service)) {
+	t.Helper()
+	sqldbtest.Run(t, func(t *testing.T, d sqldb.Dialect) { fn(t, Shared(t, d)) })
+}
+
+var (
+	sharedMu sync.Mutex
+	shared   = map[sqldb.Dialect]*Service{}
+	cleanups []func()
+)
+
+// Shared returns the service of one storage mode shared by the tests of this binary, starting
+// it on first use. Main stops it.
+func Shared(t testing.TB, dialect sqldb.Dialect) *Service {
+	t.Helper()
+	sharedMu.Lock()
+	defer sharedMu.Unlock()
+	if svc, ok := shared[dialect]; ok {
+		return svc
+	}
+	url, drop := databaseURL(t, dialect)
+	svc := start(t, url, zap.NewNop(), func(c *app.Config) {})
+	shared[dialect] = svc
+	cleanups = append(cleanups, func() { svc.stop(); drop() })
+	return svc
+}
+
+// Start starts a service of its own on a fresh database, stopped when the test ends.
+func Start(t testing.TB, dialect sqldb.Dialect, configure func(*app.Config)) *Service {
+	t.Helper()
+	svc := start(t, sqldbtest.URL(t, dialect), zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel)), configure)
+	t.Cleanup(svc.stop)
+	return svc
+}
+
+// StartOn starts a service on an existing database, stopped when the test ends.
+func StartOn(t testing.TB, databaseURL string, configure func(*app.Config)) *Service {
+	t.Helper()
+	svc := start(t, databaseURL, zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel)), configure)
+	t.Cleanup(svc.stop)
+	return svc
+}
+
+// Main runs the tests of a package and stops the shared services afterwards.
+func Main(m *testing.M) {
+	code := m.Run()
+	sharedMu.Lock()
+	for _, c := range cleanups {
+		c()
+	}
+	sharedMu.Unlock()
+	os.Exit(code)
+}
+
+func databaseURL(t testing.TB, dialect sqldb.Dialect) (string, func()) {
+	if dialect == sqldb.SQLite {
+		dir, err := os.MkdirTemp("", "funnel-test-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return "sqlite:" + filepath.Join(dir, "funnel.db"), func() { os.RemoveAll(dir) }
+	}
+	url, drop, err := sqldbtest.CreatePostgresDatabase()
+	if err != nil {
+		sqldbtest.RequirePostgres(t, err)
+	}
+	return url, func() { _ = drop() }
+}
+
+func start(t testing.TB, databaseURL string, log *zap.Logger, configure func(*app.Config)) *Service {
+	t.Helper()
+	cfg := app.Defaults()
+	cfg.DatabaseURL = databaseURL
+	cfg.AdminToken = AdminToken
+	cfg.WebhookAllowPrivate = true
+	configure(&cfg)
+	ctx := context.Background()
+	a, err := app.Open(ctx, cfg, log)
+	if err != nil {
+		t.Fatalf("start service: %v", err)
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := a.RunPipeline(runCtx); err != nil {
+			log.Error("pipeline", zap.Error(err))
+		}
+	}()
+	select {
+	case <-a.Ready():
+	case <-time.After(30 * time.Second):
+		t.Fatal("service did not become ready")
+	}
+	d := app.Dialect(a)
+	api := newClient(a.APIHandler(), cfg.APIHost, "")
+	op := newClient(a.OperatorHandler(), "", AdminToken)
+	return &Service{App: a, Dialect: d, API: api, Operator: op, stop: func() {
+		api.close()
+		op.close()
+		cancel()
+		<-done
+		a.Close()
+	}}
+}

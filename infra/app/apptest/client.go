@@ -1,0 +1,186 @@
+package apptest
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+// Client speaks HTTP to one listener of a test service.
+type Client struct {
+	server *httptest.Server
+	host   string
+	token  string
+}
+
+func newClient(h http.Handler, host, token string) *Client {
+	return &Client{server: httptest.NewServer(h), host: host, token: token}
+}
+
+func (c *Client) close() { c.server.Close() }
+
+// URL is the listener's base URL.
+func (c *Client) URL() string { return c.server.URL }
+
+// Response is a decoded answer.
+type Response struct {
+	Status int
+	Header http.Header
+	Raw    []byte
+	Body   map[string]any // nil when the body is not a JSON object
+}
+
+// Request describes one call. Body is JSON-encoded unless it is a string or []byte.
+type Request struct {
+	Method  string
+	Path    string
+	Body    any
+	Token   string // overrides the client's token; "-" sends no Authorization header
+	Host    string // overrides the client's Host header
+	Headers map[string]string
+}
+
+// Do performs a request and decodes the answer.
+func (c *Client) Do(t testing.TB, req Request) Response {
+	t.Helper()
+	var body io.Reader
+	switch b := req.Body.(type) {
+	case nil:
+	case string:
+		body = strings.NewReader(b)
+	case []byte:
+		body = bytes.NewReader(b)
+	case io.Reader:
+		body = b
+	default:
+		enc, err := json.Marshal(b)
+		if err != nil {
+			t.Fatalf("encode request: %v", err)
+		}
+		body = bytes.NewReader(enc)
+	}
+	hr, err := http.NewRequest(req.Method, c.server.URL+req.Path, body)
+	if err != nil {
+		t.Fatalf("new request: %v", err)
+	}
+	if body != nil {
+		hr.Header.Set("Content-Type", "application/json")
+	}
+	hr.Host = c.host
+	if req.Host != "" {
+		hr.Host = req.Host
+	}
+	token := c.token
+	if req.Token != "" {
+		token = req.Token
+	}
+	if token != "" && token != "-" {
+		hr.Header.Set("Authorization", "Bearer "+token)
+	}
+	for k, v := range req.Headers {
+		hr.Header.Set(k, v)
+	}
+	resp, err := c.server.Client().Do(hr)
+	if err != nil {
+		t.Fatalf("%s %s: %v", req.Method, req.Path, err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("read response: %v", err)
+	}
+	out := Response{Status: resp.StatusCode, Header: resp.Header, Raw: raw}
+	_ = json.Unmarshal(raw, &out.Body)
+	return out
+}
+
+// Get, Post, Patch and Delete are Do with a method.
+func (c *Client) Get(t testing.TB, path, token string) Response {
+	t.Helper()
+	return c.Do(t, Request{Method: http.MethodGet, Path: path, Token: token})
+}
+
+// Post sends a JSON body.
+func (c *Client) Post(t testing.TB, path, token string, body any) Response {
+	t.Helper()
+	return c.Do(t, Request{Method: http.MethodPost, Path: path, Token: token, Body: body})
+}
+
+// Patch sends a JSON body.
+func (c *Client) Patch(t testing.TB, path, token string, body any) Response {
+	t.Helper()
+	return c.Do(t, Request{Method: http.MethodPatch, Path: path, Token: token, Body: body})
+}
+
+// Delete sends no body.
+func (c *Client) Delete(t testing.TB, path, token string) Response {
+	t.Helper()
+	return c.Do(t, Request{Method: http.MethodDelete, Path: path, Token: token})
+}
+
+// Expect fails the test unless the response has the status.
+func (r Response) Expect(t testing.TB, status int) Response {
+	t.Helper()
+	if r.Status != status {
+		t.Fatalf("status %d, want %d; body: %s", r.Status, status, r.Raw)
+	}
+	return r
+}
+
+// ExpectError fails the test unless the response is an error with that status and a message.
+func (r Response) ExpectError(t testing.TB, status int) string {
+	t.Helper()
+	r.Expect(t, status)
+	msg, ok := r.Body["error"].(string)
+	if !ok || msg == "" || len(r.Body) != 1 {
+		t.Fatalf("error body = %s, want {\"error\": \"...\"}", r.Raw)
+	}
+	return msg
+}
+
+// Object returns a member that is a JSON object.
+func (r Response) Object(t testing.TB, key string) map[string]any {
+	t.Helper()
+	v, ok := r.Body[key].(map[string]any)
+	if !ok {
+		t.Fatalf("member %q is not an object in %s", key, r.Raw)
+	}
+	return v
+}
+
+// List returns a member that is an array of objects.
+func (r Response) List(t testing.TB, key string) []map[string]any {
+	t.Helper()
+	raw, ok := r.Body[key].([]any)
+	if !ok {
+		t.Fatalf("member %q is not an array in %s", key, r.Raw)
+	}
+	out := make([]map[string]any, len(raw))
+	for i, v := range raw {
+		obj, ok := v.(map[string]any)
+		if !ok {
+			t.Fatalf("%s[%d] is not an object", key, i)
+		}
+		out[i] = obj
+	}
+	return out
+}
+
+// Strings turns a JSON array of strings into a slice.
+func Strings(t testing.TB, v any) []string {
+	t.Helper()
+	raw, ok := v.([]any)
+	if !ok {
+		t.Fatalf("%v is not an array", v)
+	}
+	out := make([]string, len(raw))
+	for i, s := range raw {
+		out[i] = fmt.Sprint(s)
+	}
+	return out
+}
