@@ -12,14 +12,20 @@ import (
 
 // Accounts is the read model of accounts, their API keys and their custom fields.
 type Accounts struct {
-	db *sql.DB
+	db   *sql.DB
+	keys *cache[string, APIKey] // by key hash; see CacheInvalidator
 }
 
 // NewAccounts reads the accounts read model from db.
-func NewAccounts(db *sql.DB) *Accounts { return &Accounts{db: db} }
+func NewAccounts(db *sql.DB) *Accounts {
+	return &Accounts{db: db, keys: newCache[string, APIKey](10000)}
+}
 
 // Name identifies the projection's checkpoint.
 func (*Accounts) Name() string { return "accounts" }
+
+// Handles tells whether the projection applies events of a type.
+func (*Accounts) Handles(eventType string) bool { return accountEvents[eventType] }
 
 var accountEvents = handles(domain.AccountCreated{}, domain.APIKeyIssued{}, domain.APIKeyRevoked{}, domain.CustomFieldDefined{})
 
@@ -87,10 +93,20 @@ func (k APIKey) HasScope(s domain.Scope) bool {
 	return false
 }
 
-// APIKeyByHash finds the key whose secret hashes to hash (see domain.HashAPIKey).
+// APIKeyByHash finds the key whose secret hashes to hash (see domain.HashAPIKey). Every API
+// request asks, so known keys are answered from memory.
 func (a *Accounts) APIKeyByHash(ctx context.Context, hash string) (APIKey, error) {
+	key, ok, gen := a.keys.get(hash)
+	if ok {
+		return key, nil
+	}
 	row := a.db.QueryRowContext(ctx, `SELECT id, account_id, name, scopes, created_at, revoked_at FROM api_keys WHERE key_hash = $1`, hash)
-	return scanAPIKey(row)
+	key, err := scanAPIKey(row)
+	if err != nil {
+		return APIKey{}, err
+	}
+	a.keys.put(gen, hash, key)
+	return key, nil
 }
 
 // APIKeys lists an account's keys, oldest first.

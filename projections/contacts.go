@@ -38,6 +38,9 @@ type Contact struct {
 	seq          int64
 }
 
+// Handles tells whether the projection applies events of a type.
+func (*Contacts) Handles(eventType string) bool { return contactEvents[eventType] }
+
 var contactEvents = handles(domain.ContactCreated{}, domain.ContactUpdated{}, domain.TagApplied{}, domain.TagRemoved{})
 
 // Apply folds the batch's events into each contact they touch in memory and writes every touched
@@ -97,28 +100,46 @@ func (p *Contacts) Apply(ctx context.Context, tx *sql.Tx, batch []domain.Recorde
 	if err != nil {
 		return err
 	}
-	for _, id := range order {
-		if err := upsertContact(ctx, tx, touched[id]); err != nil {
-			return err
-		}
+	rows := make([]*Contact, len(order))
+	for i, id := range order {
+		rows[i] = touched[id]
 	}
-	return nil
+	return upsertContacts(ctx, tx, rows)
 }
 
-func upsertContact(ctx context.Context, tx *sql.Tx, c *Contact) error {
-	tags, _ := json.Marshal(c.TagIDs)
-	if c.CustomFields == nil {
-		c.CustomFields = map[string]string{}
-	}
-	fields, _ := json.Marshal(c.CustomFields)
-	_, err := tx.ExecContext(ctx, `INSERT INTO contacts (id, account_id, email, email_key, first_name, last_name, phone, tag_ids, custom_fields, created_at, updated_at, seq)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
-		ON CONFLICT (id) DO UPDATE SET first_name = excluded.first_name, last_name = excluded.last_name, phone = excluded.phone,
-			tag_ids = excluded.tag_ids, custom_fields = excluded.custom_fields, updated_at = excluded.updated_at`,
-		c.ID, c.AccountID, c.Email, domain.EmailKey(c.Email), c.FirstName, c.LastName, c.Phone,
-		string(tags), string(fields), millis(c.CreatedAt), millis(c.UpdatedAt), c.seq)
-	if err != nil {
-		return fmt.Errorf("projections: contacts: write %s: %w", c.ID, err)
+// upsertContacts writes contacts with one statement per 100 rows.
+func upsertContacts(ctx context.Context, tx *sql.Tx, contacts []*Contact) error {
+	const columns, chunk = 12, 100
+	for start := 0; start < len(contacts); start += chunk {
+		part := contacts[start:min(start+chunk, len(contacts))]
+		var sb strings.Builder
+		sb.WriteString(`INSERT INTO contacts (id, account_id, email, email_key, first_name, last_name, phone, tag_ids, custom_fields, created_at, updated_at, seq) VALUES `)
+		args := make([]any, 0, len(part)*columns)
+		for i, c := range part {
+			if i > 0 {
+				sb.WriteString(", ")
+			}
+			sb.WriteString("(")
+			for j := 1; j <= columns; j++ {
+				if j > 1 {
+					sb.WriteString(", ")
+				}
+				fmt.Fprintf(&sb, "$%d", i*columns+j)
+			}
+			sb.WriteString(")")
+			if c.CustomFields == nil {
+				c.CustomFields = map[string]string{}
+			}
+			tags, _ := json.Marshal(c.TagIDs)
+			fields, _ := json.Marshal(c.CustomFields)
+			args = append(args, c.ID, c.AccountID, c.Email, domain.EmailKey(c.Email), c.FirstName, c.LastName, c.Phone,
+				string(tags), string(fields), millis(c.CreatedAt), millis(c.UpdatedAt), c.seq)
+		}
+		sb.WriteString(` ON CONFLICT (id) DO UPDATE SET first_name = excluded.first_name, last_name = excluded.last_name, phone = excluded.phone,
+			tag_ids = excluded.tag_ids, custom_fields = excluded.custom_fields, updated_at = excluded.updated_at`)
+		if _, err := tx.ExecContext(ctx, sb.String(), args...); err != nil {
+			return fmt.Errorf("projections: contacts: write %d contacts: %w", len(part), err)
+		}
 	}
 	return nil
 }

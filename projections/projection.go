@@ -17,6 +17,9 @@ import (
 type Projection interface {
 	// Name identifies the projection's checkpoint.
 	Name() string
+	// Handles tells whether Apply does anything with events of a type. A batch with none of
+	// them moves the checkpoint without a transaction.
+	Handles(eventType string) bool
 	// Apply applies events, in position order, to the read model inside tx.
 	Apply(ctx context.Context, tx *sql.Tx, batch []domain.Recorded) error
 }

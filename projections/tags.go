@@ -12,14 +12,20 @@ import (
 
 // Tags is the read model of tags and their automations.
 type Tags struct {
-	db *sql.DB
+	db        *sql.DB
+	byAccount *cache[string, []domain.TagRef] // see CacheInvalidator
 }
 
 // NewTags reads the tags read model from db.
-func NewTags(db *sql.DB) *Tags { return &Tags{db: db} }
+func NewTags(db *sql.DB) *Tags {
+	return &Tags{db: db, byAccount: newCache[string, []domain.TagRef](1000)}
+}
 
 // Name identifies the projection's checkpoint.
 func (*Tags) Name() string { return "tags" }
+
+// Handles tells whether the projection applies events of a type.
+func (*Tags) Handles(eventType string) bool { return tagEvents[eventType] }
 
 var tagEvents = handles(domain.TagCreated{})
 
@@ -50,15 +56,21 @@ type Tag struct {
 const selectTags = `SELECT id, account_id, name, sort_order, automations, created_at FROM tags`
 
 // AccountTags returns every tag of an account with its automations (commands.TagCatalogue).
+// Every tagged write asks, so the answer is kept in memory until a tag event drops it.
 func (t *Tags) AccountTags(ctx context.Context, accountID string) ([]domain.TagRef, error) {
+	refs, ok, gen := t.byAccount.get(accountID)
+	if ok {
+		return refs, nil
+	}
 	tags, err := t.query(ctx, selectTags+` WHERE account_id = $1`, accountID)
 	if err != nil {
 		return nil, err
 	}
-	refs := make([]domain.TagRef, len(tags))
+	refs = make([]domain.TagRef, len(tags))
 	for i, tag := range tags {
 		refs[i] = domain.TagRef{ID: tag.ID, Name: tag.Name, Automations: tag.Automations}
 	}
+	t.byAccount.put(gen, accountID, refs)
 	return refs, nil
 }
 

@@ -57,6 +57,7 @@ func Open(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 	pipe.AddReadModel(accounts)
 	pipe.AddReadModel(tags)
 	pipe.AddReadModel(contacts)
+	pipe.AddInvalidator(projections.NewCacheInvalidator(accounts, tags))
 
 	handlers := commands.NewHandlers(commands.Dependencies{Store: store, Tags: tags, Log: log, Observer: m})
 	a := &App{cfg: cfg, log: log, db: db, store: store, pipeline: pipe, metrics: m, commands: handlers, contacts: contacts}

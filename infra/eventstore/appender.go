@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -191,54 +190,52 @@ func (s *Store) commit(batch []*appendRequest) {
 func (s *Store) commitTx(batch []*appendRequest) ([]appendResult, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	tx, err := s.db.Write.BeginTx(ctx, nil)
-	if err != nil {
-		return nil, fmt.Errorf("eventstore: begin append: %w", err)
-	}
-	defer tx.Rollback()
-
-	var head int64
-	if err := tx.QueryRowContext(ctx, `SELECT position FROM event_log_head WHERE id = 1`+s.db.ForUpdate()).Scan(&head); err != nil {
-		return nil, fmt.Errorf("eventstore: lock head: %w", err)
-	}
-	versions, err := currentVersions(ctx, tx, batch)
-	if err != nil {
-		return nil, err
-	}
-
-	results := make([]appendResult, len(batch))
-	var rows []*row
-	pos := head
-	for i, req := range batch {
-		if !versionsMatch(req, versions) {
-			results[i].err = domain.ErrWrongVersion
-			continue
+	var results []appendResult
+	err := s.inTx(ctx, func(tx appendTx) error {
+		head, versions, err := tx.lock(ctx, streamIDs(batch))
+		if err != nil {
+			return err
 		}
-		for _, st := range req.streams {
-			v := versions[st.streamID]
-			for _, r := range st.rows {
-				v++
-				pos++
-				r.version, r.position = v, pos
-				rows = append(rows, r)
+		results = make([]appendResult, len(batch))
+		var rows []*row
+		pos := head
+		for i, req := range batch {
+			if !versionsMatch(req, versions) {
+				results[i].err = domain.ErrWrongVersion
+				continue
 			}
-			versions[st.streamID] = v
+			for _, st := range req.streams {
+				v := versions[st.streamID]
+				for _, r := range st.rows {
+					v++
+					pos++
+					r.version, r.position = v, pos
+					rows = append(rows, r)
+				}
+				versions[st.streamID] = v
+			}
+			results[i].last = pos
 		}
-		results[i].last = pos
-	}
-	if len(rows) == 0 {
-		return results, nil
-	}
-	if err := insertRows(ctx, tx, rows); err != nil {
+		return tx.write(ctx, rows, pos)
+	})
+	if err != nil {
 		return nil, err
-	}
-	if _, err := tx.ExecContext(ctx, `UPDATE event_log_head SET position = $1 WHERE id = 1`, pos); err != nil {
-		return nil, fmt.Errorf("eventstore: move head: %w", err)
-	}
-	if err := tx.Commit(); err != nil {
-		return nil, fmt.Errorf("eventstore: commit append: %w", err)
 	}
 	return results, nil
+}
+
+func streamIDs(batch []*appendRequest) []string {
+	seen := map[string]bool{}
+	var ids []string
+	for _, req := range batch {
+		for _, st := range req.streams {
+			if !seen[st.streamID] {
+				seen[st.streamID] = true
+				ids = append(ids, st.streamID)
+			}
+		}
+	}
+	return ids
 }
 
 // versionsMatch checks a request's expected versions against the stream versions so far in this
@@ -258,74 +255,3 @@ func versionsMatch(req *appendRequest, versions map[string]int64) bool {
 	return true
 }
 
-// currentVersions reads the version of every stream the batch touches; a new stream is at 0.
-func currentVersions(ctx context.Context, tx *sql.Tx, batch []*appendRequest) (map[string]int64, error) {
-	versions := map[string]int64{}
-	var ids []any
-	for _, req := range batch {
-		for _, st := range req.streams {
-			if _, ok := versions[st.streamID]; !ok {
-				versions[st.streamID] = 0
-				ids = append(ids, st.streamID)
-			}
-		}
-	}
-	const chunk = 500
-	for start := 0; start < len(ids); start += chunk {
-		part := ids[start:min(start+chunk, len(ids))]
-		q := `SELECT stream_id, MAX(version) FROM events WHERE stream_id IN (` + placeholders(1, len(part)) + `) GROUP BY stream_id`
-		rows, err := tx.QueryContext(ctx, q, part...)
-		if err != nil {
-			return nil, fmt.Errorf("eventstore: read stream versions: %w", err)
-		}
-		for rows.Next() {
-			var id string
-			var v int64
-			if err := rows.Scan(&id, &v); err != nil {
-				rows.Close()
-				return nil, fmt.Errorf("eventstore: scan stream version: %w", err)
-			}
-			versions[id] = v
-		}
-		if err := rows.Close(); err != nil {
-			return nil, fmt.Errorf("eventstore: read stream versions: %w", err)
-		}
-	}
-	return versions, nil
-}
-
-const insertColumns = 11
-
-func insertRows(ctx context.Context, tx *sql.Tx, rows []*row) error {
-	const chunk = 200
-	for start := 0; start < len(rows); start += chunk {
-		part := rows[start:min(start+chunk, len(rows))]
-		var sb strings.Builder
-		sb.WriteString(`INSERT INTO events (position, event_id, stream_id, version, type, schema_version, occurred_at, account_id, contact_id, data, metadata) VALUES `)
-		args := make([]any, 0, len(part)*insertColumns)
-		for i, r := range part {
-			if i > 0 {
-				sb.WriteString(", ")
-			}
-			sb.WriteString("(" + placeholders(i*insertColumns+1, insertColumns) + ")")
-			args = append(args, r.position, r.eventID, r.streamID, r.version, r.eventType, r.schemaVersion,
-				r.occurredAt, r.accountID, r.contactID, r.data, r.metadata)
-		}
-		if _, err := tx.ExecContext(ctx, sb.String(), args...); err != nil {
-			return fmt.Errorf("eventstore: insert events: %w", err)
-		}
-	}
-	return nil
-}
-
-// placeholders returns "$from, $from+1, …" for n parameters.
-func placeholders(from, n int) string {
-	var sb strings.Builder
-	for i := 0; i < n; i++ {
-		if i > 0 {
-			sb.WriteString(", ")
-		}
-		fmt.Fprintf(&sb, "$%d", from+i)
-	}
-	return sb.String()
-}

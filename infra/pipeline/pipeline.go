@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/ThreeDotsLabs/watermill"
@@ -46,14 +47,19 @@ type Observer interface {
 
 // Pipeline runs the relay and the projections.
 type Pipeline struct {
-	db         *sqldb.DB
-	log        LogReader
-	logger     *zap.Logger
-	observer   Observer
-	tracker    *Tracker
-	projectors []*projector
-	ready      chan struct{}
-	pubsub     *gochannel.GoChannel
+	db           *sqldb.DB
+	log          LogReader
+	logger       *zap.Logger
+	observer     Observer
+	tracker      *Tracker
+	projectors   []*projector
+	invalidators []Invalidator
+	ready        chan struct{}
+	pubsub       *gochannel.GoChannel
+	// decoded holds the batches this process's relay is publishing, by message id: the
+	// in-process transport hands every handler the same batch, so they need not each decode
+	// the payload. A message from elsewhere (a redelivery, another transport) is decoded.
+	decoded sync.Map
 }
 
 // New prepares a pipeline; add projections, then Run it.
@@ -74,6 +80,17 @@ func (p *Pipeline) AddProjection(pr projections.Projection) { p.add(pr, false) }
 func (p *Pipeline) add(pr projections.Projection, readModel bool) {
 	p.projectors = append(p.projectors, &projector{projection: pr, readModel: readModel, db: p.db, log: p.log, tracker: p.tracker, observer: p.observer})
 }
+
+// Invalidator keeps in-memory caches right. It has no checkpoint: it starts empty and sees
+// every batch this process relays, whoever appended the events.
+type Invalidator interface {
+	Name() string
+	Invalidate(batch []domain.Recorded)
+}
+
+// AddInvalidator adds a cache invalidator; writes wait for it like for a read model, so that a
+// write's effect on a cache is visible to the next request.
+func (p *Pipeline) AddInvalidator(inv Invalidator) { p.invalidators = append(p.invalidators, inv) }
 
 // Tracker tells how far the projections are.
 func (p *Pipeline) Tracker() *Tracker { return p.tracker }
@@ -98,6 +115,9 @@ func (p *Pipeline) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	for _, inv := range p.invalidators {
+		p.tracker.register(inv.Name(), true, head) // empty caches hold nothing older
+	}
 
 	wmLogger := zapAdapter{log: p.logger}
 	pubsub := p.pubsub
@@ -113,11 +133,22 @@ func (p *Pipeline) Run(ctx context.Context) error {
 	)
 	for _, pr := range p.projectors {
 		router.AddConsumerHandler(pr.projection.Name(), eventsTopic, pubsub, func(msg *message.Message) error {
-			var batch []domain.Recorded
-			if err := json.Unmarshal(msg.Payload, &batch); err != nil {
-				return fmt.Errorf("pipeline: decode batch: %w", err)
+			batch, err := p.batchOf(msg)
+			if err != nil {
+				return err
 			}
 			return pr.apply(msg.Context(), batch)
+		})
+	}
+	for _, inv := range p.invalidators {
+		router.AddConsumerHandler(inv.Name(), eventsTopic, pubsub, func(msg *message.Message) error {
+			batch, err := p.batchOf(msg)
+			if err != nil || len(batch) == 0 {
+				return err
+			}
+			inv.Invalidate(batch)
+			p.tracker.advance(inv.Name(), batch[len(batch)-1].Position)
+			return nil
 		})
 	}
 
@@ -145,6 +176,18 @@ func (p *Pipeline) signalReady(ctx context.Context, head int64) {
 	}
 }
 
+// batchOf returns the events a message carries.
+func (p *Pipeline) batchOf(msg *message.Message) ([]domain.Recorded, error) {
+	if batch, ok := p.decoded.Load(msg.UUID); ok {
+		return batch.([]domain.Recorded), nil
+	}
+	var batch []domain.Recorded
+	if err := json.Unmarshal(msg.Payload, &batch); err != nil {
+		return nil, fmt.Errorf("pipeline: decode batch: %w", err)
+	}
+	return batch, nil
+}
+
 // relay publishes the log from a position on, in order, until ctx ends.
 func (p *Pipeline) relay(ctx context.Context, pub message.Publisher, from int64) error {
 	wake, stop := p.log.Notify()
@@ -166,7 +209,11 @@ func (p *Pipeline) relay(ctx context.Context, pub message.Publisher, from int64)
 			if err != nil {
 				return fmt.Errorf("pipeline: encode batch: %w", err)
 			}
-			if err := pub.Publish(eventsTopic, message.NewMessage(watermill.NewUUID(), payload)); err != nil {
+			msg := message.NewMessage(watermill.NewUUID(), payload)
+			p.decoded.Store(msg.UUID, events)
+			err = pub.Publish(eventsTopic, msg) // returns once every handler acknowledged it
+			p.decoded.Delete(msg.UUID)
+			if err != nil {
 				if ctx.Err() != nil {
 					return nil
 				}

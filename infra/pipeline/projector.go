@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"time"
 
@@ -12,6 +13,12 @@ import (
 
 // projector runs one projection: it applies batches of the log exactly once and in order, moving
 // the projection's checkpoint in the same transaction as the read-model change.
+//
+// It keeps two positions: applied, how far the read model reflects the log, and stored, the
+// checkpoint as last written. They differ after batches the projection has nothing to do with:
+// those move applied without a transaction, and stored catches up with the next real change (or
+// within checkpointEvery). Replaying such a stretch after a restart is harmless, since it holds
+// nothing the projection applies.
 type projector struct {
 	projection projections.Projection
 	readModel  bool
@@ -19,22 +26,32 @@ type projector struct {
 	log        LogReader
 	tracker    *Tracker
 	observer   Observer
+
+	applied     int64
+	stored      int64
+	storedAt    time.Time
+	initialized bool
 }
 
-// catchUpChunk is how many missing events a projector reads from the log at a time.
-const catchUpChunk = 1000
+const (
+	// catchUpChunk is how many missing events a projector reads from the log at a time.
+	catchUpChunk = 1000
+	// checkpointEvery bounds how long a checkpoint lags behind batches that changed nothing.
+	checkpointEvery = time.Second
+)
 
-// checkpoint returns the projection's position, creating its checkpoint at 0 the first time.
+// checkpoint loads the projection's position, creating its checkpoint at 0 the first time.
 func (p *projector) checkpoint(ctx context.Context) (int64, error) {
 	name := p.projection.Name()
-	if _, err := p.db.Write.ExecContext(ctx, `INSERT INTO projection_checkpoints (name, position, updated_at) VALUES ($1, 0, $2) ON CONFLICT (name) DO NOTHING`,
+	if _, err := p.db.Projections.ExecContext(ctx, `INSERT INTO projection_checkpoints (name, position, updated_at) VALUES ($1, 0, $2) ON CONFLICT (name) DO NOTHING`,
 		name, time.Now().UnixMilli()); err != nil {
 		return 0, fmt.Errorf("pipeline: create checkpoint %s: %w", name, err)
 	}
 	var pos int64
-	if err := p.db.Read.QueryRowContext(ctx, `SELECT position FROM projection_checkpoints WHERE name = $1`, name).Scan(&pos); err != nil {
+	if err := p.db.Projections.QueryRowContext(ctx, `SELECT position FROM projection_checkpoints WHERE name = $1`, name).Scan(&pos); err != nil {
 		return 0, fmt.Errorf("pipeline: read checkpoint %s: %w", name, err)
 	}
+	p.applied, p.stored, p.storedAt, p.initialized = pos, pos, time.Now(), true
 	return pos, nil
 }
 
@@ -43,65 +60,114 @@ func (p *projector) checkpoint(ctx context.Context) (int64, error) {
 // between the checkpoint and the batch are read from the log first, so nothing is ever skipped
 // whatever the transport delivers.
 func (p *projector) apply(ctx context.Context, batch []domain.Recorded) error {
-	if len(batch) == 0 {
-		return nil
-	}
-	for {
-		done, err := p.applyOnce(ctx, batch)
-		if err != nil || done {
+	if !p.initialized {
+		if _, err := p.checkpoint(ctx); err != nil {
 			return err
 		}
 	}
+	for len(batch) > 0 {
+		fresh := afterPosition(batch, p.applied)
+		if len(fresh) == 0 {
+			break
+		}
+		if fresh[0].Position > p.applied+1 {
+			missing, err := p.log.ReadLog(ctx, p.applied, int(min(fresh[0].Position-p.applied-1, catchUpChunk)))
+			if err != nil {
+				return fmt.Errorf("pipeline: %s: catch up: %w", p.projection.Name(), err)
+			}
+			if len(missing) == 0 || missing[0].Position != p.applied+1 {
+				return fmt.Errorf("pipeline: %s: the log has no event after %d before %d", p.projection.Name(), p.applied, fresh[0].Position)
+			}
+			fresh = missing
+		}
+		if err := p.applyContiguous(ctx, fresh); err != nil {
+			return err
+		}
+	}
+	p.tracker.advance(p.projection.Name(), p.applied)
+	return nil
 }
 
-func (p *projector) applyOnce(ctx context.Context, batch []domain.Recorded) (done bool, err error) {
+// applyContiguous applies events that start right after p.applied.
+func (p *projector) applyContiguous(ctx context.Context, events []domain.Recorded) error {
+	last := events[len(events)-1]
+	if !p.handlesAny(events) {
+		p.applied = last.Position
+		if time.Since(p.storedAt) > checkpointEvery {
+			return p.write(ctx, nil)
+		}
+		return nil
+	}
+	return p.write(ctx, events)
+}
+
+func (p *projector) handlesAny(events []domain.Recorded) bool {
+	for _, e := range events {
+		if p.projection.Handles(e.Type) {
+			return true
+		}
+	}
+	return false
+}
+
+// write applies events (none: only moves the checkpoint to p.applied) and the checkpoint in one
+// transaction. The checkpoint moves only from the value this projector stored last; when another
+// process moved it meanwhile, the events it already applied are left out.
+func (p *projector) write(ctx context.Context, events []domain.Recorded) error {
 	name := p.projection.Name()
-	tx, err := p.db.Write.BeginTx(ctx, nil)
+	target := p.applied
+	if len(events) > 0 {
+		target = events[len(events)-1].Position
+	}
+	tx, err := p.db.Projections.BeginTx(ctx, nil)
 	if err != nil {
-		return false, fmt.Errorf("pipeline: %s: begin: %w", name, err)
+		return fmt.Errorf("pipeline: %s: begin: %w", name, err)
 	}
 	defer tx.Rollback()
-	if p.db.Dialect == sqldb.Postgres {
-		// A read model is rebuilt from the log, and its checkpoint commits with it: a commit lost
-		// to a database crash is simply applied again. So it need not wait for the disk.
-		if _, err := tx.ExecContext(ctx, `SET LOCAL synchronous_commit TO OFF`); err != nil {
-			return false, fmt.Errorf("pipeline: %s: %w", name, err)
+	now := time.Now()
+	res, err := tx.ExecContext(ctx, `UPDATE projection_checkpoints SET position = $1, updated_at = $2 WHERE name = $3 AND position = $4`,
+		target, now.UnixMilli(), name, p.stored)
+	if err != nil {
+		return fmt.Errorf("pipeline: %s: move checkpoint: %w", name, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		if events, err = p.afterConcurrentProjector(ctx, tx, events, target, now); err != nil {
+			return err
 		}
 	}
-	var checkpoint int64
-	if err := tx.QueryRowContext(ctx, `SELECT position FROM projection_checkpoints WHERE name = $1`+p.db.ForUpdate(), name).Scan(&checkpoint); err != nil {
-		return false, fmt.Errorf("pipeline: %s: lock checkpoint: %w", name, err)
-	}
-	fresh := afterPosition(batch, checkpoint)
-	if len(fresh) == 0 {
-		p.tracker.advance(name, checkpoint)
-		return true, nil
-	}
-	done = true
-	if fresh[0].Position > checkpoint+1 {
-		missing, err := p.log.ReadLog(ctx, checkpoint, int(min(fresh[0].Position-checkpoint-1, catchUpChunk)))
-		if err != nil {
-			return false, fmt.Errorf("pipeline: %s: catch up: %w", name, err)
+	if len(events) > 0 {
+		if err := p.projection.Apply(ctx, tx, events); err != nil {
+			return err
 		}
-		if len(missing) == 0 || missing[0].Position != checkpoint+1 {
-			return false, fmt.Errorf("pipeline: %s: the log has no event after %d before %d", name, checkpoint, fresh[0].Position)
-		}
-		fresh, done = missing, false
-	}
-	if err := p.projection.Apply(ctx, tx, fresh); err != nil {
-		return false, err
-	}
-	last := fresh[len(fresh)-1].Position
-	if _, err := tx.ExecContext(ctx, `UPDATE projection_checkpoints SET position = $1, updated_at = $2 WHERE name = $3`,
-		last, time.Now().UnixMilli(), name); err != nil {
-		return false, fmt.Errorf("pipeline: %s: move checkpoint: %w", name, err)
 	}
 	if err := tx.Commit(); err != nil {
-		return false, fmt.Errorf("pipeline: %s: commit: %w", name, err)
+		return fmt.Errorf("pipeline: %s: commit: %w", name, err)
 	}
-	p.tracker.advance(name, last)
-	p.observer.Applied(name, last, fresh[len(fresh)-1].OccurredAt)
-	return done, nil
+	p.stored, p.storedAt = max(target, p.stored), now
+	p.applied = max(p.applied, target, p.stored)
+	if len(events) > 0 {
+		p.observer.Applied(name, target, events[len(events)-1].OccurredAt)
+	}
+	return nil
+}
+
+// afterConcurrentProjector handles a checkpoint that another process moved: it locks the
+// checkpoint, drops the events that process already applied, and moves the checkpoint on.
+func (p *projector) afterConcurrentProjector(ctx context.Context, tx *sql.Tx, events []domain.Recorded, target int64, now time.Time) ([]domain.Recorded, error) {
+	name := p.projection.Name()
+	var theirs int64
+	if err := tx.QueryRowContext(ctx, `SELECT position FROM projection_checkpoints WHERE name = $1`+p.db.ForUpdate(), name).Scan(&theirs); err != nil {
+		return nil, fmt.Errorf("pipeline: %s: lock checkpoint: %w", name, err)
+	}
+	p.stored = theirs
+	events = afterPosition(events, theirs)
+	if theirs >= target {
+		return nil, nil
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE projection_checkpoints SET position = $1, updated_at = $2 WHERE name = $3`, target, now.UnixMilli(), name); err != nil {
+		return nil, fmt.Errorf("pipeline: %s: move checkpoint: %w", name, err)
+	}
+	return events, nil
 }
 
 // afterPosition returns the events of a position-ordered batch that come after pos.

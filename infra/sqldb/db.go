@@ -6,6 +6,7 @@ package sqldb
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"net/url"
 	"strings"
@@ -32,6 +33,11 @@ type DB struct {
 	Dialect Dialect
 	Write   *sql.DB
 	Read    *sql.DB
+	// Projections is where read models are written. In PostgreSQL mode it is a pool of its own
+	// whose commits do not wait for the disk (synchronous_commit=off): a read model is rebuilt
+	// from the log and its checkpoint commits with it, so a commit lost to a database crash is
+	// simply applied again. The event log itself always commits synchronously.
+	Projections *sql.DB
 }
 
 // Open connects to a "sqlite:PATH" or "postgres://…" URL.
@@ -47,18 +53,39 @@ func Open(ctx context.Context, rawURL string) (*DB, error) {
 }
 
 func openPostgres(ctx context.Context, rawURL string) (*DB, error) {
+	pool, err := openPostgresPool(ctx, rawURL, 24)
+	if err != nil {
+		return nil, err
+	}
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("sqldb: parse database url: %w", err)
+	}
+	q := u.Query()
+	q.Set("synchronous_commit", "off") // pgx sends unknown parameters as session settings
+	u.RawQuery = q.Encode()
+	projections, err := openPostgresPool(ctx, u.String(), 8)
+	if err != nil {
+		pool.Close()
+		return nil, err
+	}
+	return &DB{Dialect: Postgres, Write: pool, Read: pool, Projections: projections}, nil
+}
+
+func openPostgresPool(ctx context.Context, rawURL string, size int) (*sql.DB, error) {
 	pool, err := sql.Open("pgx", rawURL)
 	if err != nil {
 		return nil, fmt.Errorf("sqldb: open postgres: %w", err)
 	}
-	pool.SetMaxOpenConns(24)
-	pool.SetMaxIdleConns(24)
+	pool.SetMaxOpenConns(size)
+	pool.SetMaxIdleConns(size)
 	pool.SetConnMaxIdleTime(5 * time.Minute)
 	if err := pool.PingContext(ctx); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("sqldb: connect to postgres %s: %w", redact(rawURL), err)
 	}
-	return &DB{Dialect: Postgres, Write: pool, Read: pool}, nil
+	return pool, nil
 }
 
 func openSQLite(ctx context.Context, path string) (*DB, error) {
@@ -86,18 +113,20 @@ func openSQLite(ctx context.Context, path string) (*DB, error) {
 	}
 	read.SetMaxOpenConns(8)
 	read.SetMaxIdleConns(8)
-	return &DB{Dialect: SQLite, Write: write, Read: read}, nil
+	return &DB{Dialect: SQLite, Write: write, Read: read, Projections: write}, nil
 }
 
 // Close closes every pool.
 func (db *DB) Close() error {
-	err := db.Write.Close()
-	if db.Read != db.Write {
-		if rerr := db.Read.Close(); err == nil {
-			err = rerr
+	closed := map[*sql.DB]bool{}
+	var errs []error
+	for _, pool := range []*sql.DB{db.Write, db.Read, db.Projections} {
+		if !closed[pool] {
+			closed[pool] = true
+			errs = append(errs, pool.Close())
 		}
 	}
-	return err
+	return errors.Join(errs...)
 }
 
 // ForUpdate is the row-locking suffix of a SELECT inside a write transaction. SQLite needs none:

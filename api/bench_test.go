@@ -1,0 +1,61 @@
+package api_test
+
+import (
+	"fmt"
+	"net/http"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"funnel/infra/app"
+	"funnel/infra/app/apptest"
+	"funnel/infra/sqldb/sqldbtest"
+)
+
+// BenchmarkUpsertContact measures POST /api/v1/contacts end to end (HTTP on loopback, a new email
+// and two tagNames, read-your-writes included) with 8 concurrent clients, in both storage modes.
+// It reports upserts/s and the p99 latency.
+func BenchmarkUpsertContact(b *testing.B) {
+	for _, dialect := range sqldbtest.Dialects {
+		b.Run(string(dialect), func(b *testing.B) {
+			svc := apptest.Start(b, dialect, func(c *app.Config) { c.RateLimits = false })
+			acc := svc.NewAccount(b)
+			svc.NewTag(b, acc.ID, "Lead")
+			svc.NewTag(b, acc.ID, "Newsletter")
+			var n atomic.Int64
+			var mu sync.Mutex
+			var latencies []time.Duration
+			b.SetParallelism(4) // 4 × GOMAXPROCS (2) = 8 clients
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				var mine []time.Duration
+				for pb.Next() {
+					body := map[string]any{"email": fmt.Sprintf("bench-%d@example.com", n.Add(1)), "firstName": "Bench", "tagNames": []string{"Lead", "Newsletter"}}
+					start := time.Now()
+					res := svc.API.Post(b, "/api/v1/contacts", acc.Key, body)
+					mine = append(mine, time.Since(start))
+					if res.Status != http.StatusOK {
+						b.Errorf("upsert: %d %s", res.Status, res.Raw)
+						return
+					}
+				}
+				mu.Lock()
+				latencies = append(latencies, mine...)
+				mu.Unlock()
+			})
+			b.StopTimer()
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "upserts/s")
+			b.ReportMetric(float64(percentile(latencies, 0.99).Microseconds())/1000, "p99-ms")
+		})
+	}
+}
+
+func percentile(d []time.Duration, p float64) time.Duration {
+	if len(d) == 0 {
+		return 0
+	}
+	slices.Sort(d)
+	return d[min(len(d)-1, int(float64(len(d))*p))]
+}

@@ -1,0 +1,230 @@
+package eventstore
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
+
+	"funnel/infra/sqldb"
+)
+
+// appendTx is one group-commit transaction, in the two steps the appender needs: lock the log
+// head and read the current versions of the streams, then write the rows and move the head.
+// PostgreSQL sends each step as one pipelined round trip; SQLite runs plain statements.
+type appendTx interface {
+	// lock takes the head row lock and returns the head and the version of every stream
+	// (0 for a new one), read after the lock was granted.
+	lock(ctx context.Context, streamIDs []string) (head int64, versions map[string]int64, err error)
+	// write inserts the rows, moves the head to newHead and commits.
+	write(ctx context.Context, rows []*row, newHead int64) error
+}
+
+// inTx runs fn in an append transaction; it rolls back unless fn's write committed.
+func (s *Store) inTx(ctx context.Context, fn func(appendTx) error) error {
+	if s.db.Dialect == sqldb.Postgres {
+		conn, err := s.db.Write.Conn(ctx)
+		if err != nil {
+			return fmt.Errorf("eventstore: connection: %w", err)
+		}
+		defer conn.Close()
+		return conn.Raw(func(driverConn any) error {
+			tx := &pgxAppendTx{conn: driverConn.(*stdlib.Conn).Conn()}
+			defer tx.cleanUp()
+			return fn(tx)
+		})
+	}
+	tx, err := s.db.Write.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("eventstore: begin append: %w", err)
+	}
+	defer tx.Rollback()
+	return fn(&sqlAppendTx{tx: tx})
+}
+
+// pgxAppendTx pipelines each step: BEGIN, lock and versions in one round trip; insert, head and
+// COMMIT in the next. The versions query runs after the lock was granted (its own statement, so
+// its own snapshot under READ COMMITTED), so no append committed before it is missed.
+type pgxAppendTx struct {
+	conn *pgx.Conn
+}
+
+func (t *pgxAppendTx) lock(ctx context.Context, streamIDs []string) (int64, map[string]int64, error) {
+	b := &pgx.Batch{}
+	b.Queue(`BEGIN`)
+	b.Queue(`SELECT position FROM event_log_head WHERE id = 1 FOR UPDATE`)
+	b.Queue(`SELECT stream_id, MAX(version) FROM events WHERE stream_id = ANY($1) GROUP BY stream_id`, streamIDs)
+	res := t.conn.SendBatch(ctx, b)
+	defer res.Close()
+	if _, err := res.Exec(); err != nil {
+		return 0, nil, fmt.Errorf("eventstore: begin append: %w", err)
+	}
+	var head int64
+	if err := res.QueryRow().Scan(&head); err != nil {
+		return 0, nil, fmt.Errorf("eventstore: lock head: %w", err)
+	}
+	rows, err := res.Query()
+	if err != nil {
+		return 0, nil, fmt.Errorf("eventstore: read stream versions: %w", err)
+	}
+	versions := make(map[string]int64, len(streamIDs))
+	for _, id := range streamIDs {
+		versions[id] = 0
+	}
+	for rows.Next() {
+		var id string
+		var v int64
+		if err := rows.Scan(&id, &v); err != nil {
+			rows.Close()
+			return 0, nil, fmt.Errorf("eventstore: scan stream version: %w", err)
+		}
+		versions[id] = v
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return 0, nil, fmt.Errorf("eventstore: read stream versions: %w", err)
+	}
+	return head, versions, res.Close()
+}
+
+func (t *pgxAppendTx) write(ctx context.Context, rows []*row, newHead int64) error {
+	b := &pgx.Batch{}
+	if len(rows) > 0 {
+		cols := make([][]any, insertColumns)
+		for _, r := range rows {
+			for i, v := range r.values() {
+				cols[i] = append(cols[i], v)
+			}
+		}
+		b.Queue(`INSERT INTO events (position, event_id, stream_id, version, type, schema_version, occurred_at, account_id, contact_id, data, metadata)
+			SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::bigint[], $5::text[], $6::int[], $7::bigint[], $8::text[], $9::text[], $10::text[], $11::text[])`,
+			typed[int64](cols[0]), typed[string](cols[1]), typed[string](cols[2]), typed[int64](cols[3]), typed[string](cols[4]), typed[int](cols[5]),
+			typed[int64](cols[6]), typed[string](cols[7]), nullable(cols[8]), typed[string](cols[9]), typed[string](cols[10]))
+		b.Queue(`UPDATE event_log_head SET position = $1 WHERE id = 1`, newHead)
+	}
+	b.Queue(`COMMIT`)
+	if err := t.conn.SendBatch(ctx, b).Close(); err != nil {
+		return fmt.Errorf("eventstore: write events: %w", err)
+	}
+	return nil
+}
+
+// cleanUp rolls back a transaction left open by an error, so the connection goes back clean.
+func (t *pgxAppendTx) cleanUp() {
+	if t.conn.PgConn().TxStatus() != 'I' {
+		_, _ = t.conn.Exec(context.Background(), `ROLLBACK`)
+	}
+}
+
+func typed[T any](vals []any) []T {
+	out := make([]T, len(vals))
+	for i, v := range vals {
+		out[i] = v.(T)
+	}
+	return out
+}
+
+func nullable(vals []any) []*string {
+	out := make([]*string, len(vals))
+	for i, v := range vals {
+		if ns := v.(sql.NullString); ns.Valid {
+			s := ns.String
+			out[i] = &s
+		}
+	}
+	return out
+}
+
+// sqlAppendTx is the append transaction over database/sql (SQLite: an immediate transaction on
+// the single write connection).
+type sqlAppendTx struct {
+	tx *sql.Tx
+}
+
+func (t *sqlAppendTx) lock(ctx context.Context, streamIDs []string) (int64, map[string]int64, error) {
+	var head int64
+	if err := t.tx.QueryRowContext(ctx, `SELECT position FROM event_log_head WHERE id = 1`).Scan(&head); err != nil {
+		return 0, nil, fmt.Errorf("eventstore: read head: %w", err)
+	}
+	versions := make(map[string]int64, len(streamIDs))
+	for _, id := range streamIDs {
+		versions[id] = 0
+	}
+	const chunk = 500
+	for start := 0; start < len(streamIDs); start += chunk {
+		part := streamIDs[start:min(start+chunk, len(streamIDs))]
+		args := make([]any, len(part))
+		for i, id := range part {
+			args[i] = id
+		}
+		rows, err := t.tx.QueryContext(ctx, `SELECT stream_id, MAX(version) FROM events WHERE stream_id IN (`+placeholders(1, len(part))+`) GROUP BY stream_id`, args...)
+		if err != nil {
+			return 0, nil, fmt.Errorf("eventstore: read stream versions: %w", err)
+		}
+		for rows.Next() {
+			var id string
+			var v int64
+			if err := rows.Scan(&id, &v); err != nil {
+				rows.Close()
+				return 0, nil, fmt.Errorf("eventstore: scan stream version: %w", err)
+			}
+			versions[id] = v
+		}
+		if err := rows.Close(); err != nil {
+			return 0, nil, fmt.Errorf("eventstore: read stream versions: %w", err)
+		}
+	}
+	return head, versions, nil
+}
+
+func (t *sqlAppendTx) write(ctx context.Context, rows []*row, newHead int64) error {
+	const chunk = 200
+	for start := 0; start < len(rows); start += chunk {
+		part := rows[start:min(start+chunk, len(rows))]
+		var sb strings.Builder
+		sb.WriteString(`INSERT INTO events (position, event_id, stream_id, version, type, schema_version, occurred_at, account_id, contact_id, data, metadata) VALUES `)
+		args := make([]any, 0, len(part)*insertColumns)
+		for i, r := range part {
+			if i > 0 {
+				sb.WriteString(", ")
+			}
+			sb.WriteString("(" + placeholders(i*insertColumns+1, insertColumns) + ")")
+			args = append(args, r.values()...)
+		}
+		if _, err := t.tx.ExecContext(ctx, sb.String(), args...); err != nil {
+			return fmt.Errorf("eventstore: insert events: %w", err)
+		}
+	}
+	if len(rows) > 0 {
+		if _, err := t.tx.ExecContext(ctx, `UPDATE event_log_head SET position = $1 WHERE id = 1`, newHead); err != nil {
+			return fmt.Errorf("eventstore: move head: %w", err)
+		}
+	}
+	if err := t.tx.Commit(); err != nil {
+		return fmt.Errorf("eventstore: commit append: %w", err)
+	}
+	return nil
+}
+
+const insertColumns = 11
+
+// values are a row's columns in the order of the INSERTs above.
+func (r *row) values() []any {
+	return []any{r.position, r.eventID, r.streamID, r.version, r.eventType, r.schemaVersion,
+		r.occurredAt, r.accountID, r.contactID, r.data, r.metadata}
+}
+
+// placeholders returns "$from, $from+1, …" for n parameters.
+func placeholders(from, n int) string {
+	var sb strings.Builder
+	for i := 0; i < n; i++ {
+		if i > 0 {
+			sb.WriteString(", ")
+		}
+		fmt.Fprintf(&sb, "$%d", from+i)
+	}
+	return sb.String()
+}
