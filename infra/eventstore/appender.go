@@ -254,4 +254,3 @@ func versionsMatch(req *appendRequest, versions map[string]int64) bool {
 	}
 	return true
 }
-
