@@ -35,6 +35,9 @@ func (a *Account) Exists() bool { return a.exists }
 // HasCustomField tells whether the account defined a custom field with this id.
 func (a *Account) HasCustomField(id string) bool { _, ok := a.fieldNames[id]; return ok }
 
+// CustomFieldNames maps the account's custom field ids to their names.
+func (a *Account) CustomFieldNames() map[string]string { return a.fieldNames }
+
 // Create opens the account.
 func (a *Account) Create(name string) error {
 	if a.exists {

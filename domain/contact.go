@@ -1,5 +1,7 @@
 package domain
 
+import "sort"
+
 // ContactProfile is the part of a contact a request may set. A nil field is left as it is;
 // an empty string clears it (decisions.md "Contacts and tags").
 type ContactProfile struct {
@@ -44,12 +46,13 @@ type Contact struct {
 	phone        string
 	customFields map[string]string
 	tags         map[string]bool
+	leadByCRM    map[string]string // CRM id → the contact's latest lead there
 	changes
 }
 
 // ContactStream returns an empty contact to load stream id into.
 func ContactStream(id string) *Contact {
-	return &Contact{id: id, customFields: map[string]string{}, tags: map[string]bool{}}
+	return &Contact{id: id, customFields: map[string]string{}, tags: map[string]bool{}, leadByCRM: map[string]string{}}
 }
 
 // StreamID is the contact id.
@@ -140,6 +143,54 @@ func (c *Contact) RemoveTags(tags []TagRef) {
 	}
 }
 
+// LeadIn returns the contact's latest lead in a CRM, or "".
+func (c *Contact) LeadIn(crmID string) string { return c.leadByCRM[crmID] }
+
+// AssignLead records that a lead was opened for the contact. It lives on the contact's stream so
+// that two concurrent decisions to open the contact's lead in one CRM conflict, and only one wins.
+func (c *Contact) AssignLead(leadID, crmID string) {
+	c.record(LeadAssigned{ContactID: c.id, LeadID: leadID, CRMID: crmID})
+}
+
+// Snapshot is the contact as outbound events show it. fieldNames labels the custom fields.
+func (c *Contact) Snapshot(fieldNames map[string]string) ContactSnapshot {
+	snap := ContactSnapshot{
+		ContactID: c.id, Email: c.email, FirstName: c.firstName, LastName: c.lastName, Phone: c.phone,
+		CustomFields: map[string]string{}, CustomFieldsLabeled: []LabeledValue{},
+	}
+	ids := make([]string, 0, len(c.customFields))
+	for id, v := range c.customFields {
+		if v != "" {
+			snap.CustomFields[id] = v
+			ids = append(ids, id)
+		}
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		snap.CustomFieldsLabeled = append(snap.CustomFieldsLabeled, LabeledValue{ID: id, Label: fieldNames[id], Value: c.customFields[id]})
+	}
+	return snap
+}
+
+// ContactSnapshot is a contact at the moment of an event, carried by the events that outbound
+// webhooks report, so that their payload depends on the event alone.
+type ContactSnapshot struct {
+	ContactID           string            `json:"contactId"`
+	Email               string            `json:"email"`
+	FirstName           string            `json:"firstName"`
+	LastName            string            `json:"lastName"`
+	Phone               string            `json:"phone"`
+	CustomFields        map[string]string `json:"customFields"`
+	CustomFieldsLabeled []LabeledValue    `json:"customFieldsLabeled"`
+}
+
+// LabeledValue is a custom field value with the field's name.
+type LabeledValue struct {
+	ID    string `json:"id"`
+	Label string `json:"label"`
+	Value string `json:"value"`
+}
+
 // Replay applies one event of the contact's stream.
 func (c *Contact) Replay(e Event) { c.when(e) }
 
@@ -169,6 +220,8 @@ func (c *Contact) when(e Event) {
 		c.tags[e.TagID] = true
 	case TagRemoved:
 		delete(c.tags, e.TagID)
+	case LeadAssigned:
+		c.leadByCRM[e.CRMID] = e.LeadID
 	}
 }
 

@@ -49,7 +49,15 @@ type CampaignEnrolled struct {
 	CampaignID string `json:"campaignId"`
 }
 
+// LeadAssigned records on the contact that a lead was opened for it.
+type LeadAssigned struct {
+	ContactID string `json:"contactId"`
+	LeadID    string `json:"leadId"`
+	CRMID     string `json:"crmId"`
+}
+
 func (ContactCreated) EventType() string   { return "ContactCreated" }
+func (LeadAssigned) EventType() string     { return "LeadAssigned" }
 func (ContactUpdated) EventType() string   { return "ContactUpdated" }
 func (TagApplied) EventType() string       { return "TagApplied" }
 func (TagRemoved) EventType() string       { return "TagRemoved" }
@@ -63,6 +71,7 @@ func (e TagApplied) ContactRef() string       { return e.ContactID }
 func (e TagRemoved) ContactRef() string       { return e.ContactID }
 func (e EmailQueued) ContactRef() string      { return e.ContactID }
 func (e CampaignEnrolled) ContactRef() string { return e.ContactID }
+func (e LeadAssigned) ContactRef() string     { return e.ContactID }
 
 func init() {
 	register(ContactCreated{}, 1, nil)
@@ -71,4 +80,5 @@ func init() {
 	register(TagRemoved{}, 1, nil)
 	register(EmailQueued{}, 1, nil)
 	register(CampaignEnrolled{}, 1, nil)
+	register(LeadAssigned{}, 1, nil)
 }

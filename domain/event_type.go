@@ -1,0 +1,162 @@
+package domain
+
+import (
+	"net/url"
+	"strings"
+	"time"
+)
+
+// maxDurationMinutes bounds a calendar's meeting length (one day).
+const maxDurationMinutes = 24 * 60
+
+// EventType is a calendar: meetings of one length that people book. Its bookings live on its
+// stream, so that two bookings of one slot conflict on the stream version and only one wins.
+type EventType struct {
+	id         string
+	exists     bool
+	accountID  string
+	name       string
+	duration   time.Duration
+	meetingURL string
+	questions  []Field
+	booked     []interval
+	changes
+}
+
+type interval struct{ start, end time.Time }
+
+// EventTypeStream returns an empty calendar to load stream id into.
+func EventTypeStream(id string) *EventType { return &EventType{id: id} }
+
+// StreamID is the event type id.
+func (t *EventType) StreamID() string { return t.id }
+
+// Exists tells whether the calendar was created.
+func (t *EventType) Exists() bool { return t.exists }
+
+// AccountID is the account the calendar belongs to.
+func (t *EventType) AccountID() string { return t.accountID }
+
+// Questions are what a booking asks, in order.
+func (t *EventType) Questions() []Field { return t.questions }
+
+// Create defines the calendar.
+func (t *EventType) Create(account *Account, name string, durationMinutes int, meetingURL string, specs []FieldSpec, newID func() string) error {
+	name = strings.TrimSpace(name)
+	if err := requireName("name", name); err != nil {
+		return err
+	}
+	if durationMinutes < 1 || durationMinutes > maxDurationMinutes {
+		return Invalid("durationMinutes must be between 1 and %d", maxDurationMinutes)
+	}
+	meetingURL = strings.TrimSpace(meetingURL)
+	if meetingURL != "" {
+		u, err := url.Parse(meetingURL)
+		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || len(meetingURL) > 2048 {
+			return Invalid("meetingUrl must be an absolute http(s) URL")
+		}
+	}
+	questions, err := defineFields("questions", specs, account, newID)
+	if err != nil {
+		return err
+	}
+	t.record(EventTypeCreated{EventTypeID: t.id, AccountID: account.StreamID(), Name: name, DurationMinutes: durationMinutes, MeetingURL: meetingURL, Questions: questions})
+	return nil
+}
+
+// BookingRequest is what a booking asks for.
+type BookingRequest struct {
+	Start    time.Time
+	Timezone string // IANA name, optional
+	Answers  Answers
+	Contact  ContactMapping
+	Snapshot *ContactSnapshot // the contact after the booking's upsert; nil without an email
+}
+
+// Book takes a slot. A start in the past is refused (400), and so is one that overlaps another
+// booking of this calendar (409).
+func (t *EventType) Book(bookingID string, req BookingRequest, now time.Time) error {
+	if !req.Start.After(now) {
+		return Invalid("startTime must be in the future")
+	}
+	if req.Timezone != "" {
+		if _, err := time.LoadLocation(req.Timezone); err != nil || strings.EqualFold(req.Timezone, "local") {
+			return Invalid("timezone must be an IANA time zone name, such as Europe/Paris")
+		}
+	}
+	start := req.Start.UTC().Truncate(time.Millisecond)
+	end := start.Add(t.duration)
+	for _, b := range t.booked {
+		if start.Before(b.end) && b.start.Before(end) {
+			return Conflict("that time overlaps another booking of this calendar")
+		}
+	}
+	e := BookingCreated{
+		BookingID: bookingID, EventTypeID: t.id, EventTypeName: t.name, AccountID: t.accountID,
+		StartTime: start, EndTime: end, Timezone: req.Timezone, MeetingURL: t.meetingURL,
+		Answers: req.Answers, ContactFields: req.Contact.Values, Contact: req.Snapshot,
+	}
+	if req.Snapshot != nil {
+		e.ContactID = req.Snapshot.ContactID
+	}
+	t.record(e)
+	return nil
+}
+
+// Replay applies one event of the calendar's stream.
+func (t *EventType) Replay(e Event) { t.when(e) }
+
+func (t *EventType) record(e Event) {
+	t.when(e)
+	t.pending = append(t.pending, e)
+}
+
+func (t *EventType) when(e Event) {
+	switch e := e.(type) {
+	case EventTypeCreated:
+		t.exists, t.accountID, t.name = true, e.AccountID, e.Name
+		t.duration = time.Duration(e.DurationMinutes) * time.Minute
+		t.meetingURL, t.questions = e.MeetingURL, e.Questions
+	case BookingCreated:
+		t.booked = append(t.booked, interval{start: e.StartTime, end: e.EndTime})
+	}
+}
+
+// EventTypeCreated defines a calendar.
+type EventTypeCreated struct {
+	EventTypeID     string  `json:"eventTypeId"`
+	AccountID       string  `json:"accountId"`
+	Name            string  `json:"name"`
+	DurationMinutes int     `json:"durationMinutes"`
+	MeetingURL      string  `json:"meetingUrl"`
+	Questions       []Field `json:"questions"`
+}
+
+// BookingCreated records a booking with a snapshot of its calendar and contact, so that the
+// scheduling.booked webhook depends on this event alone. Contact is nil (and ContactID empty)
+// when no answer gave an email.
+type BookingCreated struct {
+	BookingID     string           `json:"bookingId"`
+	EventTypeID   string           `json:"eventTypeId"`
+	EventTypeName string           `json:"eventTypeName"`
+	AccountID     string           `json:"accountId"`
+	ContactID     string           `json:"contactId"`
+	StartTime     time.Time        `json:"startTime"`
+	EndTime       time.Time        `json:"endTime"`
+	Timezone      string           `json:"timezone"`
+	MeetingURL    string           `json:"meetingUrl"`
+	Answers       Answers          `json:"answers"`
+	ContactFields map[string]any   `json:"contactFields"`
+	Contact       *ContactSnapshot `json:"contact"`
+}
+
+func (EventTypeCreated) EventType() string { return "EventTypeCreated" }
+func (BookingCreated) EventType() string   { return "BookingCreated" }
+
+// ContactRef puts a booking in its contact's history.
+func (e BookingCreated) ContactRef() string { return e.ContactID }
+
+func init() {
+	register(EventTypeCreated{}, 1, nil)
+	register(BookingCreated{}, 1, nil)
+}
