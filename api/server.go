@@ -11,6 +11,7 @@ import (
 	"funnel/commands"
 	"funnel/domain"
 	"funnel/projections"
+	"funnel/webhooks"
 )
 
 // ReadModelWaiter lets a write wait until the read models show it.
@@ -31,12 +32,17 @@ type HTTPObserver interface {
 
 // Deps are what the handlers need.
 type Deps struct {
-	Commands   commands.Handlers
-	Accounts   *projections.Accounts
-	Tags       *projections.Tags
-	Contacts   *projections.Contacts
-	History    HistoryReader
-	ReadModels ReadModelWaiter
+	Commands commands.Handlers
+	Accounts *projections.Accounts
+	Tags     *projections.Tags
+	Contacts *projections.Contacts
+	// Webhooks: subscriptions and the delivery log kept by the webhook projector, and the
+	// sample payloads of the REST Hook API.
+	Subscriptions *webhooks.Subscriptions
+	Deliveries    *webhooks.Deliveries
+	Samples       *webhooks.Samples
+	History       HistoryReader
+	ReadModels    ReadModelWaiter
 	// Ready reports whether migrations ran and the projections caught up at start (/readyz).
 	Ready      func() bool
 	APIHost    string
@@ -78,6 +84,9 @@ func (s *Server) IntegrationHandler() http.Handler {
 	v1.Handle("/contacts/{contactId}", s.scoped(domain.ScopeContactsRead, s.getContact)).Methods(http.MethodGet)
 	v1.Handle("/contacts/{contactId}/tags", s.scoped(domain.ScopeTagsWrite, s.tagContactByID)).Methods(http.MethodPost)
 	v1.Handle("/tags", s.scoped(domain.ScopeTagsRead, s.listTags)).Methods(http.MethodGet)
+	v1.Handle("/webhooks/subscriptions", s.scoped(domain.ScopeWebhooksWrite, s.subscribeRESTHook)).Methods(http.MethodPost)
+	v1.Handle("/webhooks/subscriptions/{id}", s.scoped(domain.ScopeWebhooksWrite, s.unsubscribeRESTHook)).Methods(http.MethodDelete)
+	v1.Handle("/webhooks/events/{eventName}", s.scoped(domain.ScopeWebhooksWrite, s.sampleEvents)).Methods(http.MethodGet)
 
 	return requestIDs(s.observe("api", root))
 }
@@ -107,6 +116,12 @@ func (s *Server) OperatorHandler() http.Handler {
 	admin.HandleFunc("/accounts/{accountId}/tags", s.createTag).Methods(http.MethodPost)
 	admin.HandleFunc("/accounts/{accountId}/tags", s.listOperatorTags).Methods(http.MethodGet)
 	admin.HandleFunc("/accounts/{accountId}/history", s.history).Methods(http.MethodGet)
+	admin.HandleFunc("/accounts/{accountId}/webhooks", s.createWebhook).Methods(http.MethodPost)
+	admin.HandleFunc("/accounts/{accountId}/webhooks", s.listWebhooks).Methods(http.MethodGet)
+	admin.HandleFunc("/accounts/{accountId}/webhooks/{webhookId}", s.deleteWebhook).Methods(http.MethodDelete)
+	admin.HandleFunc("/accounts/{accountId}/webhooks/{webhookId}/rotate-secret", s.rotateWebhookSecret).Methods(http.MethodPost)
+	admin.HandleFunc("/accounts/{accountId}/webhook-deliveries", s.listDeliveries).Methods(http.MethodGet)
+	admin.HandleFunc("/accounts/{accountId}/webhook-deliveries/{deliveryId}/retry", s.retryDelivery).Methods(http.MethodPost)
 	return requestIDs(s.observe("operator", root))
 }
 

@@ -11,12 +11,18 @@ type Handlers struct {
 	CreateTag         Handler[CreateTag, CreateTagResult]
 	UpsertContact     Handler[UpsertContact, ContactResult]
 	ChangeContactTags Handler[ChangeContactTags, ContactResult]
+
+	CreateWebhookSubscription  Handler[CreateWebhookSubscription, CreateWebhookSubscriptionResult]
+	DeleteWebhookSubscription  Handler[DeleteWebhookSubscription, int64]
+	DisableWebhookSubscription Handler[DisableWebhookSubscription, int64]
+	RotateWebhookSecret        Handler[RotateWebhookSecret, RotateWebhookSecretResult]
 }
 
 // Dependencies are what the handlers need from outside.
 type Dependencies struct {
 	Store    EventStore
 	Tags     TagCatalogue
+	Targets  TargetChecker
 	Log      *zap.Logger
 	Observer Observer
 }
@@ -32,5 +38,10 @@ func NewHandlers(d Dependencies) Handlers {
 		CreateTag:         decorate[CreateTag, CreateTagResult]("CreateTag", CreateTagHandler{store: d.Store}, log, d.Observer),
 		UpsertContact:     decorate[UpsertContact, ContactResult]("UpsertContact", UpsertContactHandler{store: d.Store, tags: d.Tags}, log, d.Observer),
 		ChangeContactTags: decorate[ChangeContactTags, ContactResult]("ChangeContactTags", ChangeContactTagsHandler{store: d.Store, tags: d.Tags}, log, d.Observer),
+
+		CreateWebhookSubscription:  decorate[CreateWebhookSubscription, CreateWebhookSubscriptionResult]("CreateWebhookSubscription", CreateWebhookSubscriptionHandler{store: d.Store, targets: d.Targets}, log, d.Observer),
+		DeleteWebhookSubscription:  decorate[DeleteWebhookSubscription, int64]("DeleteWebhookSubscription", DeleteWebhookSubscriptionHandler{store: d.Store}, log, d.Observer),
+		DisableWebhookSubscription: decorate[DisableWebhookSubscription, int64]("DisableWebhookSubscription", DisableWebhookSubscriptionHandler{store: d.Store}, log, d.Observer),
+		RotateWebhookSecret:        decorate[RotateWebhookSecret, RotateWebhookSecretResult]("RotateWebhookSecret", RotateWebhookSecretHandler{store: d.Store}, log, d.Observer),
 	}
 }

@@ -44,3 +44,9 @@ func (m Meta) metadata() domain.Metadata {
 		CorrelationID: correlation,
 	}
 }
+
+// TargetChecker decides whether a URL may receive webhooks (the SSRF guard) and returns it
+// normalized; refusals are domain.Invalid errors.
+type TargetChecker interface {
+	CheckURL(ctx context.Context, rawURL string) (string, error)
+}

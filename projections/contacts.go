@@ -188,7 +188,7 @@ func (p *Contacts) List(ctx context.Context, accountID string, filter ContactFil
 	}
 	if page.Cursor != "" {
 		var before int64
-		if err := decodeCursor(page.Cursor, &before); err != nil {
+		if err := DecodeCursor(page.Cursor, &before); err != nil {
 			return nil, "", err
 		}
 		args = append(args, before)
@@ -214,7 +214,7 @@ func (p *Contacts) List(ctx context.Context, accountID string, filter ContactFil
 	next := ""
 	if len(out) > page.Limit {
 		out = out[:page.Limit]
-		next = encodeCursor(out[len(out)-1].seq)
+		next = EncodeCursor(out[len(out)-1].seq)
 	}
 	return out, next, nil
 }

@@ -15,14 +15,16 @@ type Page struct {
 // ErrBadCursor is returned for a cursor this service did not hand out.
 var ErrBadCursor = errors.New("projections: invalid cursor")
 
-// A cursor is the sort key of the last row of the previous page, so it stays valid while rows are
-// added or changed: the next page starts strictly after it.
-func encodeCursor(key any) string {
+// EncodeCursor turns a sort key into an opaque cursor. A cursor is the sort key of the last row
+// of the previous page, so it stays valid while rows are added or changed: the next page starts
+// strictly after it.
+func EncodeCursor(key any) string {
 	b, _ := json.Marshal(key)
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
-func decodeCursor(cursor string, key any) error {
+// DecodeCursor reads a cursor back into its sort key.
+func DecodeCursor(cursor string, key any) error {
 	b, err := base64.RawURLEncoding.DecodeString(cursor)
 	if err != nil {
 		return ErrBadCursor

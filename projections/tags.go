@@ -87,7 +87,7 @@ func (t *Tags) List(ctx context.Context, accountID string, page Page) ([]Tag, st
 	args := []any{accountID}
 	if page.Cursor != "" {
 		var c tagCursor
-		if err := decodeCursor(page.Cursor, &c); err != nil {
+		if err := DecodeCursor(page.Cursor, &c); err != nil {
 			return nil, "", err
 		}
 		query += ` AND (sort_order > $2 OR (sort_order = $2 AND (name_key > $3 OR (name_key = $3 AND id > $4))))`
@@ -102,7 +102,7 @@ func (t *Tags) List(ctx context.Context, accountID string, page Page) ([]Tag, st
 	if len(tags) > page.Limit {
 		tags = tags[:page.Limit]
 		last := tags[len(tags)-1]
-		next = encodeCursor(tagCursor{Order: last.Order, NameKey: domain.NameKey(last.Name), ID: last.ID})
+		next = EncodeCursor(tagCursor{Order: last.Order, NameKey: domain.NameKey(last.Name), ID: last.ID})
 	}
 	return tags, next, nil
 }

@@ -20,19 +20,21 @@ import (
 	"funnel/infra/pipeline"
 	"funnel/infra/sqldb"
 	"funnel/projections"
+	"funnel/webhooks"
 )
 
 // App is one running funnel process.
 type App struct {
-	cfg      Config
-	log      *zap.Logger
-	db       *sqldb.DB
-	store    *eventstore.Store
-	pipeline *pipeline.Pipeline
-	metrics  *metrics.Metrics
-	commands commands.Handlers
-	server   *api.Server
-	contacts *projections.Contacts
+	cfg        Config
+	log        *zap.Logger
+	db         *sqldb.DB
+	store      *eventstore.Store
+	pipeline   *pipeline.Pipeline
+	metrics    *metrics.Metrics
+	commands   commands.Handlers
+	server     *api.Server
+	contacts   *projections.Contacts
+	dispatcher *webhooks.Dispatcher
 }
 
 // Open connects to the database, applies pending migrations and wires the service.
@@ -59,21 +61,45 @@ func Open(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 	pipe.AddReadModel(contacts)
 	pipe.AddInvalidator(projections.NewCacheInvalidator(accounts, tags))
 
-	handlers := commands.NewHandlers(commands.Dependencies{Store: store, Tags: tags, Log: log, Observer: m})
-	a := &App{cfg: cfg, log: log, db: db, store: store, pipeline: pipe, metrics: m, commands: handlers, contacts: contacts}
+	a := &App{cfg: cfg, log: log, db: db, store: store, pipeline: pipe, metrics: m, contacts: contacts}
+	// The webhook projector is a read model too: the subscription lists are served from its table.
+	pipe.AddReadModel(webhooks.NewProjector(maxDeliveryAttempts, func() { a.dispatcher.Wake() }))
+	policy := webhooks.TargetPolicy{AllowPrivate: cfg.WebhookAllowPrivate}
+	handlers := commands.NewHandlers(commands.Dependencies{Store: store, Tags: tags, Targets: policy, Log: log, Observer: m})
+	a.commands = handlers
+	a.dispatcher = webhooks.NewDispatcher(db, webhooks.Config{
+		Schedule:    webhooks.Schedule{Base: cfg.WebhookBackoffBase, Cap: cfg.WebhookBackoffCap, MaxAttempts: maxDeliveryAttempts},
+		Policy:      policy,
+		Timeout:     10 * time.Second,
+		Concurrency: 64,
+		Poll:        250 * time.Millisecond,
+	}, func(ctx context.Context, accountID, subscriptionID, reason string) error {
+		_, err := handlers.DisableWebhookSubscription.Handle(ctx, commands.DisableWebhookSubscription{AccountID: accountID, SubscriptionID: subscriptionID, Reason: reason})
+		return err
+	}, m, log)
+	deliveries := webhooks.NewDeliveries(db, a.dispatcher.Wake)
+	m.WatchBacklog(func() float64 {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		n, _ := deliveries.Backlog(ctx)
+		return float64(n)
+	})
 	a.server = api.New(api.Deps{
-		Commands:   handlers,
-		Accounts:   accounts,
-		Tags:       tags,
-		Contacts:   contacts,
-		History:    store,
-		ReadModels: pipe.Tracker(),
-		Ready:      a.isReady,
-		APIHost:    cfg.APIHost,
-		AdminToken: cfg.AdminToken,
-		Log:        log,
-		HTTP:       m,
-		Metrics:    m.Handler(),
+		Commands:      handlers,
+		Accounts:      accounts,
+		Tags:          tags,
+		Contacts:      contacts,
+		Subscriptions: webhooks.NewSubscriptions(db.Read),
+		Deliveries:    deliveries,
+		Samples:       webhooks.NewSamples(store),
+		History:       store,
+		ReadModels:    pipe.Tracker(),
+		Ready:         a.isReady,
+		APIHost:       cfg.APIHost,
+		AdminToken:    cfg.AdminToken,
+		Log:           log,
+		HTTP:          m,
+		Metrics:       m.Handler(),
 	})
 	return a, nil
 }
@@ -108,8 +134,16 @@ func (a *App) isReady() bool {
 	}
 }
 
-// RunPipeline runs the relay and the projections until ctx ends.
-func (a *App) RunPipeline(ctx context.Context) error { return a.pipeline.Run(ctx) }
+// maxDeliveryAttempts is how often a webhook is tried (integration-api.md section 8).
+const maxDeliveryAttempts = 10
+
+// RunBackground runs the relay, the projections and the webhook dispatcher until ctx ends.
+func (a *App) RunBackground(ctx context.Context) error {
+	g, ctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return a.pipeline.Run(ctx) })
+	g.Go(func() error { return a.dispatcher.Run(ctx) })
+	return g.Wait()
+}
 
 // Close stops the appender and closes the database. Call it after Run returned.
 func (a *App) Close() {
@@ -142,7 +176,7 @@ func (a *App) Serve(ctx context.Context, ln Listeners) error {
 	pipeCtx, stopPipeline := context.WithCancel(context.Background())
 	defer stopPipeline()
 	pipeDone := make(chan error, 1)
-	go func() { pipeDone <- a.pipeline.Run(pipeCtx) }()
+	go func() { pipeDone <- a.RunBackground(pipeCtx) }()
 
 	servers := []*http.Server{newHTTPServer(a.APIHandler()), newHTTPServer(a.OperatorHandler())}
 	g, gctx := errgroup.WithContext(ctx)

@@ -15,6 +15,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -170,4 +171,22 @@ func scanEvents(rows *sql.Rows) ([]domain.Recorded, error) {
 		return nil, fmt.Errorf("eventstore: read events: %w", err)
 	}
 	return out, nil
+}
+
+// ReadRecentEvents returns an account's latest events of some types, newest first.
+func (s *Store) ReadRecentEvents(ctx context.Context, accountID string, types []string, limit int) ([]domain.Recorded, error) {
+	if len(types) == 0 {
+		return nil, nil
+	}
+	args := []any{accountID, limit}
+	marks := make([]string, len(types))
+	for i, t := range types {
+		args = append(args, t)
+		marks[i] = fmt.Sprintf("$%d", i+3)
+	}
+	rows, err := s.db.Read.QueryContext(ctx, selectEvents+` WHERE account_id = $1 AND type IN (`+strings.Join(marks, ", ")+`) ORDER BY position DESC LIMIT $2`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("eventstore: read recent events: %w", err)
+	}
+	return scanEvents(rows)
 }

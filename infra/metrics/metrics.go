@@ -28,6 +28,8 @@ type Metrics struct {
 	projectionPos   *prometheus.GaugeVec
 	projectionLag   *prometheus.HistogramVec
 	relayPosition   prometheus.Gauge
+	deliveries      *prometheus.CounterVec
+	attemptDuration prometheus.Histogram
 }
 
 // New registers every collector.
@@ -46,7 +48,9 @@ func New() *Metrics {
 	m.projectionPos = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "funnel_projection_position", Help: "Last log position each projection applied."}, []string{"projection"})
 	m.projectionLag = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "funnel_projection_lag_seconds", Help: "Time from an event's append to its projection.", Buckets: latencyBuckets}, []string{"projection"})
 	m.relayPosition = prometheus.NewGauge(prometheus.GaugeOpts{Name: "funnel_relay_position", Help: "Last log position the relay published."})
-	for _, c := range []prometheus.Collector{m.requests, m.requestDuration, m.commands, m.commandDuration, m.appendedEvents, m.appendBatch, m.appendCommit, m.projectionPos, m.projectionLag, m.relayPosition} {
+	m.deliveries = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "funnel_webhook_deliveries_total", Help: "Webhook delivery attempts by outcome: succeeded, retrying, failed, gone."}, []string{"outcome"})
+	m.attemptDuration = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "funnel_webhook_attempt_duration_seconds", Help: "Time from sending a webhook to its answer.", Buckets: latencyBuckets})
+	for _, c := range []prometheus.Collector{m.requests, m.requestDuration, m.commands, m.commandDuration, m.appendedEvents, m.appendBatch, m.appendCommit, m.projectionPos, m.projectionLag, m.relayPosition, m.deliveries, m.attemptDuration} {
 		f(c)
 	}
 	return m
@@ -94,3 +98,14 @@ func (m *Metrics) Applied(projection string, position int64, lastOccurred time.T
 
 // Relayed records the relay's position (pipeline.Observer).
 func (m *Metrics) Relayed(position int64) { m.relayPosition.Set(float64(position)) }
+
+// DeliveryAttempted records one webhook attempt (webhooks.Observer).
+func (m *Metrics) DeliveryAttempted(outcome string, took time.Duration) {
+	m.deliveries.WithLabelValues(outcome).Inc()
+	m.attemptDuration.Observe(took.Seconds())
+}
+
+// WatchBacklog exposes the number of webhook deliveries still to be sent, counted when scraped.
+func (m *Metrics) WatchBacklog(count func() float64) {
+	m.registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "funnel_webhook_backlog", Help: "Webhook deliveries still to be sent."}, count))
+}

@@ -147,6 +147,9 @@ func (p *projector) write(ctx context.Context, events []domain.Recorded) error {
 	p.applied = max(p.applied, target, p.stored)
 	if len(events) > 0 {
 		p.observer.Applied(name, target, events[len(events)-1].OccurredAt)
+		if c, ok := p.projection.(committer); ok {
+			c.Committed()
+		}
 	}
 	return nil
 }
@@ -169,6 +172,10 @@ func (p *projector) afterConcurrentProjector(ctx context.Context, tx *sql.Tx, ev
 	}
 	return events, nil
 }
+
+// committer is a projection that wants to know when its changes are committed (the webhook
+// projector wakes its dispatcher).
+type committer interface{ Committed() }
 
 // afterPosition returns the events of a position-ordered batch that come after pos.
 func afterPosition(batch []domain.Recorded, pos int64) []domain.Recorded {

@@ -117,7 +117,7 @@ func start(t testing.TB, databaseURL string, log *zap.Logger, configure func(*ap
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		if err := a.RunPipeline(runCtx); err != nil {
+		if err := a.RunBackground(runCtx); err != nil {
 			log.Error("pipeline", zap.Error(err))
 		}
 	}()

@@ -1,0 +1,134 @@
+package api
+
+import (
+	"net/http"
+
+	"github.com/gorilla/mux"
+
+	"funnel/commands"
+	"funnel/domain"
+	"funnel/webhooks"
+)
+
+// webhookView is a subscription as the operator API shows it, with its kind and status.
+func webhookView(s webhooks.Subscription) object {
+	v := subscriptionView(s)
+	v["kind"], v["status"] = s.Kind, s.Status
+	if s.StatusReason != "" {
+		v["statusReason"] = s.StatusReason
+	}
+	return v
+}
+
+// createWebhook serves POST /admin/v1/accounts/{accountId}/webhooks (custom, zapier or make).
+func (s *Server) createWebhook(w http.ResponseWriter, r *http.Request) {
+	if _, ok := s.existingAccount(w, r); !ok {
+		return
+	}
+	s.createSubscription(w, r, operatorMeta(r), domain.WebhookKindCustom, true, "webhook", webhookView)
+}
+
+// listWebhooks serves GET /admin/v1/accounts/{accountId}/webhooks, REST Hook subscriptions
+// included; ?kind= lists one kind.
+func (s *Server) listWebhooks(w http.ResponseWriter, r *http.Request) {
+	account, ok := s.existingAccount(w, r)
+	if !ok {
+		return
+	}
+	subs, err := s.deps.Subscriptions.List(r.Context(), account.ID, r.URL.Query().Get("kind"))
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	views := make([]object, len(subs))
+	for i, sub := range subs {
+		views[i] = webhookView(sub)
+	}
+	writeJSON(w, http.StatusOK, object{"webhooks": views})
+}
+
+// deleteWebhook serves DELETE /admin/v1/accounts/{accountId}/webhooks/{webhookId}.
+func (s *Server) deleteWebhook(w http.ResponseWriter, r *http.Request) {
+	s.deleteSubscription(w, r, operatorMeta(r), mux.Vars(r)["webhookId"])
+}
+
+// rotateWebhookSecret serves POST /admin/v1/accounts/{accountId}/webhooks/{webhookId}/rotate-secret.
+func (s *Server) rotateWebhookSecret(w http.ResponseWriter, r *http.Request) {
+	id := mux.Vars(r)["webhookId"]
+	res, err := s.deps.Commands.RotateWebhookSecret.Handle(r.Context(), commands.RotateWebhookSecret{Meta: operatorMeta(r), SubscriptionID: id})
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if !s.awaitReadModels(w, r, res.Position) {
+		return
+	}
+	sub, err := s.deps.Subscriptions.Get(r.Context(), id)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	v := webhookView(sub)
+	v["secret"] = res.Secret
+	writeJSON(w, http.StatusOK, object{"webhook": v})
+}
+
+func deliveryView(d webhooks.Delivery) object {
+	attempts := make([]object, len(d.Attempts))
+	for i, a := range d.Attempts {
+		attempts[i] = object{"at": formatTime(a.At), "statusCode": a.StatusCode, "error": a.Error, "durationMs": a.DurationMs}
+	}
+	v := object{"id": d.ID, "eventId": d.EventID, "eventType": d.EventType, "webhookId": d.WebhookID, "status": d.Status,
+		"attempts": attempts, "createdAt": formatTime(d.CreatedAt)}
+	if d.Status == "pending" {
+		v["nextAttemptAt"] = formatTime(d.NextAttemptAt)
+	}
+	if d.LastError != "" {
+		v["lastError"] = d.LastError
+	}
+	return v
+}
+
+// listDeliveries serves GET /admin/v1/accounts/{accountId}/webhook-deliveries?webhookId=&status=.
+func (s *Server) listDeliveries(w http.ResponseWriter, r *http.Request) {
+	account, ok := s.existingAccount(w, r)
+	if !ok {
+		return
+	}
+	page, ok := pageOf(w, r)
+	if !ok {
+		return
+	}
+	filter := webhooks.DeliveryFilter{WebhookID: r.URL.Query().Get("webhookId"), Status: r.URL.Query().Get("status")}
+	switch filter.Status {
+	case "", "pending", "succeeded", "failed":
+	default:
+		writeError(w, http.StatusBadRequest, "status must be pending, succeeded or failed")
+		return
+	}
+	deliveries, next, err := s.deps.Deliveries.List(r.Context(), account.ID, filter, page)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	views := make([]object, len(deliveries))
+	for i, d := range deliveries {
+		views[i] = deliveryView(d)
+	}
+	writeJSON(w, http.StatusOK, withCursor(object{"deliveries": views}, next))
+}
+
+// retryDelivery serves POST /admin/v1/accounts/{accountId}/webhook-deliveries/{deliveryId}/retry:
+// the delivery is sent again now, with the same ids and body.
+func (s *Server) retryDelivery(w http.ResponseWriter, r *http.Request) {
+	account, ok := s.existingAccount(w, r)
+	if !ok {
+		return
+	}
+	d, err := s.deps.Deliveries.Retry(r.Context(), account.ID, mux.Vars(r)["deliveryId"])
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, object{"delivery": deliveryView(d)})
+}

@@ -1,0 +1,45 @@
+package commands
+
+import (
+	"context"
+
+	"funnel/domain"
+)
+
+// DeleteWebhookSubscription ends a subscription; its pending deliveries are given up.
+type DeleteWebhookSubscription struct {
+	Meta           Meta
+	SubscriptionID string
+}
+
+// DeleteWebhookSubscriptionHandler handles DeleteWebhookSubscription.
+type DeleteWebhookSubscriptionHandler struct {
+	store EventStore
+}
+
+// Handle deletes the subscription; the position is where the deletion is visible.
+func (h DeleteWebhookSubscriptionHandler) Handle(ctx context.Context, cmd DeleteWebhookSubscription) (int64, error) {
+	return execute(ctx, h.store, cmd.Meta, cmd.SubscriptionID, func(ctx context.Context, s *session) error {
+		sub, err := loadSubscription(ctx, s, cmd.Meta.AccountID, cmd.SubscriptionID)
+		if err != nil {
+			return err
+		}
+		return sub.Delete()
+	})
+}
+
+// loadSubscription loads a subscription of the account: another account's is Forbidden, an
+// unknown or deleted one NotFound.
+func loadSubscription(ctx context.Context, s *session, accountID, id string) (*domain.WebhookSubscription, error) {
+	sub := domain.WebhookSubscriptionStream(id)
+	if err := s.load(ctx, sub); err != nil {
+		return nil, err
+	}
+	switch {
+	case !sub.Exists():
+		return nil, domain.NotFound("webhook subscription not found")
+	case sub.AccountID() != accountID:
+		return nil, domain.Forbidden("webhook subscription belongs to another account")
+	}
+	return sub, nil
+}

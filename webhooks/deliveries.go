@@ -1,0 +1,195 @@
+package webhooks
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"funnel/domain"
+	"funnel/infra/sqldb"
+	"funnel/projections"
+)
+
+// Deliveries is the delivery log of the operator API.
+type Deliveries struct {
+	db   *sqldb.DB
+	wake func()
+}
+
+// NewDeliveries reads and retries deliveries in db; wake tells the dispatcher a delivery is due.
+func NewDeliveries(db *sqldb.DB, wake func()) *Deliveries { return &Deliveries{db: db, wake: wake} }
+
+// Delivery is one event sent to one subscription, with every attempt.
+type Delivery struct {
+	ID            string
+	AccountID     string
+	EventID       string
+	EventType     string
+	WebhookID     string
+	Status        string // pending, succeeded, failed
+	NextAttemptAt time.Time
+	LastError     string
+	CreatedAt     time.Time
+	Attempts      []Attempt
+	position      int64
+}
+
+// Attempt is one try to send a delivery.
+type Attempt struct {
+	At         time.Time
+	StatusCode int // 0: no answer
+	Error      string
+	DurationMs int64
+}
+
+// DeliveryFilter narrows the delivery log.
+type DeliveryFilter struct {
+	WebhookID string
+	Status    string
+}
+
+type deliveryCursor struct {
+	Position int64  `json:"p"`
+	ID       string `json:"i"`
+}
+
+const selectDeliveries = `SELECT id, account_id, event_id, event_type, subscription_id, status, next_attempt_at, last_error, created_at, event_position FROM webhook_deliveries`
+
+// List returns one page of an account's deliveries, in the order of their events.
+func (d *Deliveries) List(ctx context.Context, accountID string, f DeliveryFilter, page projections.Page) ([]Delivery, string, error) {
+	var sb strings.Builder
+	sb.WriteString(selectDeliveries + ` WHERE account_id = $1`)
+	args := []any{accountID}
+	add := func(clause string, v ...any) {
+		args = append(args, v...)
+		sb.WriteString(" AND " + clause)
+	}
+	if f.WebhookID != "" {
+		add(fmt.Sprintf("subscription_id = $%d", len(args)+1), f.WebhookID)
+	}
+	if f.Status != "" {
+		add(fmt.Sprintf("status = $%d", len(args)+1), f.Status)
+	}
+	if page.Cursor != "" {
+		var c deliveryCursor
+		if err := projections.DecodeCursor(page.Cursor, &c); err != nil {
+			return nil, "", err
+		}
+		n := len(args)
+		add(fmt.Sprintf("(event_position > $%d OR (event_position = $%d AND id > $%d))", n+1, n+1, n+2), c.Position, c.ID)
+	}
+	fmt.Fprintf(&sb, " ORDER BY event_position, id LIMIT %d", page.Limit+1)
+	out, err := d.query(ctx, sb.String(), args...)
+	if err != nil {
+		return nil, "", err
+	}
+	next := ""
+	if len(out) > page.Limit {
+		out = out[:page.Limit]
+		last := out[len(out)-1]
+		next = projections.EncodeCursor(deliveryCursor{Position: last.position, ID: last.ID})
+	}
+	return out, next, d.attachAttempts(ctx, out)
+}
+
+// Get returns one delivery of any account, with its attempts; the caller checks the account.
+func (d *Deliveries) Get(ctx context.Context, id string) (Delivery, error) {
+	out, err := d.query(ctx, selectDeliveries+` WHERE id = $1`, id)
+	if err != nil {
+		return Delivery{}, err
+	}
+	if len(out) == 0 {
+		return Delivery{}, projections.ErrNotFound
+	}
+	return out[0], d.attachAttempts(ctx, out)
+}
+
+// Retry sends a delivery again now, with the same ids and body, whatever its state: one more
+// attempt. A delivery whose subscription has ended, or that is being sent right now, is refused.
+func (d *Deliveries) Retry(ctx context.Context, accountID, id string) (Delivery, error) {
+	del, err := d.Get(ctx, id)
+	if err != nil {
+		return Delivery{}, err
+	}
+	if del.AccountID != accountID {
+		return Delivery{}, domain.Forbidden("delivery belongs to another account")
+	}
+	var subStatus string
+	if err := d.db.Read.QueryRowContext(ctx, `SELECT status FROM webhook_subscriptions WHERE id = $1`, del.WebhookID).Scan(&subStatus); err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return Delivery{}, fmt.Errorf("webhooks: read subscription: %w", err)
+	}
+	if subStatus != "active" {
+		return Delivery{}, domain.Conflict("the webhook of this delivery is %s", subStatus)
+	}
+	now := time.Now().UnixMilli()
+	res, err := d.db.Write.ExecContext(ctx, `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = $1, max_attempts = attempts + 1, updated_at = $1
+		WHERE id = $2 AND claimed_until < $1`, now, id)
+	if err != nil {
+		return Delivery{}, fmt.Errorf("webhooks: retry delivery: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return Delivery{}, domain.Conflict("the delivery is being sent right now")
+	}
+	d.wake()
+	return d.Get(ctx, id)
+}
+
+func (d *Deliveries) query(ctx context.Context, q string, args ...any) ([]Delivery, error) {
+	rows, err := d.db.Read.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("webhooks: query deliveries: %w", err)
+	}
+	defer rows.Close()
+	var out []Delivery
+	for rows.Next() {
+		var del Delivery
+		var next, created int64
+		if err := rows.Scan(&del.ID, &del.AccountID, &del.EventID, &del.EventType, &del.WebhookID, &del.Status, &next, &del.LastError, &created, &del.position); err != nil {
+			return nil, fmt.Errorf("webhooks: scan delivery: %w", err)
+		}
+		del.NextAttemptAt, del.CreatedAt = time.UnixMilli(next).UTC(), time.UnixMilli(created).UTC()
+		del.Attempts = []Attempt{}
+		out = append(out, del)
+	}
+	return out, rows.Err()
+}
+
+func (d *Deliveries) attachAttempts(ctx context.Context, out []Delivery) error {
+	if len(out) == 0 {
+		return nil
+	}
+	index := map[string]int{}
+	args := make([]any, len(out))
+	marks := make([]string, len(out))
+	for i, del := range out {
+		index[del.ID] = i
+		args[i] = del.ID
+		marks[i] = fmt.Sprintf("$%d", i+1)
+	}
+	rows, err := d.db.Read.QueryContext(ctx, `SELECT delivery_id, at, status_code, error, duration_ms FROM webhook_attempts WHERE delivery_id IN (`+strings.Join(marks, ", ")+`) ORDER BY delivery_id, attempt`, args...)
+	if err != nil {
+		return fmt.Errorf("webhooks: query attempts: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		var a Attempt
+		var at int64
+		if err := rows.Scan(&id, &at, &a.StatusCode, &a.Error, &a.DurationMs); err != nil {
+			return fmt.Errorf("webhooks: scan attempt: %w", err)
+		}
+		a.At = time.UnixMilli(at).UTC()
+		out[index[id]].Attempts = append(out[index[id]].Attempts, a)
+	}
+	return rows.Err()
+}
+
+// Backlog counts the deliveries still to be sent (a metric).
+func (d *Deliveries) Backlog(ctx context.Context) (int64, error) {
+	var n int64
+	err := d.db.Read.QueryRowContext(ctx, `SELECT COUNT(*) FROM webhook_deliveries WHERE status = 'pending'`).Scan(&n)
+	return n, err
+}

@@ -1,0 +1,376 @@
+package webhooks
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
+
+	"funnel/infra/sqldb"
+	"funnel/webhooks/verify"
+)
+
+// Config tunes delivery.
+type Config struct {
+	Schedule    Schedule
+	Policy      TargetPolicy
+	Timeout     time.Duration // an answer must come within it (10 s)
+	Concurrency int           // deliveries in flight at once
+	Poll        time.Duration // how often due retries are looked for
+}
+
+// Observer is told about every attempt (metrics).
+type Observer interface {
+	DeliveryAttempted(outcome string, took time.Duration)
+}
+
+// Disabler disables a subscription whose target answered 410 Gone.
+type Disabler func(ctx context.Context, accountID, subscriptionID, reason string) error
+
+// Dispatcher sends due deliveries. Deliveries are claimed for a lease before they are sent, so
+// two dispatchers (in one process or several) never send one delivery at the same time; a
+// dispatcher that dies mid-send leaves its claims to expire, and the delivery is sent again
+// later with the same ids and body.
+type Dispatcher struct {
+	db       *sqldb.DB
+	cfg      Config
+	client   *http.Client
+	disable  Disabler
+	observer Observer
+	log      *zap.Logger
+	wake     chan struct{}
+	lease    time.Duration
+}
+
+// NewDispatcher builds a dispatcher.
+func NewDispatcher(db *sqldb.DB, cfg Config, disable Disabler, observer Observer, log *zap.Logger) *Dispatcher {
+	dialer := &net.Dialer{Timeout: 5 * time.Second, Control: cfg.Policy.dialControl}
+	transport := &http.Transport{
+		Proxy:                 nil, // a proxy would dial for us, out of reach of the address check
+		DialContext:           dialer.DialContext,
+		TLSHandshakeTimeout:   5 * time.Second,
+		MaxIdleConns:          256,
+		MaxIdleConnsPerHost:   max(cfg.Concurrency, 2),
+		IdleConnTimeout:       90 * time.Second,
+		ResponseHeaderTimeout: cfg.Timeout,
+	}
+	return &Dispatcher{
+		db:  db,
+		cfg: cfg,
+		client: &http.Client{
+			Transport: transport,
+			Timeout:   cfg.Timeout,
+			// A redirect is an answer like any other: a failure, retried later (decisions.md).
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+		},
+		disable:  disable,
+		observer: observer,
+		log:      log.Named("webhooks"),
+		wake:     make(chan struct{}, 1),
+		lease:    cfg.Timeout + time.Minute,
+	}
+}
+
+// Wake makes the dispatcher look for due deliveries now.
+func (d *Dispatcher) Wake() {
+	select {
+	case d.wake <- struct{}{}:
+	default:
+	}
+}
+
+type claimed struct {
+	id, accountID, subscriptionID, eventType string
+	body                          []byte
+	attempts, maxAttempts         int
+	url, secret, previous         string
+	previousUntil                 int64
+	subscriptionStatus            string
+}
+
+type outcome struct {
+	delivery   claimed
+	at         time.Time
+	status     int
+	err        string
+	took       time.Duration
+	header     http.Header
+	skipReason string // not sent: the subscription ended meanwhile
+}
+
+// Run sends deliveries until ctx ends, then waits for the ones in flight.
+func (d *Dispatcher) Run(ctx context.Context) error {
+	results := make(chan outcome, d.cfg.Concurrency)
+	inflight := 0
+	ticker := time.NewTicker(d.cfg.Poll)
+	defer ticker.Stop()
+	// retryTimer fires when the soonest retry this dispatcher scheduled is due; the ticker
+	// catches the rest (retries scheduled by other processes, a delivery that was in flight).
+	retryTimer := time.NewTimer(time.Hour)
+	defer retryTimer.Stop()
+	for {
+		if free := d.cfg.Concurrency - inflight; free > 0 && ctx.Err() == nil {
+			batch, err := d.claim(ctx, free)
+			if err != nil && ctx.Err() == nil {
+				d.log.Error("claim deliveries", zap.Error(err))
+			}
+			for _, c := range batch {
+				inflight++
+				go func() { results <- d.send(c) }()
+			}
+		}
+		if ctx.Err() != nil && inflight == 0 {
+			return nil
+		}
+		var done []outcome
+		select {
+		case r := <-results:
+			done = append(done, r)
+		drain:
+			for {
+				select {
+				case r := <-results:
+					done = append(done, r)
+				default:
+					break drain
+				}
+			}
+		case <-d.wake:
+		case <-ticker.C:
+		case <-retryTimer.C:
+		case <-ctx.Done():
+		}
+		if len(done) > 0 {
+			inflight -= len(done)
+			soonest, err := d.record(done)
+			if err != nil {
+				// The claims lapse and the deliveries are sent again: never lost, maybe repeated.
+				d.log.Error("record delivery attempts", zap.Error(err))
+			}
+			if !soonest.IsZero() {
+				retryTimer.Reset(max(time.Until(soonest), 0))
+			}
+		}
+	}
+}
+
+// claim takes up to n due deliveries for a lease. A delivery waits while an earlier one with the
+// same ordering key to the same subscription is still pending (decisions.md: per-resource order).
+func (d *Dispatcher) claim(ctx context.Context, n int) ([]claimed, error) {
+	now := time.Now().UnixMilli()
+	lock := ""
+	if d.db.Dialect == sqldb.Postgres {
+		lock = " FOR UPDATE OF d SKIP LOCKED"
+	}
+	rows, err := d.db.Write.QueryContext(ctx, `UPDATE webhook_deliveries SET claimed_until = $1
+		WHERE id IN (
+			SELECT d.id FROM webhook_deliveries d
+			WHERE d.status = 'pending' AND d.next_attempt_at <= $2 AND d.claimed_until < $2
+			  AND (d.ordering_key = '' OR NOT EXISTS (
+				SELECT 1 FROM webhook_deliveries e
+				WHERE e.subscription_id = d.subscription_id AND e.ordering_key = d.ordering_key
+				  AND e.event_position < d.event_position AND e.status = 'pending'))
+			ORDER BY d.next_attempt_at, d.event_position
+			LIMIT $3`+lock+`)
+		RETURNING id, account_id, subscription_id, event_type, body, attempts, max_attempts`,
+		now+d.lease.Milliseconds(), now, n)
+	if err != nil {
+		return nil, fmt.Errorf("webhooks: claim: %w", err)
+	}
+	var out []claimed
+	for rows.Next() {
+		var c claimed
+		var body string
+		if err := rows.Scan(&c.id, &c.accountID, &c.subscriptionID, &c.eventType, &body, &c.attempts, &c.maxAttempts); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("webhooks: scan claim: %w", err)
+		}
+		c.body = []byte(body)
+		out = append(out, c)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, fmt.Errorf("webhooks: claim: %w", err)
+	}
+	if len(out) == 0 {
+		return nil, nil
+	}
+	return out, d.attachSubscriptions(ctx, out)
+}
+
+// attachSubscriptions reads the target and secrets of each claimed delivery's subscription.
+func (d *Dispatcher) attachSubscriptions(ctx context.Context, batch []claimed) error {
+	ids := map[string]bool{}
+	var args []any
+	var marks []string
+	for _, c := range batch {
+		if !ids[c.subscriptionID] {
+			ids[c.subscriptionID] = true
+			args = append(args, c.subscriptionID)
+			marks = append(marks, "$"+strconv.Itoa(len(args)))
+		}
+	}
+	rows, err := d.db.Read.QueryContext(ctx, `SELECT id, url, secret, previous_secret, previous_valid_until, status FROM webhook_subscriptions WHERE id IN (`+strings.Join(marks, ", ")+`)`, args...)
+	if err != nil {
+		return fmt.Errorf("webhooks: read subscriptions: %w", err)
+	}
+	defer rows.Close()
+	type sub struct {
+		url, secret, previous, status string
+		until                         int64
+	}
+	subs := map[string]sub{}
+	for rows.Next() {
+		var id string
+		var s sub
+		if err := rows.Scan(&id, &s.url, &s.secret, &s.previous, &s.until, &s.status); err != nil {
+			return fmt.Errorf("webhooks: scan subscription: %w", err)
+		}
+		subs[id] = s
+	}
+	for i := range batch {
+		s := subs[batch[i].subscriptionID]
+		batch[i].url, batch[i].secret, batch[i].previous, batch[i].previousUntil, batch[i].subscriptionStatus = s.url, s.secret, s.previous, s.until, s.status
+	}
+	return rows.Err()
+}
+
+// send makes one attempt.
+func (d *Dispatcher) send(c claimed) outcome {
+	now := time.Now()
+	out := outcome{delivery: c, at: now}
+	if c.subscriptionStatus != "active" {
+		out.skipReason = "given up: subscription " + c.subscriptionStatus
+		return out
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), d.cfg.Timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(c.body))
+	if err != nil {
+		out.err = "invalid target url"
+		return out
+	}
+	secrets := []string{c.secret}
+	if c.previous != "" && now.UnixMilli() < c.previousUntil {
+		secrets = append(secrets, c.previous)
+	}
+	ts := now.Unix()
+	var service, standard []string
+	for _, s := range secrets {
+		service = append(service, verify.ServiceSignature(s, c.body))
+		standard = append(standard, verify.StandardSignature(s, c.id, ts, c.body))
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", "funnel-webhooks/1")
+	req.Header.Set("X-Service-Event", c.eventType)
+	req.Header.Set("X-Service-Delivery", c.id)
+	req.Header.Set("X-Service-Signature", strings.Join(service, " "))
+	req.Header.Set("webhook-id", c.id)
+	req.Header.Set("webhook-timestamp", strconv.FormatInt(ts, 10))
+	req.Header.Set("webhook-signature", strings.Join(standard, " "))
+
+	res, err := d.client.Do(req)
+	out.took = time.Since(now)
+	if err != nil {
+		out.err = describe(err)
+		return out
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(res.Body, 64<<10))
+	res.Body.Close()
+	out.status, out.header = res.StatusCode, res.Header
+	if res.StatusCode < 200 || res.StatusCode > 299 {
+		out.err = "HTTP " + strconv.Itoa(res.StatusCode)
+		if res.StatusCode >= 300 && res.StatusCode < 400 {
+			out.err += " (redirects are not followed)"
+		}
+	}
+	return out
+}
+
+// describe turns a transport error into a short message for the delivery log.
+func describe(err error) string {
+	var ne net.Error
+	switch {
+	case errors.As(err, &ne) && ne.Timeout():
+		return "timeout: no answer within the time limit"
+	case strings.Contains(err.Error(), "refusing to dial"):
+		return "refused: the target resolves to a private or loopback address"
+	case strings.Contains(err.Error(), "connection refused"):
+		return "connection refused"
+	}
+	msg := err.Error()
+	if len(msg) > 300 {
+		msg = msg[:300]
+	}
+	return msg
+}
+
+// record writes the attempts and the next state of every delivery in one transaction, then
+// disables the subscriptions whose target is gone. It returns when the soonest retry is due.
+func (d *Dispatcher) record(done []outcome) (soonest time.Time, err error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	tx, err := d.db.Write.BeginTx(ctx, nil)
+	if err != nil {
+		return soonest, fmt.Errorf("webhooks: begin: %w", err)
+	}
+	defer tx.Rollback()
+	var gone []claimed
+	for _, o := range done {
+		c := o.delivery
+		now := time.Now()
+		if o.skipReason != "" {
+			if _, err := tx.ExecContext(ctx, `UPDATE webhook_deliveries SET status = 'failed', claimed_until = 0, last_error = $1, updated_at = $2 WHERE id = $3`,
+				o.skipReason, now.UnixMilli(), c.id); err != nil {
+				return soonest, fmt.Errorf("webhooks: give up delivery: %w", err)
+			}
+			continue
+		}
+		attempt := c.attempts + 1
+		status, next, result := "pending", now, "retrying"
+		switch {
+		case o.err == "":
+			status, result = "succeeded", "succeeded"
+		case o.status == http.StatusGone:
+			status, result = "failed", "gone"
+			gone = append(gone, c)
+		case attempt >= c.maxAttempts:
+			status, result = "failed", "failed"
+		default:
+			wait, ok := d.cfg.Schedule.retryAfter(o.status, o.header, now)
+			if !ok {
+				wait = d.cfg.Schedule.delayAfter(attempt)
+			}
+			next = now.Add(wait)
+			if soonest.IsZero() || next.Before(soonest) {
+				soonest = next
+			}
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO webhook_attempts (delivery_id, attempt, at, status_code, error, duration_ms) VALUES ($1, $2, $3, $4, $5, $6)
+			ON CONFLICT (delivery_id, attempt) DO NOTHING`, c.id, attempt, o.at.UnixMilli(), o.status, o.err, o.took.Milliseconds()); err != nil {
+			return soonest, fmt.Errorf("webhooks: record attempt: %w", err)
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE webhook_deliveries SET status = $1, attempts = $2, next_attempt_at = $3, claimed_until = 0,
+				last_status_code = $4, last_error = $5, updated_at = $6 WHERE id = $7`,
+			status, attempt, next.UnixMilli(), o.status, o.err, now.UnixMilli(), c.id); err != nil {
+			return soonest, fmt.Errorf("webhooks: update delivery: %w", err)
+		}
+		d.observer.DeliveryAttempted(result, o.took)
+	}
+	if err := tx.Commit(); err != nil {
+		return soonest, fmt.Errorf("webhooks: commit attempts: %w", err)
+	}
+	for _, c := range gone {
+		if err := d.disable(ctx, c.accountID, c.subscriptionID, "the target answered 410 Gone"); err != nil {
+			d.log.Error("disable subscription after 410", zap.String("subscription", c.subscriptionID), zap.Error(err))
+		}
+	}
+	return soonest, nil
+}

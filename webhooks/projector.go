@@ -1,0 +1,190 @@
+package webhooks
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/base32"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"funnel/domain"
+)
+
+// Projector is the webhook projection. It keeps the subscriptions table itself, from the same
+// ordered log, so that an event is matched against the subscriptions and filters as they were
+// at that point of the log, not as they are when a projection happens to run. For each matching
+// subscription it records a delivery in the outbox, in the transaction that moves its checkpoint.
+type Projector struct {
+	maxAttempts int
+	// wake tells the dispatcher that deliveries may be due; the pipeline calls Committed after
+	// each transaction of this projection commits.
+	wake func()
+}
+
+// NewProjector records deliveries with up to maxAttempts attempts each; wake is called when new
+// deliveries are due.
+func NewProjector(maxAttempts int, wake func()) *Projector {
+	return &Projector{maxAttempts: maxAttempts, wake: wake}
+}
+
+// Name identifies the projection's checkpoint.
+func (*Projector) Name() string { return "webhooks" }
+
+var subscriptionEvents = map[string]bool{
+	domain.WebhookSubscribed{}.EventType():           true,
+	domain.WebhookSubscriptionDeleted{}.EventType():  true,
+	domain.WebhookSubscriptionDisabled{}.EventType(): true,
+	domain.WebhookSecretRotated{}.EventType():        true,
+}
+
+// Handles tells whether the projector does anything with events of a type.
+func (*Projector) Handles(eventType string) bool {
+	return subscriptionEvents[eventType] || domainEvents[eventType]
+}
+
+// Committed wakes the dispatcher after deliveries were recorded.
+func (p *Projector) Committed() {
+	if p.wake != nil {
+		p.wake()
+	}
+}
+
+// Apply applies subscription changes and records the deliveries of outbound events.
+func (p *Projector) Apply(ctx context.Context, tx *sql.Tx, batch []domain.Recorded) error {
+	active := map[string][]subscriptionRow{} // by account, loaded once per batch
+	for _, r := range batch {
+		if subscriptionEvents[r.Type] {
+			if err := p.applySubscription(ctx, tx, r); err != nil {
+				return err
+			}
+			delete(active, r.Metadata.AccountID)
+			continue
+		}
+		out, ok, err := toOutbound(r)
+		if err != nil || !ok {
+			if err != nil {
+				return fmt.Errorf("webhooks: map %s at %d: %w", r.Type, r.Position, err)
+			}
+			continue
+		}
+		account := r.Metadata.AccountID
+		subs, loaded := active[account]
+		if !loaded {
+			if subs, err = activeSubscriptions(ctx, tx, account); err != nil {
+				return err
+			}
+			active[account] = subs
+		}
+		if err := p.recordDeliveries(ctx, tx, r, out, subs); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+type subscriptionRow struct {
+	id      string
+	events  []string
+	filters domain.WebhookFilters
+}
+
+func activeSubscriptions(ctx context.Context, tx *sql.Tx, accountID string) ([]subscriptionRow, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT id, events, filters FROM webhook_subscriptions WHERE account_id = $1 AND status = 'active' ORDER BY position`, accountID)
+	if err != nil {
+		return nil, fmt.Errorf("webhooks: active subscriptions: %w", err)
+	}
+	defer rows.Close()
+	var out []subscriptionRow
+	for rows.Next() {
+		var s subscriptionRow
+		var events, filters string
+		if err := rows.Scan(&s.id, &events, &filters); err != nil {
+			return nil, fmt.Errorf("webhooks: scan subscription: %w", err)
+		}
+		if err := json.Unmarshal([]byte(events), &s.events); err != nil {
+			return nil, fmt.Errorf("webhooks: subscription events: %w", err)
+		}
+		if err := json.Unmarshal([]byte(filters), &s.filters); err != nil {
+			return nil, fmt.Errorf("webhooks: subscription filters: %w", err)
+		}
+		out = append(out, s)
+	}
+	return out, rows.Err()
+}
+
+func (p *Projector) recordDeliveries(ctx context.Context, tx *sql.Tx, r domain.Recorded, out outbound, subs []subscriptionRow) error {
+	var body []byte
+	for _, s := range subs {
+		if !slices.Contains(s.events, out.envelope.Type) || !s.filters.Match(out.envelope.Type, out.resources) {
+			continue
+		}
+		if body == nil {
+			var err error
+			if body, err = out.body(); err != nil {
+				return fmt.Errorf("webhooks: encode %s: %w", out.envelope.Type, err)
+			}
+		}
+		now := time.Now().UnixMilli()
+		// A replay of the log (a rebuild, a redelivered batch) derives the same id: nothing twice.
+		_, err := tx.ExecContext(ctx, `INSERT INTO webhook_deliveries (id, account_id, subscription_id, event_id, event_type, event_position, ordering_key, body,
+				status, attempts, max_attempts, next_attempt_at, claimed_until, last_status_code, last_error, created_at, updated_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'pending', 0, $9, $10, 0, 0, '', $10, $10)
+			ON CONFLICT (id) DO NOTHING`,
+			DeliveryID(r.ID, s.id), r.Metadata.AccountID, s.id, r.ID, out.envelope.Type, r.Position, out.orderingKey, string(body), p.maxAttempts, now)
+		if err != nil {
+			return fmt.Errorf("webhooks: record delivery: %w", err)
+		}
+	}
+	return nil
+}
+
+var idEncoding = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding)
+
+// DeliveryID is the id of the delivery of one event to one subscription: stable across retries
+// and replays (X-Service-Delivery, webhook-id).
+func DeliveryID(eventID, subscriptionID string) string {
+	sum := sha256.Sum256([]byte(eventID + "\x00" + subscriptionID))
+	return "dlv_" + idEncoding.EncodeToString(sum[:16])
+}
+
+func (p *Projector) applySubscription(ctx context.Context, tx *sql.Tx, r domain.Recorded) error {
+	e, err := r.Decode()
+	if err != nil {
+		return fmt.Errorf("webhooks: decode %s: %w", r.Type, err)
+	}
+	at := r.OccurredAt.UnixMilli()
+	switch e := e.(type) {
+	case domain.WebhookSubscribed:
+		events, _ := json.Marshal(e.Events)
+		filters, _ := json.Marshal(e.Filters)
+		_, err = tx.ExecContext(ctx, `INSERT INTO webhook_subscriptions (id, account_id, kind, url, events, filters, secret, previous_secret, previous_valid_until,
+				status, status_reason, created_at, updated_at, position)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, '', 0, 'active', '', $8, $8, $9)`,
+			e.SubscriptionID, e.AccountID, e.Kind, e.URL, string(events), string(filters), e.Secret, at, r.Position)
+	case domain.WebhookSecretRotated:
+		_, err = tx.ExecContext(ctx, `UPDATE webhook_subscriptions SET secret = $1, previous_secret = $2, previous_valid_until = $3, updated_at = $4 WHERE id = $5`,
+			e.Secret, e.PreviousSecret, e.PreviousValidUntil.UnixMilli(), at, e.SubscriptionID)
+	case domain.WebhookSubscriptionDeleted:
+		err = p.stop(ctx, tx, e.SubscriptionID, "deleted", "subscription deleted", at)
+	case domain.WebhookSubscriptionDisabled:
+		err = p.stop(ctx, tx, e.SubscriptionID, "disabled", e.Reason, at)
+	}
+	if err != nil {
+		return fmt.Errorf("webhooks: %s at %d: %w", r.Type, r.Position, err)
+	}
+	return nil
+}
+
+// stop ends a subscription and gives up its pending deliveries.
+func (p *Projector) stop(ctx context.Context, tx *sql.Tx, id, status, reason string, at int64) error {
+	if _, err := tx.ExecContext(ctx, `UPDATE webhook_subscriptions SET status = $1, status_reason = $2, updated_at = $3 WHERE id = $4`, status, reason, at, id); err != nil {
+		return err
+	}
+	_, err := tx.ExecContext(ctx, `UPDATE webhook_deliveries SET status = 'failed', last_error = $1, updated_at = $2 WHERE subscription_id = $3 AND status = 'pending'`,
+		strings.TrimSpace("given up: "+reason), at, id)
+	return err
+}

@@ -1,0 +1,85 @@
+package webhooks
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/netip"
+	"net/url"
+	"strings"
+	"syscall"
+
+	"funnel/domain"
+)
+
+// TargetPolicy is the SSRF guard: deliveries go only to public https targets. It is applied at
+// subscribe time, to the URL and every address its host resolves to, and again at connect time,
+// to the address actually dialled, so a host that re-resolves to a private address later (DNS
+// rebinding) is refused too. AllowPrivate (FUNNEL_WEBHOOK_ALLOW_PRIVATE) lifts it, for
+// development and tests.
+type TargetPolicy struct {
+	AllowPrivate bool
+	Resolver     *net.Resolver
+}
+
+// cgnat is the shared address space of carrier-grade NAT (RFC 6598), where some clouds also put
+// their metadata service (100.100.100.200).
+var cgnat = netip.MustParsePrefix("100.64.0.0/10")
+
+// allowedAddr tells whether a webhook may be sent to an address.
+func allowedAddr(a netip.Addr) bool {
+	a = a.Unmap()
+	return a.IsValid() && a.IsGlobalUnicast() && !a.IsPrivate() && !a.IsLoopback() && !a.IsLinkLocalUnicast() && !cgnat.Contains(a)
+}
+
+// CheckURL validates a target URL and returns it normalized. Refusals are domain.Invalid errors
+// that say why.
+func (p TargetPolicy) CheckURL(ctx context.Context, raw string) (string, error) {
+	raw = strings.TrimSpace(raw)
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" || u.User != nil || (u.Scheme != "https" && u.Scheme != "http") {
+		return "", domain.Invalid("url must be an absolute https URL without credentials")
+	}
+	if p.AllowPrivate {
+		return u.String(), nil
+	}
+	if u.Scheme != "https" {
+		return "", domain.Invalid("url must use https")
+	}
+	host := u.Hostname()
+	if addr, err := netip.ParseAddr(host); err == nil {
+		if !allowedAddr(addr) {
+			return "", domain.Invalid("url must not point to a loopback, private, link-local or metadata address")
+		}
+		return u.String(), nil
+	}
+	resolver := p.Resolver
+	if resolver == nil {
+		resolver = net.DefaultResolver
+	}
+	addrs, err := resolver.LookupNetIP(ctx, "ip", host)
+	if err != nil || len(addrs) == 0 {
+		return "", domain.Invalid("url host %q does not resolve", host)
+	}
+	for _, a := range addrs {
+		if !allowedAddr(a) {
+			return "", domain.Invalid("url host %q resolves to a loopback, private, link-local or metadata address", host)
+		}
+	}
+	return u.String(), nil
+}
+
+// dialControl refuses, at connect time, any address the policy does not allow.
+func (p TargetPolicy) dialControl(network, address string, _ syscall.RawConn) error {
+	if p.AllowPrivate {
+		return nil
+	}
+	ap, err := netip.ParseAddrPort(address)
+	if err != nil {
+		return fmt.Errorf("webhooks: refusing to dial %q: %w", address, err)
+	}
+	if !allowedAddr(ap.Addr()) {
+		return fmt.Errorf("webhooks: refusing to dial %s: not a public address", ap.Addr())
+	}
+	return nil
+}
