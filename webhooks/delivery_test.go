@@ -158,7 +158,10 @@ func TestGoneDisablesTheSubscription(t *testing.T) {
 
 // 429 with Retry-After waits as long as the receiver asked (capped by the backoff cap).
 func TestRetryAfterIsHonoured(t *testing.T) {
-	run(t, func(c *app.Config) { c.WebhookBackoffBase = 10 * time.Millisecond; c.WebhookBackoffCap = 5 * time.Second }, func(t *testing.T, svc *apptest.Service) {
+	run(t, func(c *app.Config) {
+		c.WebhookBackoffBase = 10 * time.Millisecond
+		c.WebhookBackoffCap = 5 * time.Second
+	}, func(t *testing.T, svc *apptest.Service) {
 		acc := svc.NewAccount(t)
 		rcv := newReceiver(t, http.StatusTooManyRequests, http.StatusOK)
 		rcv.headers = map[string]string{"Retry-After": "1"}

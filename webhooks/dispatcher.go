@@ -89,11 +89,11 @@ func (d *Dispatcher) Wake() {
 
 type claimed struct {
 	id, accountID, subscriptionID, eventType string
-	body                          []byte
-	attempts, maxAttempts         int
-	url, secret, previous         string
-	previousUntil                 int64
-	subscriptionStatus            string
+	body                                     []byte
+	attempts, maxAttempts                    int
+	url, secret, previous                    string
+	previousUntil                            int64
+	subscriptionStatus                       string
 }
 
 type outcome struct {
