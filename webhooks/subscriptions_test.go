@@ -1,0 +1,228 @@
+package webhooks_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"funnel/domain"
+	"funnel/infra/app"
+	"funnel/infra/app/apptest"
+	"funnel/infra/sqldb"
+	"funnel/infra/sqldb/sqldbtest"
+	"funnel/webhooks/verify"
+)
+
+// REST Hook subscriptions (for automation tools) through the integration API.
+func TestRESTHookLifecycle(t *testing.T) {
+	apptest.Run(t, func(t *testing.T, svc *apptest.Service) {
+		acc := svc.NewAccount(t)
+		form := newForm(t, svc, acc.ID, "Signup")
+		rcv := newReceiver(t)
+		res := svc.API.Post(t, "/api/v1/webhooks/subscriptions", acc.Key, map[string]any{
+			"hookUrl": rcv.URL + "/zap", "event": "form.submitted", "formIds": []string{form}, "secret": "a-secret-of-my-own-123",
+		}).Expect(t, http.StatusCreated)
+		sub := res.Object(t, "subscription")
+		id := sub["id"].(string)
+		filters := sub["filters"].(map[string]any)
+		if sub["url"] != rcv.URL+"/zap" || apptest.Strings(t, sub["events"])[0] != "form.submitted" || sub["createdAt"] == nil ||
+			apptest.Strings(t, filters["formIds"])[0] != form || len(apptest.Strings(t, filters["bumpIds"])) != 0 || sub["secret"] != "a-secret-of-my-own-123" {
+			t.Fatalf("subscription = %v", sub)
+		}
+		hooks := svc.Operator.Get(t, "/admin/v1/accounts/"+acc.ID+"/webhooks?kind=rest_hook", "").List(t, "webhooks")
+		if len(hooks) != 1 || hooks[0]["kind"] != "rest_hook" || hooks[0]["secret"] != nil {
+			t.Fatalf("operator list = %v", hooks)
+		}
+		submit(t, svc, acc.ID, form, "zap@example.com")
+		got := rcv.waitFor(t, 1, 5*time.Second)[0]
+		if err := verify.Service("a-secret-of-my-own-123", got.body, got.header.Get("X-Service-Signature")); err != nil {
+			t.Fatal(err)
+		}
+		// targetUrl and events[] are accepted too; the legacy checkout.paid means checkout.purchased.
+		alt := svc.API.Post(t, "/api/v1/webhooks/subscriptions", acc.Key, map[string]any{"targetUrl": rcv.URL, "events": []string{"checkout.paid", "checkout.refunded"}}).
+			Expect(t, http.StatusCreated).Object(t, "subscription")
+		if evs := apptest.Strings(t, alt["events"]); len(evs) != 2 || evs[0] != "checkout.purchased" || !strings.HasPrefix(alt["secret"].(string), "whsec_") {
+			t.Fatalf("alternative subscription = %v", alt)
+		}
+
+		other := svc.NewAccount(t)
+		svc.API.Delete(t, "/api/v1/webhooks/subscriptions/"+id, other.Key).ExpectError(t, http.StatusForbidden)
+		noScope := svc.NewKey(t, acc.ID, []string{"contacts:read"})
+		svc.API.Delete(t, "/api/v1/webhooks/subscriptions/"+id, noScope).ExpectError(t, http.StatusForbidden)
+		svc.API.Post(t, "/api/v1/webhooks/subscriptions", noScope, map[string]any{"url": rcv.URL, "event": "form.submitted"}).ExpectError(t, http.StatusForbidden)
+		svc.API.Delete(t, "/api/v1/webhooks/subscriptions/"+id, acc.Key).Expect(t, http.StatusOK)
+		svc.API.Delete(t, "/api/v1/webhooks/subscriptions/"+id, acc.Key).ExpectError(t, http.StatusNotFound)
+		svc.API.Delete(t, "/api/v1/webhooks/subscriptions/wh_unknown", acc.Key).ExpectError(t, http.StatusNotFound)
+		submit(t, svc, acc.ID, form, "after-delete@example.com")
+		time.Sleep(200 * time.Millisecond)
+		if rcv.count() != 1 {
+			t.Fatalf("a deleted subscription still receives: %d", rcv.count())
+		}
+
+		for name, body := range map[string]map[string]any{
+			"no url":               {"event": "form.submitted"},
+			"no event":             {"url": rcv.URL},
+			"unknown event":        {"url": rcv.URL, "event": "contact.created"},
+			"ftp url":              {"url": "ftp://example.com/x", "event": "form.submitted"},
+			"url with credentials": {"url": "https://user:pw@example.com/x", "event": "form.submitted"},
+			"another account form": {"url": rcv.URL, "event": "form.submitted", "formIds": []string{newForm(t, svc, other.ID, "Theirs")}},
+			"unknown calendar":     {"url": rcv.URL, "event": "scheduling.booked", "eventTypeIds": []string{"evt_nope"}},
+			"__none__ on products": {"url": rcv.URL, "event": "checkout.purchased", "productIds": []string{"__none__"}},
+			"short secret":         {"url": rcv.URL, "event": "form.submitted", "secret": "short"},
+			"events not strings":   {"url": rcv.URL, "events": []any{1}},
+		} {
+			t.Run(name, func(t *testing.T) {
+				svc.API.Post(t, "/api/v1/webhooks/subscriptions", acc.Key, body).ExpectError(t, http.StatusBadRequest)
+			})
+		}
+		if hooks := svc.Operator.Get(t, "/admin/v1/accounts/"+acc.ID+"/webhooks", "").List(t, "webhooks"); len(hooks) != 1 {
+			t.Fatalf("refused requests created subscriptions: %v", hooks)
+		}
+	})
+}
+
+// Deleting a subscription gives up its deliveries that were still pending.
+func TestDeletedSubscriptionGivesUpPendingDeliveries(t *testing.T) {
+	run(t, func(c *app.Config) { c.WebhookBackoffBase = time.Hour; c.WebhookBackoffCap = time.Hour }, func(t *testing.T, svc *apptest.Service) {
+		acc := svc.NewAccount(t)
+		rcv := newReceiver(t, 500)
+		form := newForm(t, svc, acc.ID, "Signup")
+		id, _ := subscribe(t, svc, acc.ID, map[string]any{"url": rcv.URL, "events": []string{"form.submitted"}})
+		submit(t, svc, acc.ID, form, "pending@example.com")
+		rcv.waitFor(t, 1, 5*time.Second)
+		waitDelivery(t, svc, acc.ID, "pending", 5*time.Second)
+		svc.Operator.Delete(t, "/admin/v1/accounts/"+acc.ID+"/webhooks/"+id, "").Expect(t, http.StatusOK)
+		d := waitDelivery(t, svc, acc.ID, "failed", 5*time.Second)
+		if !strings.Contains(d["lastError"].(string), "deleted") {
+			t.Fatalf("given-up delivery = %v", d)
+		}
+		svc.Operator.Post(t, "/admin/v1/accounts/"+acc.ID+"/webhook-deliveries/"+d["id"].(string)+"/retry", "", nil).ExpectError(t, http.StatusConflict)
+	})
+}
+
+// Custom and automation-tool connections of the operator API, listed by kind, with secret rotation.
+func TestOperatorWebhooksAndSecretRotation(t *testing.T) {
+	run(t, fast, func(t *testing.T, svc *apptest.Service) {
+		acc := svc.NewAccount(t)
+		rcv := newReceiver(t)
+		form := newForm(t, svc, acc.ID, "Signup")
+		id, oldSecret := subscribe(t, svc, acc.ID, map[string]any{"url": rcv.URL, "events": []string{"form.submitted"}})
+		subscribe(t, svc, acc.ID, map[string]any{"url": rcv.URL + "/zapier", "events": []string{"scheduling.booked"}, "kind": "zapier"})
+		subscribe(t, svc, acc.ID, map[string]any{"url": rcv.URL + "/make", "events": []string{"scheduling.booked"}, "kind": "make"})
+		svc.Operator.Post(t, "/admin/v1/accounts/"+acc.ID+"/webhooks", "", map[string]any{"url": rcv.URL, "events": []string{"form.submitted"}, "kind": "rest_hook"}).ExpectError(t, http.StatusBadRequest)
+		svc.Operator.Post(t, "/admin/v1/accounts/acc_nope/webhooks", "", map[string]any{"url": rcv.URL, "events": []string{"form.submitted"}}).ExpectError(t, http.StatusNotFound)
+		all := svc.Operator.Get(t, "/admin/v1/accounts/"+acc.ID+"/webhooks", "").List(t, "webhooks")
+		zapier := svc.Operator.Get(t, "/admin/v1/accounts/"+acc.ID+"/webhooks?kind=zapier", "").List(t, "webhooks")
+		if len(all) != 3 || len(zapier) != 1 || zapier[0]["url"] != rcv.URL+"/zapier" || all[0]["status"] != "active" {
+			t.Fatalf("all = %v, zapier = %v", all, zapier)
+		}
+
+		rotated := svc.Operator.Post(t, "/admin/v1/accounts/"+acc.ID+"/webhooks/"+id+"/rotate-secret", "", nil).Expect(t, http.StatusOK).Object(t, "webhook")
+		newSecret := rotated["secret"].(string)
+		if newSecret == oldSecret {
+			t.Fatal("rotation kept the secret")
+		}
+		submit(t, svc, acc.ID, form, "rotated@example.com")
+		got := rcv.waitFor(t, 1, 5*time.Second)[0]
+		// For 24 hours both secrets sign: a receiver still on the old one keeps verifying.
+		for _, secret := range []string{oldSecret, newSecret} {
+			if err := verify.Service(secret, got.body, got.header.Get("X-Service-Signature")); err != nil {
+				t.Errorf("X-Service-Signature with a current secret: %v", err)
+			}
+			if err := verify.Standard(secret, got.header, got.body, time.Minute, time.Now()); err != nil {
+				t.Errorf("webhook-signature with a current secret: %v", err)
+			}
+		}
+		if n := len(strings.Fields(got.header.Get("webhook-signature"))); n != 2 {
+			t.Fatalf("webhook-signature has %d signatures during rotation", n)
+		}
+		svc.Operator.Post(t, "/admin/v1/accounts/"+acc.ID+"/webhooks/wh_nope/rotate-secret", "", nil).ExpectError(t, http.StatusNotFound)
+		svc.Operator.Get(t, "/admin/v1/accounts/"+acc.ID+"/webhook-deliveries?status=lost", "").ExpectError(t, http.StatusBadRequest)
+	})
+}
+
+// Sample payloads for trigger testing: the account's own recent events when there are some,
+// realistic made-up ones otherwise.
+func TestSampleEvents(t *testing.T) {
+	apptest.Run(t, func(t *testing.T, svc *apptest.Service) {
+		acc := svc.NewAccount(t)
+		for _, name := range domain.OutboundEventTypes {
+			events := svc.API.Get(t, "/api/v1/webhooks/events/"+name, acc.Key).Expect(t, http.StatusOK).List(t, "events")
+			if len(events) != 1 || events[0]["type"] != name || events[0]["id"] == nil || events[0]["createdAt"] == nil || events[0]["data"] == nil {
+				t.Fatalf("sample of %s = %v", name, events)
+			}
+		}
+		form := newForm(t, svc, acc.ID, "Real")
+		eventID := submit(t, svc, acc.ID, form, "real@example.com")
+		events := svc.API.Get(t, "/api/v1/webhooks/events/form.submitted", acc.Key).Expect(t, http.StatusOK).List(t, "events")
+		if len(events) != 1 || events[0]["id"] != eventID || events[0]["data"].(map[string]any)["formId"] != form {
+			t.Fatalf("sample from the account's data = %v", events)
+		}
+		other := svc.NewAccount(t)
+		if theirs := svc.API.Get(t, "/api/v1/webhooks/events/form.submitted", other.Key).List(t, "events"); theirs[0]["id"] == eventID {
+			t.Fatal("another account's sample shows this account's data")
+		}
+		svc.API.Get(t, "/api/v1/webhooks/events/contact.created", acc.Key).ExpectError(t, http.StatusNotFound)
+		svc.API.Get(t, "/api/v1/webhooks/events/form.submitted", svc.NewKey(t, acc.ID, []string{"forms:read"})).ExpectError(t, http.StatusForbidden)
+	})
+}
+
+// The SSRF guard: without FUNNEL_WEBHOOK_ALLOW_PRIVATE, only public https targets, checked when
+// subscribing and again on the address actually dialled.
+func TestTargetGuard(t *testing.T) {
+	sqldbtest.Run(t, func(t *testing.T, d sqldb.Dialect) {
+		svc := apptest.Start(t, d, func(c *app.Config) { fast(c); c.WebhookAllowPrivate = false })
+		acc := svc.NewAccount(t)
+		for _, url := range []string{
+			"http://example.com/hook",           // not https
+			"https://127.0.0.1/hook",            // loopback
+			"https://localhost:8443/hook",       // a name that resolves to loopback
+			"https://api.localhost/hook",        // another one
+			"https://10.1.2.3/hook",             // private
+			"https://192.168.0.10/hook",         // private
+			"https://172.20.0.1/hook",           // private
+			"https://169.254.169.254/latest",    // link-local: the cloud metadata service
+			"https://100.100.100.200/meta",      // CGNAT, another metadata address
+			"https://[::1]/hook",                // IPv6 loopback
+			"https://[fd00:ec2::254]/hook",      // IPv6 unique local
+			"https://[::ffff:127.0.0.1]/hook",   // IPv4-mapped loopback
+			"https://0.0.0.0/hook",              // unspecified
+			"https://no-such-host.invalid/hook", // does not resolve
+		} {
+			msg := svc.API.Post(t, "/api/v1/webhooks/subscriptions", acc.Key, map[string]any{"url": url, "event": "form.submitted"}).ExpectError(t, http.StatusBadRequest)
+			if !strings.Contains(msg, "url") {
+				t.Errorf("%s refused with %q", url, msg)
+			}
+		}
+		// A subscription whose host resolved to a public address when it was made, and to
+		// loopback now (DNS rebinding): recorded here straight in the log, as the guard would
+		// have let it through. The dialer refuses the loopback address.
+		rcv := newReceiver(t)
+		form := newForm(t, svc, acc.ID, "Signup")
+		port := rcv.URL[strings.LastIndex(rcv.URL, ":")+1:]
+		sub := domain.NewID("wh")
+		record(t, svc, acc.ID, domain.StreamAppend{StreamID: sub, Events: []domain.Event{domain.WebhookSubscribed{
+			SubscriptionID: sub, AccountID: acc.ID, Kind: domain.WebhookKindCustom, URL: "https://localhost:" + port + "/hook",
+			Events: []string{"form.submitted"}, Secret: domain.NewWebhookSecret()}}})
+		submit(t, svc, acc.ID, form, "rebind@example.com")
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			list := deliveries(t, svc, acc.ID, "")
+			if len(list) == 1 && len(list[0]["attempts"].([]any)) > 0 {
+				attempt := list[0]["attempts"].([]any)[0].(map[string]any)
+				if attempt["statusCode"] != float64(0) || !strings.Contains(attempt["error"].(string), "refused") {
+					t.Fatalf("attempt = %v", attempt)
+				}
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("no attempt recorded: %v", list)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		if rcv.count() != 0 {
+			t.Fatal("the dialer connected to a loopback address")
+		}
+	})
+}
