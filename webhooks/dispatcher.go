@@ -312,25 +312,19 @@ func describe(err error) string {
 	return msg
 }
 
-// record writes the attempts and the next state of every delivery in one transaction, then
-// disables the subscriptions whose target is gone. It returns when the soonest retry is due.
+// record writes the attempts and the next state of every delivery in one transaction (a few
+// multi-row statements), then disables the subscriptions whose target is gone. It returns when
+// the soonest retry is due.
 func (d *Dispatcher) record(done []outcome) (soonest time.Time, err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	tx, err := d.db.Write.BeginTx(ctx, nil)
-	if err != nil {
-		return soonest, fmt.Errorf("webhooks: begin: %w", err)
-	}
-	defer tx.Rollback()
+	now := time.Now()
+	var attempts, updates [][]any
 	var gone []claimed
 	for _, o := range done {
 		c := o.delivery
-		now := time.Now()
 		if o.skipReason != "" {
-			if _, err := tx.ExecContext(ctx, `UPDATE webhook_deliveries SET status = 'failed', claimed_until = 0, last_error = $1, updated_at = $2 WHERE id = $3`,
-				o.skipReason, now.UnixMilli(), c.id); err != nil {
-				return soonest, fmt.Errorf("webhooks: give up delivery: %w", err)
-			}
+			updates = append(updates, []any{c.id, "failed", c.attempts, now.UnixMilli(), 0, o.skipReason})
 			continue
 		}
 		attempt := c.attempts + 1
@@ -353,16 +347,26 @@ func (d *Dispatcher) record(done []outcome) (soonest time.Time, err error) {
 				soonest = next
 			}
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO webhook_attempts (delivery_id, attempt, at, status_code, error, duration_ms) VALUES ($1, $2, $3, $4, $5, $6)
-			ON CONFLICT (delivery_id, attempt) DO NOTHING`, c.id, attempt, o.at.UnixMilli(), o.status, o.err, o.took.Milliseconds()); err != nil {
-			return soonest, fmt.Errorf("webhooks: record attempt: %w", err)
-		}
-		if _, err := tx.ExecContext(ctx, `UPDATE webhook_deliveries SET status = $1, attempts = $2, next_attempt_at = $3, claimed_until = 0,
-				last_status_code = $4, last_error = $5, updated_at = $6 WHERE id = $7`,
-			status, attempt, next.UnixMilli(), o.status, o.err, now.UnixMilli(), c.id); err != nil {
-			return soonest, fmt.Errorf("webhooks: update delivery: %w", err)
-		}
+		attempts = append(attempts, []any{c.id, attempt, o.at.UnixMilli(), o.status, o.err, o.took.Milliseconds()})
+		updates = append(updates, []any{c.id, status, attempt, next.UnixMilli(), o.status, o.err})
 		d.observer.DeliveryAttempted(result, o.took)
+	}
+	tx, err := d.db.Write.BeginTx(ctx, nil)
+	if err != nil {
+		return soonest, fmt.Errorf("webhooks: begin: %w", err)
+	}
+	defer tx.Rollback()
+	if err := execRows(ctx, tx, `INSERT INTO webhook_attempts (delivery_id, attempt, at, status_code, error, duration_ms) VALUES `,
+		` ON CONFLICT (delivery_id, attempt) DO NOTHING`,
+		[]string{"TEXT", "INTEGER", "BIGINT", "INTEGER", "TEXT", "INTEGER"}, attempts); err != nil {
+		return soonest, fmt.Errorf("webhooks: record attempts: %w", err)
+	}
+	if err := execRows(ctx, tx, `WITH v (id, status, attempts, next_attempt_at, status_code, error) AS (VALUES `,
+		fmt.Sprintf(`) UPDATE webhook_deliveries SET status = v.status, attempts = v.attempts, next_attempt_at = v.next_attempt_at,
+			claimed_until = 0, last_status_code = v.status_code, last_error = v.error, updated_at = %d
+			FROM v WHERE webhook_deliveries.id = v.id`, now.UnixMilli()),
+		[]string{"TEXT", "TEXT", "INTEGER", "BIGINT", "INTEGER", "TEXT"}, updates); err != nil {
+		return soonest, fmt.Errorf("webhooks: update deliveries: %w", err)
 	}
 	if err := tx.Commit(); err != nil {
 		return soonest, fmt.Errorf("webhooks: commit attempts: %w", err)

@@ -56,8 +56,26 @@ func (p *Projector) Committed() {
 // Apply applies subscription changes and records the deliveries of outbound events.
 func (p *Projector) Apply(ctx context.Context, tx *sql.Tx, batch []domain.Recorded) error {
 	active := map[string][]subscriptionRow{} // by account, loaded once per batch
+	var deliveries [][]any
+	flush := func() error {
+		err := execRows(ctx, tx, `INSERT INTO webhook_deliveries (id, account_id, subscription_id, event_id, event_type, event_position, ordering_key, body,
+				status, attempts, max_attempts, next_attempt_at, claimed_until, last_status_code, last_error, created_at, updated_at) VALUES `,
+			// A replay of the log (a rebuild, a redelivered batch) derives the same ids: nothing twice.
+			` ON CONFLICT (id) DO NOTHING`,
+			[]string{"TEXT", "TEXT", "TEXT", "TEXT", "TEXT", "BIGINT", "TEXT", "TEXT", "TEXT", "INTEGER", "INTEGER", "BIGINT", "BIGINT", "INTEGER", "TEXT", "BIGINT", "BIGINT"},
+			deliveries)
+		deliveries = deliveries[:0]
+		if err != nil {
+			return fmt.Errorf("webhooks: record deliveries: %w", err)
+		}
+		return nil
+	}
 	for _, r := range batch {
 		if subscriptionEvents[r.Type] {
+			// Deliveries recorded so far were matched against the subscriptions before this change.
+			if err := flush(); err != nil {
+				return err
+			}
 			if err := p.applySubscription(ctx, tx, r); err != nil {
 				return err
 			}
@@ -79,11 +97,13 @@ func (p *Projector) Apply(ctx context.Context, tx *sql.Tx, batch []domain.Record
 			}
 			active[account] = subs
 		}
-		if err := p.recordDeliveries(ctx, tx, r, out, subs); err != nil {
+		rows, err := p.deliveriesOf(r, out, subs)
+		if err != nil {
 			return err
 		}
+		deliveries = append(deliveries, rows...)
 	}
-	return nil
+	return flush()
 }
 
 type subscriptionRow struct {
@@ -116,8 +136,11 @@ func activeSubscriptions(ctx context.Context, tx *sql.Tx, accountID string) ([]s
 	return out, rows.Err()
 }
 
-func (p *Projector) recordDeliveries(ctx context.Context, tx *sql.Tx, r domain.Recorded, out outbound, subs []subscriptionRow) error {
+// deliveriesOf returns the outbox rows of one outbound event: one per matching subscription.
+func (p *Projector) deliveriesOf(r domain.Recorded, out outbound, subs []subscriptionRow) ([][]any, error) {
+	var rows [][]any
 	var body []byte
+	now := time.Now().UnixMilli()
 	for _, s := range subs {
 		if !slices.Contains(s.events, out.envelope.Type) || !s.filters.Match(out.envelope.Type, out.resources) {
 			continue
@@ -125,21 +148,13 @@ func (p *Projector) recordDeliveries(ctx context.Context, tx *sql.Tx, r domain.R
 		if body == nil {
 			var err error
 			if body, err = out.body(); err != nil {
-				return fmt.Errorf("webhooks: encode %s: %w", out.envelope.Type, err)
+				return nil, fmt.Errorf("webhooks: encode %s: %w", out.envelope.Type, err)
 			}
 		}
-		now := time.Now().UnixMilli()
-		// A replay of the log (a rebuild, a redelivered batch) derives the same id: nothing twice.
-		_, err := tx.ExecContext(ctx, `INSERT INTO webhook_deliveries (id, account_id, subscription_id, event_id, event_type, event_position, ordering_key, body,
-				status, attempts, max_attempts, next_attempt_at, claimed_until, last_status_code, last_error, created_at, updated_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'pending', 0, $9, $10, 0, 0, '', $10, $10)
-			ON CONFLICT (id) DO NOTHING`,
-			DeliveryID(r.ID, s.id), r.Metadata.AccountID, s.id, r.ID, out.envelope.Type, r.Position, out.orderingKey, string(body), p.maxAttempts, now)
-		if err != nil {
-			return fmt.Errorf("webhooks: record delivery: %w", err)
-		}
+		rows = append(rows, []any{DeliveryID(r.ID, s.id), r.Metadata.AccountID, s.id, r.ID, out.envelope.Type, r.Position, out.orderingKey, string(body),
+			"pending", 0, p.maxAttempts, now, 0, 0, "", now, now})
 	}
-	return nil
+	return rows, nil
 }
 
 var idEncoding = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding)
