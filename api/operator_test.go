@@ -157,5 +157,6 @@ func TestOperatorHealthAndMetrics(t *testing.T) {
 			}
 		}
 		svc.Operator.Get(t, "/admin/v1/nothing", "").ExpectError(t, http.StatusNotFound)
+		svc.Operator.Delete(t, "/admin/v1/accounts", "").ExpectError(t, http.StatusMethodNotAllowed)
 	})
 }

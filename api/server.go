@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/gorilla/mux"
@@ -66,16 +67,20 @@ func New(deps Deps) *Server {
 // IntegrationHandler serves FUNNEL_ADDR: /api/v1 and /llms-full.txt on the API host only, and
 // the health endpoints on any host.
 func (s *Server) IntegrationHandler() http.Handler {
+	return requestIDs(s.observe("api", s.IntegrationRouter()))
+}
+
+// IntegrationRouter is the router of the integration API, for IntegrationHandler and for tests
+// that walk its routes.
+func (s *Server) IntegrationRouter() *mux.Router {
 	root := mux.NewRouter()
-	root.NotFoundHandler = http.HandlerFunc(notFound)
+	root.NotFoundHandler = allowedMethods(root)
 	root.MethodNotAllowedHandler = http.HandlerFunc(methodNotAllowed)
 	s.health(root)
 
 	onHost := root.MatcherFunc(s.isAPIHost).Subrouter()
 	onHost.HandleFunc("/llms-full.txt", serveLLMs).Methods(http.MethodGet)
 	v1 := onHost.PathPrefix("/api/v1").Subrouter()
-	v1.NotFoundHandler = http.HandlerFunc(notFound)
-	v1.MethodNotAllowedHandler = http.HandlerFunc(methodNotAllowed)
 	v1.Use(s.authenticate)
 
 	v1.Handle("/contacts", s.scoped(domain.ScopeContactsRead, s.listContacts)).Methods(http.MethodGet)
@@ -88,22 +93,20 @@ func (s *Server) IntegrationHandler() http.Handler {
 	v1.Handle("/webhooks/subscriptions/{id}", s.scoped(domain.ScopeWebhooksWrite, s.unsubscribeRESTHook)).Methods(http.MethodDelete)
 	v1.Handle("/webhooks/events/{eventName}", s.scoped(domain.ScopeWebhooksWrite, s.sampleEvents)).Methods(http.MethodGet)
 
-	return requestIDs(s.observe("api", root))
+	return root
 }
 
 // OperatorHandler serves FUNNEL_ADMIN_ADDR: /admin/v1 with the operator token, /metrics, and
 // the health endpoints.
 func (s *Server) OperatorHandler() http.Handler {
 	root := mux.NewRouter()
-	root.NotFoundHandler = http.HandlerFunc(notFound)
+	root.NotFoundHandler = allowedMethods(root)
 	root.MethodNotAllowedHandler = http.HandlerFunc(methodNotAllowed)
 	s.health(root)
 	if s.deps.Metrics != nil {
 		root.Handle("/metrics", s.deps.Metrics).Methods(http.MethodGet)
 	}
 	admin := root.PathPrefix("/admin/v1").Subrouter()
-	admin.NotFoundHandler = http.HandlerFunc(notFound)
-	admin.MethodNotAllowedHandler = http.HandlerFunc(methodNotAllowed)
 	admin.Use(s.operatorOnly)
 
 	admin.HandleFunc("/accounts", s.createAccount).Methods(http.MethodPost)
@@ -144,4 +147,30 @@ func notFound(w http.ResponseWriter, _ *http.Request) {
 
 func methodNotAllowed(w http.ResponseWriter, _ *http.Request) {
 	writeError(w, http.StatusMethodNotAllowed, "method not allowed")
+}
+
+// allowedMethods answers 405, with Allow, for a path that some route serves with another method,
+// and 404 otherwise. gorilla/mux cannot tell these apart by itself inside subrouters: a later
+// route's prefix match clears the method mismatch an earlier route found.
+func allowedMethods(router *mux.Router) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		var allow []string
+		for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
+			if m == r.Method {
+				continue
+			}
+			probe := r.Clone(r.Context())
+			probe.Method = m
+			var match mux.RouteMatch
+			if router.Match(probe, &match) && match.MatchErr == nil {
+				allow = append(allow, m)
+			}
+		}
+		if len(allow) == 0 {
+			notFound(w, r)
+			return
+		}
+		w.Header().Set("Allow", strings.Join(allow, ", "))
+		methodNotAllowed(w, r)
+	}
 }

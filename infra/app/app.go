@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/gorilla/mux"
 	"go.uber.org/zap"
 	"golang.org/x/sync/errgroup"
 
@@ -118,6 +119,9 @@ func (a *App) ReadModels() *pipeline.Tracker { return a.pipeline.Tracker() }
 
 // APIHandler serves the integration API.
 func (a *App) APIHandler() http.Handler { return a.server.IntegrationHandler() }
+
+// APIRouter is the integration API's router (tests walk its routes).
+func (a *App) APIRouter() *mux.Router { return a.server.IntegrationRouter() }
 
 // OperatorHandler serves the operator API.
 func (a *App) OperatorHandler() http.Handler { return a.server.OperatorHandler() }
