@@ -199,3 +199,9 @@ func TestProjectorFillsGapsFromTheLog(t *testing.T) {
 		}
 	})
 }
+
+func newContactsPipeline(db *sqldb.DB, s *eventstore.Store) *Pipeline {
+	p := New(db, s, zap.NewNop(), nopObserver{})
+	p.AddReadModel(projections.NewContacts(db.Read))
+	return p
+}
