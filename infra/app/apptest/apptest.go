@@ -30,6 +30,11 @@ type Service struct {
 	stop     func()
 }
 
+// Stop stops the service as a shutdown does: its HTTP clients, the pipeline, then the event
+// store and the database. It is safe to call more than once; a service of Start or StartOn is
+// also stopped when its test ends. Never stop a Shared service: other tests use it.
+func (s *Service) Stop() { s.stop() }
+
 // Run runs fn as one subtest per storage mode, each with the shared service of that mode.
 // Tests stay apart by creating accounts of their own.
 func Run(t *testing.T, fn func(t *testing.T, svc *Service)) {
@@ -129,11 +134,14 @@ func start(t testing.TB, databaseURL string, log *zap.Logger, configure func(*ap
 	d := app.Dialect(a)
 	api := newClient(a.APIHandler(), cfg.APIHost, "")
 	op := newClient(a.OperatorHandler(), "", AdminToken)
+	var once sync.Once
 	return &Service{App: a, Dialect: d, API: api, Operator: op, stop: func() {
-		api.close()
-		op.close()
-		cancel()
-		<-done
-		a.Close()
+		once.Do(func() {
+			api.close()
+			op.close()
+			cancel()
+			<-done
+			a.Close()
+		})
 	}}
 }
