@@ -31,12 +31,18 @@ type HTTPObserver interface {
 
 // Deps are what the handlers need.
 type Deps struct {
-	Commands   commands.Handlers
-	Accounts   *projections.Accounts
-	Tags       *projections.Tags
-	Contacts   *projections.Contacts
-	History    HistoryReader
-	ReadModels ReadModelWaiter
+	Commands    commands.Handlers
+	Accounts    *projections.Accounts
+	Tags        *projections.Tags
+	Contacts    *projections.Contacts
+	CRMs        *projections.CRMs
+	Leads       *projections.Leads
+	Forms       *projections.Forms
+	Submissions *projections.FormSubmissions
+	EventTypes  *projections.EventTypes
+	Bookings    *projections.Bookings
+	History     HistoryReader
+	ReadModels  ReadModelWaiter
 	// Ready reports whether migrations ran and the projections caught up at start (/readyz).
 	Ready      func() bool
 	APIHost    string
@@ -79,6 +85,19 @@ func (s *Server) IntegrationHandler() http.Handler {
 	v1.Handle("/contacts/{contactId}/tags", s.scoped(domain.ScopeTagsWrite, s.tagContactByID)).Methods(http.MethodPost)
 	v1.Handle("/tags", s.scoped(domain.ScopeTagsRead, s.listTags)).Methods(http.MethodGet)
 
+	v1.Handle("/crms", s.scoped(domain.ScopeCRMRead, s.listCRMs)).Methods(http.MethodGet)
+	v1.Handle("/crms/{crmId}/stages", s.scoped(domain.ScopeCRMRead, s.listStages)).Methods(http.MethodGet)
+	v1.Handle("/crms/{crmId}/leads", s.scoped(domain.ScopeCRMWrite, s.createLead)).Methods(http.MethodPost)
+	v1.Handle("/crms/{crmId}/leads/{leadId}", s.scoped(domain.ScopeCRMWrite, s.updateLead)).Methods(http.MethodPatch)
+
+	v1.Handle("/forms", s.scoped(domain.ScopeFormsRead, s.listForms)).Methods(http.MethodGet)
+	v1.Handle("/forms/{formId}", s.scoped(domain.ScopeFormsRead, s.getForm)).Methods(http.MethodGet)
+	v1.Handle("/forms/{formId}/submissions", s.scoped(domain.ScopeFormsWrite, s.submitForm)).Methods(http.MethodPost)
+
+	v1.Handle("/scheduling/event-types", s.scoped(domain.ScopeSchedulingRead, s.listEventTypes)).Methods(http.MethodGet)
+	v1.Handle("/scheduling/event-types/{eventTypeId}", s.scoped(domain.ScopeSchedulingRead, s.getEventType)).Methods(http.MethodGet)
+	v1.Handle("/scheduling/{eventTypeId}/bookings", s.scoped(domain.ScopeSchedulingWrite, s.bookEvent)).Methods(http.MethodPost)
+
 	return requestIDs(s.observe("api", root))
 }
 
@@ -106,6 +125,15 @@ func (s *Server) OperatorHandler() http.Handler {
 	admin.HandleFunc("/accounts/{accountId}/custom-fields", s.listCustomFields).Methods(http.MethodGet)
 	admin.HandleFunc("/accounts/{accountId}/tags", s.createTag).Methods(http.MethodPost)
 	admin.HandleFunc("/accounts/{accountId}/tags", s.listOperatorTags).Methods(http.MethodGet)
+	admin.HandleFunc("/accounts/{accountId}/crms", s.createCRM).Methods(http.MethodPost)
+	admin.HandleFunc("/accounts/{accountId}/crms", s.listOperatorCRMs).Methods(http.MethodGet)
+	admin.HandleFunc("/accounts/{accountId}/crms/{crmId}/leads", s.listOperatorLeads).Methods(http.MethodGet)
+	admin.HandleFunc("/accounts/{accountId}/forms", s.createForm).Methods(http.MethodPost)
+	admin.HandleFunc("/accounts/{accountId}/forms", s.listOperatorForms).Methods(http.MethodGet)
+	admin.HandleFunc("/accounts/{accountId}/forms/{formId}/submissions", s.listOperatorSubmissions).Methods(http.MethodGet)
+	admin.HandleFunc("/accounts/{accountId}/event-types", s.createEventType).Methods(http.MethodPost)
+	admin.HandleFunc("/accounts/{accountId}/event-types", s.listOperatorEventTypes).Methods(http.MethodGet)
+	admin.HandleFunc("/accounts/{accountId}/event-types/{eventTypeId}/bookings", s.listOperatorBookings).Methods(http.MethodGet)
 	admin.HandleFunc("/accounts/{accountId}/history", s.history).Methods(http.MethodGet)
 	return requestIDs(s.observe("operator", root))
 }

@@ -52,28 +52,46 @@ func Open(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 	accounts := projections.NewAccounts(db.Read)
 	tags := projections.NewTags(db.Read)
 	contacts := projections.NewContacts(db.Read)
+	crms := projections.NewCRMs(db.Read)
+	leads := projections.NewLeads(db.Read)
+	forms := projections.NewForms(db.Read)
+	submissions := projections.NewFormSubmissions(db.Read)
+	eventTypes := projections.NewEventTypes(db.Read)
+	bookings := projections.NewBookings(db.Read)
 
 	pipe := pipeline.New(db, store, log, m)
 	pipe.AddReadModel(accounts)
 	pipe.AddReadModel(tags)
 	pipe.AddReadModel(contacts)
+	pipe.AddReadModel(crms)
+	pipe.AddReadModel(leads)
+	pipe.AddReadModel(forms)
+	pipe.AddReadModel(submissions)
+	pipe.AddReadModel(eventTypes)
+	pipe.AddReadModel(bookings)
 	pipe.AddInvalidator(projections.NewCacheInvalidator(accounts, tags))
 
 	handlers := commands.NewHandlers(commands.Dependencies{Store: store, Tags: tags, Log: log, Observer: m})
 	a := &App{cfg: cfg, log: log, db: db, store: store, pipeline: pipe, metrics: m, commands: handlers, contacts: contacts}
 	a.server = api.New(api.Deps{
-		Commands:   handlers,
-		Accounts:   accounts,
-		Tags:       tags,
-		Contacts:   contacts,
-		History:    store,
-		ReadModels: pipe.Tracker(),
-		Ready:      a.isReady,
-		APIHost:    cfg.APIHost,
-		AdminToken: cfg.AdminToken,
-		Log:        log,
-		HTTP:       m,
-		Metrics:    m.Handler(),
+		Commands:    handlers,
+		Accounts:    accounts,
+		Tags:        tags,
+		Contacts:    contacts,
+		CRMs:        crms,
+		Leads:       leads,
+		Forms:       forms,
+		Submissions: submissions,
+		EventTypes:  eventTypes,
+		Bookings:    bookings,
+		History:     store,
+		ReadModels:  pipe.Tracker(),
+		Ready:       a.isReady,
+		APIHost:     cfg.APIHost,
+		AdminToken:  cfg.AdminToken,
+		Log:         log,
+		HTTP:        m,
+		Metrics:     m.Handler(),
 	})
 	return a, nil
 }
