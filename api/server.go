@@ -65,44 +65,52 @@ func New(deps Deps) *Server {
 
 // IntegrationHandler serves FUNNEL_ADDR: /api/v1 and /llms-full.txt on the API host only, and
 // the health endpoints on any host.
+//
+// Routes are registered with their full paths on flat routers, not on mux subrouters: a
+// subrouter's routes inherit its matchers (the host, the path prefix), and in gorilla/mux v1.8.1
+// an inherited matcher that matches clears the method mismatch an earlier route found, so a
+// wrong method on a known path answered 404 instead of 405.
 func (s *Server) IntegrationHandler() http.Handler {
 	root := mux.NewRouter()
 	root.NotFoundHandler = http.HandlerFunc(notFound)
 	root.MethodNotAllowedHandler = http.HandlerFunc(methodNotAllowed)
 	s.health(root)
 
-	onHost := root.MatcherFunc(s.isAPIHost).Subrouter()
+	onHost := mux.NewRouter()
+	onHost.NotFoundHandler = http.HandlerFunc(notFound)
+	onHost.MethodNotAllowedHandler = http.HandlerFunc(methodNotAllowed)
+	onHost.Use(rememberRoute)
 	onHost.HandleFunc("/llms-full.txt", serveLLMs).Methods(http.MethodGet)
-	v1 := onHost.PathPrefix("/api/v1").Subrouter()
-	v1.NotFoundHandler = http.HandlerFunc(notFound)
-	v1.MethodNotAllowedHandler = http.HandlerFunc(methodNotAllowed)
-	v1.Use(s.authenticate)
+	v1 := func(method, path string, scope domain.Scope, h http.HandlerFunc) {
+		onHost.Handle("/api/v1"+path, s.authenticate(s.scoped(scope, h))).Methods(method)
+	}
 
-	v1.Handle("/contacts", s.scoped(domain.ScopeContactsRead, s.listContacts)).Methods(http.MethodGet)
-	v1.Handle("/contacts", s.scoped(domain.ScopeContactsWrite, s.upsertContact)).Methods(http.MethodPost)
-	v1.Handle("/contacts/tags", s.scoped(domain.ScopeTagsWrite, s.tagContactByEmail)).Methods(http.MethodPost)
-	v1.Handle("/contacts/{contactId}", s.scoped(domain.ScopeContactsRead, s.getContact)).Methods(http.MethodGet)
-	v1.Handle("/contacts/{contactId}/tags", s.scoped(domain.ScopeTagsWrite, s.tagContactByID)).Methods(http.MethodPost)
-	v1.Handle("/tags", s.scoped(domain.ScopeTagsRead, s.listTags)).Methods(http.MethodGet)
+	v1(http.MethodGet, "/contacts", domain.ScopeContactsRead, s.listContacts)
+	v1(http.MethodPost, "/contacts", domain.ScopeContactsWrite, s.upsertContact)
+	v1(http.MethodPost, "/contacts/tags", domain.ScopeTagsWrite, s.tagContactByEmail)
+	v1(http.MethodGet, "/contacts/{contactId}", domain.ScopeContactsRead, s.getContact)
+	v1(http.MethodPost, "/contacts/{contactId}/tags", domain.ScopeTagsWrite, s.tagContactByID)
+	v1(http.MethodGet, "/tags", domain.ScopeTagsRead, s.listTags)
 
-	v1.Handle("/crms", s.scoped(domain.ScopeCRMRead, s.listCRMs)).Methods(http.MethodGet)
-	v1.Handle("/crms/{crmId}/stages", s.scoped(domain.ScopeCRMRead, s.listStages)).Methods(http.MethodGet)
-	v1.Handle("/crms/{crmId}/leads", s.scoped(domain.ScopeCRMWrite, s.createLead)).Methods(http.MethodPost)
-	v1.Handle("/crms/{crmId}/leads/{leadId}", s.scoped(domain.ScopeCRMWrite, s.updateLead)).Methods(http.MethodPatch)
+	v1(http.MethodGet, "/crms", domain.ScopeCRMRead, s.listCRMs)
+	v1(http.MethodGet, "/crms/{crmId}/stages", domain.ScopeCRMRead, s.listStages)
+	v1(http.MethodPost, "/crms/{crmId}/leads", domain.ScopeCRMWrite, s.createLead)
+	v1(http.MethodPatch, "/crms/{crmId}/leads/{leadId}", domain.ScopeCRMWrite, s.updateLead)
 
-	v1.Handle("/forms", s.scoped(domain.ScopeFormsRead, s.listForms)).Methods(http.MethodGet)
-	v1.Handle("/forms/{formId}", s.scoped(domain.ScopeFormsRead, s.getForm)).Methods(http.MethodGet)
-	v1.Handle("/forms/{formId}/submissions", s.scoped(domain.ScopeFormsWrite, s.submitForm)).Methods(http.MethodPost)
+	v1(http.MethodGet, "/forms", domain.ScopeFormsRead, s.listForms)
+	v1(http.MethodGet, "/forms/{formId}", domain.ScopeFormsRead, s.getForm)
+	v1(http.MethodPost, "/forms/{formId}/submissions", domain.ScopeFormsWrite, s.submitForm)
 
-	v1.Handle("/scheduling/event-types", s.scoped(domain.ScopeSchedulingRead, s.listEventTypes)).Methods(http.MethodGet)
-	v1.Handle("/scheduling/event-types/{eventTypeId}", s.scoped(domain.ScopeSchedulingRead, s.getEventType)).Methods(http.MethodGet)
-	v1.Handle("/scheduling/{eventTypeId}/bookings", s.scoped(domain.ScopeSchedulingWrite, s.bookEvent)).Methods(http.MethodPost)
+	v1(http.MethodGet, "/scheduling/event-types", domain.ScopeSchedulingRead, s.listEventTypes)
+	v1(http.MethodGet, "/scheduling/event-types/{eventTypeId}", domain.ScopeSchedulingRead, s.getEventType)
+	v1(http.MethodPost, "/scheduling/{eventTypeId}/bookings", domain.ScopeSchedulingWrite, s.bookEvent)
 
+	root.MatcherFunc(s.isAPIHost).Handler(onHost)
 	return requestIDs(s.observe("api", root))
 }
 
 // OperatorHandler serves FUNNEL_ADMIN_ADDR: /admin/v1 with the operator token, /metrics, and
-// the health endpoints.
+// the health endpoints. Full paths on one flat router, for the reason IntegrationHandler gives.
 func (s *Server) OperatorHandler() http.Handler {
 	root := mux.NewRouter()
 	root.NotFoundHandler = http.HandlerFunc(notFound)
@@ -111,30 +119,29 @@ func (s *Server) OperatorHandler() http.Handler {
 	if s.deps.Metrics != nil {
 		root.Handle("/metrics", s.deps.Metrics).Methods(http.MethodGet)
 	}
-	admin := root.PathPrefix("/admin/v1").Subrouter()
-	admin.NotFoundHandler = http.HandlerFunc(notFound)
-	admin.MethodNotAllowedHandler = http.HandlerFunc(methodNotAllowed)
-	admin.Use(s.operatorOnly)
+	admin := func(method, path string, h http.HandlerFunc) {
+		root.Handle("/admin/v1"+path, s.operatorOnly(h)).Methods(method)
+	}
 
-	admin.HandleFunc("/accounts", s.createAccount).Methods(http.MethodPost)
-	admin.HandleFunc("/accounts/{accountId}", s.getAccount).Methods(http.MethodGet)
-	admin.HandleFunc("/accounts/{accountId}/api-keys", s.issueAPIKey).Methods(http.MethodPost)
-	admin.HandleFunc("/accounts/{accountId}/api-keys", s.listAPIKeys).Methods(http.MethodGet)
-	admin.HandleFunc("/accounts/{accountId}/api-keys/{keyId}", s.revokeAPIKey).Methods(http.MethodDelete)
-	admin.HandleFunc("/accounts/{accountId}/custom-fields", s.defineCustomField).Methods(http.MethodPost)
-	admin.HandleFunc("/accounts/{accountId}/custom-fields", s.listCustomFields).Methods(http.MethodGet)
-	admin.HandleFunc("/accounts/{accountId}/tags", s.createTag).Methods(http.MethodPost)
-	admin.HandleFunc("/accounts/{accountId}/tags", s.listOperatorTags).Methods(http.MethodGet)
-	admin.HandleFunc("/accounts/{accountId}/crms", s.createCRM).Methods(http.MethodPost)
-	admin.HandleFunc("/accounts/{accountId}/crms", s.listOperatorCRMs).Methods(http.MethodGet)
-	admin.HandleFunc("/accounts/{accountId}/crms/{crmId}/leads", s.listOperatorLeads).Methods(http.MethodGet)
-	admin.HandleFunc("/accounts/{accountId}/forms", s.createForm).Methods(http.MethodPost)
-	admin.HandleFunc("/accounts/{accountId}/forms", s.listOperatorForms).Methods(http.MethodGet)
-	admin.HandleFunc("/accounts/{accountId}/forms/{formId}/submissions", s.listOperatorSubmissions).Methods(http.MethodGet)
-	admin.HandleFunc("/accounts/{accountId}/event-types", s.createEventType).Methods(http.MethodPost)
-	admin.HandleFunc("/accounts/{accountId}/event-types", s.listOperatorEventTypes).Methods(http.MethodGet)
-	admin.HandleFunc("/accounts/{accountId}/event-types/{eventTypeId}/bookings", s.listOperatorBookings).Methods(http.MethodGet)
-	admin.HandleFunc("/accounts/{accountId}/history", s.history).Methods(http.MethodGet)
+	admin(http.MethodPost, "/accounts", s.createAccount)
+	admin(http.MethodGet, "/accounts/{accountId}", s.getAccount)
+	admin(http.MethodPost, "/accounts/{accountId}/api-keys", s.issueAPIKey)
+	admin(http.MethodGet, "/accounts/{accountId}/api-keys", s.listAPIKeys)
+	admin(http.MethodDelete, "/accounts/{accountId}/api-keys/{keyId}", s.revokeAPIKey)
+	admin(http.MethodPost, "/accounts/{accountId}/custom-fields", s.defineCustomField)
+	admin(http.MethodGet, "/accounts/{accountId}/custom-fields", s.listCustomFields)
+	admin(http.MethodPost, "/accounts/{accountId}/tags", s.createTag)
+	admin(http.MethodGet, "/accounts/{accountId}/tags", s.listOperatorTags)
+	admin(http.MethodPost, "/accounts/{accountId}/crms", s.createCRM)
+	admin(http.MethodGet, "/accounts/{accountId}/crms", s.listOperatorCRMs)
+	admin(http.MethodGet, "/accounts/{accountId}/crms/{crmId}/leads", s.listOperatorLeads)
+	admin(http.MethodPost, "/accounts/{accountId}/forms", s.createForm)
+	admin(http.MethodGet, "/accounts/{accountId}/forms", s.listOperatorForms)
+	admin(http.MethodGet, "/accounts/{accountId}/forms/{formId}/submissions", s.listOperatorSubmissions)
+	admin(http.MethodPost, "/accounts/{accountId}/event-types", s.createEventType)
+	admin(http.MethodGet, "/accounts/{accountId}/event-types", s.listOperatorEventTypes)
+	admin(http.MethodGet, "/accounts/{accountId}/event-types/{eventTypeId}/bookings", s.listOperatorBookings)
+	admin(http.MethodGet, "/accounts/{accountId}/history", s.history)
 	return requestIDs(s.observe("operator", root))
 }
 
