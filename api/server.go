@@ -33,10 +33,16 @@ type HTTPObserver interface {
 
 // Deps are what the handlers need.
 type Deps struct {
-	Commands commands.Handlers
-	Accounts *projections.Accounts
-	Tags     *projections.Tags
-	Contacts *projections.Contacts
+	Commands    commands.Handlers
+	Accounts    *projections.Accounts
+	Tags        *projections.Tags
+	Contacts    *projections.Contacts
+	CRMs        *projections.CRMs
+	Leads       *projections.Leads
+	Forms       *projections.Forms
+	Submissions *projections.FormSubmissions
+	EventTypes  *projections.EventTypes
+	Bookings    *projections.Bookings
 	// Webhooks: subscriptions and the delivery log kept by the webhook projector, and the
 	// sample payloads of the REST Hook API.
 	Subscriptions *webhooks.Subscriptions
@@ -64,67 +70,98 @@ func New(deps Deps) *Server {
 	return &Server{deps: deps, log: deps.Log.Named("api")}
 }
 
+// Routes are registered with their full paths on flat routers, not on mux subrouters: a
+// subrouter's routes inherit its matchers (the host, the path prefix), and in gorilla/mux v1.8.1
+// an inherited matcher that matches clears the method mismatch an earlier route found, so a
+// wrong method on a known path would answer 404 instead of 405.
+
 // IntegrationHandler serves FUNNEL_ADDR: /api/v1 and /llms-full.txt on the API host only, and
 // the health endpoints on any host.
 func (s *Server) IntegrationHandler() http.Handler {
-	return requestIDs(s.observe("api", s.IntegrationRouter()))
+	root := mux.NewRouter()
+	root.NotFoundHandler = http.HandlerFunc(notFound)
+	root.MethodNotAllowedHandler = allowedMethods(root)
+	s.health(root)
+	root.MatcherFunc(s.isAPIHost).Handler(s.IntegrationRouter())
+	return requestIDs(s.observe("api", root))
 }
 
-// IntegrationRouter is the router of the integration API, for IntegrationHandler and for tests
-// that walk its routes.
+// IntegrationRouter holds the routes served on the API host (tests walk them).
 func (s *Server) IntegrationRouter() *mux.Router {
-	root := mux.NewRouter()
-	root.NotFoundHandler = allowedMethods(root)
-	root.MethodNotAllowedHandler = http.HandlerFunc(methodNotAllowed)
-	s.health(root)
-
-	onHost := root.MatcherFunc(s.isAPIHost).Subrouter()
+	onHost := mux.NewRouter()
+	onHost.NotFoundHandler = http.HandlerFunc(notFound)
+	onHost.MethodNotAllowedHandler = allowedMethods(onHost)
+	onHost.Use(rememberRoute)
 	onHost.HandleFunc("/llms-full.txt", serveLLMs).Methods(http.MethodGet)
-	v1 := onHost.PathPrefix("/api/v1").Subrouter()
-	v1.Use(s.authenticate)
+	v1 := func(method, path string, scope domain.Scope, h http.HandlerFunc) {
+		onHost.Handle("/api/v1"+path, s.authenticate(s.scoped(scope, h))).Methods(method)
+	}
 
-	v1.Handle("/contacts", s.scoped(domain.ScopeContactsRead, s.listContacts)).Methods(http.MethodGet)
-	v1.Handle("/contacts", s.scoped(domain.ScopeContactsWrite, s.upsertContact)).Methods(http.MethodPost)
-	v1.Handle("/contacts/tags", s.scoped(domain.ScopeTagsWrite, s.tagContactByEmail)).Methods(http.MethodPost)
-	v1.Handle("/contacts/{contactId}", s.scoped(domain.ScopeContactsRead, s.getContact)).Methods(http.MethodGet)
-	v1.Handle("/contacts/{contactId}/tags", s.scoped(domain.ScopeTagsWrite, s.tagContactByID)).Methods(http.MethodPost)
-	v1.Handle("/tags", s.scoped(domain.ScopeTagsRead, s.listTags)).Methods(http.MethodGet)
-	v1.Handle("/webhooks/subscriptions", s.scoped(domain.ScopeWebhooksWrite, s.subscribeRESTHook)).Methods(http.MethodPost)
-	v1.Handle("/webhooks/subscriptions/{id}", s.scoped(domain.ScopeWebhooksWrite, s.unsubscribeRESTHook)).Methods(http.MethodDelete)
-	v1.Handle("/webhooks/events/{eventName}", s.scoped(domain.ScopeWebhooksWrite, s.sampleEvents)).Methods(http.MethodGet)
+	v1(http.MethodGet, "/contacts", domain.ScopeContactsRead, s.listContacts)
+	v1(http.MethodPost, "/contacts", domain.ScopeContactsWrite, s.upsertContact)
+	v1(http.MethodPost, "/contacts/tags", domain.ScopeTagsWrite, s.tagContactByEmail)
+	v1(http.MethodGet, "/contacts/{contactId}", domain.ScopeContactsRead, s.getContact)
+	v1(http.MethodPost, "/contacts/{contactId}/tags", domain.ScopeTagsWrite, s.tagContactByID)
+	v1(http.MethodGet, "/tags", domain.ScopeTagsRead, s.listTags)
 
-	return root
+	v1(http.MethodGet, "/crms", domain.ScopeCRMRead, s.listCRMs)
+	v1(http.MethodGet, "/crms/{crmId}/stages", domain.ScopeCRMRead, s.listStages)
+	v1(http.MethodPost, "/crms/{crmId}/leads", domain.ScopeCRMWrite, s.createLead)
+	v1(http.MethodPatch, "/crms/{crmId}/leads/{leadId}", domain.ScopeCRMWrite, s.updateLead)
+
+	v1(http.MethodGet, "/forms", domain.ScopeFormsRead, s.listForms)
+	v1(http.MethodGet, "/forms/{formId}", domain.ScopeFormsRead, s.getForm)
+	v1(http.MethodPost, "/forms/{formId}/submissions", domain.ScopeFormsWrite, s.submitForm)
+
+	v1(http.MethodGet, "/scheduling/event-types", domain.ScopeSchedulingRead, s.listEventTypes)
+	v1(http.MethodGet, "/scheduling/event-types/{eventTypeId}", domain.ScopeSchedulingRead, s.getEventType)
+	v1(http.MethodPost, "/scheduling/{eventTypeId}/bookings", domain.ScopeSchedulingWrite, s.bookEvent)
+
+	v1(http.MethodPost, "/webhooks/subscriptions", domain.ScopeWebhooksWrite, s.subscribeRESTHook)
+	v1(http.MethodDelete, "/webhooks/subscriptions/{id}", domain.ScopeWebhooksWrite, s.unsubscribeRESTHook)
+	v1(http.MethodGet, "/webhooks/events/{eventName}", domain.ScopeWebhooksWrite, s.sampleEvents)
+	return onHost
 }
 
 // OperatorHandler serves FUNNEL_ADMIN_ADDR: /admin/v1 with the operator token, /metrics, and
 // the health endpoints.
 func (s *Server) OperatorHandler() http.Handler {
 	root := mux.NewRouter()
-	root.NotFoundHandler = allowedMethods(root)
-	root.MethodNotAllowedHandler = http.HandlerFunc(methodNotAllowed)
+	root.NotFoundHandler = http.HandlerFunc(notFound)
+	root.MethodNotAllowedHandler = allowedMethods(root)
 	s.health(root)
 	if s.deps.Metrics != nil {
 		root.Handle("/metrics", s.deps.Metrics).Methods(http.MethodGet)
 	}
-	admin := root.PathPrefix("/admin/v1").Subrouter()
-	admin.Use(s.operatorOnly)
+	admin := func(method, path string, h http.HandlerFunc) {
+		root.Handle("/admin/v1"+path, s.operatorOnly(h)).Methods(method)
+	}
 
-	admin.HandleFunc("/accounts", s.createAccount).Methods(http.MethodPost)
-	admin.HandleFunc("/accounts/{accountId}", s.getAccount).Methods(http.MethodGet)
-	admin.HandleFunc("/accounts/{accountId}/api-keys", s.issueAPIKey).Methods(http.MethodPost)
-	admin.HandleFunc("/accounts/{accountId}/api-keys", s.listAPIKeys).Methods(http.MethodGet)
-	admin.HandleFunc("/accounts/{accountId}/api-keys/{keyId}", s.revokeAPIKey).Methods(http.MethodDelete)
-	admin.HandleFunc("/accounts/{accountId}/custom-fields", s.defineCustomField).Methods(http.MethodPost)
-	admin.HandleFunc("/accounts/{accountId}/custom-fields", s.listCustomFields).Methods(http.MethodGet)
-	admin.HandleFunc("/accounts/{accountId}/tags", s.createTag).Methods(http.MethodPost)
-	admin.HandleFunc("/accounts/{accountId}/tags", s.listOperatorTags).Methods(http.MethodGet)
-	admin.HandleFunc("/accounts/{accountId}/history", s.history).Methods(http.MethodGet)
-	admin.HandleFunc("/accounts/{accountId}/webhooks", s.createWebhook).Methods(http.MethodPost)
-	admin.HandleFunc("/accounts/{accountId}/webhooks", s.listWebhooks).Methods(http.MethodGet)
-	admin.HandleFunc("/accounts/{accountId}/webhooks/{webhookId}", s.deleteWebhook).Methods(http.MethodDelete)
-	admin.HandleFunc("/accounts/{accountId}/webhooks/{webhookId}/rotate-secret", s.rotateWebhookSecret).Methods(http.MethodPost)
-	admin.HandleFunc("/accounts/{accountId}/webhook-deliveries", s.listDeliveries).Methods(http.MethodGet)
-	admin.HandleFunc("/accounts/{accountId}/webhook-deliveries/{deliveryId}/retry", s.retryDelivery).Methods(http.MethodPost)
+	admin(http.MethodPost, "/accounts", s.createAccount)
+	admin(http.MethodGet, "/accounts/{accountId}", s.getAccount)
+	admin(http.MethodPost, "/accounts/{accountId}/api-keys", s.issueAPIKey)
+	admin(http.MethodGet, "/accounts/{accountId}/api-keys", s.listAPIKeys)
+	admin(http.MethodDelete, "/accounts/{accountId}/api-keys/{keyId}", s.revokeAPIKey)
+	admin(http.MethodPost, "/accounts/{accountId}/custom-fields", s.defineCustomField)
+	admin(http.MethodGet, "/accounts/{accountId}/custom-fields", s.listCustomFields)
+	admin(http.MethodPost, "/accounts/{accountId}/tags", s.createTag)
+	admin(http.MethodGet, "/accounts/{accountId}/tags", s.listOperatorTags)
+	admin(http.MethodPost, "/accounts/{accountId}/crms", s.createCRM)
+	admin(http.MethodGet, "/accounts/{accountId}/crms", s.listOperatorCRMs)
+	admin(http.MethodGet, "/accounts/{accountId}/crms/{crmId}/leads", s.listOperatorLeads)
+	admin(http.MethodPost, "/accounts/{accountId}/forms", s.createForm)
+	admin(http.MethodGet, "/accounts/{accountId}/forms", s.listOperatorForms)
+	admin(http.MethodGet, "/accounts/{accountId}/forms/{formId}/submissions", s.listOperatorSubmissions)
+	admin(http.MethodPost, "/accounts/{accountId}/event-types", s.createEventType)
+	admin(http.MethodGet, "/accounts/{accountId}/event-types", s.listOperatorEventTypes)
+	admin(http.MethodGet, "/accounts/{accountId}/event-types/{eventTypeId}/bookings", s.listOperatorBookings)
+	admin(http.MethodGet, "/accounts/{accountId}/history", s.history)
+	admin(http.MethodPost, "/accounts/{accountId}/webhooks", s.createWebhook)
+	admin(http.MethodGet, "/accounts/{accountId}/webhooks", s.listWebhooks)
+	admin(http.MethodDelete, "/accounts/{accountId}/webhooks/{webhookId}", s.deleteWebhook)
+	admin(http.MethodPost, "/accounts/{accountId}/webhooks/{webhookId}/rotate-secret", s.rotateWebhookSecret)
+	admin(http.MethodGet, "/accounts/{accountId}/webhook-deliveries", s.listDeliveries)
+	admin(http.MethodPost, "/accounts/{accountId}/webhook-deliveries/{deliveryId}/retry", s.retryDelivery)
 	return requestIDs(s.observe("operator", root))
 }
 
@@ -145,32 +182,19 @@ func notFound(w http.ResponseWriter, _ *http.Request) {
 	writeError(w, http.StatusNotFound, "not found")
 }
 
-func methodNotAllowed(w http.ResponseWriter, _ *http.Request) {
-	writeError(w, http.StatusMethodNotAllowed, "method not allowed")
-}
-
-// allowedMethods answers 405, with Allow, for a path that some route serves with another method,
-// and 404 otherwise. gorilla/mux cannot tell these apart by itself inside subrouters: a later
-// route's prefix match clears the method mismatch an earlier route found.
+// allowedMethods answers 405 with Allow: the methods the router serves this path with.
 func allowedMethods(router *mux.Router) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		var allow []string
 		for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
-			if m == r.Method {
-				continue
-			}
 			probe := r.Clone(r.Context())
 			probe.Method = m
 			var match mux.RouteMatch
-			if router.Match(probe, &match) && match.MatchErr == nil {
+			if m != r.Method && router.Match(probe, &match) && match.MatchErr == nil {
 				allow = append(allow, m)
 			}
 		}
-		if len(allow) == 0 {
-			notFound(w, r)
-			return
-		}
 		w.Header().Set("Allow", strings.Join(allow, ", "))
-		methodNotAllowed(w, r)
+		writeError(w, http.StatusMethodNotAllowed, "method not allowed")
 	}
 }

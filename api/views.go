@@ -1,6 +1,9 @@
 package api
 
-import "funnel/projections"
+import (
+	"funnel/domain"
+	"funnel/projections"
+)
 
 // contactView is a contact as the integration API shows it.
 func contactView(c projections.Contact) object {
@@ -36,4 +39,69 @@ func nonNil[T any](s []T) []T {
 		return []T{}
 	}
 	return s
+}
+
+// orNull shows an optional string that is not set as null rather than "".
+func orNull(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+// crmView is a CRM pipeline with its stages in order.
+func crmView(c projections.CRM) object {
+	return object{"id": c.ID, "name": c.Name, "stages": stageViews(c.Stages), "createdAt": formatTime(c.CreatedAt)}
+}
+
+func stageViews(stages []domain.Stage) []object {
+	out := make([]object, len(stages))
+	for i, s := range stages {
+		out[i] = object{"id": s.ID, "name": s.Name, "order": s.Order}
+	}
+	return out
+}
+
+// leadView is a lead; amount is in minor units of the account's currency.
+func leadView(l projections.Lead) object {
+	return object{
+		"id": l.ID, "crmId": l.CRMID, "stageId": l.StageID, "contactId": l.ContactID, "title": l.Title, "amount": l.Amount,
+		"createdAt": formatTime(l.CreatedAt), "updatedAt": formatTime(l.UpdatedAt),
+	}
+}
+
+// fieldViews are form fields or booking questions; contactField is null for an answer that
+// goes nowhere on the contact.
+func fieldViews(fields []domain.Field) []object {
+	out := make([]object, len(fields))
+	for i, f := range fields {
+		out[i] = object{"id": f.ID, "label": f.Label, "type": f.Type, "contactField": orNull(f.ContactField), "required": f.Required}
+	}
+	return out
+}
+
+// formView is a form with its fields in order.
+func formView(f projections.Form) object {
+	return object{"id": f.ID, "name": f.Name, "fields": fieldViews(f.Fields), "createdAt": formatTime(f.CreatedAt)}
+}
+
+// submissionView is a form submission; contactId is null when no answer gave an email.
+func submissionView(s projections.Submission) object {
+	return object{"id": s.ID, "formId": s.FormID, "submittedAt": formatTime(s.SubmittedAt), "contactId": orNull(s.ContactID)}
+}
+
+// eventTypeView is a calendar with its questions in order.
+func eventTypeView(t projections.EventType) object {
+	return object{
+		"id": t.ID, "name": t.Name, "durationMinutes": t.DurationMinutes, "meetingUrl": orNull(t.MeetingURL),
+		"questions": fieldViews(t.Questions), "createdAt": formatTime(t.CreatedAt),
+	}
+}
+
+// bookingView is a booking: when it starts and ends, where it happens, and whose it is.
+func bookingView(b projections.Booking) object {
+	return object{
+		"id": b.ID, "eventTypeId": b.EventTypeID, "when": formatTime(b.StartTime), "endTime": formatTime(b.EndTime),
+		"meetingUrl": orNull(b.MeetingURL), "contactId": orNull(b.ContactID),
+	}
 }

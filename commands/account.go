@@ -6,10 +6,11 @@ import (
 	"funnel/domain"
 )
 
-// loadAccount loads an account that must exist.
+// loadAccount loads an account that must exist. Asking again in the same session returns the
+// same aggregate.
 func loadAccount(ctx context.Context, s *session, accountID string) (*domain.Account, error) {
-	account := domain.AccountStream(accountID)
-	if err := s.load(ctx, account); err != nil {
+	account, err := loadOnce(ctx, s, accountID, domain.AccountStream)
+	if err != nil {
 		return nil, err
 	}
 	if !account.Exists() {

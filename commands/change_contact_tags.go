@@ -84,8 +84,7 @@ func (h ChangeContactTagsHandler) Handle(ctx context.Context, cmd ChangeContactT
 			return err
 		}
 		res.Created = created
-		contact.AddTags(resolution.Tags)
-		return nil
+		return applyTags(ctx, s, contact, resolution.Tags)
 	})
 	if err != nil {
 		return ContactResult{}, err

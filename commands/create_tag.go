@@ -32,6 +32,9 @@ func (h CreateTagHandler) Handle(ctx context.Context, cmd CreateTag) (CreateTagR
 		if _, err := loadAccount(ctx, s, cmd.Meta.AccountID); err != nil {
 			return err
 		}
+		if err := checkCRMMoves(ctx, s, cmd.Meta.AccountID, cmd.Automations); err != nil {
+			return err
+		}
 		tag := domain.TagStream(id)
 		if err := s.load(ctx, tag); err != nil {
 			return err
@@ -42,4 +45,26 @@ func (h CreateTagHandler) Handle(ctx context.Context, cmd CreateTag) (CreateTagR
 		return CreateTagResult{}, err
 	}
 	return CreateTagResult{TagID: id, Position: pos}, nil
+}
+
+// checkCRMMoves refuses crm.move automations whose CRM is not one of the account's, or whose
+// stage is not one of that CRM's: a tag must never name a pipeline it cannot move leads into.
+// A CRM of another account is unknown here, like any id of another account in a request body.
+func checkCRMMoves(ctx context.Context, s *session, accountID string, automations []domain.Automation) error {
+	for i, a := range automations {
+		if a.Type != domain.AutomationCRMMove || a.CRMID == "" || a.StageID == "" {
+			continue // Tag.Create reports what is missing
+		}
+		crm, err := loadCRM(ctx, s, accountID, a.CRMID)
+		if domain.KindOf(err) != 0 {
+			return domain.Invalid("automations[%d].crmId %q is not a CRM of this account", i, a.CRMID)
+		}
+		if err != nil {
+			return err
+		}
+		if !crm.HasStage(a.StageID) {
+			return domain.Invalid("automations[%d].stageId %q is not a stage of CRM %s", i, a.StageID, a.CRMID)
+		}
+	}
+	return nil
 }

@@ -64,8 +64,8 @@ func (h CreateWebhookSubscriptionHandler) Handle(ctx context.Context, cmd Create
 func checkFilterIDs(ctx context.Context, s *session, accountID string, f domain.WebhookFilters) error {
 	var unknownForms, unknownCalendars []string
 	for _, id := range f.FormIDs {
-		form := domain.FormStream(strings.TrimSpace(id))
-		if err := s.load(ctx, form); err != nil {
+		form, err := loadOnce(ctx, s, strings.TrimSpace(id), domain.FormStream)
+		if err != nil {
 			return err
 		}
 		if !form.Exists() || form.AccountID() != accountID {
@@ -73,8 +73,8 @@ func checkFilterIDs(ctx context.Context, s *session, accountID string, f domain.
 		}
 	}
 	for _, id := range f.EventTypeIDs {
-		calendar := domain.EventTypeStream(strings.TrimSpace(id))
-		if err := s.load(ctx, calendar); err != nil {
+		calendar, err := loadOnce(ctx, s, strings.TrimSpace(id), domain.EventTypeStream)
+		if err != nil {
 			return err
 		}
 		if !calendar.Exists() || calendar.AccountID() != accountID {

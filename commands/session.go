@@ -22,7 +22,8 @@ var ErrTooMuchContention = errors.New("commands: too many concurrent changes to 
 type session struct {
 	store   EventStore
 	tracked []trackedAggregate
-	seen    int64 // highest log position read: a reader must reach it to see what the decision saw
+	streams map[string]domain.Aggregate // the tracked aggregates by stream id
+	seen    int64                       // highest log position read: a reader must reach it to see what the decision saw
 }
 
 type trackedAggregate struct {
@@ -31,8 +32,13 @@ type trackedAggregate struct {
 }
 
 // load replays an aggregate's stream into agg and tracks it, so that what its decisions record
-// is appended at the version read here.
+// is appended at the version read here. A stream is loaded at most once per session: two
+// aggregates of one stream would each append at the same version, and one would lose its
+// events. Code that may meet a stream twice (tag automations) uses loadOnce.
 func (s *session) load(ctx context.Context, agg domain.Aggregate) error {
+	if _, dup := s.streams[agg.StreamID()]; dup {
+		return fmt.Errorf("commands: stream %s loaded twice in one session", agg.StreamID())
+	}
 	events, err := s.store.ReadStream(ctx, agg.StreamID())
 	if err != nil {
 		return err
@@ -47,7 +53,63 @@ func (s *session) load(ctx context.Context, agg domain.Aggregate) error {
 		version = r.Version
 		s.seen = max(s.seen, r.Position)
 	}
+	s.remember(agg, version)
+	return nil
+}
+
+// track adds the aggregate of a brand-new stream (a fresh random id) without reading it: its
+// changes are appended at version 0, so the append fails, and the command decides again, in
+// the unlikely case the stream exists after all.
+func (s *session) track(agg domain.Aggregate) error {
+	if _, dup := s.streams[agg.StreamID()]; dup {
+		return fmt.Errorf("commands: stream %s tracked twice in one session", agg.StreamID())
+	}
+	s.remember(agg, 0)
+	return nil
+}
+
+func (s *session) remember(agg domain.Aggregate, version int64) {
+	if s.streams == nil {
+		s.streams = map[string]domain.Aggregate{}
+	}
+	s.streams[agg.StreamID()] = agg
 	s.tracked = append(s.tracked, trackedAggregate{agg: agg, version: version})
+}
+
+// loadOnce returns the session's aggregate of stream id, loading it into empty(id) the first
+// time it is asked for, so that every decision of the session sees the same aggregate.
+func loadOnce[A domain.Aggregate](ctx context.Context, s *session, id string, empty func(string) A) (A, error) {
+	if agg, ok := s.streams[id]; ok {
+		typed, ok := agg.(A)
+		if !ok {
+			var zero A
+			return zero, fmt.Errorf("commands: stream %s is a %T, not a %T", id, agg, zero)
+		}
+		return typed, nil
+	}
+	agg := empty(id)
+	if err := s.load(ctx, agg); err != nil {
+		var zero A
+		return zero, err
+	}
+	return agg, nil
+}
+
+// read replays a stream into agg outside any session. It is for aggregates that never change
+// once created (a form's definition), read to prepare a command before its session starts:
+// their version needs no check at commit.
+func read(ctx context.Context, store EventStore, agg domain.Aggregate) error {
+	events, err := store.ReadStream(ctx, agg.StreamID())
+	if err != nil {
+		return err
+	}
+	for _, r := range events {
+		e, err := r.Decode()
+		if err != nil {
+			return fmt.Errorf("commands: read %s: %w", agg.StreamID(), err)
+		}
+		agg.Replay(e)
+	}
 	return nil
 }
 

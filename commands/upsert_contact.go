@@ -57,8 +57,7 @@ func (h UpsertContactHandler) Handle(ctx context.Context, cmd UpsertContact) (Co
 		if err != nil {
 			return err
 		}
-		contact.AddTags(resolution.Tags)
-		return nil
+		return applyTags(ctx, s, contact, resolution.Tags)
 	})
 	if err != nil {
 		return ContactResult{}, err

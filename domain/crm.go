@@ -14,9 +14,10 @@ type Stage struct {
 
 // CRM is a pipeline of ordered stages that leads move through.
 type CRM struct {
-	id     string
-	exists bool
-	stages []Stage
+	id        string
+	exists    bool
+	accountID string
+	stages    []Stage
 	changes
 }
 
@@ -28,6 +29,9 @@ func (c *CRM) StreamID() string { return c.id }
 
 // Exists tells whether the CRM was created.
 func (c *CRM) Exists() bool { return c.exists }
+
+// AccountID is the account the CRM belongs to.
+func (c *CRM) AccountID() string { return c.accountID }
 
 // HasStage tells whether a stage belongs to this CRM.
 func (c *CRM) HasStage(stageID string) bool {
@@ -77,6 +81,7 @@ func (c *CRM) record(e Event) {
 func (c *CRM) when(e Event) {
 	if e, ok := e.(CRMCreated); ok {
 		c.exists = true
+		c.accountID = e.AccountID
 		c.stages = e.Stages
 	}
 }

@@ -34,3 +34,25 @@ func DecodeCursor(cursor string, key any) error {
 	}
 	return nil
 }
+
+// seqAfter reads a creation-order cursor: the seq of the last row of the previous page, or 0.
+func seqAfter(page Page) (int64, error) {
+	if page.Cursor == "" {
+		return 0, nil
+	}
+	var after int64
+	if err := DecodeCursor(page.Cursor, &after); err != nil {
+		return 0, err
+	}
+	return after, nil
+}
+
+// cut trims a list read with one row more than the page holds, and returns the cursor of the
+// next page: the sort key of the page's last row, or "" when this is the last page.
+func cut[T any](rows []T, limit int, key func(T) any) ([]T, string) {
+	if len(rows) <= limit {
+		return rows, ""
+	}
+	rows = rows[:limit]
+	return rows, EncodeCursor(key(rows[len(rows)-1]))
+}

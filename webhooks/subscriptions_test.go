@@ -21,13 +21,13 @@ func TestRESTHookLifecycle(t *testing.T) {
 		form := newForm(t, svc, acc.ID, "Signup")
 		rcv := newReceiver(t)
 		res := svc.API.Post(t, "/api/v1/webhooks/subscriptions", acc.Key, map[string]any{
-			"hookUrl": rcv.URL + "/zap", "event": "form.submitted", "formIds": []string{form}, "secret": "a-secret-of-my-own-123",
+			"hookUrl": rcv.URL + "/zap", "event": "form.submitted", "formIds": []string{form, form}, "secret": "a-secret-of-my-own-123",
 		}).Expect(t, http.StatusCreated)
 		sub := res.Object(t, "subscription")
 		id := sub["id"].(string)
 		filters := sub["filters"].(map[string]any)
 		if sub["url"] != rcv.URL+"/zap" || apptest.Strings(t, sub["events"])[0] != "form.submitted" || sub["createdAt"] == nil ||
-			apptest.Strings(t, filters["formIds"])[0] != form || len(apptest.Strings(t, filters["bumpIds"])) != 0 || sub["secret"] != "a-secret-of-my-own-123" {
+			len(apptest.Strings(t, filters["formIds"])) != 1 || apptest.Strings(t, filters["formIds"])[0] != form || len(apptest.Strings(t, filters["bumpIds"])) != 0 || sub["secret"] != "a-secret-of-my-own-123" {
 			t.Fatalf("subscription = %v", sub)
 		}
 		hooks := svc.Operator.Get(t, "/admin/v1/accounts/"+acc.ID+"/webhooks?kind=rest_hook", "").List(t, "webhooks")

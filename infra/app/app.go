@@ -55,11 +55,23 @@ func Open(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 	accounts := projections.NewAccounts(db.Read)
 	tags := projections.NewTags(db.Read)
 	contacts := projections.NewContacts(db.Read)
+	crms := projections.NewCRMs(db.Read)
+	leads := projections.NewLeads(db.Read)
+	forms := projections.NewForms(db.Read)
+	submissions := projections.NewFormSubmissions(db.Read)
+	eventTypes := projections.NewEventTypes(db.Read)
+	bookings := projections.NewBookings(db.Read)
 
 	pipe := pipeline.New(db, store, log, m)
 	pipe.AddReadModel(accounts)
 	pipe.AddReadModel(tags)
 	pipe.AddReadModel(contacts)
+	pipe.AddReadModel(crms)
+	pipe.AddReadModel(leads)
+	pipe.AddReadModel(forms)
+	pipe.AddReadModel(submissions)
+	pipe.AddReadModel(eventTypes)
+	pipe.AddReadModel(bookings)
 	pipe.AddInvalidator(projections.NewCacheInvalidator(accounts, tags))
 
 	a := &App{cfg: cfg, log: log, db: db, store: store, pipeline: pipe, metrics: m, contacts: contacts}
@@ -90,6 +102,12 @@ func Open(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 		Accounts:      accounts,
 		Tags:          tags,
 		Contacts:      contacts,
+		CRMs:          crms,
+		Leads:         leads,
+		Forms:         forms,
+		Submissions:   submissions,
+		EventTypes:    eventTypes,
+		Bookings:      bookings,
 		Subscriptions: webhooks.NewSubscriptions(db.Read),
 		Deliveries:    deliveries,
 		Samples:       webhooks.NewSamples(store),

@@ -2,6 +2,7 @@ package apptest
 
 import (
 	"net/http"
+	"net/url"
 	"testing"
 )
 
@@ -46,4 +47,64 @@ func (s *Service) NewCustomField(t testing.TB, accountID, name string) string {
 	t.Helper()
 	res := s.Operator.Post(t, "/admin/v1/accounts/"+accountID+"/custom-fields", "", map[string]any{"name": name}).Expect(t, http.StatusCreated)
 	return res.Object(t, "customField")["id"].(string)
+}
+
+// CRM is a test CRM pipeline with its stage ids in order.
+type CRM struct {
+	ID     string
+	Stages []string
+}
+
+// NewCRM creates a CRM with stages of the given names through the operator API.
+func (s *Service) NewCRM(t testing.TB, accountID, name string, stageNames ...string) CRM {
+	t.Helper()
+	stages := make([]map[string]any, len(stageNames))
+	for i, n := range stageNames {
+		stages[i] = map[string]any{"name": n}
+	}
+	res := s.Operator.Post(t, "/admin/v1/accounts/"+accountID+"/crms", "", map[string]any{"name": name, "stages": stages}).Expect(t, http.StatusCreated)
+	crm := res.Object(t, "crm")
+	out := CRM{ID: crm["id"].(string)}
+	for _, st := range crm["stages"].([]any) {
+		out.Stages = append(out.Stages, st.(map[string]any)["id"].(string))
+	}
+	return out
+}
+
+// Field is a form field or booking question to define: {label, type, contactField?, required?}.
+type Field map[string]any
+
+// NewForm creates a form and returns its field ids in order.
+func (s *Service) NewForm(t testing.TB, accountID, name string, tagIDs []string, fields ...Field) (string, []string) {
+	t.Helper()
+	body := map[string]any{"name": name, "fields": fields}
+	if tagIDs != nil {
+		body["tagIds"] = tagIDs
+	}
+	form := s.Operator.Post(t, "/admin/v1/accounts/"+accountID+"/forms", "", body).Expect(t, http.StatusCreated).Object(t, "form")
+	return form["id"].(string), idsOf(t, form["fields"])
+}
+
+// NewEventType creates a calendar and returns its question ids in order.
+func (s *Service) NewEventType(t testing.TB, accountID, name string, durationMinutes int, questions ...Field) (string, []string) {
+	t.Helper()
+	body := map[string]any{"name": name, "durationMinutes": durationMinutes, "meetingUrl": "https://meet.example.com/" + url.PathEscape(name), "questions": questions}
+	if questions == nil {
+		body["questions"] = []Field{}
+	}
+	et := s.Operator.Post(t, "/admin/v1/accounts/"+accountID+"/event-types", "", body).Expect(t, http.StatusCreated).Object(t, "eventType")
+	return et["id"].(string), idsOf(t, et["questions"])
+}
+
+func idsOf(t testing.TB, list any) []string {
+	t.Helper()
+	items, ok := list.([]any)
+	if !ok {
+		t.Fatalf("%v is not a list", list)
+	}
+	ids := make([]string, len(items))
+	for i, it := range items {
+		ids[i] = it.(map[string]any)["id"].(string)
+	}
+	return ids
 }

@@ -1,0 +1,129 @@
+package api
+
+import (
+	"net/http"
+
+	"github.com/gorilla/mux"
+
+	"funnel/commands"
+	"funnel/domain"
+)
+
+// listCRMs serves GET /api/v1/crms: the account's pipelines with their stages, in creation order.
+func (s *Server) listCRMs(w http.ResponseWriter, r *http.Request) {
+	page, ok := pageOf(w, r)
+	if !ok {
+		return
+	}
+	crms, next, err := s.deps.CRMs.List(r.Context(), principalOf(r.Context()).key.AccountID, page)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	views := make([]object, len(crms))
+	for i, c := range crms {
+		views[i] = crmView(c)
+	}
+	writeJSON(w, http.StatusOK, withCursor(object{"crms": views}, next))
+}
+
+// listStages serves GET /api/v1/crms/{crmId}/stages, in pipeline order.
+func (s *Server) listStages(w http.ResponseWriter, r *http.Request) {
+	page, ok := pageOf(w, r)
+	if !ok {
+		return
+	}
+	crm, err := s.deps.CRMs.CRM(r.Context(), mux.Vars(r)["crmId"])
+	if !s.owned(w, r, "crm", crm.AccountID, err) {
+		return
+	}
+	stages, next, err := s.deps.CRMs.Stages(r.Context(), crm.ID, page)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, withCursor(object{"stages": stageViews(stages)}, next))
+}
+
+type createLeadRequest struct {
+	Title        string   `json:"title"`
+	StageID      string   `json:"stageId"`
+	ContactEmail *string  `json:"contactEmail"`
+	FirstName    *string  `json:"firstName"`
+	TagIDs       []string `json:"tagIds"`
+}
+
+// createLead serves POST /api/v1/crms/{crmId}/leads: it opens a lead and upserts its contact.
+func (s *Server) createLead(w http.ResponseWriter, r *http.Request) {
+	var req createLeadRequest
+	if !decodeBody(w, r, &req) {
+		return
+	}
+	if req.ContactEmail == nil {
+		writeError(w, http.StatusBadRequest, "contactEmail is required")
+		return
+	}
+	res, err := s.deps.Commands.CreateLead.Handle(r.Context(), commands.CreateLead{
+		Meta:         principalOf(r.Context()).meta(r),
+		CRMID:        mux.Vars(r)["crmId"],
+		StageID:      req.StageID,
+		Title:        req.Title,
+		ContactEmail: *req.ContactEmail,
+		FirstName:    req.FirstName,
+		Tags:         domain.TagRequest{IDs: req.TagIDs},
+	})
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if !s.awaitReadModels(w, r, res.Position) {
+		return
+	}
+	lead, err := s.deps.Leads.Lead(r.Context(), res.LeadID)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	contact, err := s.deps.Contacts.Contact(r.Context(), res.ContactID)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, object{"lead": leadView(lead), "contact": contactView(contact)})
+}
+
+type updateLeadRequest struct {
+	Title   *string `json:"title"`
+	StageID *string `json:"stageId"`
+	Amount  *int64  `json:"amount"`
+}
+
+// updateLead serves PATCH /api/v1/crms/{crmId}/leads/{leadId}: title, stage or amount.
+func (s *Server) updateLead(w http.ResponseWriter, r *http.Request) {
+	var req updateLeadRequest
+	if !decodeBody(w, r, &req) {
+		return
+	}
+	vars := mux.Vars(r)
+	res, err := s.deps.Commands.UpdateLead.Handle(r.Context(), commands.UpdateLead{
+		Meta:    principalOf(r.Context()).meta(r),
+		CRMID:   vars["crmId"],
+		LeadID:  vars["leadId"],
+		Title:   req.Title,
+		StageID: req.StageID,
+		Amount:  req.Amount,
+	})
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if !s.awaitReadModels(w, r, res.Position) {
+		return
+	}
+	lead, err := s.deps.Leads.Lead(r.Context(), vars["leadId"])
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, object{"lead": leadView(lead)})
+}

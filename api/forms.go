@@ -1,0 +1,64 @@
+package api
+
+import (
+	"net/http"
+
+	"github.com/gorilla/mux"
+
+	"funnel/commands"
+)
+
+// listForms serves GET /api/v1/forms: id, name and fields of the account's forms, in creation order.
+func (s *Server) listForms(w http.ResponseWriter, r *http.Request) {
+	page, ok := pageOf(w, r)
+	if !ok {
+		return
+	}
+	forms, next, err := s.deps.Forms.List(r.Context(), principalOf(r.Context()).key.AccountID, page)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	views := make([]object, len(forms))
+	for i, f := range forms {
+		views[i] = formView(f)
+	}
+	writeJSON(w, http.StatusOK, withCursor(object{"forms": views}, next))
+}
+
+// getForm serves GET /api/v1/forms/{formId}.
+func (s *Server) getForm(w http.ResponseWriter, r *http.Request) {
+	form, err := s.deps.Forms.Form(r.Context(), mux.Vars(r)["formId"])
+	if !s.owned(w, r, "form", form.AccountID, err) {
+		return
+	}
+	writeJSON(w, http.StatusOK, object{"form": formView(form)})
+}
+
+// submitForm serves POST /api/v1/forms/{formId}/submissions with {"values": {fieldId: value}}.
+func (s *Server) submitForm(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Values map[string]any `json:"values"`
+	}
+	if !decodeBody(w, r, &req) {
+		return
+	}
+	res, err := s.deps.Commands.SubmitForm.Handle(r.Context(), commands.SubmitForm{
+		Meta:   principalOf(r.Context()).meta(r),
+		FormID: mux.Vars(r)["formId"],
+		Values: req.Values,
+	})
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if !s.awaitReadModels(w, r, res.Position) {
+		return
+	}
+	submission, err := s.deps.Submissions.Submission(r.Context(), res.SubmissionID)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, object{"submission": submissionView(submission)})
+}

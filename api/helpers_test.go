@@ -1,0 +1,53 @@
+package api_test
+
+import (
+	"net/http"
+	"net/url"
+	"testing"
+
+	"funnel/infra/app/apptest"
+)
+
+// leadsOf lists the leads of a CRM through the operator API, of one contact when contactID is set.
+func leadsOf(t *testing.T, svc *apptest.Service, accountID, crmID, contactID string) []map[string]any {
+	t.Helper()
+	path := "/admin/v1/accounts/" + accountID + "/crms/" + crmID + "/leads?limit=200"
+	if contactID != "" {
+		path += "&contactId=" + url.QueryEscape(contactID)
+	}
+	return svc.Operator.Get(t, path, "").Expect(t, http.StatusOK).List(t, "leads")
+}
+
+// history returns the event log's history of a contact (operator API), oldest first.
+func history(t *testing.T, svc *apptest.Service, accountID, contactID string) []map[string]any {
+	t.Helper()
+	return svc.Operator.Get(t, "/admin/v1/accounts/"+accountID+"/history?contactId="+url.QueryEscape(contactID), "").Expect(t, http.StatusOK).List(t, "events")
+}
+
+// countTypes counts the events of each type in a history.
+func countTypes(events []map[string]any) map[string]int {
+	counts := map[string]int{}
+	for _, e := range events {
+		counts[e["type"].(string)]++
+	}
+	return counts
+}
+
+// contactByEmail returns the account's contact with that email, or nil when there is none.
+func contactByEmail(t *testing.T, svc *apptest.Service, key, email string) map[string]any {
+	t.Helper()
+	list := svc.API.Get(t, "/api/v1/contacts?email="+url.QueryEscape(email), key).Expect(t, http.StatusOK).List(t, "contacts")
+	switch len(list) {
+	case 0:
+		return nil
+	case 1:
+		return list[0]
+	}
+	t.Fatalf("%d contacts for %s", len(list), email)
+	return nil
+}
+
+// moveTo is a crm.move tag automation.
+func moveTo(crmID, stageID string) map[string]any {
+	return map[string]any{"type": "crm.move", "crmId": crmID, "stageId": stageID}
+}

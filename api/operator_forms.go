@@ -1,0 +1,113 @@
+package api
+
+import (
+	"net/http"
+
+	"github.com/gorilla/mux"
+
+	"funnel/commands"
+	"funnel/domain"
+	"funnel/projections"
+)
+
+// fieldSpec is a form field or a booking question as the operator defines it.
+type fieldSpec struct {
+	Label        string `json:"label"`
+	Type         string `json:"type"`
+	ContactField string `json:"contactField"`
+	Required     bool   `json:"required"`
+}
+
+func fieldSpecs(in []fieldSpec) []domain.FieldSpec {
+	out := make([]domain.FieldSpec, len(in))
+	for i, f := range in {
+		out[i] = domain.FieldSpec{Label: f.Label, Type: f.Type, ContactField: f.ContactField, Required: f.Required}
+	}
+	return out
+}
+
+// operatorFormView is a form as the operator API shows it, with the tags its submissions apply.
+func operatorFormView(f projections.Form) object {
+	view := formView(f)
+	view["tagIds"] = nonNil(f.TagIDs)
+	return view
+}
+
+// createForm serves POST /admin/v1/accounts/{accountId}/forms {name, fields, tagIds?}.
+func (s *Server) createForm(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Name   string      `json:"name"`
+		Fields []fieldSpec `json:"fields"`
+		TagIDs []string    `json:"tagIds"`
+	}
+	if !decodeBody(w, r, &req) {
+		return
+	}
+	res, err := s.deps.Commands.CreateForm.Handle(r.Context(), commands.CreateForm{
+		Meta: operatorMeta(r), Name: req.Name, Fields: fieldSpecs(req.Fields), TagIDs: req.TagIDs,
+	})
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if !s.awaitReadModels(w, r, res.Position) {
+		return
+	}
+	form, err := s.deps.Forms.Form(r.Context(), res.FormID)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, object{"form": operatorFormView(form)})
+}
+
+// listOperatorForms serves GET /admin/v1/accounts/{accountId}/forms, in creation order.
+func (s *Server) listOperatorForms(w http.ResponseWriter, r *http.Request) {
+	account, ok := s.existingAccount(w, r)
+	if !ok {
+		return
+	}
+	page, ok := pageOf(w, r)
+	if !ok {
+		return
+	}
+	forms, next, err := s.deps.Forms.List(r.Context(), account.ID, page)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	views := make([]object, len(forms))
+	for i, f := range forms {
+		views[i] = operatorFormView(f)
+	}
+	writeJSON(w, http.StatusOK, withCursor(object{"forms": views}, next))
+}
+
+// listOperatorSubmissions serves GET /admin/v1/accounts/{accountId}/forms/{formId}/submissions:
+// the form's submissions with their answers, in the order they were made.
+func (s *Server) listOperatorSubmissions(w http.ResponseWriter, r *http.Request) {
+	account, ok := s.existingAccount(w, r)
+	if !ok {
+		return
+	}
+	page, ok := pageOf(w, r)
+	if !ok {
+		return
+	}
+	form, err := s.deps.Forms.Form(r.Context(), mux.Vars(r)["formId"])
+	if err != nil || form.AccountID != account.ID {
+		s.failOperatorLookup(w, r, "form", err)
+		return
+	}
+	subs, next, err := s.deps.Submissions.List(r.Context(), account.ID, form.ID, page)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	views := make([]object, len(subs))
+	for i, sub := range subs {
+		views[i] = submissionView(sub)
+		views[i]["values"] = sub.Answers
+	}
+	writeJSON(w, http.StatusOK, withCursor(object{"submissions": views}, next))
+}

@@ -1,0 +1,80 @@
+package api
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/gorilla/mux"
+
+	"funnel/commands"
+)
+
+// listEventTypes serves GET /api/v1/scheduling/event-types: the account's calendars, in creation order.
+func (s *Server) listEventTypes(w http.ResponseWriter, r *http.Request) {
+	page, ok := pageOf(w, r)
+	if !ok {
+		return
+	}
+	types, next, err := s.deps.EventTypes.List(r.Context(), principalOf(r.Context()).key.AccountID, page)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	views := make([]object, len(types))
+	for i, t := range types {
+		views[i] = eventTypeView(t)
+	}
+	writeJSON(w, http.StatusOK, withCursor(object{"eventTypes": views}, next))
+}
+
+// getEventType serves GET /api/v1/scheduling/event-types/{eventTypeId}.
+func (s *Server) getEventType(w http.ResponseWriter, r *http.Request) {
+	eventType, err := s.deps.EventTypes.EventType(r.Context(), mux.Vars(r)["eventTypeId"])
+	if !s.owned(w, r, "event type", eventType.AccountID, err) {
+		return
+	}
+	writeJSON(w, http.StatusOK, object{"eventType": eventTypeView(eventType)})
+}
+
+type bookEventRequest struct {
+	StartTime *string        `json:"startTime"`
+	Answers   map[string]any `json:"answers"`
+	Timezone  string         `json:"timezone"`
+}
+
+// bookEvent serves POST /api/v1/scheduling/{eventTypeId}/bookings.
+func (s *Server) bookEvent(w http.ResponseWriter, r *http.Request) {
+	var req bookEventRequest
+	if !decodeBody(w, r, &req) {
+		return
+	}
+	if req.StartTime == nil {
+		writeError(w, http.StatusBadRequest, "startTime is required")
+		return
+	}
+	start, err := time.Parse(time.RFC3339, *req.StartTime)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "startTime must be an RFC 3339 timestamp, such as 2030-01-31T09:30:00Z")
+		return
+	}
+	res, err := s.deps.Commands.BookEvent.Handle(r.Context(), commands.BookEvent{
+		Meta:        principalOf(r.Context()).meta(r),
+		EventTypeID: mux.Vars(r)["eventTypeId"],
+		Start:       start,
+		Timezone:    req.Timezone,
+		Answers:     req.Answers,
+	})
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if !s.awaitReadModels(w, r, res.Position) {
+		return
+	}
+	booking, err := s.deps.Bookings.Booking(r.Context(), res.BookingID)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, object{"booking": bookingView(booking)})
+}

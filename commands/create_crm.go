@@ -1,0 +1,44 @@
+package commands
+
+import (
+	"context"
+
+	"funnel/domain"
+)
+
+// CreateCRM defines a CRM pipeline with its stages, in order (operator API).
+type CreateCRM struct {
+	Meta       Meta
+	Name       string
+	StageNames []string
+}
+
+// CreateCRMResult names the new CRM.
+type CreateCRMResult struct {
+	CRMID    string
+	Position int64
+}
+
+// CreateCRMHandler handles CreateCRM.
+type CreateCRMHandler struct {
+	store EventStore
+}
+
+// Handle creates the CRM.
+func (h CreateCRMHandler) Handle(ctx context.Context, cmd CreateCRM) (CreateCRMResult, error) {
+	id := domain.NewID(crmPrefix)
+	pos, err := execute(ctx, h.store, cmd.Meta, id, func(ctx context.Context, s *session) error {
+		if _, err := loadAccount(ctx, s, cmd.Meta.AccountID); err != nil {
+			return err
+		}
+		crm := domain.CRMStream(id)
+		if err := s.track(crm); err != nil {
+			return err
+		}
+		return crm.Create(cmd.Meta.AccountID, cmd.Name, cmd.StageNames, newIDs(stagePrefix))
+	})
+	if err != nil {
+		return CreateCRMResult{}, err
+	}
+	return CreateCRMResult{CRMID: id, Position: pos}, nil
+}

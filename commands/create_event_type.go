@@ -1,0 +1,48 @@
+package commands
+
+import (
+	"context"
+
+	"funnel/domain"
+)
+
+// CreateEventType defines a calendar: the length of its meetings, where they happen, and the
+// questions a booking asks (operator API).
+type CreateEventType struct {
+	Meta            Meta
+	Name            string
+	DurationMinutes int
+	MeetingURL      string
+	Questions       []domain.FieldSpec
+}
+
+// CreateEventTypeResult names the new calendar.
+type CreateEventTypeResult struct {
+	EventTypeID string
+	Position    int64
+}
+
+// CreateEventTypeHandler handles CreateEventType.
+type CreateEventTypeHandler struct {
+	store EventStore
+}
+
+// Handle creates the calendar.
+func (h CreateEventTypeHandler) Handle(ctx context.Context, cmd CreateEventType) (CreateEventTypeResult, error) {
+	id := domain.NewID(eventTypePrefix)
+	pos, err := execute(ctx, h.store, cmd.Meta, id, func(ctx context.Context, s *session) error {
+		account, err := loadAccount(ctx, s, cmd.Meta.AccountID)
+		if err != nil {
+			return err
+		}
+		eventType := domain.EventTypeStream(id)
+		if err := s.track(eventType); err != nil {
+			return err
+		}
+		return eventType.Create(account, cmd.Name, cmd.DurationMinutes, cmd.MeetingURL, cmd.Questions, newIDs(questionPrefix))
+	})
+	if err != nil {
+		return CreateEventTypeResult{}, err
+	}
+	return CreateEventTypeResult{EventTypeID: id, Position: pos}, nil
+}

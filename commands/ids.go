@@ -1,0 +1,31 @@
+package commands
+
+import (
+	"strings"
+
+	"funnel/domain"
+)
+
+// Prefixes of the ids this package hands out (domain.NewID). Ids are opaque to integrators; the
+// prefix lets a command refuse an id of the wrong kind as unknown before it reads any stream, so
+// that a stream is never loaded as the wrong aggregate.
+const (
+	crmPrefix        = "crm"
+	stagePrefix      = "stg"
+	leadPrefix       = "lead"
+	formPrefix       = "form"
+	fieldPrefix      = "fld"
+	submissionPrefix = "sub"
+	eventTypePrefix  = "evt"
+	questionPrefix   = "q"
+	bookingPrefix    = "bkg"
+)
+
+// isID tells whether id has the shape of an id with that prefix.
+func isID(id, prefix string) bool { return strings.HasPrefix(id, prefix+"_") }
+
+// newIDs returns a generator of ids with a prefix, for the parts a domain method names
+// (stages, fields, questions).
+func newIDs(prefix string) func() string {
+	return func() string { return domain.NewID(prefix) }
+}

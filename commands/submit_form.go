@@ -1,0 +1,106 @@
+package commands
+
+import (
+	"context"
+	"time"
+
+	"funnel/domain"
+)
+
+// SubmitForm records a submission of a form (POST /api/v1/forms/:formId/submissions). When an
+// answer maps to builtin:email, the submission upserts that contact through the field mapping
+// and applies the form's tags with their automations; the contact, the tags, the leads they move
+// and the submission are appended together.
+type SubmitForm struct {
+	Meta   Meta
+	FormID string
+	Values map[string]any // field id → value
+}
+
+// SubmitFormResult names the submission and its contact ("" without an email).
+type SubmitFormResult struct {
+	SubmissionID string
+	ContactID    string
+	Position     int64
+}
+
+// SubmitFormHandler handles SubmitForm.
+type SubmitFormHandler struct {
+	store EventStore
+	tags  TagCatalogue
+	now   func() time.Time
+}
+
+// Handle records the submission.
+func (h SubmitFormHandler) Handle(ctx context.Context, cmd SubmitForm) (SubmitFormResult, error) {
+	// A form never changes once created, so it is read before the session: the answers it
+	// checks tell which contact the session is about.
+	if !isID(cmd.FormID, formPrefix) {
+		return SubmitFormResult{}, domain.NotFound("form not found")
+	}
+	form := domain.FormStream(cmd.FormID)
+	if err := read(ctx, h.store, form); err != nil {
+		return SubmitFormResult{}, err
+	}
+	switch {
+	case !form.Exists():
+		return SubmitFormResult{}, domain.NotFound("form not found")
+	case form.AccountID() != cmd.Meta.AccountID:
+		return SubmitFormResult{}, domain.Forbidden("form belongs to another account")
+	}
+	answers, err := domain.CheckAnswers("values", form.Fields(), cmd.Values)
+	if err != nil {
+		return SubmitFormResult{}, err
+	}
+	mapping := domain.MapToContact(form.Fields(), answers)
+	if err := mapping.Profile.Validate(); err != nil {
+		return SubmitFormResult{}, err
+	}
+	var tags []domain.TagRef
+	if mapping.Email != "" && len(form.TagIDs()) > 0 {
+		// The form's tags were checked when it was created, and tags are never deleted.
+		catalogue, err := h.tags.AccountTags(ctx, cmd.Meta.AccountID)
+		if err != nil {
+			return SubmitFormResult{}, err
+		}
+		tags = domain.ResolveTags(catalogue, domain.TagRequest{IDs: form.TagIDs()}).Tags
+	}
+
+	res := SubmitFormResult{SubmissionID: domain.NewID(submissionPrefix)}
+	primary := res.SubmissionID
+	if mapping.Email != "" {
+		res.ContactID = domain.ContactIDFor(cmd.Meta.AccountID, mapping.Email)
+		primary = res.ContactID
+	}
+	res.Position, err = execute(ctx, h.store, cmd.Meta, primary, func(ctx context.Context, s *session) error {
+		account, err := loadAccount(ctx, s, cmd.Meta.AccountID)
+		if err != nil {
+			return err
+		}
+		var snapshot *domain.ContactSnapshot
+		if res.ContactID != "" {
+			contact, err := loadOnce(ctx, s, res.ContactID, domain.ContactStream)
+			if err != nil {
+				return err
+			}
+			if _, err := contact.Upsert(cmd.Meta.AccountID, mapping.Email, mapping.Profile); err != nil {
+				return err
+			}
+			if err := applyTags(ctx, s, contact, tags); err != nil {
+				return err
+			}
+			snap := contact.Snapshot(account.CustomFieldNames())
+			snapshot = &snap
+		}
+		submission := domain.SubmissionStream(res.SubmissionID)
+		if err := s.track(submission); err != nil {
+			return err
+		}
+		submission.Record(form, answers, snapshot, h.now())
+		return nil
+	})
+	if err != nil {
+		return SubmitFormResult{}, err
+	}
+	return res, nil
+}

@@ -1,0 +1,122 @@
+package projections
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"math"
+	"time"
+
+	"funnel/domain"
+)
+
+// Bookings is the read model of calendar bookings.
+type Bookings struct {
+	db *sql.DB
+}
+
+// NewBookings reads the bookings read model from db.
+func NewBookings(db *sql.DB) *Bookings { return &Bookings{db: db} }
+
+// Name identifies the projection's checkpoint.
+func (*Bookings) Name() string { return "bookings" }
+
+// Handles tells whether the projection applies events of a type.
+func (*Bookings) Handles(eventType string) bool { return bookingEvents[eventType] }
+
+var bookingEvents = handles(domain.BookingCreated{})
+
+// Apply inserts the batch's bookings with one statement per 100.
+func (*Bookings) Apply(ctx context.Context, tx *sql.Tx, batch []domain.Recorded) error {
+	var rows [][]any
+	err := bookingEvents.each(batch, func(r domain.Recorded, e domain.Event) error {
+		b := e.(domain.BookingCreated)
+		if b.Answers == nil {
+			b.Answers = domain.Answers{}
+		}
+		answers, err := json.Marshal(b.Answers)
+		if err != nil {
+			return fmt.Errorf("projections: bookings: %s at %d: %w", r.Type, r.Position, err)
+		}
+		rows = append(rows, []any{b.BookingID, b.AccountID, b.EventTypeID, nullString(b.ContactID), millis(b.StartTime), millis(b.EndTime),
+			b.Timezone, b.MeetingURL, string(answers), millis(r.OccurredAt), r.Position})
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return insertRows(ctx, tx, "bookings", []string{"id", "account_id", "event_type_id", "contact_id", "start_time", "end_time",
+		"timezone", "meeting_url", "answers", "created_at", "seq"}, rows, "")
+}
+
+// Booking is a booking as the APIs show it.
+type Booking struct {
+	ID          string
+	AccountID   string
+	EventTypeID string
+	ContactID   string // "" when no answer gave an email
+	StartTime   time.Time
+	EndTime     time.Time
+	Timezone    string
+	MeetingURL  string
+	Answers     map[string]any
+	CreatedAt   time.Time
+	seq         int64
+}
+
+const selectBookings = `SELECT id, account_id, event_type_id, contact_id, start_time, end_time, timezone, meeting_url, answers, created_at, seq FROM bookings`
+
+func scanBooking(row interface{ Scan(...any) error }) (Booking, error) {
+	var b Booking
+	var contact sql.NullString
+	var start, end, created int64
+	var answers string
+	if err := row.Scan(&b.ID, &b.AccountID, &b.EventTypeID, &contact, &start, &end, &b.Timezone, &b.MeetingURL, &answers, &created, &b.seq); err != nil {
+		return Booking{}, notFound(err)
+	}
+	if err := json.Unmarshal([]byte(answers), &b.Answers); err != nil {
+		return Booking{}, fmt.Errorf("projections: booking answers: %w", err)
+	}
+	b.ContactID = contact.String
+	b.StartTime, b.EndTime, b.CreatedAt = fromMillis(start), fromMillis(end), fromMillis(created)
+	return b, nil
+}
+
+// Booking returns one booking of any account; the caller checks the account.
+func (p *Bookings) Booking(ctx context.Context, id string) (Booking, error) {
+	b, err := scanBooking(p.db.QueryRowContext(ctx, selectBookings+` WHERE id = $1`, id))
+	if err != nil {
+		return Booking{}, fmt.Errorf("projections: booking %s: %w", id, err)
+	}
+	return b, nil
+}
+
+// List returns one page of a calendar's bookings, newest first (decisions.md "Lists").
+func (p *Bookings) List(ctx context.Context, accountID, eventTypeID string, page Page) ([]Booking, string, error) {
+	before := int64(math.MaxInt64)
+	if page.Cursor != "" {
+		if err := DecodeCursor(page.Cursor, &before); err != nil {
+			return nil, "", err
+		}
+	}
+	rows, err := p.db.QueryContext(ctx, selectBookings+fmt.Sprintf(` WHERE account_id = $1 AND event_type_id = $2 AND seq < $3 ORDER BY seq DESC LIMIT %d`, page.Limit+1),
+		accountID, eventTypeID, before)
+	if err != nil {
+		return nil, "", fmt.Errorf("projections: list bookings: %w", err)
+	}
+	defer rows.Close()
+	out := []Booking{}
+	for rows.Next() {
+		b, err := scanBooking(rows)
+		if err != nil {
+			return nil, "", fmt.Errorf("projections: scan booking: %w", err)
+		}
+		out = append(out, b)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, "", fmt.Errorf("projections: list bookings: %w", err)
+	}
+	out, next := cut(out, page.Limit, func(b Booking) any { return b.seq })
+	return out, next, nil
+}

@@ -1,0 +1,160 @@
+package projections
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+
+	"funnel/domain"
+)
+
+// CRMs is the read model of CRM pipelines and their stages.
+type CRMs struct {
+	db *sql.DB
+}
+
+// NewCRMs reads the CRMs read model from db.
+func NewCRMs(db *sql.DB) *CRMs { return &CRMs{db: db} }
+
+// Name identifies the projection's checkpoint.
+func (*CRMs) Name() string { return "crms" }
+
+// Handles tells whether the projection applies events of a type.
+func (*CRMs) Handles(eventType string) bool { return crmEvents[eventType] }
+
+var crmEvents = handles(domain.CRMCreated{})
+
+// Apply applies CRM events. CRMs are created by an operator, one at a time: there is no burst
+// worth batching.
+func (*CRMs) Apply(ctx context.Context, tx *sql.Tx, batch []domain.Recorded) error {
+	return crmEvents.each(batch, func(r domain.Recorded, e domain.Event) error {
+		created := e.(domain.CRMCreated)
+		if _, err := tx.ExecContext(ctx, `INSERT INTO crms (id, account_id, name, created_at, seq) VALUES ($1, $2, $3, $4, $5)`,
+			created.CRMID, created.AccountID, created.Name, millis(r.OccurredAt), r.Position); err != nil {
+			return fmt.Errorf("projections: crms: %s at %d: %w", r.Type, r.Position, err)
+		}
+		stages := make([][]any, len(created.Stages))
+		for i, s := range created.Stages {
+			stages[i] = []any{s.ID, created.CRMID, created.AccountID, s.Name, s.Order}
+		}
+		return insertRows(ctx, tx, "crm_stages", []string{"id", "crm_id", "account_id", "name", "sort_order"}, stages, "")
+	})
+}
+
+// CRM is a CRM pipeline as the APIs show it, with its stages in order.
+type CRM struct {
+	ID        string
+	AccountID string
+	Name      string
+	Stages    []domain.Stage
+	CreatedAt time.Time
+	seq       int64
+}
+
+const selectCRMs = `SELECT id, account_id, name, created_at, seq FROM crms`
+
+// CRM returns one CRM of any account; the caller checks the account.
+func (p *CRMs) CRM(ctx context.Context, id string) (CRM, error) {
+	crms, err := p.query(ctx, selectCRMs+` WHERE id = $1`, id)
+	if err != nil {
+		return CRM{}, err
+	}
+	if len(crms) == 0 {
+		return CRM{}, ErrNotFound
+	}
+	return crms[0], nil
+}
+
+// List returns one page of an account's CRMs, in creation order.
+func (p *CRMs) List(ctx context.Context, accountID string, page Page) ([]CRM, string, error) {
+	after, err := seqAfter(page)
+	if err != nil {
+		return nil, "", err
+	}
+	crms, err := p.query(ctx, selectCRMs+fmt.Sprintf(` WHERE account_id = $1 AND seq > $2 ORDER BY seq LIMIT %d`, page.Limit+1), accountID, after)
+	if err != nil {
+		return nil, "", err
+	}
+	crms, next := cut(crms, page.Limit, func(c CRM) any { return c.seq })
+	return crms, next, nil
+}
+
+// Stages returns one page of a CRM's stages, in pipeline order.
+func (p *CRMs) Stages(ctx context.Context, crmID string, page Page) ([]domain.Stage, string, error) {
+	var after int
+	if page.Cursor != "" {
+		if err := DecodeCursor(page.Cursor, &after); err != nil {
+			return nil, "", err
+		}
+	}
+	rows, err := p.db.QueryContext(ctx, fmt.Sprintf(`SELECT id, name, sort_order FROM crm_stages WHERE crm_id = $1 AND sort_order > $2 ORDER BY sort_order LIMIT %d`, page.Limit+1), crmID, after)
+	if err != nil {
+		return nil, "", fmt.Errorf("projections: list stages: %w", err)
+	}
+	defer rows.Close()
+	stages := []domain.Stage{}
+	for rows.Next() {
+		var s domain.Stage
+		if err := rows.Scan(&s.ID, &s.Name, &s.Order); err != nil {
+			return nil, "", fmt.Errorf("projections: scan stage: %w", err)
+		}
+		stages = append(stages, s)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, "", fmt.Errorf("projections: list stages: %w", err)
+	}
+	stages, next := cut(stages, page.Limit, func(s domain.Stage) any { return s.Order })
+	return stages, next, nil
+}
+
+// query reads CRMs, then the stages of all of them in one more query.
+func (p *CRMs) query(ctx context.Context, query string, args ...any) ([]CRM, error) {
+	rows, err := p.db.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("projections: query crms: %w", err)
+	}
+	defer rows.Close()
+	var crms []CRM
+	byID := map[string]*CRM{}
+	for rows.Next() {
+		var c CRM
+		var created int64
+		if err := rows.Scan(&c.ID, &c.AccountID, &c.Name, &created, &c.seq); err != nil {
+			return nil, fmt.Errorf("projections: scan crm: %w", err)
+		}
+		c.CreatedAt = fromMillis(created)
+		c.Stages = []domain.Stage{}
+		crms = append(crms, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("projections: query crms: %w", err)
+	}
+	if len(crms) == 0 {
+		return nil, nil
+	}
+	ids := make([]string, len(crms))
+	for i := range crms {
+		ids[i] = crms[i].ID
+		byID[crms[i].ID] = &crms[i]
+	}
+	list, idArgs := inList(1, ids)
+	stageRows, err := p.db.QueryContext(ctx, `SELECT crm_id, id, name, sort_order FROM crm_stages WHERE crm_id IN (`+list+`) ORDER BY crm_id, sort_order`, idArgs...)
+	if err != nil {
+		return nil, fmt.Errorf("projections: query stages: %w", err)
+	}
+	defer stageRows.Close()
+	for stageRows.Next() {
+		var crmID string
+		var s domain.Stage
+		if err := stageRows.Scan(&crmID, &s.ID, &s.Name, &s.Order); err != nil {
+			return nil, fmt.Errorf("projections: scan stage: %w", err)
+		}
+		c := byID[crmID]
+		c.Stages = append(c.Stages, s)
+	}
+	if err := stageRows.Err(); err != nil {
+		return nil, fmt.Errorf("projections: query stages: %w", err)
+	}
+	return crms, nil
+}

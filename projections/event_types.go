@@ -1,0 +1,104 @@
+package projections
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"funnel/domain"
+)
+
+// EventTypes is the read model of calendars (event types) and their questions.
+type EventTypes struct {
+	db *sql.DB
+}
+
+// NewEventTypes reads the event types read model from db.
+func NewEventTypes(db *sql.DB) *EventTypes { return &EventTypes{db: db} }
+
+// Name identifies the projection's checkpoint.
+func (*EventTypes) Name() string { return "event-types" }
+
+// Handles tells whether the projection applies events of a type.
+func (*EventTypes) Handles(eventType string) bool { return eventTypeEvents[eventType] }
+
+var eventTypeEvents = handles(domain.EventTypeCreated{})
+
+// Apply applies calendar events. Calendars are created by an operator, one at a time.
+func (*EventTypes) Apply(ctx context.Context, tx *sql.Tx, batch []domain.Recorded) error {
+	return eventTypeEvents.each(batch, func(r domain.Recorded, e domain.Event) error {
+		created := e.(domain.EventTypeCreated)
+		questions, _ := json.Marshal(nonNilSlice(created.Questions))
+		_, err := tx.ExecContext(ctx, `INSERT INTO event_types (id, account_id, name, duration_minutes, meeting_url, questions, created_at, seq) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+			created.EventTypeID, created.AccountID, created.Name, created.DurationMinutes, created.MeetingURL, string(questions), millis(r.OccurredAt), r.Position)
+		if err != nil {
+			return fmt.Errorf("projections: event types: %s at %d: %w", r.Type, r.Position, err)
+		}
+		return nil
+	})
+}
+
+// EventType is a calendar as the APIs show it.
+type EventType struct {
+	ID              string
+	AccountID       string
+	Name            string
+	DurationMinutes int
+	MeetingURL      string
+	Questions       []domain.Field
+	CreatedAt       time.Time
+	seq             int64
+}
+
+const selectEventTypes = `SELECT id, account_id, name, duration_minutes, meeting_url, questions, created_at, seq FROM event_types`
+
+func scanEventType(row interface{ Scan(...any) error }) (EventType, error) {
+	var t EventType
+	var questions string
+	var created int64
+	if err := row.Scan(&t.ID, &t.AccountID, &t.Name, &t.DurationMinutes, &t.MeetingURL, &questions, &created, &t.seq); err != nil {
+		return EventType{}, notFound(err)
+	}
+	if err := json.Unmarshal([]byte(questions), &t.Questions); err != nil {
+		return EventType{}, fmt.Errorf("projections: event type questions: %w", err)
+	}
+	t.CreatedAt = fromMillis(created)
+	return t, nil
+}
+
+// EventType returns one calendar of any account; the caller checks the account.
+func (p *EventTypes) EventType(ctx context.Context, id string) (EventType, error) {
+	t, err := scanEventType(p.db.QueryRowContext(ctx, selectEventTypes+` WHERE id = $1`, id))
+	if err != nil {
+		return EventType{}, fmt.Errorf("projections: event type %s: %w", id, err)
+	}
+	return t, nil
+}
+
+// List returns one page of an account's calendars, in creation order.
+func (p *EventTypes) List(ctx context.Context, accountID string, page Page) ([]EventType, string, error) {
+	after, err := seqAfter(page)
+	if err != nil {
+		return nil, "", err
+	}
+	rows, err := p.db.QueryContext(ctx, selectEventTypes+fmt.Sprintf(` WHERE account_id = $1 AND seq > $2 ORDER BY seq LIMIT %d`, page.Limit+1), accountID, after)
+	if err != nil {
+		return nil, "", fmt.Errorf("projections: list event types: %w", err)
+	}
+	defer rows.Close()
+	out := []EventType{}
+	for rows.Next() {
+		t, err := scanEventType(rows)
+		if err != nil {
+			return nil, "", fmt.Errorf("projections: scan event type: %w", err)
+		}
+		out = append(out, t)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, "", fmt.Errorf("projections: list event types: %w", err)
+	}
+	out, next := cut(out, page.Limit, func(t EventType) any { return t.seq })
+	return out, next, nil
+}
