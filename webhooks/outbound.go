@@ -75,11 +75,11 @@ type formSubmitted struct {
 }
 
 type fieldEntry struct {
-	ID           string `json:"id"`
-	Label        string `json:"label"`
-	Type         string `json:"type"`
-	ContactField string `json:"contactField"`
-	Value        any    `json:"value"`
+	ID           string  `json:"id"`
+	Label        string  `json:"label"`
+	Type         string  `json:"type"`
+	ContactField *string `json:"contactField"` // null for a field that fills no contact field, as the forms API shows it
+	Value        any     `json:"value"`
 }
 
 type formContact struct {
@@ -102,7 +102,11 @@ func formSubmittedData(e domain.FormSubmitted) formSubmitted {
 		Contact: formContact{CustomFields: map[string]string{}, CustomFieldsLabeled: []domain.LabeledValue{}},
 	}
 	for _, f := range e.Fields {
-		d.Fields = append(d.Fields, fieldEntry{ID: f.ID, Label: f.Label, Type: f.Type, ContactField: f.ContactField, Value: f.Value})
+		entry := fieldEntry{ID: f.ID, Label: f.Label, Type: f.Type, Value: f.Value}
+		if f.ContactField != "" {
+			entry.ContactField = &f.ContactField
+		}
+		d.Fields = append(d.Fields, entry)
 		if f.Value != nil {
 			if _, dup := d.SubmissionData[f.Label]; !dup {
 				d.SubmissionData[f.Label] = f.Value
@@ -169,3 +173,5 @@ func nonNilSlice[T any](s []T) []T {
 func (o outbound) body() ([]byte, error) {
 	return json.Marshal(o.envelope)
 }
+
+func ptr(s string) *string { return &s }

@@ -85,8 +85,8 @@ func madeUp(eventName string) (Envelope, bool) {
 			FormID: "form_sample", FormName: "Newsletter signup", SubmissionID: "sub_sample", SubmittedAt: formatTime(now),
 			SubmissionData: map[string]any{"Email": "ada@example.com", "Name": "Ada Lovelace"},
 			Fields: []fieldEntry{
-				{ID: "fld_email", Label: "Email", Type: "email", ContactField: domain.ContactFieldEmail, Value: "ada@example.com"},
-				{ID: "fld_name", Label: "Name", Type: "text", ContactField: domain.ContactFieldFullName, Value: "Ada Lovelace"},
+				{ID: "fld_email", Label: "Email", Type: "email", ContactField: ptr(domain.ContactFieldEmail), Value: "ada@example.com"},
+				{ID: "fld_name", Label: "Name", Type: "text", ContactField: ptr(domain.ContactFieldFullName), Value: "Ada Lovelace"},
 			},
 			Contact: formContact{ContactID: "ct_sample", Email: "ada@example.com", FirstName: "Ada", LastName: "Lovelace", Phone: "",
 				CustomFields: map[string]string{}, CustomFieldsLabeled: []domain.LabeledValue{}},
