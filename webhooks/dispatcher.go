@@ -75,7 +75,9 @@ func NewDispatcher(db *sqldb.DB, cfg Config, disable Disabler, observer Observer
 		observer: observer,
 		log:      log.Named("webhooks"),
 		wake:     make(chan struct{}, 1),
-		lease:    cfg.Timeout + time.Minute,
+		// Longer than any attempt can take, so a claim never lapses mid-send; short, so the
+		// deliveries a crashed dispatcher held are retried soon after.
+		lease: cfg.Timeout + 5*time.Second,
 	}
 }
 

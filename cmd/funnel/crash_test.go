@@ -579,10 +579,10 @@ func goTool() string {
 
 // startServer starts the binary on a database and waits until /readyz answers 200. It picks free
 // loopback ports, and picks again if another process took one meanwhile.
-func startServer(t *testing.T, bin, dbURL string) *server {
+func startServer(t *testing.T, bin, dbURL string, env ...string) *server {
 	t.Helper()
 	for attempt := 1; ; attempt++ {
-		srv := launch(t, bin, dbURL)
+		srv := launch(t, bin, dbURL, env...)
 		err := srv.waitReady(30 * time.Second)
 		if err == nil {
 			return srv
@@ -594,7 +594,7 @@ func startServer(t *testing.T, bin, dbURL string) *server {
 }
 
 // launch starts the binary on a database, killed when the test ends if it still runs.
-func launch(t *testing.T, bin, dbURL string) *server {
+func launch(t *testing.T, bin, dbURL string, env ...string) *server {
 	t.Helper()
 	apiAddr, opAddr := freeAddr(t), freeAddr(t)
 	logFile, err := os.CreateTemp(t.TempDir(), "funnel-*.log")
@@ -613,6 +613,7 @@ func launch(t *testing.T, bin, dbURL string) *server {
 		"FUNNEL_LOG_LEVEL=info",
 		"FUNNEL_REDIS_URL=",
 	)
+	cmd.Env = append(cmd.Env, env...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	srv := &server{
 		cmd: cmd, apiURL: "http://" + apiAddr, opURL: "http://" + opAddr, logPath: logFile.Name(), exited: make(chan struct{}),
