@@ -166,7 +166,22 @@ func (p *Pipeline) Run(ctx context.Context) error {
 	cancel()
 	<-routerDone
 	_ = pubsub.Close()
+	p.saveCheckpoints()
 	return err
+}
+
+// saveCheckpoints writes the positions projections reached through batches they had nothing to
+// do with, so that after a clean stop `funnel projections list` shows them where they are.
+func (p *Pipeline) saveCheckpoints() {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for _, pr := range p.projectors {
+		if pr.applied > pr.stored {
+			if err := pr.write(ctx, nil); err != nil {
+				p.logger.Warn("save checkpoint at stop", zap.String("projection", pr.projection.Name()), zap.Error(err))
+			}
+		}
+	}
 }
 
 func (p *Pipeline) signalReady(ctx context.Context, head int64) {

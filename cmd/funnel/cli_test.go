@@ -1,0 +1,110 @@
+//go:build unix
+
+package main_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"funnel/infra/sqldb"
+	"funnel/infra/sqldb/sqldbtest"
+)
+
+// run runs the binary with arguments and the database URL, and returns its output and exit code.
+func run(t *testing.T, bin, dbURL string, args ...string) (string, string, int) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), "FUNNEL_DATABASE_URL="+dbURL)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	code := 0
+	if exitErr, ok := err.(*exec.ExitError); ok {
+		code = exitErr.ExitCode()
+	} else if err != nil {
+		t.Fatalf("run %v: %v", args, err)
+	}
+	return stdout.String(), stderr.String(), code
+}
+
+// The operator commands against the real binary: migrate, history and projections list.
+func TestOperatorCommands(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	bin := buildBinary(t)
+	sqldbtest.Run(t, func(t *testing.T, dialect sqldb.Dialect) {
+		dbURL := sqldbtest.URL(t, dialect)
+		if out, errOut, code := run(t, bin, dbURL, "migrate"); code != 0 || !strings.Contains(out, "migrations applied") {
+			t.Fatalf("migrate: exit %d\n%s%s", code, out, errOut)
+		}
+		if _, _, code := run(t, bin, dbURL, "migrate"); code != 0 {
+			t.Fatal("a second migrate must do nothing and succeed")
+		}
+
+		srv := startServer(t, bin, dbURL)
+		fx := setUpAccount(t, srv)
+		for _, body := range []map[string]any{
+			{"email": "Hist@Example.com", "firstName": "H", "tagNames": []string{"Lead"}},
+			{"email": "hist@example.com", "lastName": "Story"},
+		} {
+			if status, raw, err := srv.do(context.Background(), http.MethodPost, srv.apiURL+"/api/v1/contacts", apiHost, fx.key, body); err != nil || status != http.StatusOK {
+				t.Fatalf("upsert: %d %v %s", status, err, raw)
+			}
+		}
+		srv.stop(t)
+
+		out, errOut, code := run(t, bin, dbURL, "history", "--account", fx.accountID, "--email", "HIST@example.com")
+		if code != 0 {
+			t.Fatalf("history: exit %d\n%s", code, errOut)
+		}
+		var types []string
+		lastPos := 0.0
+		scanner := bufio.NewScanner(strings.NewReader(out))
+		for scanner.Scan() {
+			var e struct {
+				Position float64
+				Type     string
+				Metadata struct{ AccountID string }
+			}
+			if err := json.Unmarshal(scanner.Bytes(), &e); err != nil {
+				t.Fatalf("history line %q: %v", scanner.Text(), err)
+			}
+			if e.Position <= lastPos || e.Metadata.AccountID != fx.accountID {
+				t.Fatalf("history line out of order or of another account: %s", scanner.Text())
+			}
+			lastPos = e.Position
+			types = append(types, e.Type)
+		}
+		if strings.Join(types, ",") != "ContactCreated,TagApplied,ContactUpdated" {
+			t.Fatalf("history types = %v", types)
+		}
+		if _, errOut, code := run(t, bin, dbURL, "history", "--account", fx.accountID); code == 0 || !strings.Contains(errOut, "exactly one") {
+			t.Fatalf("history without an entity: exit %d, %s", code, errOut)
+		}
+		if _, errOut, code := run(t, bin, dbURL, "history", "--account", "acc_other", "--email", "hist@example.com"); code == 0 || !strings.Contains(errOut, "no history") {
+			t.Fatalf("history of another account: exit %d, %s", code, errOut)
+		}
+
+		out, errOut, code = run(t, bin, dbURL, "projections", "list")
+		if code != 0 || !strings.Contains(out, "contacts") || !strings.Contains(out, "webhooks") || !strings.Contains(out, "(log head)") {
+			t.Fatalf("projections list: exit %d\n%s%s", code, out, errOut)
+		}
+		// After a clean stop every projection is at the head, even those the last writes did not concern.
+		for _, line := range strings.Split(strings.TrimSpace(out), "\n")[1:] {
+			if fields := strings.Fields(line); !strings.HasPrefix(line, "(log head)") && len(fields) == 3 && fields[2] != "0" {
+				t.Errorf("after a clean stop a projection is behind: %q", line)
+			}
+		}
+		if _, errOut, code := run(t, bin, "mysql://nope", "migrate"); code == 0 || !strings.Contains(errOut, "sqlite: or postgres://") {
+			t.Fatalf("an unsupported database url: exit %d, %s", code, errOut)
+		}
+	})
+}
