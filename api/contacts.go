@@ -112,19 +112,8 @@ func (s *Server) getContact(w http.ResponseWriter, r *http.Request) {
 
 // listContacts serves GET /api/v1/contacts.
 func (s *Server) listContacts(w http.ResponseWriter, r *http.Request) {
-	page, ok := pageOf(w, r)
-	if !ok {
-		return
-	}
 	filter := projections.ContactFilter{Email: r.URL.Query().Get("email")}
-	contacts, next, err := s.deps.Contacts.List(r.Context(), principalOf(r.Context()).key.AccountID, filter, page)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	views := make([]object, len(contacts))
-	for i, c := range contacts {
-		views[i] = contactView(c)
-	}
-	writeJSON(w, http.StatusOK, withCursor(object{"contacts": views}, next))
+	writePage(s, w, r, "contacts", func(page projections.Page) ([]projections.Contact, string, error) {
+		return s.deps.Contacts.List(r.Context(), principalOf(r.Context()).key.AccountID, filter, page)
+	}, contactView)
 }

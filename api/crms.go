@@ -7,42 +7,25 @@ import (
 
 	"funnel/commands"
 	"funnel/domain"
+	"funnel/projections"
 )
 
 // listCRMs serves GET /api/v1/crms: the account's pipelines with their stages, in creation order.
 func (s *Server) listCRMs(w http.ResponseWriter, r *http.Request) {
-	page, ok := pageOf(w, r)
-	if !ok {
-		return
-	}
-	crms, next, err := s.deps.CRMs.List(r.Context(), principalOf(r.Context()).key.AccountID, page)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	views := make([]object, len(crms))
-	for i, c := range crms {
-		views[i] = crmView(c)
-	}
-	writeJSON(w, http.StatusOK, withCursor(object{"crms": views}, next))
+	writePage(s, w, r, "crms", func(page projections.Page) ([]projections.CRM, string, error) {
+		return s.deps.CRMs.List(r.Context(), principalOf(r.Context()).key.AccountID, page)
+	}, crmView)
 }
 
 // listStages serves GET /api/v1/crms/{crmId}/stages, in pipeline order.
 func (s *Server) listStages(w http.ResponseWriter, r *http.Request) {
-	page, ok := pageOf(w, r)
-	if !ok {
-		return
-	}
 	crm, err := s.deps.CRMs.CRM(r.Context(), mux.Vars(r)["crmId"])
 	if !s.owned(w, r, "crm", crm.AccountID, err) {
 		return
 	}
-	stages, next, err := s.deps.CRMs.Stages(r.Context(), crm.ID, page)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, withCursor(object{"stages": stageViews(stages)}, next))
+	writePage(s, w, r, "stages", func(page projections.Page) ([]domain.Stage, string, error) {
+		return s.deps.CRMs.Stages(r.Context(), crm.ID, page)
+	}, stageView)
 }
 
 type createLeadRequest struct {

@@ -6,24 +6,14 @@ import (
 	"github.com/gorilla/mux"
 
 	"funnel/commands"
+	"funnel/projections"
 )
 
 // listForms serves GET /api/v1/forms: id, name and fields of the account's forms, in creation order.
 func (s *Server) listForms(w http.ResponseWriter, r *http.Request) {
-	page, ok := pageOf(w, r)
-	if !ok {
-		return
-	}
-	forms, next, err := s.deps.Forms.List(r.Context(), principalOf(r.Context()).key.AccountID, page)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	views := make([]object, len(forms))
-	for i, f := range forms {
-		views[i] = formView(f)
-	}
-	writeJSON(w, http.StatusOK, withCursor(object{"forms": views}, next))
+	writePage(s, w, r, "forms", func(page projections.Page) ([]projections.Form, string, error) {
+		return s.deps.Forms.List(r.Context(), principalOf(r.Context()).key.AccountID, page)
+	}, formView)
 }
 
 // getForm serves GET /api/v1/forms/{formId}.

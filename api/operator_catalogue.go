@@ -99,18 +99,7 @@ func (s *Server) listOperatorTags(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	page, ok := pageOf(w, r)
-	if !ok {
-		return
-	}
-	tags, next, err := s.deps.Tags.List(r.Context(), account.ID, page)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	views := make([]object, len(tags))
-	for i, t := range tags {
-		views[i] = operatorTagView(t)
-	}
-	writeJSON(w, http.StatusOK, withCursor(object{"tags": views}, next))
+	writePage(s, w, r, "tags", func(page projections.Page) ([]projections.Tag, string, error) {
+		return s.deps.Tags.List(r.Context(), account.ID, page)
+	}, operatorTagView)
 }

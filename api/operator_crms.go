@@ -46,20 +46,9 @@ func (s *Server) listOperatorCRMs(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	page, ok := pageOf(w, r)
-	if !ok {
-		return
-	}
-	crms, next, err := s.deps.CRMs.List(r.Context(), account.ID, page)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	views := make([]object, len(crms))
-	for i, c := range crms {
-		views[i] = crmView(c)
-	}
-	writeJSON(w, http.StatusOK, withCursor(object{"crms": views}, next))
+	writePage(s, w, r, "crms", func(page projections.Page) ([]projections.CRM, string, error) {
+		return s.deps.CRMs.List(r.Context(), account.ID, page)
+	}, crmView)
 }
 
 // listOperatorLeads serves GET /admin/v1/accounts/{accountId}/crms/{crmId}/leads?contactId=:
@@ -69,24 +58,13 @@ func (s *Server) listOperatorLeads(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	page, ok := pageOf(w, r)
-	if !ok {
-		return
-	}
 	crm, err := s.deps.CRMs.CRM(r.Context(), mux.Vars(r)["crmId"])
 	if err != nil || crm.AccountID != account.ID {
 		s.failOperatorLookup(w, r, "crm", err)
 		return
 	}
 	filter := projections.LeadFilter{CRMID: crm.ID, ContactID: r.URL.Query().Get("contactId")}
-	leads, next, err := s.deps.Leads.List(r.Context(), account.ID, filter, page)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	views := make([]object, len(leads))
-	for i, l := range leads {
-		views[i] = leadView(l)
-	}
-	writeJSON(w, http.StatusOK, withCursor(object{"leads": views}, next))
+	writePage(s, w, r, "leads", func(page projections.Page) ([]projections.Lead, string, error) {
+		return s.deps.Leads.List(r.Context(), account.ID, filter, page)
+	}, leadView)
 }

@@ -67,20 +67,9 @@ func (s *Server) listOperatorForms(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	page, ok := pageOf(w, r)
-	if !ok {
-		return
-	}
-	forms, next, err := s.deps.Forms.List(r.Context(), account.ID, page)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	views := make([]object, len(forms))
-	for i, f := range forms {
-		views[i] = operatorFormView(f)
-	}
-	writeJSON(w, http.StatusOK, withCursor(object{"forms": views}, next))
+	writePage(s, w, r, "forms", func(page projections.Page) ([]projections.Form, string, error) {
+		return s.deps.Forms.List(r.Context(), account.ID, page)
+	}, operatorFormView)
 }
 
 // listOperatorSubmissions serves GET /admin/v1/accounts/{accountId}/forms/{formId}/submissions:
@@ -90,24 +79,16 @@ func (s *Server) listOperatorSubmissions(w http.ResponseWriter, r *http.Request)
 	if !ok {
 		return
 	}
-	page, ok := pageOf(w, r)
-	if !ok {
-		return
-	}
 	form, err := s.deps.Forms.Form(r.Context(), mux.Vars(r)["formId"])
 	if err != nil || form.AccountID != account.ID {
 		s.failOperatorLookup(w, r, "form", err)
 		return
 	}
-	subs, next, err := s.deps.Submissions.List(r.Context(), account.ID, form.ID, page)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	views := make([]object, len(subs))
-	for i, sub := range subs {
-		views[i] = submissionView(sub)
-		views[i]["values"] = sub.Answers
-	}
-	writeJSON(w, http.StatusOK, withCursor(object{"submissions": views}, next))
+	writePage(s, w, r, "submissions", func(page projections.Page) ([]projections.Submission, string, error) {
+		return s.deps.Submissions.List(r.Context(), account.ID, form.ID, page)
+	}, func(sub projections.Submission) object {
+		view := submissionView(sub)
+		view["values"] = sub.Answers
+		return view
+	})
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"funnel/commands"
+	"funnel/projections"
 )
 
 // createEventType serves POST /admin/v1/accounts/{accountId}/event-types
@@ -44,20 +45,9 @@ func (s *Server) listOperatorEventTypes(w http.ResponseWriter, r *http.Request) 
 	if !ok {
 		return
 	}
-	page, ok := pageOf(w, r)
-	if !ok {
-		return
-	}
-	types, next, err := s.deps.EventTypes.List(r.Context(), account.ID, page)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	views := make([]object, len(types))
-	for i, t := range types {
-		views[i] = eventTypeView(t)
-	}
-	writeJSON(w, http.StatusOK, withCursor(object{"eventTypes": views}, next))
+	writePage(s, w, r, "eventTypes", func(page projections.Page) ([]projections.EventType, string, error) {
+		return s.deps.EventTypes.List(r.Context(), account.ID, page)
+	}, eventTypeView)
 }
 
 // listOperatorBookings serves GET /admin/v1/accounts/{accountId}/event-types/{eventTypeId}/bookings:
@@ -67,25 +57,17 @@ func (s *Server) listOperatorBookings(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	page, ok := pageOf(w, r)
-	if !ok {
-		return
-	}
 	eventType, err := s.deps.EventTypes.EventType(r.Context(), mux.Vars(r)["eventTypeId"])
 	if err != nil || eventType.AccountID != account.ID {
 		s.failOperatorLookup(w, r, "event type", err)
 		return
 	}
-	bookings, next, err := s.deps.Bookings.List(r.Context(), account.ID, eventType.ID, page)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	views := make([]object, len(bookings))
-	for i, b := range bookings {
-		views[i] = bookingView(b)
-		views[i]["timezone"] = orNull(b.Timezone)
-		views[i]["answers"] = b.Answers
-	}
-	writeJSON(w, http.StatusOK, withCursor(object{"bookings": views}, next))
+	writePage(s, w, r, "bookings", func(page projections.Page) ([]projections.Booking, string, error) {
+		return s.deps.Bookings.List(r.Context(), account.ID, eventType.ID, page)
+	}, func(b projections.Booking) object {
+		view := bookingView(b)
+		view["timezone"] = orNull(b.Timezone)
+		view["answers"] = b.Answers
+		return view
+	})
 }

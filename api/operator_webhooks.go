@@ -7,6 +7,7 @@ import (
 
 	"funnel/commands"
 	"funnel/domain"
+	"funnel/projections"
 	"funnel/webhooks"
 )
 
@@ -95,10 +96,6 @@ func (s *Server) listDeliveries(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	page, ok := pageOf(w, r)
-	if !ok {
-		return
-	}
 	filter := webhooks.DeliveryFilter{WebhookID: r.URL.Query().Get("webhookId"), Status: r.URL.Query().Get("status")}
 	switch filter.Status {
 	case "", "pending", "succeeded", "failed":
@@ -106,16 +103,9 @@ func (s *Server) listDeliveries(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "status must be pending, succeeded or failed")
 		return
 	}
-	deliveries, next, err := s.deps.Deliveries.List(r.Context(), account.ID, filter, page)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	views := make([]object, len(deliveries))
-	for i, d := range deliveries {
-		views[i] = deliveryView(d)
-	}
-	writeJSON(w, http.StatusOK, withCursor(object{"deliveries": views}, next))
+	writePage(s, w, r, "deliveries", func(page projections.Page) ([]webhooks.Delivery, string, error) {
+		return s.deps.Deliveries.List(r.Context(), account.ID, filter, page)
+	}, deliveryView)
 }
 
 // retryDelivery serves POST /admin/v1/accounts/{accountId}/webhook-deliveries/{deliveryId}/retry:

@@ -28,10 +28,27 @@ func pageOf(w http.ResponseWriter, r *http.Request) (projections.Page, bool) {
 	return page, true
 }
 
-// withCursor adds nextCursor to a list body when there is a next page.
-func withCursor(body object, next string) object {
+// writePage answers one page of a list: it reads limit and cursor (400 when they are bad), asks
+// list for the page, and answers {member: [view(row), ...], nextCursor} (nextCursor absent on the
+// last page).
+func writePage[T any](s *Server, w http.ResponseWriter, r *http.Request, member string,
+	list func(projections.Page) ([]T, string, error), view func(T) object) {
+	page, ok := pageOf(w, r)
+	if !ok {
+		return
+	}
+	rows, next, err := list(page)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	views := make([]object, len(rows))
+	for i, row := range rows {
+		views[i] = view(row)
+	}
+	body := object{member: views}
 	if next != "" {
 		body["nextCursor"] = next
 	}
-	return body
+	writeJSON(w, http.StatusOK, body)
 }

@@ -7,24 +7,14 @@ import (
 	"github.com/gorilla/mux"
 
 	"funnel/commands"
+	"funnel/projections"
 )
 
 // listEventTypes serves GET /api/v1/scheduling/event-types: the account's calendars, in creation order.
 func (s *Server) listEventTypes(w http.ResponseWriter, r *http.Request) {
-	page, ok := pageOf(w, r)
-	if !ok {
-		return
-	}
-	types, next, err := s.deps.EventTypes.List(r.Context(), principalOf(r.Context()).key.AccountID, page)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	views := make([]object, len(types))
-	for i, t := range types {
-		views[i] = eventTypeView(t)
-	}
-	writeJSON(w, http.StatusOK, withCursor(object{"eventTypes": views}, next))
+	writePage(s, w, r, "eventTypes", func(page projections.Page) ([]projections.EventType, string, error) {
+		return s.deps.EventTypes.List(r.Context(), principalOf(r.Context()).key.AccountID, page)
+	}, eventTypeView)
 }
 
 // getEventType serves GET /api/v1/scheduling/event-types/{eventTypeId}.

@@ -7,6 +7,7 @@ import (
 
 	"funnel/commands"
 	"funnel/domain"
+	"funnel/projections"
 )
 
 type tagContactRequest struct {
@@ -68,18 +69,7 @@ func (s *Server) changeTags(w http.ResponseWriter, r *http.Request, cmd commands
 
 // listTags serves GET /api/v1/tags.
 func (s *Server) listTags(w http.ResponseWriter, r *http.Request) {
-	page, ok := pageOf(w, r)
-	if !ok {
-		return
-	}
-	tags, next, err := s.deps.Tags.List(r.Context(), principalOf(r.Context()).key.AccountID, page)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	views := make([]object, len(tags))
-	for i, t := range tags {
-		views[i] = tagView(t)
-	}
-	writeJSON(w, http.StatusOK, withCursor(object{"tags": views}, next))
+	writePage(s, w, r, "tags", func(page projections.Page) ([]projections.Tag, string, error) {
+		return s.deps.Tags.List(r.Context(), principalOf(r.Context()).key.AccountID, page)
+	}, tagView)
 }

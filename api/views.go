@@ -57,9 +57,14 @@ func crmView(c projections.CRM) object {
 func stageViews(stages []domain.Stage) []object {
 	out := make([]object, len(stages))
 	for i, s := range stages {
-		out[i] = object{"id": s.ID, "name": s.Name, "order": s.Order}
+		out[i] = stageView(s)
 	}
 	return out
+}
+
+// stageView is a stage of a CRM pipeline.
+func stageView(s domain.Stage) object {
+	return object{"id": s.ID, "name": s.Name, "order": s.Order}
 }
 
 // leadView is a lead; amount is in minor units of the account's currency.
