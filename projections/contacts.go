@@ -107,41 +107,22 @@ func (p *Contacts) Apply(ctx context.Context, tx *sql.Tx, batch []domain.Recorde
 	return upsertContacts(ctx, tx, rows)
 }
 
-// upsertContacts writes contacts with one statement per 100 rows.
+// upsertContacts writes the touched contacts, a multi-row statement per 100.
 func upsertContacts(ctx context.Context, tx *sql.Tx, contacts []*Contact) error {
-	const columns, chunk = 12, 100
-	for start := 0; start < len(contacts); start += chunk {
-		part := contacts[start:min(start+chunk, len(contacts))]
-		var sb strings.Builder
-		sb.WriteString(`INSERT INTO contacts (id, account_id, email, email_key, first_name, last_name, phone, tag_ids, custom_fields, created_at, updated_at, seq) VALUES `)
-		args := make([]any, 0, len(part)*columns)
-		for i, c := range part {
-			if i > 0 {
-				sb.WriteString(", ")
-			}
-			sb.WriteString("(")
-			for j := 1; j <= columns; j++ {
-				if j > 1 {
-					sb.WriteString(", ")
-				}
-				fmt.Fprintf(&sb, "$%d", i*columns+j)
-			}
-			sb.WriteString(")")
-			if c.CustomFields == nil {
-				c.CustomFields = map[string]string{}
-			}
-			tags, _ := json.Marshal(c.TagIDs)
-			fields, _ := json.Marshal(c.CustomFields)
-			args = append(args, c.ID, c.AccountID, c.Email, domain.EmailKey(c.Email), c.FirstName, c.LastName, c.Phone,
-				string(tags), string(fields), millis(c.CreatedAt), millis(c.UpdatedAt), c.seq)
+	rows := make([][]any, len(contacts))
+	for i, c := range contacts {
+		if c.CustomFields == nil {
+			c.CustomFields = map[string]string{}
 		}
-		sb.WriteString(` ON CONFLICT (id) DO UPDATE SET first_name = excluded.first_name, last_name = excluded.last_name, phone = excluded.phone,
-			tag_ids = excluded.tag_ids, custom_fields = excluded.custom_fields, updated_at = excluded.updated_at`)
-		if _, err := tx.ExecContext(ctx, sb.String(), args...); err != nil {
-			return fmt.Errorf("projections: contacts: write %d contacts: %w", len(part), err)
-		}
+		tags, _ := json.Marshal(c.TagIDs)
+		fields, _ := json.Marshal(c.CustomFields)
+		rows[i] = []any{c.ID, c.AccountID, c.Email, domain.EmailKey(c.Email), c.FirstName, c.LastName, c.Phone,
+			string(tags), string(fields), millis(c.CreatedAt), millis(c.UpdatedAt), c.seq}
 	}
-	return nil
+	return insertRows(ctx, tx, "contacts",
+		[]string{"id", "account_id", "email", "email_key", "first_name", "last_name", "phone", "tag_ids", "custom_fields", "created_at", "updated_at", "seq"},
+		rows, `ON CONFLICT (id) DO UPDATE SET first_name = excluded.first_name, last_name = excluded.last_name, phone = excluded.phone,
+			tag_ids = excluded.tag_ids, custom_fields = excluded.custom_fields, updated_at = excluded.updated_at`)
 }
 
 const selectContacts = `SELECT id, account_id, email, first_name, last_name, phone, tag_ids, custom_fields, created_at, updated_at, seq FROM contacts`

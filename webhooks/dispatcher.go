@@ -358,16 +358,15 @@ func (d *Dispatcher) record(done []outcome) (soonest time.Time, err error) {
 		return soonest, fmt.Errorf("webhooks: begin: %w", err)
 	}
 	defer tx.Rollback()
-	if err := execRows(ctx, tx, `INSERT INTO webhook_attempts (delivery_id, attempt, at, status_code, error, duration_ms) VALUES `,
-		` ON CONFLICT (delivery_id, attempt) DO NOTHING`,
-		[]string{"TEXT", "INTEGER", "BIGINT", "INTEGER", "TEXT", "INTEGER"}, attempts); err != nil {
+	if err := sqldb.ExecRows(ctx, tx, `INSERT INTO webhook_attempts (delivery_id, attempt, at, status_code, error, duration_ms) VALUES `,
+		` ON CONFLICT (delivery_id, attempt) DO NOTHING`, attempts); err != nil {
 		return soonest, fmt.Errorf("webhooks: record attempts: %w", err)
 	}
-	if err := execRows(ctx, tx, `WITH v (id, status, attempts, next_attempt_at, status_code, error) AS (VALUES `,
+	if err := sqldb.ExecRows(ctx, tx, `WITH v (id, status, attempts, next_attempt_at, status_code, error) AS (VALUES `,
 		fmt.Sprintf(`) UPDATE webhook_deliveries SET status = v.status, attempts = v.attempts, next_attempt_at = v.next_attempt_at,
 			claimed_until = 0, last_status_code = v.status_code, last_error = v.error, updated_at = %d
 			FROM v WHERE webhook_deliveries.id = v.id`, now.UnixMilli()),
-		[]string{"TEXT", "TEXT", "INTEGER", "BIGINT", "INTEGER", "TEXT"}, updates); err != nil {
+		updates, "TEXT", "TEXT", "INTEGER", "BIGINT", "INTEGER", "TEXT"); err != nil {
 		return soonest, fmt.Errorf("webhooks: update deliveries: %w", err)
 	}
 	if err := tx.Commit(); err != nil {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"funnel/domain"
+	"funnel/infra/sqldb"
 )
 
 // Projector is the webhook projection. It keeps the subscriptions table itself, from the same
@@ -58,12 +59,10 @@ func (p *Projector) Apply(ctx context.Context, tx *sql.Tx, batch []domain.Record
 	active := map[string][]subscriptionRow{} // by account, loaded once per batch
 	var deliveries [][]any
 	flush := func() error {
-		err := execRows(ctx, tx, `INSERT INTO webhook_deliveries (id, account_id, subscription_id, event_id, event_type, event_position, ordering_key, body,
+		err := sqldb.ExecRows(ctx, tx, `INSERT INTO webhook_deliveries (id, account_id, subscription_id, event_id, event_type, event_position, ordering_key, body,
 				status, attempts, max_attempts, next_attempt_at, claimed_until, last_status_code, last_error, created_at, updated_at) VALUES `,
 			// A replay of the log (a rebuild, a redelivered batch) derives the same ids: nothing twice.
-			` ON CONFLICT (id) DO NOTHING`,
-			[]string{"TEXT", "TEXT", "TEXT", "TEXT", "TEXT", "BIGINT", "TEXT", "TEXT", "TEXT", "INTEGER", "INTEGER", "BIGINT", "BIGINT", "INTEGER", "TEXT", "BIGINT", "BIGINT"},
-			deliveries)
+			` ON CONFLICT (id) DO NOTHING`, deliveries)
 		deliveries = deliveries[:0]
 		if err != nil {
 			return fmt.Errorf("webhooks: record deliveries: %w", err)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/stdlib"
@@ -160,7 +159,7 @@ func (t *sqlAppendTx) lock(ctx context.Context, streamIDs []string) (int64, map[
 		for i, id := range part {
 			args[i] = id
 		}
-		rows, err := t.tx.QueryContext(ctx, `SELECT stream_id, MAX(version) FROM events WHERE stream_id IN (`+placeholders(1, len(part))+`) GROUP BY stream_id`, args...)
+		rows, err := t.tx.QueryContext(ctx, `SELECT stream_id, MAX(version) FROM events WHERE stream_id IN (`+sqldb.Placeholders(1, len(part))+`) GROUP BY stream_id`, args...)
 		if err != nil {
 			return 0, nil, fmt.Errorf("eventstore: read stream versions: %w", err)
 		}
@@ -181,22 +180,12 @@ func (t *sqlAppendTx) lock(ctx context.Context, streamIDs []string) (int64, map[
 }
 
 func (t *sqlAppendTx) write(ctx context.Context, rows []*row, newHead int64) error {
-	const chunk = 200
-	for start := 0; start < len(rows); start += chunk {
-		part := rows[start:min(start+chunk, len(rows))]
-		var sb strings.Builder
-		sb.WriteString(`INSERT INTO events (position, event_id, stream_id, version, type, schema_version, occurred_at, account_id, contact_id, data, metadata) VALUES `)
-		args := make([]any, 0, len(part)*insertColumns)
-		for i, r := range part {
-			if i > 0 {
-				sb.WriteString(", ")
-			}
-			sb.WriteString("(" + placeholders(i*insertColumns+1, insertColumns) + ")")
-			args = append(args, r.values()...)
-		}
-		if _, err := t.tx.ExecContext(ctx, sb.String(), args...); err != nil {
-			return fmt.Errorf("eventstore: insert events: %w", err)
-		}
+	values := make([][]any, len(rows))
+	for i, r := range rows {
+		values[i] = r.values()
+	}
+	if err := sqldb.ExecRows(ctx, t.tx, `INSERT INTO events (position, event_id, stream_id, version, type, schema_version, occurred_at, account_id, contact_id, data, metadata) VALUES `, "", values); err != nil {
+		return fmt.Errorf("eventstore: insert events: %w", err)
 	}
 	if len(rows) > 0 {
 		if _, err := t.tx.ExecContext(ctx, `UPDATE event_log_head SET position = $1 WHERE id = 1`, newHead); err != nil {
@@ -215,16 +204,4 @@ const insertColumns = 11
 func (r *row) values() []any {
 	return []any{r.position, r.eventID, r.streamID, r.version, r.eventType, r.schemaVersion,
 		r.occurredAt, r.accountID, r.contactID, r.data, r.metadata}
-}
-
-// placeholders returns "$from, $from+1, …" for n parameters.
-func placeholders(from, n int) string {
-	var sb strings.Builder
-	for i := 0; i < n; i++ {
-		if i > 0 {
-			sb.WriteString(", ")
-		}
-		fmt.Fprintf(&sb, "$%d", from+i)
-	}
-	return sb.String()
 }

@@ -1,0 +1,63 @@
+package sqldb
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+)
+
+// batchRows bounds the rows of one multi-row statement (well under the parameter limits of both
+// databases).
+const batchRows = 100
+
+// Placeholders returns "$from, $from+1, …" for n parameters.
+func Placeholders(from, n int) string {
+	var sb strings.Builder
+	for i := 0; i < n; i++ {
+		if i > 0 {
+			sb.WriteString(", ")
+		}
+		fmt.Fprintf(&sb, "$%d", from+i)
+	}
+	return sb.String()
+}
+
+// ExecRows runs head + a VALUES list + tail once per chunk of rows, so that a batch of rows costs
+// a few statements instead of one per row. Each row holds one value per column. casts, when
+// given, types each column as CAST($n AS type): the VALUES of a CTE need it on PostgreSQL, and
+// SQLite reads it as plain SQL.
+func ExecRows(ctx context.Context, tx *sql.Tx, head, tail string, rows [][]any, casts ...string) error {
+	for start := 0; start < len(rows); start += batchRows {
+		part := rows[start:min(start+batchRows, len(rows))]
+		var sb strings.Builder
+		sb.WriteString(head)
+		args := make([]any, 0, len(part)*len(part[0]))
+		for i, row := range part {
+			if len(row) != len(part[0]) {
+				return fmt.Errorf("sqldb: row %d has %d values, the first has %d", start+i, len(row), len(part[0]))
+			}
+			if i > 0 {
+				sb.WriteString(", ")
+			}
+			sb.WriteString("(")
+			for j := range row {
+				if j > 0 {
+					sb.WriteString(", ")
+				}
+				if j < len(casts) {
+					fmt.Fprintf(&sb, "CAST($%d AS %s)", len(args)+j+1, casts[j])
+				} else {
+					fmt.Fprintf(&sb, "$%d", len(args)+j+1)
+				}
+			}
+			sb.WriteString(")")
+			args = append(args, row...)
+		}
+		sb.WriteString(tail)
+		if _, err := tx.ExecContext(ctx, sb.String(), args...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
