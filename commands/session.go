@@ -113,16 +113,20 @@ func read(ctx context.Context, store EventStore, agg domain.Aggregate) error {
 	return nil
 }
 
-// commit appends the changes of every tracked aggregate in one atomic append. It returns the
-// position a reader must reach to see the outcome (what was appended, or what was read).
+// commit appends the changes of every tracked aggregate in one atomic append, on the condition
+// that every aggregate the session read, changed or not, is still at the version it read: a
+// decision made on a stale read (a contact snapshot, an account's custom fields) is made again
+// rather than committed. It returns the position a reader must reach to see the outcome (what
+// was appended, or what was read).
 func (s *session) commit(ctx context.Context, meta Meta) (int64, error) {
 	var appends []domain.StreamAppend
+	changed := false
 	for _, t := range s.tracked {
-		if changes := t.agg.Changes(); len(changes) > 0 {
-			appends = append(appends, domain.StreamAppend{StreamID: t.agg.StreamID(), ExpectedVersion: t.version, Events: changes})
-		}
+		changes := t.agg.Changes()
+		changed = changed || len(changes) > 0
+		appends = append(appends, domain.StreamAppend{StreamID: t.agg.StreamID(), ExpectedVersion: t.version, Events: changes})
 	}
-	if len(appends) == 0 {
+	if !changed {
 		return s.seen, nil
 	}
 	pos, err := s.store.Append(ctx, meta.metadata(), appends...)

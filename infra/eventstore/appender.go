@@ -43,7 +43,9 @@ type appendRequest struct {
 
 // Append writes the events of every stream atomically: all of them or none. It fails with
 // domain.ErrWrongVersion when any stream is no longer at its expected version, and otherwise
-// returns the global position of the last event written.
+// returns the global position of the last event written. A stream given with no events is only
+// checked: the append goes through only if that stream is still at its expected version (the
+// decision read it and depends on it). An append with no events at all writes nothing.
 func (s *Store) Append(ctx context.Context, meta domain.Metadata, appends ...domain.StreamAppend) (int64, error) {
 	req, err := s.encode(meta, appends)
 	if err != nil {
@@ -88,10 +90,10 @@ func (s *Store) encode(meta domain.Metadata, appends []domain.StreamAppend) (*ap
 	req := &appendRequest{done: make(chan appendResult, 1)}
 	total := 0
 	for _, a := range appends {
-		if len(a.Events) == 0 {
+		ps := pendingStream{streamID: a.StreamID, expected: a.ExpectedVersion}
+		if len(a.Events) == 0 && a.ExpectedVersion == domain.AnyVersion {
 			continue
 		}
-		ps := pendingStream{streamID: a.StreamID, expected: a.ExpectedVersion}
 		for _, e := range a.Events {
 			typ, version, data, err := domain.EncodeEvent(e)
 			if err != nil {

@@ -309,3 +309,36 @@ func newStoreB(b *testing.B, dialect sqldb.Dialect) (*eventstore.Store, *sqldb.D
 	b.Cleanup(s.Close)
 	return s, db
 }
+
+// A stream given with no events is a condition of the append: it must still be at its
+// expected version, and it receives nothing.
+func TestAppendChecksStreamsItDoesNotWrite(t *testing.T) {
+	sqldbtest.Run(t, func(t *testing.T, dialect sqldb.Dialect) {
+		s, _ := newStore(t, dialect)
+		ctx := context.Background()
+		if _, err := s.Append(ctx, meta, domain.StreamAppend{StreamID: "ct_read", Events: tagged("ct_read", 2)}); err != nil {
+			t.Fatal(err)
+		}
+		_, err := s.Append(ctx, meta,
+			domain.StreamAppend{StreamID: "ct_write", Events: tagged("ct_write", 1)},
+			domain.StreamAppend{StreamID: "ct_read", ExpectedVersion: 1}) // stale: it is at 2
+		if !errors.Is(err, domain.ErrWrongVersion) {
+			t.Fatalf("append with a stale read: %v", err)
+		}
+		if written, _ := s.ReadStream(ctx, "ct_write"); len(written) != 0 {
+			t.Fatal("an append whose read was stale wrote its events")
+		}
+		pos, err := s.Append(ctx, meta,
+			domain.StreamAppend{StreamID: "ct_write", Events: tagged("ct_write", 1)},
+			domain.StreamAppend{StreamID: "ct_read", ExpectedVersion: 2})
+		if err != nil || pos != 3 {
+			t.Fatalf("append with a current read: %d, %v", pos, err)
+		}
+		if read, _ := s.ReadStream(ctx, "ct_read"); len(read) != 2 {
+			t.Fatalf("the checked stream received events: %d", len(read))
+		}
+		if pos, err := s.Append(ctx, meta, domain.StreamAppend{StreamID: "ct_read", ExpectedVersion: 0}); pos != 0 || err != nil {
+			t.Fatalf("an append with nothing to write: %d, %v", pos, err)
+		}
+	})
+}
