@@ -36,10 +36,11 @@ func (s *Store) inTx(ctx context.Context, fn func(appendTx) error) error {
 			return fn(tx)
 		})
 	}
-	tx, err := s.db.Write.BeginTx(ctx, nil)
+	tx, release, err := s.db.BeginAppendTx(ctx)
 	if err != nil {
 		return fmt.Errorf("eventstore: begin append: %w", err)
 	}
+	defer release()
 	defer tx.Rollback()
 	return fn(&sqlAppendTx{tx: tx})
 }

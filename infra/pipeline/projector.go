@@ -119,10 +119,11 @@ func (p *projector) write(ctx context.Context, events []domain.Recorded) error {
 	if len(events) > 0 {
 		target = events[len(events)-1].Position
 	}
-	tx, err := p.db.Projections.BeginTx(ctx, nil)
+	tx, release, err := p.db.BeginProjectionTx(ctx)
 	if err != nil {
 		return fmt.Errorf("pipeline: %s: begin: %w", name, err)
 	}
+	defer release()
 	defer tx.Rollback()
 	now := time.Now()
 	res, err := tx.ExecContext(ctx, `UPDATE projection_checkpoints SET position = $1, updated_at = $2 WHERE name = $3 AND position = $4`,

@@ -1,0 +1,51 @@
+package sqldb
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+)
+
+// BeginProjectionTx starts a read-model transaction; call release once it is committed or rolled
+// back. A read model is rebuilt from the log and its checkpoint commits with it, so a commit lost
+// to a crash of the machine is simply applied again: read-model commits need not wait for the
+// disk. On PostgreSQL their pool has synchronous_commit=off. On SQLite the transaction runs on the
+// write connection, held for it, with synchronous=NORMAL; release puts FULL back, and appends set
+// FULL themselves too (BeginAppendTx), so the log's commits always reach the disk. In WAL mode an
+// fsync of a later commit carries the earlier unsynced ones with it.
+func (db *DB) BeginProjectionTx(ctx context.Context) (*sql.Tx, func(), error) {
+	if db.Dialect == Postgres {
+		tx, err := db.Projections.BeginTx(ctx, nil)
+		return tx, func() {}, err
+	}
+	return db.beginWithSync(ctx, "NORMAL")
+}
+
+// BeginAppendTx starts a transaction of the event log on SQLite, with synchronous=FULL: an append
+// is answered only once it is on disk. Call release once it is committed or rolled back.
+func (db *DB) BeginAppendTx(ctx context.Context) (*sql.Tx, func(), error) {
+	return db.beginWithSync(ctx, "FULL")
+}
+
+func (db *DB) beginWithSync(ctx context.Context, level string) (*sql.Tx, func(), error) {
+	conn, err := db.Write.Conn(ctx)
+	if err != nil {
+		return nil, nil, fmt.Errorf("sqldb: write connection: %w", err)
+	}
+	if _, err := conn.ExecContext(ctx, "PRAGMA synchronous = "+level); err != nil {
+		conn.Close()
+		return nil, nil, fmt.Errorf("sqldb: synchronous %s: %w", level, err)
+	}
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		conn.Close()
+		return nil, nil, fmt.Errorf("sqldb: begin: %w", err)
+	}
+	return tx, func() {
+		if level != "FULL" {
+			// Back to the default of the connection before anyone else uses it.
+			_, _ = conn.ExecContext(context.Background(), "PRAGMA synchronous = FULL")
+		}
+		conn.Close()
+	}, nil
+}
