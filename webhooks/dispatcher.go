@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"go.uber.org/zap"
@@ -48,6 +49,9 @@ type Dispatcher struct {
 	log      *zap.Logger
 	wake     chan struct{}
 	lease    time.Duration
+
+	mu      sync.Mutex
+	soonest time.Time // the soonest retry the recorder scheduled, for the retry timer
 }
 
 // NewDispatcher builds a dispatcher.
@@ -108,9 +112,17 @@ type outcome struct {
 	skipReason string // not sent: the subscription ended meanwhile
 }
 
-// Run sends deliveries until ctx ends, then waits for the ones in flight.
+// Run sends deliveries until ctx ends, then waits for the ones in flight. Claiming and
+// recording run apart: a slow record transaction never holds up the next claim. A delivery stays
+// claimed until its attempt is recorded, so it cannot be sent twice meanwhile.
 func (d *Dispatcher) Run(ctx context.Context) error {
 	results := make(chan outcome, d.cfg.Concurrency)
+	freed := make(chan struct{}, d.cfg.Concurrency)
+	recorded := make(chan struct{})
+	go func() {
+		defer close(recorded)
+		d.recordResults(results)
+	}()
 	inflight := 0
 	ticker := time.NewTicker(d.cfg.Poll)
 	defer ticker.Stop()
@@ -118,50 +130,86 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 	// catches the rest (retries scheduled by other processes, a delivery that was in flight).
 	retryTimer := time.NewTimer(time.Hour)
 	defer retryTimer.Stop()
+	// Claim when something may have become due (a wake, a tick, a retry), or when half the
+	// sends finished: claiming on every finished send would cost a query per delivery.
+	mayClaim := true
 	for {
-		if free := d.cfg.Concurrency - inflight; free > 0 && ctx.Err() == nil {
+		if free := d.cfg.Concurrency - inflight; mayClaim && free > 0 && ctx.Err() == nil {
 			batch, err := d.claim(ctx, free)
 			if err != nil && ctx.Err() == nil {
 				d.log.Error("claim deliveries", zap.Error(err))
 			}
 			for _, c := range batch {
 				inflight++
-				go func() { results <- d.send(c) }()
+				go func() {
+					results <- d.send(c)
+					freed <- struct{}{}
+				}()
 			}
 		}
 		if ctx.Err() != nil && inflight == 0 {
+			close(results)
+			<-recorded
 			return nil
 		}
-		var done []outcome
+		mayClaim = false
 		select {
-		case r := <-results:
-			done = append(done, r)
-		drain:
-			for {
-				select {
-				case r := <-results:
-					done = append(done, r)
-				default:
-					break drain
-				}
-			}
+		case <-freed:
+			inflight--
+			mayClaim = inflight <= d.cfg.Concurrency/2
 		case <-d.wake:
+			mayClaim = true
 		case <-ticker.C:
+			mayClaim = true
 		case <-retryTimer.C:
+			mayClaim = true
 		case <-ctx.Done():
 		}
-		if len(done) > 0 {
-			inflight -= len(done)
-			soonest, err := d.record(done)
-			if err != nil {
-				// The claims lapse and the deliveries are sent again: never lost, maybe repeated.
-				d.log.Error("record delivery attempts", zap.Error(err))
-			}
-			if !soonest.IsZero() {
-				retryTimer.Reset(max(time.Until(soonest), 0))
-			}
+		if due := d.takeSoonest(); !due.IsZero() {
+			retryTimer.Reset(max(time.Until(due), 0))
 		}
 	}
+}
+
+// recordResults records attempts as they come, in batches, until results is closed.
+func (d *Dispatcher) recordResults(results <-chan outcome) {
+	for r := range results {
+		done := []outcome{r}
+	drain:
+		for {
+			select {
+			case r, ok := <-results:
+				if !ok {
+					break drain
+				}
+				done = append(done, r)
+			default:
+				break drain
+			}
+		}
+		soonest, err := d.record(done)
+		if err != nil {
+			// The claims lapse and the deliveries are sent again: never lost, maybe repeated.
+			d.log.Error("record delivery attempts", zap.Error(err))
+		}
+		if !soonest.IsZero() {
+			d.mu.Lock()
+			if d.soonest.IsZero() || soonest.Before(d.soonest) {
+				d.soonest = soonest
+			}
+			d.mu.Unlock()
+			d.Wake()
+		}
+	}
+}
+
+// takeSoonest returns, and forgets, the soonest retry recorded since the last call.
+func (d *Dispatcher) takeSoonest() time.Time {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	due := d.soonest
+	d.soonest = time.Time{}
+	return due
 }
 
 // claim takes up to n due deliveries for a lease. A delivery waits while an earlier one with the

@@ -162,24 +162,42 @@ func (p *Pipeline) Run(ctx context.Context) error {
 		return fmt.Errorf("pipeline: router stopped at start: %w", err)
 	}
 	go p.signalReady(ctx, head)
+	go p.saveCheckpoints(ctx)
 	err = p.relay(ctx, pubsub, from)
 	cancel()
 	<-routerDone
 	_ = pubsub.Close()
-	p.saveCheckpoints()
+	p.saveAll(context.Background())
 	return err
 }
 
-// saveCheckpoints writes the positions projections reached through batches they had nothing to
-// do with, so that after a clean stop `funnel projections list` shows them where they are.
-func (p *Pipeline) saveCheckpoints() {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+// saveEvery is how often the checkpoints of projections that had nothing to apply are written:
+// a restart then rereads at most that much of the log for them.
+const saveEvery = 5 * time.Second
+
+// saveCheckpoints writes, every saveEvery until ctx ends, the positions projections reached
+// through batches they had nothing to do with.
+func (p *Pipeline) saveCheckpoints(ctx context.Context) {
+	ticker := time.NewTicker(saveEvery)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticker.C:
+			p.saveAll(ctx)
+		}
+	}
+}
+
+// saveAll writes every projection's position once; at a clean stop, so that `funnel projections
+// list` shows each where it is.
+func (p *Pipeline) saveAll(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	for _, pr := range p.projectors {
-		if pr.applied > pr.stored {
-			if err := pr.write(ctx, nil); err != nil {
-				p.logger.Warn("save checkpoint at stop", zap.String("projection", pr.projection.Name()), zap.Error(err))
-			}
+		if err := pr.saveCheckpoint(ctx); err != nil && ctx.Err() == nil {
+			p.logger.Warn("save checkpoint", zap.String("projection", pr.projection.Name()), zap.Error(err))
 		}
 	}
 }

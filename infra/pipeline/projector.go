@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"funnel/domain"
@@ -15,10 +16,11 @@ import (
 // the projection's checkpoint in the same transaction as the read-model change.
 //
 // It keeps two positions: applied, how far the read model reflects the log, and stored, the
-// checkpoint as last written. They differ after batches the projection has nothing to do with:
-// those move applied without a transaction, and stored catches up with the next real change (or
-// within checkpointEvery). Replaying such a stretch after a restart is harmless, since it holds
-// nothing the projection applies.
+// checkpoint as this projector last wrote it. They differ after batches the projection has
+// nothing to do with: those move applied without a transaction, and the checkpoint catches up
+// with the next real change, or when the pipeline's saver writes it in the background (off the
+// relay's path, so that no handler stalls the others). Replaying such a stretch after a restart
+// would be harmless anyway: it holds nothing the projection applies.
 type projector struct {
 	projection projections.Projection
 	readModel  bool
@@ -29,16 +31,13 @@ type projector struct {
 
 	applied     int64
 	stored      int64
-	storedAt    time.Time
 	initialized bool
+	// reached publishes applied to the checkpoint saver, which runs on another goroutine.
+	reached atomic.Int64
 }
 
-const (
-	// catchUpChunk is how many missing events a projector reads from the log at a time.
-	catchUpChunk = 1000
-	// checkpointEvery bounds how long a checkpoint lags behind batches that changed nothing.
-	checkpointEvery = time.Second
-)
+// catchUpChunk is how many missing events a projector reads from the log at a time.
+const catchUpChunk = 1000
 
 // checkpoint loads the projection's position, creating its checkpoint at 0 the first time.
 func (p *projector) checkpoint(ctx context.Context) (int64, error) {
@@ -51,7 +50,8 @@ func (p *projector) checkpoint(ctx context.Context) (int64, error) {
 	if err := p.db.Projections.QueryRowContext(ctx, `SELECT position FROM projection_checkpoints WHERE name = $1`, name).Scan(&pos); err != nil {
 		return 0, fmt.Errorf("pipeline: read checkpoint %s: %w", name, err)
 	}
-	p.applied, p.stored, p.storedAt, p.initialized = pos, pos, time.Now(), true
+	p.applied, p.stored, p.initialized = pos, pos, true
+	p.reached.Store(pos)
 	return pos, nil
 }
 
@@ -84,6 +84,7 @@ func (p *projector) apply(ctx context.Context, batch []domain.Recorded) error {
 			return err
 		}
 	}
+	p.reached.Store(p.applied)
 	p.tracker.advance(p.projection.Name(), p.applied)
 	return nil
 }
@@ -93,9 +94,6 @@ func (p *projector) applyContiguous(ctx context.Context, events []domain.Recorde
 	last := events[len(events)-1]
 	if !p.handlesAny(events) {
 		p.applied = last.Position
-		if time.Since(p.storedAt) > checkpointEvery {
-			return p.write(ctx, nil)
-		}
 		return nil
 	}
 	return p.write(ctx, events)
@@ -110,16 +108,13 @@ func (p *projector) handlesAny(events []domain.Recorded) bool {
 	return false
 }
 
-// write applies events (none: only moves the checkpoint to p.applied) and the checkpoint in one
-// transaction. The checkpoint moves only from the value this projector stored last; when another
-// process moved it meanwhile, the events it already applied are left out.
+// write applies events and moves the checkpoint past them in one transaction. The checkpoint
+// moves only from the value this projector stored last; when it moved meanwhile (another
+// process, or the saver), the events already applied are left out.
 func (p *projector) write(ctx context.Context, events []domain.Recorded) error {
 	name := p.projection.Name()
-	target := p.applied
-	if len(events) > 0 {
-		target = events[len(events)-1].Position
-	}
-	tx, release, err := p.db.BeginProjectionTx(ctx)
+	target := events[len(events)-1].Position
+	tx, release, err := p.db.BeginDerivedTx(ctx)
 	if err != nil {
 		return fmt.Errorf("pipeline: %s: begin: %w", name, err)
 	}
@@ -144,7 +139,7 @@ func (p *projector) write(ctx context.Context, events []domain.Recorded) error {
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("pipeline: %s: commit: %w", name, err)
 	}
-	p.stored, p.storedAt = max(target, p.stored), now
+	p.stored = max(target, p.stored)
 	p.applied = max(p.applied, target, p.stored)
 	if len(events) > 0 {
 		p.observer.Applied(name, target, events[len(events)-1].OccurredAt)
@@ -177,6 +172,19 @@ func (p *projector) afterConcurrentProjector(ctx context.Context, tx *sql.Tx, ev
 // committer is a projection that wants to know when its changes are committed (the webhook
 // projector wakes its dispatcher).
 type committer interface{ Committed() }
+
+// saveCheckpoint writes how far the projection got through batches it had nothing to do with.
+// It runs beside the handler, so it only ever moves the checkpoint forward: the handler's next
+// write then finds the checkpoint moved and goes on from there.
+func (p *projector) saveCheckpoint(ctx context.Context) error {
+	pos := p.reached.Load()
+	_, err := p.db.Projections.ExecContext(ctx, `UPDATE projection_checkpoints SET position = $1, updated_at = $2 WHERE name = $3 AND position < $1`,
+		pos, time.Now().UnixMilli(), p.projection.Name())
+	if err != nil {
+		return fmt.Errorf("pipeline: %s: save checkpoint: %w", p.projection.Name(), err)
+	}
+	return nil
+}
 
 // afterPosition returns the events of a position-ordered batch that come after pos.
 func afterPosition(batch []domain.Recorded, pos int64) []domain.Recorded {

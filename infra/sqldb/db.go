@@ -33,10 +33,9 @@ type DB struct {
 	Dialect Dialect
 	Write   *sql.DB
 	Read    *sql.DB
-	// Projections is where read models are written. In PostgreSQL mode it is a pool of its own
-	// whose commits do not wait for the disk (synchronous_commit=off): a read model is rebuilt
-	// from the log and its checkpoint commits with it, so a commit lost to a database crash is
-	// simply applied again. The event log itself always commits synchronously.
+	// Projections is where state derived from the log is written (read models, the webhook
+	// outbox). In PostgreSQL mode it is a pool of its own whose commits do not wait for the disk
+	// (synchronous_commit=off): see BeginDerivedTx. The event log always commits synchronously.
 	Projections *sql.DB
 }
 
@@ -65,7 +64,7 @@ func openPostgres(ctx context.Context, rawURL string) (*DB, error) {
 	q := u.Query()
 	q.Set("synchronous_commit", "off") // pgx sends unknown parameters as session settings
 	u.RawQuery = q.Encode()
-	projections, err := openPostgresPool(ctx, u.String(), 8)
+	projections, err := openPostgresPool(ctx, u.String(), 16) // about one per projection
 	if err != nil {
 		pool.Close()
 		return nil, err

@@ -6,14 +6,15 @@ import (
 	"fmt"
 )
 
-// BeginProjectionTx starts a read-model transaction; call release once it is committed or rolled
-// back. A read model is rebuilt from the log and its checkpoint commits with it, so a commit lost
-// to a crash of the machine is simply applied again: read-model commits need not wait for the
-// disk. On PostgreSQL their pool has synchronous_commit=off. On SQLite the transaction runs on the
+// BeginDerivedTx starts a transaction of state derived from the log (read models and their
+// checkpoints, the webhook outbox); call release once it is committed or rolled back. Such state
+// is rebuilt from the log, and a read model's checkpoint commits with it, so a commit lost to a
+// crash of the machine is simply applied again; a lost outbox update at worst sends a delivery
+// again, with the same ids. These commits need not wait for the disk. On PostgreSQL their pool has synchronous_commit=off. On SQLite the transaction runs on the
 // write connection, held for it, with synchronous=NORMAL; release puts FULL back, and appends set
 // FULL themselves too (BeginAppendTx), so the log's commits always reach the disk. In WAL mode an
 // fsync of a later commit carries the earlier unsynced ones with it.
-func (db *DB) BeginProjectionTx(ctx context.Context) (*sql.Tx, func(), error) {
+func (db *DB) BeginDerivedTx(ctx context.Context) (*sql.Tx, func(), error) {
 	if db.Dialect == Postgres {
 		tx, err := db.Projections.BeginTx(ctx, nil)
 		return tx, func() {}, err

@@ -35,7 +35,7 @@ func TestOnlyProjectionCommitsSkipTheDisk(t *testing.T) {
 		}
 	}
 	const normal, full = 1, 2
-	check("a projection", normal, func(ctx context.Context) (txQuerier, func(), error) { return db.BeginProjectionTx(ctx) })
+	check("a projection", normal, func(ctx context.Context) (txQuerier, func(), error) { return db.BeginDerivedTx(ctx) })
 	check("an append right after it", full, func(ctx context.Context) (txQuerier, func(), error) { return db.BeginAppendTx(ctx) })
 	var got int
 	if err := db.Write.QueryRowContext(ctx, "PRAGMA synchronous").Scan(&got); err != nil || got != full {
