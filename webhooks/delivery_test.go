@@ -156,21 +156,22 @@ func TestGoneDisablesTheSubscription(t *testing.T) {
 	})
 }
 
-// 429 with Retry-After waits as long as the receiver asked (capped by the backoff cap).
+// 429 and 503 with Retry-After wait as long as the receiver asked (capped by the backoff cap).
 func TestRetryAfterIsHonoured(t *testing.T) {
-	run(t, func(c *app.Config) {
-		c.WebhookBackoffBase = 10 * time.Millisecond
-		c.WebhookBackoffCap = 5 * time.Second
-	}, func(t *testing.T, svc *apptest.Service) {
-		acc := svc.NewAccount(t)
-		rcv := newReceiver(t, http.StatusTooManyRequests, http.StatusOK)
-		rcv.headers = map[string]string{"Retry-After": "1"}
-		form := newForm(t, svc, acc.ID, "Signup")
-		subscribe(t, svc, acc.ID, map[string]any{"url": rcv.URL, "events": []string{"form.submitted"}})
-		submit(t, svc, acc.ID, form, "slow@example.com")
-		got := rcv.waitFor(t, 2, 5*time.Second)
-		if gap := got[1].at.Sub(got[0].at); gap < 950*time.Millisecond {
-			t.Fatalf("retried after %s, Retry-After asked for 1s", gap)
+	run(t, func(c *app.Config) { c.WebhookBackoffBase = 10 * time.Millisecond; c.WebhookBackoffCap = 5 * time.Second }, func(t *testing.T, svc *apptest.Service) {
+		for _, status := range []int{http.StatusTooManyRequests, http.StatusServiceUnavailable} {
+			t.Run(http.StatusText(status), func(t *testing.T) {
+				acc := svc.NewAccount(t)
+				rcv := newReceiver(t, status, http.StatusOK)
+				rcv.headers = map[string]string{"Retry-After": "1"}
+				form := newForm(t, svc, acc.ID, "Signup")
+				subscribe(t, svc, acc.ID, map[string]any{"url": rcv.URL, "events": []string{"form.submitted"}})
+				submit(t, svc, acc.ID, form, "slow@example.com")
+				got := rcv.waitFor(t, 2, 5*time.Second)
+				if gap := got[1].at.Sub(got[0].at); gap < 950*time.Millisecond {
+					t.Fatalf("retried after %s, Retry-After asked for 1s", gap)
+				}
+			})
 		}
 	})
 }

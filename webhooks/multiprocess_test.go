@@ -1,0 +1,54 @@
+package webhooks_test
+
+import (
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"funnel/infra/app/apptest"
+	"funnel/infra/sqldb"
+	"funnel/infra/sqldb/sqldbtest"
+)
+
+// Two processes on one PostgreSQL database (here two services in one test process, each with its
+// own relay, projections and dispatcher): every event becomes one delivery per subscription, and
+// each delivery is sent exactly once, although both dispatchers claim from the same outbox.
+func TestTwoDispatchersNeverSendOneDeliveryTwice(t *testing.T) {
+	url := sqldbtest.URL(t, sqldb.Postgres)
+	first := apptest.StartOn(t, url, fast)
+	second := apptest.StartOn(t, url, fast)
+	acc := first.NewAccount(t)
+	rcv := newReceiver(t)
+	form := newForm(t, first, acc.ID, "Shared")
+	subscribe(t, first, acc.ID, map[string]any{"url": rcv.URL, "events": []string{"form.submitted"}})
+
+	const submissions = 60
+	var wg sync.WaitGroup
+	for i := 0; i < submissions; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			svc := first
+			if i%2 == 1 {
+				svc = second // appended through the other process: its relay and dispatcher see it first
+			}
+			submit(t, svc, acc.ID, form, "shared@example.com")
+		}(i)
+	}
+	wg.Wait()
+	got := rcv.waitFor(t, submissions, 15*time.Second)
+	time.Sleep(500 * time.Millisecond) // room for a duplicate to show up
+	seen := map[string]int{}
+	for _, r := range rcv.got {
+		seen[r.header.Get("X-Service-Delivery")]++
+	}
+	if len(got) != submissions || rcv.count() != submissions || len(seen) != submissions {
+		t.Fatalf("%d requests for %d distinct deliveries of %d events", rcv.count(), len(seen), submissions)
+	}
+	for _, svc := range []*apptest.Service{first, second} {
+		if list := svc.Operator.Get(t, "/admin/v1/accounts/"+acc.ID+"/webhook-deliveries?limit=200&status=succeeded", "").Expect(t, http.StatusOK).List(t, "deliveries"); len(list) != submissions {
+			t.Fatalf("the delivery log shows %d succeeded deliveries, want %d", len(list), submissions)
+		}
+	}
+}
