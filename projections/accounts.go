@@ -111,20 +111,11 @@ func (a *Accounts) APIKeyByHash(ctx context.Context, hash string) (APIKey, error
 
 // APIKeys lists an account's keys, oldest first.
 func (a *Accounts) APIKeys(ctx context.Context, accountID string) ([]APIKey, error) {
-	rows, err := a.db.QueryContext(ctx, `SELECT id, account_id, name, scopes, created_at, revoked_at FROM api_keys WHERE account_id = $1 ORDER BY created_at, id`, accountID)
+	keys, err := queryAll(ctx, a.db, scanAPIKey, `SELECT id, account_id, name, scopes, created_at, revoked_at FROM api_keys WHERE account_id = $1 ORDER BY created_at, id`, accountID)
 	if err != nil {
 		return nil, fmt.Errorf("projections: list api keys: %w", err)
 	}
-	defer rows.Close()
-	var out []APIKey
-	for rows.Next() {
-		k, err := scanAPIKey(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, k)
-	}
-	return out, rows.Err()
+	return keys, nil
 }
 
 func scanAPIKey(row interface{ Scan(...any) error }) (APIKey, error) {

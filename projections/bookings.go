@@ -100,21 +100,9 @@ func (p *Bookings) List(ctx context.Context, accountID, eventTypeID string, page
 			return nil, "", err
 		}
 	}
-	rows, err := p.db.QueryContext(ctx, selectBookings+fmt.Sprintf(` WHERE account_id = $1 AND event_type_id = $2 AND seq < $3 ORDER BY seq DESC LIMIT %d`, page.Limit+1),
+	out, err := queryAll(ctx, p.db, scanBooking, selectBookings+fmt.Sprintf(` WHERE account_id = $1 AND event_type_id = $2 AND seq < $3 ORDER BY seq DESC LIMIT %d`, page.Limit+1),
 		accountID, eventTypeID, before)
 	if err != nil {
-		return nil, "", fmt.Errorf("projections: list bookings: %w", err)
-	}
-	defer rows.Close()
-	out := []Booking{}
-	for rows.Next() {
-		b, err := scanBooking(rows)
-		if err != nil {
-			return nil, "", fmt.Errorf("projections: scan booking: %w", err)
-		}
-		out = append(out, b)
-	}
-	if err := rows.Err(); err != nil {
 		return nil, "", fmt.Errorf("projections: list bookings: %w", err)
 	}
 	out, next := cut(out, page.Limit, func(b Booking) any { return b.seq })

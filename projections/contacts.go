@@ -176,27 +176,11 @@ func (p *Contacts) List(ctx context.Context, accountID string, filter ContactFil
 		fmt.Fprintf(&sb, ` AND seq < $%d`, len(args))
 	}
 	fmt.Fprintf(&sb, ` ORDER BY seq DESC LIMIT %d`, page.Limit+1)
-	rows, err := p.db.QueryContext(ctx, sb.String(), args...)
+	out, err := queryAll(ctx, p.db, scanContact, sb.String(), args...)
 	if err != nil {
 		return nil, "", fmt.Errorf("projections: list contacts: %w", err)
 	}
-	defer rows.Close()
-	var out []Contact
-	for rows.Next() {
-		c, err := scanContact(rows)
-		if err != nil {
-			return nil, "", err
-		}
-		out = append(out, c)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, "", fmt.Errorf("projections: list contacts: %w", err)
-	}
-	next := ""
-	if len(out) > page.Limit {
-		out = out[:page.Limit]
-		next = EncodeCursor(out[len(out)-1].seq)
-	}
+	out, next := cut(out, page.Limit, func(c Contact) any { return c.seq })
 	return out, next, nil
 }
 

@@ -83,20 +83,8 @@ func (p *EventTypes) List(ctx context.Context, accountID string, page Page) ([]E
 	if err != nil {
 		return nil, "", err
 	}
-	rows, err := p.db.QueryContext(ctx, selectEventTypes+fmt.Sprintf(` WHERE account_id = $1 AND seq > $2 ORDER BY seq LIMIT %d`, page.Limit+1), accountID, after)
+	out, err := queryAll(ctx, p.db, scanEventType, selectEventTypes+fmt.Sprintf(` WHERE account_id = $1 AND seq > $2 ORDER BY seq LIMIT %d`, page.Limit+1), accountID, after)
 	if err != nil {
-		return nil, "", fmt.Errorf("projections: list event types: %w", err)
-	}
-	defer rows.Close()
-	out := []EventType{}
-	for rows.Next() {
-		t, err := scanEventType(rows)
-		if err != nil {
-			return nil, "", fmt.Errorf("projections: scan event type: %w", err)
-		}
-		out = append(out, t)
-	}
-	if err := rows.Err(); err != nil {
 		return nil, "", fmt.Errorf("projections: list event types: %w", err)
 	}
 	out, next := cut(out, page.Limit, func(t EventType) any { return t.seq })

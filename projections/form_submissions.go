@@ -94,21 +94,9 @@ func (p *FormSubmissions) List(ctx context.Context, accountID, formID string, pa
 	if err != nil {
 		return nil, "", err
 	}
-	rows, err := p.db.QueryContext(ctx, selectSubmissions+fmt.Sprintf(` WHERE account_id = $1 AND form_id = $2 AND seq > $3 ORDER BY seq LIMIT %d`, page.Limit+1),
+	out, err := queryAll(ctx, p.db, scanSubmission, selectSubmissions+fmt.Sprintf(` WHERE account_id = $1 AND form_id = $2 AND seq > $3 ORDER BY seq LIMIT %d`, page.Limit+1),
 		accountID, formID, after)
 	if err != nil {
-		return nil, "", fmt.Errorf("projections: list submissions: %w", err)
-	}
-	defer rows.Close()
-	out := []Submission{}
-	for rows.Next() {
-		s, err := scanSubmission(rows)
-		if err != nil {
-			return nil, "", fmt.Errorf("projections: scan submission: %w", err)
-		}
-		out = append(out, s)
-	}
-	if err := rows.Err(); err != nil {
 		return nil, "", fmt.Errorf("projections: list submissions: %w", err)
 	}
 	out, next := cut(out, page.Limit, func(s Submission) any { return s.seq })

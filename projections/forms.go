@@ -86,20 +86,8 @@ func (p *Forms) List(ctx context.Context, accountID string, page Page) ([]Form, 
 	if err != nil {
 		return nil, "", err
 	}
-	rows, err := p.db.QueryContext(ctx, selectForms+fmt.Sprintf(` WHERE account_id = $1 AND seq > $2 ORDER BY seq LIMIT %d`, page.Limit+1), accountID, after)
+	out, err := queryAll(ctx, p.db, scanForm, selectForms+fmt.Sprintf(` WHERE account_id = $1 AND seq > $2 ORDER BY seq LIMIT %d`, page.Limit+1), accountID, after)
 	if err != nil {
-		return nil, "", fmt.Errorf("projections: list forms: %w", err)
-	}
-	defer rows.Close()
-	out := []Form{}
-	for rows.Next() {
-		f, err := scanForm(rows)
-		if err != nil {
-			return nil, "", fmt.Errorf("projections: scan form: %w", err)
-		}
-		out = append(out, f)
-	}
-	if err := rows.Err(); err != nil {
 		return nil, "", fmt.Errorf("projections: list forms: %w", err)
 	}
 	out, next := cut(out, page.Limit, func(f Form) any { return f.seq })

@@ -143,20 +143,8 @@ func (p *Leads) List(ctx context.Context, accountID string, filter LeadFilter, p
 		fmt.Fprintf(&sb, ` AND contact_id = $%d`, len(args))
 	}
 	fmt.Fprintf(&sb, ` ORDER BY seq LIMIT %d`, page.Limit+1)
-	rows, err := p.db.QueryContext(ctx, sb.String(), args...)
+	out, err := queryAll(ctx, p.db, scanLead, sb.String(), args...)
 	if err != nil {
-		return nil, "", fmt.Errorf("projections: list leads: %w", err)
-	}
-	defer rows.Close()
-	out := []Lead{}
-	for rows.Next() {
-		l, err := scanLead(rows)
-		if err != nil {
-			return nil, "", fmt.Errorf("projections: scan lead: %w", err)
-		}
-		out = append(out, l)
-	}
-	if err := rows.Err(); err != nil {
 		return nil, "", fmt.Errorf("projections: list leads: %w", err)
 	}
 	out, next := cut(out, page.Limit, func(l Lead) any { return l.seq })

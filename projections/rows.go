@@ -31,3 +31,21 @@ func inList[T any](from int, values []T) (string, []any) {
 
 // nullString stores "" as NULL, for optional references (a submission without a contact).
 func nullString(s string) sql.NullString { return sql.NullString{String: s, Valid: s != ""} }
+
+// queryAll runs a query and scans each row with scan.
+func queryAll[T any](ctx context.Context, db *sql.DB, scan func(interface{ Scan(...any) error }) (T, error), query string, args ...any) ([]T, error) {
+	rows, err := db.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []T{}
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}

@@ -120,24 +120,23 @@ func (t *Tags) Tag(ctx context.Context, id string) (Tag, error) {
 }
 
 func (t *Tags) query(ctx context.Context, query string, args ...any) ([]Tag, error) {
-	rows, err := t.db.QueryContext(ctx, query, args...)
+	tags, err := queryAll(ctx, t.db, scanTag, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("projections: query tags: %w", err)
 	}
-	defer rows.Close()
-	var out []Tag
-	for rows.Next() {
-		var tag Tag
-		var automations string
-		var created int64
-		if err := rows.Scan(&tag.ID, &tag.AccountID, &tag.Name, &tag.Order, &automations, &created); err != nil {
-			return nil, fmt.Errorf("projections: scan tag: %w", err)
-		}
-		if err := json.Unmarshal([]byte(automations), &tag.Automations); err != nil {
-			return nil, fmt.Errorf("projections: tag automations: %w", err)
-		}
-		tag.CreatedAt = fromMillis(created)
-		out = append(out, tag)
+	return tags, nil
+}
+
+func scanTag(row interface{ Scan(...any) error }) (Tag, error) {
+	var tag Tag
+	var automations string
+	var created int64
+	if err := row.Scan(&tag.ID, &tag.AccountID, &tag.Name, &tag.Order, &automations, &created); err != nil {
+		return Tag{}, err
 	}
-	return out, rows.Err()
+	if err := json.Unmarshal([]byte(automations), &tag.Automations); err != nil {
+		return Tag{}, fmt.Errorf("tag automations: %w", err)
+	}
+	tag.CreatedAt = fromMillis(created)
+	return tag, nil
 }

@@ -158,7 +158,10 @@ func TestGoneDisablesTheSubscription(t *testing.T) {
 
 // 429 and 503 with Retry-After wait as long as the receiver asked (capped by the backoff cap).
 func TestRetryAfterIsHonoured(t *testing.T) {
-	run(t, func(c *app.Config) { c.WebhookBackoffBase = 10 * time.Millisecond; c.WebhookBackoffCap = 5 * time.Second }, func(t *testing.T, svc *apptest.Service) {
+	run(t, func(c *app.Config) {
+		c.WebhookBackoffBase = 10 * time.Millisecond
+		c.WebhookBackoffCap = 5 * time.Second
+	}, func(t *testing.T, svc *apptest.Service) {
 		for _, status := range []int{http.StatusTooManyRequests, http.StatusServiceUnavailable} {
 			t.Run(http.StatusText(status), func(t *testing.T) {
 				acc := svc.NewAccount(t)

@@ -37,7 +37,7 @@ func run(t *testing.T, bin, dbURL string, args ...string) (string, string, int) 
 // The operator commands against the real binary: migrate, history and projections list.
 func TestOperatorCommands(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds and runs the binary")
+		t.Skip("-short: this test builds and runs the binary")
 	}
 	bin := buildBinary(t)
 	sqldbtest.Run(t, func(t *testing.T, dialect sqldb.Dialect) {

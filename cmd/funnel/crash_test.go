@@ -45,7 +45,7 @@ import (
 // system's buffers to reach the disk), and several processes on one PostgreSQL database.
 func TestCrashLosesNoAcknowledgedWrite(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds and runs the binary")
+		t.Skip("-short: this test builds and runs the binary")
 	}
 	bin := buildBinary(t)
 	sqldbtest.Run(t, func(t *testing.T, dialect sqldb.Dialect) {

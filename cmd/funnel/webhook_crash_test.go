@@ -26,7 +26,7 @@ import (
 // same body bytes on every attempt that reached the receiver.
 func TestWebhooksSurviveACrash(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds and runs the binary")
+		t.Skip("-short: this test builds and runs the binary")
 	}
 	bin := buildBinary(t)
 	env := []string{"FUNNEL_WEBHOOK_ALLOW_PRIVATE=true", "FUNNEL_WEBHOOK_BACKOFF_BASE=100ms", "FUNNEL_WEBHOOK_BACKOFF_CAP=2s"}
