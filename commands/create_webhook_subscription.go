@@ -44,7 +44,7 @@ func (h CreateWebhookSubscriptionHandler) Handle(ctx context.Context, cmd Create
 		if _, err := loadAccount(ctx, s, cmd.Meta.AccountID); err != nil {
 			return err
 		}
-		if err := checkFilterIDs(ctx, s, cmd.Meta.AccountID, spec.Filters); err != nil {
+		if err := checkFilterIDs(ctx, h.store, cmd.Meta.AccountID, spec.Filters); err != nil {
 			return err
 		}
 		sub := domain.WebhookSubscriptionStream(id)
@@ -60,12 +60,14 @@ func (h CreateWebhookSubscriptionHandler) Handle(ctx context.Context, cmd Create
 }
 
 // checkFilterIDs refuses form and calendar ids that are not the account's own (checkout ids are
-// checked for shape only until checkouts exist).
-func checkFilterIDs(ctx context.Context, s *session, accountID string, f domain.WebhookFilters) error {
+// checked for shape only until checkouts exist). Whether a form or a calendar exists, and whose it
+// is, never changes, so they are read outside the session: a calendar's stream also takes every
+// booking, and the subscription must not conflict with those.
+func checkFilterIDs(ctx context.Context, store EventStore, accountID string, f domain.WebhookFilters) error {
 	var unknownForms, unknownCalendars []string
 	for _, id := range f.FormIDs {
-		form, err := loadOnce(ctx, s, strings.TrimSpace(id), domain.FormStream)
-		if err != nil {
+		form := domain.FormStream(strings.TrimSpace(id))
+		if err := read(ctx, store, form); err != nil {
 			return err
 		}
 		if !form.Exists() || form.AccountID() != accountID {
@@ -73,8 +75,8 @@ func checkFilterIDs(ctx context.Context, s *session, accountID string, f domain.
 		}
 	}
 	for _, id := range f.EventTypeIDs {
-		calendar, err := loadOnce(ctx, s, strings.TrimSpace(id), domain.EventTypeStream)
-		if err != nil {
+		calendar := domain.EventTypeStream(strings.TrimSpace(id))
+		if err := read(ctx, store, calendar); err != nil {
 			return err
 		}
 		if !calendar.Exists() || calendar.AccountID() != accountID {
