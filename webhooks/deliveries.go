@@ -134,7 +134,10 @@ func (d *Deliveries) Retry(ctx context.Context, accountID, id string) (Delivery,
 		return Delivery{}, domain.Conflict("the delivery is being sent right now")
 	}
 	d.wake()
-	return d.Get(ctx, id)
+	// Answer with the delivery as this retry left it: re-reading would race the dispatcher, which
+	// may already have sent it.
+	del.Status, del.NextAttemptAt = "pending", time.UnixMilli(now).UTC()
+	return del, nil
 }
 
 func (d *Deliveries) query(ctx context.Context, q string, args ...any) ([]Delivery, error) {
