@@ -24,6 +24,9 @@ func NewAccounts(db *sql.DB) *Accounts {
 // Name identifies the projection's checkpoint.
 func (*Accounts) Name() string { return "accounts" }
 
+// Tables are the tables of the read model, which a rebuild replaces.
+func (*Accounts) Tables() []string { return []string{"accounts", "api_keys", "custom_fields"} }
+
 // Handles tells whether the projection applies events of a type.
 func (*Accounts) Handles(eventType string) bool { return accountEvents[eventType] }
 

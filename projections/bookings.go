@@ -22,6 +22,9 @@ func NewBookings(db *sql.DB) *Bookings { return &Bookings{db: db} }
 // Name identifies the projection's checkpoint.
 func (*Bookings) Name() string { return "bookings" }
 
+// Tables are the tables of the read model, which a rebuild replaces.
+func (*Bookings) Tables() []string { return []string{"bookings"} }
+
 // Handles tells whether the projection applies events of a type.
 func (*Bookings) Handles(eventType string) bool { return bookingEvents[eventType] }
 

@@ -23,6 +23,9 @@ func NewContacts(db *sql.DB) *Contacts { return &Contacts{db: db} }
 // Name identifies the projection's checkpoint.
 func (*Contacts) Name() string { return "contacts" }
 
+// Tables are the tables of the read model, which a rebuild replaces.
+func (*Contacts) Tables() []string { return []string{"contacts"} }
+
 // Contact is a contact as the integration API shows it.
 type Contact struct {
 	ID           string

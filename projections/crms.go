@@ -20,6 +20,9 @@ func NewCRMs(db *sql.DB) *CRMs { return &CRMs{db: db} }
 // Name identifies the projection's checkpoint.
 func (*CRMs) Name() string { return "crms" }
 
+// Tables are the tables of the read model, which a rebuild replaces.
+func (*CRMs) Tables() []string { return []string{"crms", "crm_stages"} }
+
 // Handles tells whether the projection applies events of a type.
 func (*CRMs) Handles(eventType string) bool { return crmEvents[eventType] }
 

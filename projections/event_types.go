@@ -21,6 +21,9 @@ func NewEventTypes(db *sql.DB) *EventTypes { return &EventTypes{db: db} }
 // Name identifies the projection's checkpoint.
 func (*EventTypes) Name() string { return "event-types" }
 
+// Tables are the tables of the read model, which a rebuild replaces.
+func (*EventTypes) Tables() []string { return []string{"event_types"} }
+
 // Handles tells whether the projection applies events of a type.
 func (*EventTypes) Handles(eventType string) bool { return eventTypeEvents[eventType] }
 

@@ -21,6 +21,9 @@ func NewFormSubmissions(db *sql.DB) *FormSubmissions { return &FormSubmissions{d
 // Name identifies the projection's checkpoint.
 func (*FormSubmissions) Name() string { return "form-submissions" }
 
+// Tables are the tables of the read model, which a rebuild replaces.
+func (*FormSubmissions) Tables() []string { return []string{"form_submissions"} }
+
 // Handles tells whether the projection applies events of a type.
 func (*FormSubmissions) Handles(eventType string) bool { return submissionEvents[eventType] }
 

@@ -21,6 +21,9 @@ func NewForms(db *sql.DB) *Forms { return &Forms{db: db} }
 // Name identifies the projection's checkpoint.
 func (*Forms) Name() string { return "forms" }
 
+// Tables are the tables of the read model, which a rebuild replaces.
+func (*Forms) Tables() []string { return []string{"forms"} }
+
 // Handles tells whether the projection applies events of a type.
 func (*Forms) Handles(eventType string) bool { return formEvents[eventType] }
 

@@ -21,6 +21,9 @@ func NewLeads(db *sql.DB) *Leads { return &Leads{db: db} }
 // Name identifies the projection's checkpoint.
 func (*Leads) Name() string { return "leads" }
 
+// Tables are the tables of the read model, which a rebuild replaces.
+func (*Leads) Tables() []string { return []string{"leads"} }
+
 // Handles tells whether the projection applies events of a type.
 func (*Leads) Handles(eventType string) bool { return leadEvents[eventType] }
 

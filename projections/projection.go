@@ -24,6 +24,13 @@ type Projection interface {
 	Apply(ctx context.Context, tx *sql.Tx, batch []domain.Recorded) error
 }
 
+// Rebuildable is a projection whose read model can be rebuilt from the log into fresh copies of
+// its tables (`funnel projections rebuild NAME`). Apply must touch no other tables.
+type Rebuildable interface {
+	Projection
+	Tables() []string
+}
+
 // ErrNotFound is returned by queries for a row that does not exist.
 var ErrNotFound = errors.New("projections: not found")
 

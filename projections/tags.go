@@ -24,6 +24,9 @@ func NewTags(db *sql.DB) *Tags {
 // Name identifies the projection's checkpoint.
 func (*Tags) Name() string { return "tags" }
 
+// Tables are the tables of the read model, which a rebuild replaces.
+func (*Tags) Tables() []string { return []string{"tags"} }
+
 // Handles tells whether the projection applies events of a type.
 func (*Tags) Handles(eventType string) bool { return tagEvents[eventType] }
 

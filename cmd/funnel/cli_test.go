@@ -103,6 +103,23 @@ func TestOperatorCommands(t *testing.T) {
 				t.Errorf("after a clean stop a projection is behind: %q", line)
 			}
 		}
+		// A damaged read model comes back from the log.
+		db := openDB(t, dbURL)
+		if _, err := db.Write.Exec(`UPDATE contacts SET first_name = 'damaged'`); err != nil {
+			t.Fatal(err)
+		}
+		if out, errOut, code := run(t, bin, dbURL, "projections", "rebuild", "contacts"); code != 0 || !strings.Contains(out, "swapped in") {
+			t.Fatalf("projections rebuild contacts: exit %d\n%s%s", code, out, errOut)
+		}
+		var damaged int
+		if err := db.Read.QueryRow(`SELECT COUNT(*) FROM contacts WHERE first_name = 'damaged'`).Scan(&damaged); err != nil || damaged != 0 {
+			t.Fatalf("%d contacts still damaged after the rebuild (%v)", damaged, err)
+		}
+		for _, args := range [][]string{{"projections", "rebuild", "nope"}, {"projections", "rebuild", "webhooks"}, {"projections", "rebuild"}} {
+			if _, _, code := run(t, bin, dbURL, args...); code == 0 {
+				t.Errorf("%v succeeded", args)
+			}
+		}
 		if _, errOut, code := run(t, bin, "mysql://nope", "migrate"); code == 0 || !strings.Contains(errOut, "sqlite: or postgres://") {
 			t.Fatalf("an unsupported database url: exit %d, %s", code, errOut)
 		}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/gorilla/mux"
@@ -154,6 +155,20 @@ func (a *App) isReady() bool {
 	default:
 		return false
 	}
+}
+
+// RebuildProjection rebuilds one read model from the log and swaps it in (pipeline.Rebuild).
+// The webhook outbox cannot be rebuilt: its deliveries would all be sent again.
+func (a *App) RebuildProjection(ctx context.Context, name string, progress func(pos, head int64)) (int64, error) {
+	p, ok := a.pipeline.Projection(name)
+	if !ok {
+		return 0, fmt.Errorf("no projection %q; projections are %s", name, strings.Join(a.pipeline.Names(), ", "))
+	}
+	r, ok := p.(projections.Rebuildable)
+	if !ok {
+		return 0, fmt.Errorf("%s cannot be rebuilt: rebuilding it would send every delivery again", name)
+	}
+	return pipeline.Rebuild(ctx, a.db, a.store, r, progress)
 }
 
 // maxDeliveryAttempts is how often a webhook is tried (integration-api.md section 8).

@@ -29,16 +29,21 @@ var meta = domain.Metadata{AccountID: "acc_1", Actor: "operator"}
 func appendContacts(t *testing.T, s *eventstore.Store, from, n int) {
 	t.Helper()
 	for i := from; i < from+n; i++ {
-		id := fmt.Sprintf("ct_%04d", i)
-		_, err := s.Append(context.Background(), meta, domain.StreamAppend{StreamID: id, Events: []domain.Event{
-			domain.ContactCreated{ContactID: id, AccountID: "acc_1", Email: id + "@example.com", CustomFields: map[string]string{}},
-			domain.TagApplied{ContactID: id, TagID: "tag_a"},
-			domain.TagApplied{ContactID: id, TagID: "tag_b"},
-		}})
-		if err != nil {
+		if err := appendContact(s, i); err != nil {
 			t.Fatal(err)
 		}
 	}
+}
+
+// appendContact appends contact number i: created, then tagged twice (three events).
+func appendContact(s *eventstore.Store, i int) error {
+	id := fmt.Sprintf("ct_%04d", i)
+	_, err := s.Append(context.Background(), meta, domain.StreamAppend{StreamID: id, Events: []domain.Event{
+		domain.ContactCreated{ContactID: id, AccountID: "acc_1", Email: id + "@example.com", CustomFields: map[string]string{}},
+		domain.TagApplied{ContactID: id, TagID: "tag_a"},
+		domain.TagApplied{ContactID: id, TagID: "tag_b"},
+	}})
+	return err
 }
 
 // dump returns every contact row, as a reader of the read model sees it.

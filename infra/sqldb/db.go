@@ -12,8 +12,8 @@ import (
 	"strings"
 	"time"
 
-	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
-	_ "modernc.org/sqlite"             // registers the "sqlite" driver
+	"github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
+	_ "modernc.org/sqlite"           // registers the "sqlite" driver
 )
 
 // Dialect is the storage mode.
@@ -147,4 +147,24 @@ func redact(raw string) string {
 		u.User = url.UserPassword(u.User.Username(), "xxxxx")
 	}
 	return u.String()
+}
+
+// ForgetStatements drops the statements pgx prepared and cached on conn, on the server and in
+// pgx alike (PostgreSQL; SQLite caches none). A prepared statement keeps the tables it was
+// planned against, so a temporary table created to shadow a live one is seen only by statements
+// prepared after it exists.
+func (db *DB) ForgetStatements(ctx context.Context, conn *sql.Conn) error {
+	if db.Dialect != Postgres {
+		return nil
+	}
+	return conn.Raw(func(driverConn any) error {
+		c, ok := driverConn.(*stdlib.Conn)
+		if !ok {
+			return fmt.Errorf("sqldb: not a pgx connection: %T", driverConn)
+		}
+		if err := c.Conn().DeallocateAll(ctx); err != nil {
+			return fmt.Errorf("sqldb: forget prepared statements: %w", err)
+		}
+		return nil
+	})
 }

@@ -1,0 +1,182 @@
+package pipeline
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+	"time"
+
+	"funnel/infra/sqldb"
+	"funnel/projections"
+)
+
+// Rebuild replays the whole log into fresh copies of a projection's tables, then swaps them in:
+// one transaction catches up with the log, replaces the live rows with the rebuilt ones, and
+// moves the checkpoint. Readers see the old read model until that commits and the new one
+// after. The projection's live handler, in this process or another, finds its checkpoint moved
+// and goes on from there. progress is told how far the replay got. On SQLite the swap holds the
+// database's write lock while it copies, so a large read model is best rebuilt while the service
+// is stopped.
+func Rebuild(ctx context.Context, db *sqldb.DB, log LogReader, p projections.Rebuildable, progress func(pos, head int64)) (int64, error) {
+	name := p.Name()
+	// The copies are temporary tables of one connection: both databases look there first, so the
+	// projection's own SQL writes them while every other connection keeps reading the live ones.
+	conn, err := db.Write.Conn(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("pipeline: rebuild %s: %w", name, err)
+	}
+	defer conn.Close()
+	if err := db.ForgetStatements(ctx, conn); err != nil {
+		return 0, fmt.Errorf("pipeline: rebuild %s: %w", name, err)
+	}
+	live, temp, err := schemas(ctx, conn, db.Dialect)
+	if err != nil {
+		return 0, fmt.Errorf("pipeline: rebuild %s: %w", name, err)
+	}
+	defer dropCopies(conn, temp, p.Tables())
+	for _, table := range p.Tables() {
+		if err := createCopy(ctx, conn, db.Dialect, live, table); err != nil {
+			return 0, fmt.Errorf("pipeline: rebuild %s: copy of %s: %w", name, table, err)
+		}
+	}
+
+	head, err := log.Head(ctx)
+	if err != nil {
+		return 0, err
+	}
+	var pos int64
+	for {
+		tx, err := conn.BeginTx(ctx, nil)
+		if err != nil {
+			return 0, fmt.Errorf("pipeline: rebuild %s: %w", name, err)
+		}
+		n, last, err := replay(ctx, tx, log, p, pos, catchUpChunk)
+		if err == nil {
+			err = tx.Commit()
+		}
+		if err != nil {
+			tx.Rollback()
+			return 0, fmt.Errorf("pipeline: rebuild %s: replay after %d: %w", name, pos, err)
+		}
+		if n == 0 {
+			break
+		}
+		pos = last
+		if progress != nil {
+			progress(pos, max(head, pos))
+		}
+	}
+	return swap(ctx, conn, db, log, p, live, temp, pos)
+}
+
+// replay applies up to limit events after pos inside tx; it returns how many and the last position.
+func replay(ctx context.Context, tx *sql.Tx, log LogReader, p projections.Projection, pos int64, limit int) (int, int64, error) {
+	batch, err := log.ReadLog(ctx, pos, limit)
+	if err != nil || len(batch) == 0 {
+		return 0, pos, err
+	}
+	if err := p.Apply(ctx, tx, batch); err != nil {
+		return 0, pos, err
+	}
+	return len(batch), batch[len(batch)-1].Position, nil
+}
+
+// swap catches the copies up with the log and replaces the live rows with them, in one transaction
+// that holds the projection's checkpoint, so that its live handler waits meanwhile.
+func swap(ctx context.Context, conn *sql.Conn, db *sqldb.DB, log LogReader, p projections.Rebuildable, live, temp string, pos int64) (int64, error) {
+	name := p.Name()
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, fmt.Errorf("pipeline: rebuild %s: swap: %w", name, err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, `INSERT INTO projection_checkpoints (name, position, updated_at) VALUES ($1, 0, $2) ON CONFLICT (name) DO NOTHING`, name, time.Now().UnixMilli()); err != nil {
+		return 0, fmt.Errorf("pipeline: rebuild %s: checkpoint: %w", name, err)
+	}
+	var current int64
+	if err := tx.QueryRowContext(ctx, `SELECT position FROM projection_checkpoints WHERE name = $1`+db.ForUpdate(), name).Scan(&current); err != nil {
+		return 0, fmt.Errorf("pipeline: rebuild %s: lock checkpoint: %w", name, err)
+	}
+	for {
+		n, last, err := replay(ctx, tx, log, p, pos, catchUpChunk)
+		if err != nil {
+			return 0, fmt.Errorf("pipeline: rebuild %s: catch up after %d: %w", name, pos, err)
+		}
+		if n == 0 {
+			break
+		}
+		pos = last
+	}
+	for _, table := range p.Tables() {
+		if _, err := tx.ExecContext(ctx, fmt.Sprintf(`DELETE FROM %s.%s`, live, table)); err != nil {
+			return 0, fmt.Errorf("pipeline: rebuild %s: clear %s: %w", name, table, err)
+		}
+		if _, err := tx.ExecContext(ctx, fmt.Sprintf(`INSERT INTO %s.%s SELECT * FROM %s.%s`, live, table, temp, table)); err != nil {
+			return 0, fmt.Errorf("pipeline: rebuild %s: fill %s: %w", name, table, err)
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE projection_checkpoints SET position = $1, updated_at = $2 WHERE name = $3`, max(pos, current), time.Now().UnixMilli(), name); err != nil {
+		return 0, fmt.Errorf("pipeline: rebuild %s: move checkpoint: %w", name, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return 0, fmt.Errorf("pipeline: rebuild %s: swap: %w", name, err)
+	}
+	return pos, nil
+}
+
+// schemas names the schema of the live tables and the one of temporary tables.
+func schemas(ctx context.Context, conn *sql.Conn, dialect sqldb.Dialect) (live, temp string, err error) {
+	if dialect == sqldb.SQLite {
+		return "main", "temp", nil
+	}
+	err = conn.QueryRowContext(ctx, `SELECT current_schema()`).Scan(&live)
+	return live, "pg_temp", err
+}
+
+// createCopy creates an empty temporary table shaped like a live one, with its keys and indexes:
+// the projection's upserts need the same unique constraints.
+func createCopy(ctx context.Context, conn *sql.Conn, dialect sqldb.Dialect, live, table string) error {
+	if dialect == sqldb.Postgres {
+		_, err := conn.ExecContext(ctx, fmt.Sprintf(`CREATE TEMP TABLE %s (LIKE %s.%s INCLUDING ALL)`, table, live, table))
+		return err
+	}
+	rows, err := conn.QueryContext(ctx, `SELECT type, name, sql FROM main.sqlite_master WHERE tbl_name = $1 AND sql IS NOT NULL ORDER BY type = 'index'`, table)
+	if err != nil {
+		return err
+	}
+	var ddl []string
+	for rows.Next() {
+		var typ, objName, stmt string
+		if err := rows.Scan(&typ, &objName, &stmt); err != nil {
+			rows.Close()
+			return err
+		}
+		// SQLite keeps each CREATE statement as the migration wrote it.
+		if typ == "table" {
+			stmt = strings.Replace(stmt, "CREATE TABLE "+table, "CREATE TEMP TABLE "+table, 1)
+		} else {
+			stmt = strings.Replace(stmt, " INDEX "+objName, " INDEX temp."+objName, 1)
+		}
+		ddl = append(ddl, stmt)
+	}
+	if err := rows.Close(); err != nil {
+		return err
+	}
+	if len(ddl) == 0 {
+		return fmt.Errorf("no table %s", table)
+	}
+	for _, stmt := range ddl {
+		if _, err := conn.ExecContext(ctx, stmt); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// dropCopies drops the temporary tables, so that the pooled connection carries nothing on.
+func dropCopies(conn *sql.Conn, temp string, tables []string) {
+	for _, table := range tables {
+		_, _ = conn.ExecContext(context.Background(), fmt.Sprintf(`DROP TABLE IF EXISTS %s.%s`, temp, table))
+	}
+}
