@@ -45,6 +45,9 @@ func decodeJSON(body []byte, dst any) string {
 	if !strings.HasPrefix(trimmed, "{") {
 		return "request body must be a JSON object"
 	}
+	if hasNULEscape(trimmed) {
+		return "strings must not contain NUL characters (\\u0000)"
+	}
 	dec := json.NewDecoder(strings.NewReader(trimmed))
 	if err := dec.Decode(dst); err != nil {
 		var typeErr *json.UnmarshalTypeError
@@ -62,6 +65,27 @@ func decodeJSON(body []byte, dst any) string {
 		return "malformed JSON: unexpected data after the object"
 	}
 	return ""
+}
+
+// hasNULEscape tells whether a JSON text holds the escape \u0000 (a raw NUL byte is invalid JSON
+// already). No field of this service has a use for NUL, and PostgreSQL cannot store it in text:
+// an event holding one would stop the read models that must apply it.
+func hasNULEscape(text string) bool {
+	for i := 0; ; {
+		j := strings.Index(text[i:], `u0000`)
+		if j < 0 {
+			return false
+		}
+		at := i + j
+		backslashes := 0
+		for k := at - 1; k >= 0 && text[k] == '\\'; k-- {
+			backslashes++
+		}
+		if backslashes%2 == 1 { // an escaping backslash, not an escaped one
+			return true
+		}
+		i = at + 1
+	}
 }
 
 func jsonTypeName(goKind string) string {

@@ -6,9 +6,11 @@ import (
 	"encoding/hex"
 	"net"
 	"net/http"
+	"net/url"
 	"regexp"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gorilla/mux"
 	"go.uber.org/zap"
@@ -38,6 +40,33 @@ func requestIDs(next http.Handler) http.Handler {
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), requestIDKey, id)))
 	})
 }
+
+// rejectUnsafeURLs answers 400 for a path or query that holds a NUL character or invalid UTF-8:
+// no id, email or cursor of this service can, and PostgreSQL refuses to compare text with them.
+func rejectUnsafeURLs(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !safeText(r.URL.Path) {
+			writeError(w, http.StatusBadRequest, "the URL path must be UTF-8 without NUL characters")
+			return
+		}
+		query, err := url.ParseQuery(r.URL.RawQuery)
+		if err != nil {
+			writeError(w, http.StatusBadRequest, "malformed query string")
+			return
+		}
+		for name, values := range query {
+			for _, v := range append(values, name) {
+				if !safeText(v) {
+					writeError(w, http.StatusBadRequest, "query parameters must be UTF-8 without NUL characters")
+					return
+				}
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func safeText(s string) bool { return utf8.ValidString(s) && !strings.ContainsRune(s, 0) }
 
 func requestID(ctx context.Context) string {
 	id, _ := ctx.Value(requestIDKey).(string)

@@ -83,7 +83,7 @@ func (s *Server) IntegrationHandler() http.Handler {
 	root.MethodNotAllowedHandler = allowedMethods(root)
 	s.health(root)
 	root.MatcherFunc(s.isAPIHost).Handler(s.IntegrationRouter())
-	return requestIDs(s.observe("api", root))
+	return requestIDs(rejectUnsafeURLs(s.observe("api", root)))
 }
 
 // IntegrationRouter holds the routes served on the API host (tests walk them).
@@ -162,7 +162,7 @@ func (s *Server) OperatorHandler() http.Handler {
 	admin(http.MethodPost, "/accounts/{accountId}/webhooks/{webhookId}/rotate-secret", s.rotateWebhookSecret)
 	admin(http.MethodGet, "/accounts/{accountId}/webhook-deliveries", s.listDeliveries)
 	admin(http.MethodPost, "/accounts/{accountId}/webhook-deliveries/{deliveryId}/retry", s.retryDelivery)
-	return requestIDs(s.observe("operator", root))
+	return requestIDs(rejectUnsafeURLs(s.observe("operator", root)))
 }
 
 func (s *Server) health(r *mux.Router) {

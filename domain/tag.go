@@ -1,6 +1,9 @@
 package domain
 
-import "strings"
+import (
+	"math"
+	"strings"
+)
 
 // Automation types a tag can run when it is applied to a contact.
 const (
@@ -74,6 +77,9 @@ func (t *Tag) Create(accountID, name string, order int, automations []Automation
 	}
 	if t.exists {
 		return Conflict("a tag named %q already exists", name)
+	}
+	if order < math.MinInt32 || order > math.MaxInt32 {
+		return Invalid("order must be between %d and %d", math.MinInt32, math.MaxInt32)
 	}
 	if len(automations) > maxAutomationsPerTag {
 		return Invalid("a tag can have at most %d automations", maxAutomationsPerTag)

@@ -85,7 +85,7 @@ func (p *CRMs) List(ctx context.Context, accountID string, page Page) ([]CRM, st
 
 // Stages returns one page of a CRM's stages, in pipeline order.
 func (p *CRMs) Stages(ctx context.Context, crmID string, page Page) ([]domain.Stage, string, error) {
-	var after int
+	var after int32 // sort_order is an INTEGER column
 	if page.Cursor != "" {
 		if err := DecodeCursor(page.Cursor, &after); err != nil {
 			return nil, "", err

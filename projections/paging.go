@@ -4,6 +4,9 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"slices"
+	"strings"
+	"unicode/utf8"
 )
 
 // Page asks for one page of a list (decisions.md "Lists").
@@ -23,16 +26,39 @@ func EncodeCursor(key any) string {
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
-// DecodeCursor reads a cursor back into its sort key.
+// DecodeCursor reads a cursor back into its sort key. A cursor is the client's input: one that
+// is not valid JSON of the key's shape, or that holds a string PostgreSQL cannot compare (NUL,
+// invalid UTF-8), is refused here rather than by the database.
 func DecodeCursor(cursor string, key any) error {
 	b, err := base64.RawURLEncoding.DecodeString(cursor)
-	if err != nil {
+	if err != nil || !utf8.Valid(b) {
+		return ErrBadCursor
+	}
+	var values any
+	if err := json.Unmarshal(b, &values); err != nil || hasNUL(values) {
 		return ErrBadCursor
 	}
 	if err := json.Unmarshal(b, key); err != nil {
 		return ErrBadCursor
 	}
 	return nil
+}
+
+// hasNUL tells whether any string in a decoded JSON value holds a NUL character.
+func hasNUL(v any) bool {
+	switch v := v.(type) {
+	case string:
+		return strings.ContainsRune(v, 0)
+	case []any:
+		return slices.ContainsFunc(v, hasNUL)
+	case map[string]any:
+		for k, item := range v {
+			if strings.ContainsRune(k, 0) || hasNUL(item) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // seqAfter reads a creation-order cursor: the seq of the last row of the previous page, or 0.

@@ -79,7 +79,7 @@ func (t *Tags) AccountTags(ctx context.Context, accountID string) ([]domain.TagR
 
 // tagCursor is the sort key of a tag: order, then name.
 type tagCursor struct {
-	Order   int    `json:"o"`
+	Order   int32  `json:"o"` // the column's width: a larger number is not a cursor of ours
 	NameKey string `json:"n"`
 	ID      string `json:"i"`
 }
@@ -105,7 +105,7 @@ func (t *Tags) List(ctx context.Context, accountID string, page Page) ([]Tag, st
 	if len(tags) > page.Limit {
 		tags = tags[:page.Limit]
 		last := tags[len(tags)-1]
-		next = EncodeCursor(tagCursor{Order: last.Order, NameKey: domain.NameKey(last.Name), ID: last.ID})
+		next = EncodeCursor(tagCursor{Order: int32(last.Order), NameKey: domain.NameKey(last.Name), ID: last.ID})
 	}
 	return tags, next, nil
 }

@@ -1,0 +1,88 @@
+package api_test
+
+import (
+	"encoding/base64"
+	"net/http"
+	"strings"
+	"testing"
+
+	"funnel/infra/app"
+	"funnel/infra/app/apptest"
+	"funnel/infra/sqldb"
+	"funnel/infra/sqldb/sqldbtest"
+)
+
+// A NUL character or invalid UTF-8 anywhere in a request (a body string, the path, the query, a
+// cursor) is refused with 400 on every route, before anything is appended: PostgreSQL cannot
+// store or compare such text, and an event holding it would stall every read model after it.
+// Each storage mode gets a service of its own, so that a regression cannot poison other tests.
+func TestNULAndInvalidUTF8AreRefused(t *testing.T) {
+	sqldbtest.Run(t, func(t *testing.T, d sqldb.Dialect) {
+		svc := apptest.Start(t, d, func(*app.Config) {})
+		acc := svc.NewAccount(t)
+		crm := svc.NewCRM(t, acc.ID, "Sales", "New")
+		form, fields := svc.NewForm(t, acc.ID, "Signup", nil,
+			apptest.Field{"label": "Email", "type": "email", "contactField": "builtin:email"},
+			apptest.Field{"label": "Note", "type": "text"})
+		nul := `a\u0000b`
+
+		for _, c := range []struct{ path, body string }{
+			{"/api/v1/contacts", `{"email": "nul@example.com", "firstName": "` + nul + `"}`},
+			{"/api/v1/contacts", `{"email": "nul@example.com", "customFields": {"cf_x": "` + nul + `"}}`},
+			{"/api/v1/contacts/tags", `{"email": "nul@example.com", "tagNames": ["` + nul + `"]}`},
+			{"/api/v1/crms/" + crm.ID + "/leads", `{"contactEmail": "nul@example.com", "title": "` + nul + `"}`},
+			{"/api/v1/forms/" + form + "/submissions", `{"values": {"` + fields[0] + `": "nul@example.com", "` + fields[1] + `": "` + nul + `"}}`},
+			{"/api/v1/webhooks/subscriptions", `{"url": "https://example.com/` + nul + `", "event": "form.submitted"}`},
+		} {
+			msg := svc.API.Post(t, c.path, acc.Key, c.body).ExpectError(t, http.StatusBadRequest)
+			if !strings.Contains(msg, "NUL") {
+				t.Errorf("POST %s: message %q does not say what is wrong", c.path, msg)
+			}
+		}
+		for _, c := range []struct{ path, body string }{
+			{"/admin/v1/accounts", `{"name": "` + nul + `"}`},
+			{"/admin/v1/accounts/" + acc.ID + "/tags", `{"name": "` + nul + `"}`},
+			{"/admin/v1/accounts/" + acc.ID + "/crms", `{"name": "Other", "stages": [{"name": "` + nul + `"}]}`},
+		} {
+			svc.Operator.Post(t, c.path, "", c.body).ExpectError(t, http.StatusBadRequest)
+		}
+
+		// An escaped backslash before u0000 is plain text, and kept as sent.
+		res := svc.API.Post(t, "/api/v1/contacts", acc.Key, `{"email": "text@example.com", "firstName": "a\\u0000b"}`).Expect(t, http.StatusOK)
+		if got := res.Object(t, "contact")["firstName"]; got != `a\u0000b` {
+			t.Fatalf("firstName = %q", got)
+		}
+
+		for _, path := range []string{
+			"/api/v1/contacts?email=a%00@example.com",
+			"/api/v1/contacts/ct_%00",
+			"/api/v1/contacts/%ff%fe",
+			"/api/v1/tags?cursor=%ff",
+		} {
+			svc.API.Get(t, path, acc.Key).ExpectError(t, http.StatusBadRequest)
+		}
+		svc.Operator.Get(t, "/admin/v1/accounts/acc_%00", "").ExpectError(t, http.StatusBadRequest)
+
+		// Cursors are the client's input too: one we could not have handed out is a 400.
+		for _, key := range []string{`{"o":3000000000,"n":"x","i":"y"}`, `{"o":1,"n":"\u0000","i":"y"}`} {
+			cursor := base64.RawURLEncoding.EncodeToString([]byte(key))
+			svc.API.Get(t, "/api/v1/tags?cursor="+cursor, acc.Key).ExpectError(t, http.StatusBadRequest)
+		}
+		stages := base64.RawURLEncoding.EncodeToString([]byte(`3000000000`))
+		svc.API.Get(t, "/api/v1/crms/"+crm.ID+"/stages?cursor="+stages, acc.Key).ExpectError(t, http.StatusBadRequest)
+
+		// A tag order must fit the read model's column.
+		svc.Operator.Post(t, "/admin/v1/accounts/"+acc.ID+"/tags", "", map[string]any{"name": "Big", "order": 10_000_000_000}).ExpectError(t, http.StatusBadRequest)
+
+		// Nothing of the above was written, and the read models still follow the log: a write
+		// is answered (not 503) and read back at once.
+		svc.API.Post(t, "/api/v1/contacts", acc.Key, map[string]any{"email": "after@example.com", "firstName": "After"}).Expect(t, http.StatusOK)
+		list := svc.API.Get(t, "/api/v1/contacts?limit=200", acc.Key).Expect(t, http.StatusOK).List(t, "contacts")
+		if len(list) != 2 {
+			t.Fatalf("contacts = %v, want text@ and after@ only", list)
+		}
+		if tags := svc.API.Get(t, "/api/v1/tags", acc.Key).List(t, "tags"); len(tags) != 0 {
+			t.Fatalf("tags = %v", tags)
+		}
+	})
+}
