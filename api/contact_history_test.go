@@ -143,6 +143,14 @@ func TestMethodNotAllowed(t *testing.T) {
 		} {
 			svc.Operator.Do(t, r).ExpectError(t, http.StatusMethodNotAllowed)
 		}
+		// /contacts/tags is not a contact id: GET and PUT there are wrong methods, not lookups.
+		for _, method := range []string{http.MethodGet, http.MethodPut} {
+			res := svc.API.Do(t, apptest.Request{Method: method, Path: "/api/v1/contacts/tags", Token: acc.Key})
+			res.ExpectError(t, http.StatusMethodNotAllowed)
+			if allow := res.Header.Get("Allow"); allow != http.MethodPost {
+				t.Errorf("%s /api/v1/contacts/tags: Allow %q, want POST", method, allow)
+			}
+		}
 		svc.API.Get(t, "/api/v1/crms/crm_x/leads/lead_x/more", acc.Key).ExpectError(t, http.StatusNotFound)
 		svc.Operator.Get(t, "/admin/v1/accounts/"+acc.ID+"/nothing", "").ExpectError(t, http.StatusNotFound)
 	})

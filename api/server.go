@@ -100,6 +100,8 @@ func (s *Server) IntegrationRouter() *mux.Router {
 	v1(http.MethodGet, "/contacts", domain.ScopeContactsRead, s.listContacts)
 	v1(http.MethodPost, "/contacts", domain.ScopeContactsWrite, s.upsertContact)
 	v1(http.MethodPost, "/contacts/tags", domain.ScopeTagsWrite, s.tagContactByEmail)
+	// Any other method on /contacts/tags would match /contacts/{contactId} with the id "tags".
+	onHost.Handle("/api/v1/contacts/tags", allowedMethods(onHost)).Name(wrongMethodRoute)
 	v1(http.MethodGet, "/contacts/{contactId}", domain.ScopeContactsRead, s.getContact)
 	v1(http.MethodPost, "/contacts/{contactId}/tags", domain.ScopeTagsWrite, s.tagContactByID)
 	v1(http.MethodGet, "/tags", domain.ScopeTagsRead, s.listTags)
@@ -182,6 +184,10 @@ func notFound(w http.ResponseWriter, _ *http.Request) {
 	writeError(w, http.StatusNotFound, "not found")
 }
 
+// wrongMethodRoute names a route that answers 405 for every method of a path that a broader
+// route (a path variable) would otherwise serve.
+const wrongMethodRoute = "wrong-method"
+
 // allowedMethods answers 405 with Allow: the methods the router serves this path with.
 func allowedMethods(router *mux.Router) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
@@ -190,7 +196,7 @@ func allowedMethods(router *mux.Router) http.HandlerFunc {
 			probe := r.Clone(r.Context())
 			probe.Method = m
 			var match mux.RouteMatch
-			if m != r.Method && router.Match(probe, &match) && match.MatchErr == nil {
+			if m != r.Method && router.Match(probe, &match) && match.MatchErr == nil && match.Route.GetName() != wrongMethodRoute {
 				allow = append(allow, m)
 			}
 		}
