@@ -66,17 +66,20 @@ func (s *Server) answerContact(w http.ResponseWriter, r *http.Request, res comma
 }
 
 // tagReport is the "tags" member of a contact write (integration-api.md section 4): what was
-// requested, which of those resolved to tags (outcome: "applied" or "removed"), and, when tags
-// were requested but none matched, the unmatched names and a warning.
+// requested, which of those resolved to tags, and, when tags were requested but none matched,
+// the unmatched names and a warning. The resolved tags are always under "applied" (the action was
+// applied to them), so that one parser reads every write; a remove lists them as "removed" too.
 func tagReport(req domain.TagRequest, res domain.TagResolution, outcome string) object {
 	names, ids := []string{}, []string{}
 	for _, t := range res.Tags {
 		names = append(names, t.Name)
 		ids = append(ids, t.ID)
 	}
+	resolved := object{"tagNames": names, "tagIds": ids}
 	report := object{
 		"requested": object{"tagNames": nonNil(req.Names), "tagIds": nonNil(req.IDs)},
-		outcome:     object{"tagNames": names, "tagIds": ids},
+		"applied":   resolved,
+		outcome:     resolved,
 	}
 	if !req.Empty() && len(res.Tags) == 0 {
 		report["unmatchedTagNames"] = nonNil(res.UnmatchedNames)
