@@ -47,6 +47,14 @@ func TestOperatorAccountsAndKeys(t *testing.T) {
 			t.Fatalf("limited key = %v", limited)
 		}
 		svc.Operator.Post(t, "/admin/v1/accounts/"+id+"/api-keys", "", map[string]any{"scopes": []string{"contacts:admin"}}).ExpectError(t, http.StatusBadRequest)
+		// An empty list is not "left out": it must not become a key that may do everything.
+		if msg := svc.Operator.Post(t, "/admin/v1/accounts/"+id+"/api-keys", "", map[string]any{"scopes": []string{}}).ExpectError(t, http.StatusBadRequest); !strings.Contains(msg, "scopes") {
+			t.Fatalf("empty scopes: %q", msg)
+		}
+		nullScopes := svc.Operator.Post(t, "/admin/v1/accounts/"+id+"/api-keys", "", `{"scopes": null}`).Expect(t, http.StatusCreated).Object(t, "apiKey")
+		if len(apptest.Strings(t, nullScopes["scopes"])) != 13 {
+			t.Fatalf("scopes null = %v", nullScopes)
+		}
 		svc.Operator.Post(t, "/admin/v1/accounts/acc_nope/api-keys", "", map[string]any{}).ExpectError(t, http.StatusNotFound)
 	})
 }

@@ -10,7 +10,7 @@ import (
 type IssueAPIKey struct {
 	Meta   Meta
 	Name   string
-	Scopes []string // none means every scope
+	Scopes []string // nil means every scope; an empty list is refused
 }
 
 // IssueAPIKeyResult carries the secret: the only time it is ever shown.

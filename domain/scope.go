@@ -27,10 +27,15 @@ var AllScopes = []Scope{
 	ScopeCheckoutRead, ScopeCheckoutWrite, ScopeCRMRead, ScopeCRMWrite, ScopeWebhooksWrite,
 }
 
-// ParseScopes validates scope names, dropping duplicates. No names at all means every scope.
+// ParseScopes validates scope names, dropping duplicates. A nil list (scopes left out) means
+// every scope; an empty one is refused, since a key that may do nothing is surely a mistake and
+// must not silently become a key that may do everything.
 func ParseScopes(names []string) ([]Scope, error) {
-	if len(names) == 0 {
+	if names == nil {
 		return append([]Scope(nil), AllScopes...), nil
+	}
+	if len(names) == 0 {
+		return nil, Invalid("scopes must name at least one scope; leave scopes out for every scope")
 	}
 	known := make(map[Scope]bool, len(AllScopes))
 	for _, s := range AllScopes {
