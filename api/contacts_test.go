@@ -262,8 +262,13 @@ func TestListContactsPaging(t *testing.T) {
 		if len(all.List(t, "contacts")) != 6 {
 			t.Fatalf("default page = %d contacts", len(all.List(t, "contacts")))
 		}
-		svc.API.Get(t, "/api/v1/contacts?limit=500", acc.Key).Expect(t, http.StatusOK)
-		for _, bad := range []string{"0", "-1", "abc", "1.5", ""} {
+		// Above the maximum is clamped, however large; not a positive integer is refused.
+		for _, big := range []string{"500", "99999999999999999999"} {
+			if got := svc.API.Get(t, "/api/v1/contacts?limit="+big, acc.Key).Expect(t, http.StatusOK).List(t, "contacts"); len(got) != 6 {
+				t.Fatalf("limit=%s gave %d contacts", big, len(got))
+			}
+		}
+		for _, bad := range []string{"0", "-1", "abc", "1.5", "", "-99999999999999999999"} {
 			svc.API.Get(t, "/api/v1/contacts?limit="+bad, acc.Key).ExpectError(t, http.StatusBadRequest)
 		}
 		svc.API.Get(t, "/api/v1/contacts?cursor=not-a-cursor", acc.Key).ExpectError(t, http.StatusBadRequest)

@@ -1,8 +1,10 @@
 package api
 
 import (
+	"errors"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"funnel/projections"
 )
@@ -19,6 +21,9 @@ func pageOf(w http.ResponseWriter, r *http.Request) (projections.Page, bool) {
 	page := projections.Page{Limit: defaultLimit, Cursor: r.URL.Query().Get("cursor")}
 	if raw, given := r.URL.Query()["limit"]; given {
 		n, err := strconv.Atoi(raw[0])
+		if errors.Is(err, strconv.ErrRange) && !strings.HasPrefix(raw[0], "-") {
+			n, err = maxLimit, nil // a positive integer too large for an int is still above the maximum
+		}
 		if err != nil || n <= 0 {
 			writeError(w, http.StatusBadRequest, "limit must be a positive integer")
 			return page, false
