@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -122,6 +123,32 @@ func TestOperatorCommands(t *testing.T) {
 		}
 		if _, errOut, code := run(t, bin, "mysql://nope", "migrate"); code == 0 || !strings.Contains(errOut, "sqlite: or postgres://") {
 			t.Fatalf("an unsupported database url: exit %d, %s", code, errOut)
+		}
+	})
+}
+
+// The commands that only read the database refuse one that does not exist, or has no schema,
+// instead of creating an empty one and failing on a missing table.
+func TestReadingCommandsNeedAnExistingDatabase(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: this test builds and runs the binary")
+	}
+	bin := buildBinary(t)
+	missing := filepath.Join(t.TempDir(), "missing.db")
+	for _, args := range [][]string{{"history", "--account", "acc_x", "--email", "a@example.com"}, {"projections", "list"}} {
+		_, errOut, code := run(t, bin, "sqlite:"+missing, args...)
+		if code == 0 || !strings.Contains(errOut, "no database at") {
+			t.Errorf("%v on a missing file: exit %d, %s", args, code, errOut)
+		}
+		if _, err := os.Stat(missing); err == nil {
+			t.Fatalf("%v created %s", args, missing)
+		}
+	}
+	sqldbtest.Run(t, func(t *testing.T, dialect sqldb.Dialect) {
+		dbURL := sqldbtest.URL(t, dialect)
+		openDB(t, dbURL) // exists, but nothing migrated it
+		if _, errOut, code := run(t, bin, dbURL, "projections", "list"); code == 0 || !strings.Contains(errOut, "funnel migrate") {
+			t.Fatalf("projections list on an empty database: exit %d, %s", code, errOut)
 		}
 	})
 }

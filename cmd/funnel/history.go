@@ -35,7 +35,7 @@ var historyCommand = &cli.Command{
 		if given != 1 {
 			return fmt.Errorf("give exactly one of --contact, --email, --subscription")
 		}
-		db, err := sqldb.Open(ctx, cmd.String("database-url"))
+		db, err := sqldb.OpenExisting(ctx, cmd.String("database-url"))
 		if err != nil {
 			return err
 		}

@@ -56,14 +56,14 @@ var listProjectionsCommand = &cli.Command{
 	Name:  "list",
 	Usage: "list every projection with its checkpoint and how far it is behind the log",
 	Action: func(ctx context.Context, cmd *cli.Command) error {
-		db, err := sqldb.Open(ctx, cmd.String("database-url"))
+		db, err := sqldb.OpenExisting(ctx, cmd.String("database-url"))
 		if err != nil {
 			return err
 		}
 		defer db.Close()
 		var head int64
 		if err := db.Read.QueryRowContext(ctx, `SELECT position FROM event_log_head WHERE id = 1`).Scan(&head); err != nil {
-			return fmt.Errorf("read the log head (has `funnel migrate` run?): %w", err)
+			return fmt.Errorf("read the log head: %w", err)
 		}
 		rows, err := db.Read.QueryContext(ctx, `SELECT name, position FROM projection_checkpoints ORDER BY name`)
 		if err != nil {

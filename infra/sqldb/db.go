@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"os"
 	"strings"
 	"time"
 
@@ -49,6 +50,27 @@ func Open(ctx context.Context, rawURL string) (*DB, error) {
 	default:
 		return nil, fmt.Errorf("sqldb: database url must start with sqlite: or postgres:// (got %q)", redact(rawURL))
 	}
+}
+
+// OpenExisting opens a database that funnel has set up already, for the commands that only read
+// it (history, projections): a missing SQLite file, or a database without funnel's schema, is an
+// error that says so, rather than a new empty database.
+func OpenExisting(ctx context.Context, rawURL string) (*DB, error) {
+	if path, ok := strings.CutPrefix(rawURL, "sqlite:"); ok && path != "" {
+		if _, err := os.Stat(path); err != nil {
+			return nil, fmt.Errorf("sqldb: no database at %s (run funnel migrate or funnel serve first): %w", path, err)
+		}
+	}
+	db, err := Open(ctx, rawURL)
+	if err != nil {
+		return nil, err
+	}
+	var head int64
+	if err := db.Read.QueryRowContext(ctx, `SELECT position FROM event_log_head WHERE id = 1`).Scan(&head); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("sqldb: %s has no funnel schema (run funnel migrate first): %w", redact(rawURL), err)
+	}
+	return db, nil
 }
 
 func openPostgres(ctx context.Context, rawURL string) (*DB, error) {
