@@ -28,9 +28,10 @@ type Config struct {
 	Poll        time.Duration // how often due retries are looked for
 }
 
-// Observer is told about every attempt (metrics).
+// Observer is told about every attempt, and every delivery given up unsent (metrics).
 type Observer interface {
 	DeliveryAttempted(outcome string, took time.Duration)
+	DeliveryGivenUp()
 }
 
 // Disabler disables a subscription whose target answered 410 Gone.
@@ -97,6 +98,7 @@ type claimed struct {
 	id, accountID, subscriptionID, eventType string
 	body                                     []byte
 	attempts, maxAttempts                    int
+	claimedUntil                             int64 // the lease, which also tells this claim from a later one
 	url, secret, previous                    string
 	previousUntil                            int64
 	subscriptionStatus                       string
@@ -220,6 +222,7 @@ func (d *Dispatcher) claim(ctx context.Context, n int) ([]claimed, error) {
 	if d.db.Dialect == sqldb.Postgres {
 		lock = " FOR UPDATE OF d SKIP LOCKED"
 	}
+	until := now + d.lease.Milliseconds()
 	rows, err := d.db.Write.QueryContext(ctx, `UPDATE webhook_deliveries SET claimed_until = $1
 		WHERE id IN (
 			SELECT d.id FROM webhook_deliveries d
@@ -231,7 +234,7 @@ func (d *Dispatcher) claim(ctx context.Context, n int) ([]claimed, error) {
 			ORDER BY d.next_attempt_at, d.event_position
 			LIMIT $3`+lock+`)
 		RETURNING id, account_id, subscription_id, event_type, body, attempts, max_attempts`,
-		now+d.lease.Milliseconds(), now, n)
+		until, now, n)
 	if err != nil {
 		return nil, fmt.Errorf("webhooks: claim: %w", err)
 	}
@@ -243,7 +246,7 @@ func (d *Dispatcher) claim(ctx context.Context, n int) ([]claimed, error) {
 			rows.Close()
 			return nil, fmt.Errorf("webhooks: scan claim: %w", err)
 		}
-		c.body = []byte(body)
+		c.body, c.claimedUntil = []byte(body), until
 		out = append(out, c)
 	}
 	if err := rows.Close(); err != nil {
@@ -252,7 +255,25 @@ func (d *Dispatcher) claim(ctx context.Context, n int) ([]claimed, error) {
 	if len(out) == 0 {
 		return nil, nil
 	}
-	return out, d.attachSubscriptions(ctx, out)
+	if err := d.attachSubscriptions(ctx, out); err != nil {
+		// Without its target nothing can be sent: hand the claims back, to be sent on the next
+		// claim, rather than leave them to lapse or mistake them for deliveries to give up.
+		d.release(out)
+		return nil, err
+	}
+	return out, nil
+}
+
+// release gives claims back unused. It runs even when the dispatcher is stopping.
+func (d *Dispatcher) release(batch []claimed) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for _, c := range batch {
+		if _, err := d.db.Write.ExecContext(ctx, `UPDATE webhook_deliveries SET claimed_until = 0 WHERE id = $1 AND claimed_until = $2`, c.id, c.claimedUntil); err != nil {
+			d.log.Warn("release a claim; it lapses by itself", zap.String("delivery", c.id), zap.Error(err))
+			return
+		}
+	}
 }
 
 // attachSubscriptions reads the target and secrets of each claimed delivery's subscription.
@@ -285,11 +306,17 @@ func (d *Dispatcher) attachSubscriptions(ctx context.Context, batch []claimed) e
 		}
 		subs[id] = s
 	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("webhooks: read subscriptions: %w", err)
+	}
 	for i := range batch {
-		s := subs[batch[i].subscriptionID]
+		s, ok := subs[batch[i].subscriptionID]
+		if !ok {
+			s.status = "missing" // deliveries are recorded with their subscription: never expected
+		}
 		batch[i].url, batch[i].secret, batch[i].previous, batch[i].previousUntil, batch[i].subscriptionStatus = s.url, s.secret, s.previous, s.until, s.status
 	}
-	return rows.Err()
+	return nil
 }
 
 // send makes one attempt.
@@ -363,18 +390,22 @@ func describe(err error) string {
 }
 
 // record writes the attempts and the next state of every delivery in one transaction (a few
-// multi-row statements), then disables the subscriptions whose target is gone. It returns when
+// multi-row statements), then disables the subscriptions whose target is gone. A delivery is
+// only updated while this dispatcher's claim on it holds: if it lapsed (a record that came too
+// late) and another claim took the delivery, that claim's own record decides. It returns when
 // the soonest retry is due.
 func (d *Dispatcher) record(done []outcome) (soonest time.Time, err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	now := time.Now()
-	var attempts, updates [][]any
+	var updates [][]any
+	attempts := map[string][]any{}
 	var gone []claimed
 	for _, o := range done {
 		c := o.delivery
 		if o.skipReason != "" {
-			updates = append(updates, []any{c.id, "failed", c.attempts, now.UnixMilli(), 0, o.skipReason})
+			updates = append(updates, []any{c.id, c.claimedUntil, "failed", c.attempts, now.UnixMilli(), 0, o.skipReason})
+			d.observer.DeliveryGivenUp()
 			continue
 		}
 		attempt := c.attempts + 1
@@ -397,8 +428,8 @@ func (d *Dispatcher) record(done []outcome) (soonest time.Time, err error) {
 				soonest = next
 			}
 		}
-		attempts = append(attempts, []any{c.id, attempt, o.at.UnixMilli(), o.status, o.err, o.took.Milliseconds()})
-		updates = append(updates, []any{c.id, status, attempt, next.UnixMilli(), o.status, o.err})
+		attempts[c.id] = []any{c.id, attempt, o.at.UnixMilli(), o.status, o.err, o.took.Milliseconds()}
+		updates = append(updates, []any{c.id, c.claimedUntil, status, attempt, next.UnixMilli(), o.status, o.err})
 		d.observer.DeliveryAttempted(result, o.took)
 	}
 	tx, err := d.db.Write.BeginTx(ctx, nil)
@@ -406,16 +437,27 @@ func (d *Dispatcher) record(done []outcome) (soonest time.Time, err error) {
 		return soonest, fmt.Errorf("webhooks: begin: %w", err)
 	}
 	defer tx.Rollback()
-	if err := sqldb.ExecRows(ctx, tx, `INSERT INTO webhook_attempts (delivery_id, attempt, at, status_code, error, duration_ms) VALUES `,
-		` ON CONFLICT (delivery_id, attempt) DO NOTHING`, attempts); err != nil {
-		return soonest, fmt.Errorf("webhooks: record attempts: %w", err)
-	}
-	if err := sqldb.ExecRows(ctx, tx, `WITH v (id, status, attempts, next_attempt_at, status_code, error) AS (VALUES `,
+	held, err := sqldb.QueryRowsStrings(ctx, tx, `WITH v (id, claimed_until, status, attempts, next_attempt_at, status_code, error) AS (VALUES `,
 		fmt.Sprintf(`) UPDATE webhook_deliveries SET status = v.status, attempts = v.attempts, next_attempt_at = v.next_attempt_at,
 			claimed_until = 0, last_status_code = v.status_code, last_error = v.error, updated_at = %d
-			FROM v WHERE webhook_deliveries.id = v.id`, now.UnixMilli()),
-		updates, "TEXT", "TEXT", "INTEGER", "BIGINT", "INTEGER", "TEXT"); err != nil {
+			FROM v WHERE webhook_deliveries.id = v.id AND webhook_deliveries.claimed_until = v.claimed_until
+			RETURNING webhook_deliveries.id`, now.UnixMilli()),
+		updates, "TEXT", "BIGINT", "TEXT", "INTEGER", "BIGINT", "INTEGER", "TEXT")
+	if err != nil {
 		return soonest, fmt.Errorf("webhooks: update deliveries: %w", err)
+	}
+	var attempted [][]any
+	for _, id := range held {
+		if a, ok := attempts[id]; ok {
+			attempted = append(attempted, a)
+		}
+	}
+	if lapsed := len(updates) - len(held); lapsed > 0 {
+		d.log.Warn("attempts recorded after their claim lapsed; the deliveries were claimed again and are recorded by that claim", zap.Int("deliveries", lapsed))
+	}
+	if err := sqldb.ExecRows(ctx, tx, `INSERT INTO webhook_attempts (delivery_id, attempt, at, status_code, error, duration_ms) VALUES `,
+		` ON CONFLICT (delivery_id, attempt) DO NOTHING`, attempted); err != nil {
+		return soonest, fmt.Errorf("webhooks: record attempts: %w", err)
 	}
 	if err := tx.Commit(); err != nil {
 		return soonest, fmt.Errorf("webhooks: commit attempts: %w", err)

@@ -48,7 +48,7 @@ func New() *Metrics {
 	m.projectionPos = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "funnel_projection_position", Help: "Last log position each projection applied."}, []string{"projection"})
 	m.projectionLag = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "funnel_projection_lag_seconds", Help: "Time from an event's append to its projection.", Buckets: latencyBuckets}, []string{"projection"})
 	m.relayPosition = prometheus.NewGauge(prometheus.GaugeOpts{Name: "funnel_relay_position", Help: "Last log position the relay published."})
-	m.deliveries = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "funnel_webhook_deliveries_total", Help: "Webhook delivery attempts by outcome: succeeded, retrying, failed, gone."}, []string{"outcome"})
+	m.deliveries = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "funnel_webhook_deliveries_total", Help: "Webhook delivery attempts by outcome: succeeded, retrying, failed, gone; given_up counts deliveries dropped unsent because their webhook ended."}, []string{"outcome"})
 	m.attemptDuration = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "funnel_webhook_attempt_duration_seconds", Help: "Time from sending a webhook to its answer.", Buckets: latencyBuckets})
 	for _, c := range []prometheus.Collector{m.requests, m.requestDuration, m.commands, m.commandDuration, m.appendedEvents, m.appendBatch, m.appendCommit, m.projectionPos, m.projectionLag, m.relayPosition, m.deliveries, m.attemptDuration} {
 		f(c)
@@ -104,6 +104,10 @@ func (m *Metrics) DeliveryAttempted(outcome string, took time.Duration) {
 	m.deliveries.WithLabelValues(outcome).Inc()
 	m.attemptDuration.Observe(took.Seconds())
 }
+
+// DeliveryGivenUp records a webhook delivery given up without an attempt: its subscription was
+// deleted or disabled before it was sent (webhooks.Observer).
+func (m *Metrics) DeliveryGivenUp() { m.deliveries.WithLabelValues("given_up").Inc() }
 
 // WatchBacklog exposes the number of webhook deliveries still to be sent, counted when scraped.
 func (m *Metrics) WatchBacklog(count func() float64) {

@@ -29,35 +29,72 @@ func Placeholders(from, n int) string {
 // SQLite reads it as plain SQL.
 func ExecRows(ctx context.Context, tx *sql.Tx, head, tail string, rows [][]any, casts ...string) error {
 	for start := 0; start < len(rows); start += batchRows {
-		part := rows[start:min(start+batchRows, len(rows))]
-		var sb strings.Builder
-		sb.WriteString(head)
-		args := make([]any, 0, len(part)*len(part[0]))
-		for i, row := range part {
-			if len(row) != len(part[0]) {
-				return fmt.Errorf("sqldb: row %d has %d values, the first has %d", start+i, len(row), len(part[0]))
-			}
-			if i > 0 {
-				sb.WriteString(", ")
-			}
-			sb.WriteString("(")
-			for j := range row {
-				if j > 0 {
-					sb.WriteString(", ")
-				}
-				if j < len(casts) {
-					fmt.Fprintf(&sb, "CAST($%d AS %s)", len(args)+j+1, casts[j])
-				} else {
-					fmt.Fprintf(&sb, "$%d", len(args)+j+1)
-				}
-			}
-			sb.WriteString(")")
-			args = append(args, row...)
+		query, args, err := rowsStatement(head, tail, rows, start, casts)
+		if err != nil {
+			return err
 		}
-		sb.WriteString(tail)
-		if _, err := tx.ExecContext(ctx, sb.String(), args...); err != nil {
+		if _, err := tx.ExecContext(ctx, query, args...); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// QueryRowsStrings is ExecRows for a statement whose tail returns one text column (RETURNING
+// id): it collects what every chunk returned.
+func QueryRowsStrings(ctx context.Context, tx *sql.Tx, head, tail string, rows [][]any, casts ...string) ([]string, error) {
+	var out []string
+	for start := 0; start < len(rows); start += batchRows {
+		query, args, err := rowsStatement(head, tail, rows, start, casts)
+		if err != nil {
+			return nil, err
+		}
+		result, err := tx.QueryContext(ctx, query, args...)
+		if err != nil {
+			return nil, err
+		}
+		for result.Next() {
+			var v string
+			if err := result.Scan(&v); err != nil {
+				result.Close()
+				return nil, err
+			}
+			out = append(out, v)
+		}
+		if err := result.Close(); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// rowsStatement builds the statement of the chunk of rows that begins at start.
+func rowsStatement(head, tail string, rows [][]any, start int, casts []string) (string, []any, error) {
+	part := rows[start:min(start+batchRows, len(rows))]
+	var sb strings.Builder
+	sb.WriteString(head)
+	args := make([]any, 0, len(part)*len(part[0]))
+	for i, row := range part {
+		if len(row) != len(part[0]) {
+			return "", nil, fmt.Errorf("sqldb: row %d has %d values, the first has %d", start+i, len(row), len(part[0]))
+		}
+		if i > 0 {
+			sb.WriteString(", ")
+		}
+		sb.WriteString("(")
+		for j := range row {
+			if j > 0 {
+				sb.WriteString(", ")
+			}
+			if j < len(casts) {
+				fmt.Fprintf(&sb, "CAST($%d AS %s)", len(args)+j+1, casts[j])
+			} else {
+				fmt.Fprintf(&sb, "$%d", len(args)+j+1)
+			}
+		}
+		sb.WriteString(")")
+		args = append(args, row...)
+	}
+	sb.WriteString(tail)
+	return sb.String(), args, nil
 }

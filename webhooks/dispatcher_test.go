@@ -1,0 +1,130 @@
+package webhooks
+
+import (
+	"context"
+	"database/sql"
+	"testing"
+	"time"
+
+	"go.uber.org/zap"
+
+	"funnel/infra/sqldb"
+	"funnel/infra/sqldb/sqldbtest"
+)
+
+type countingObserver struct{ attempts, givenUp int }
+
+func (o *countingObserver) DeliveryAttempted(string, time.Duration) { o.attempts++ }
+func (o *countingObserver) DeliveryGivenUp()                        { o.givenUp++ }
+
+// outbox is a migrated database holding one active subscription and one due delivery to it.
+func outbox(t *testing.T, d sqldb.Dialect) *sqldb.DB {
+	t.Helper()
+	db := sqldbtest.Open(t, d)
+	now := time.Now().UnixMilli()
+	for _, q := range []string{
+		`INSERT INTO webhook_subscriptions (id, account_id, kind, url, events, filters, secret, previous_secret, previous_valid_until, status, status_reason, created_at, updated_at, position)
+		 VALUES ('wh_1', 'acc_1', 'custom', 'https://example.com/hook', '["form.submitted"]', '{}', 'secret-0123456789', '', 0, 'active', '', $1, $1, 1)`,
+		`INSERT INTO webhook_deliveries (id, account_id, subscription_id, event_id, event_type, event_position, ordering_key, body, status, attempts, max_attempts, next_attempt_at, claimed_until, last_status_code, last_error, created_at, updated_at)
+		 VALUES ('dlv_1', 'acc_1', 'wh_1', 'evt_1', 'form.submitted', 2, '', '{}', 'pending', 0, 10, $1, 0, 0, '', $1, $1)`,
+	} {
+		if _, err := db.Write.Exec(q, now); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return db
+}
+
+func newTestDispatcher(db *sqldb.DB, obs Observer) *Dispatcher {
+	return NewDispatcher(db, Config{Schedule: Schedule{Base: time.Second, Cap: time.Minute, MaxAttempts: 10}, Timeout: time.Second, Concurrency: 4, Poll: time.Second},
+		func(context.Context, string, string, string) error { return nil }, obs, zap.NewNop())
+}
+
+type deliveryRow struct {
+	status       string
+	attempts     int
+	claimedUntil int64
+	lastError    string
+}
+
+func readDelivery(t *testing.T, db *sqldb.DB) deliveryRow {
+	t.Helper()
+	var r deliveryRow
+	if err := db.Read.QueryRow(`SELECT status, attempts, claimed_until, last_error FROM webhook_deliveries WHERE id = 'dlv_1'`).Scan(&r.status, &r.attempts, &r.claimedUntil, &r.lastError); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// When the subscriptions of claimed deliveries cannot be read (a database blip, a shutdown), the
+// claims are handed back: the delivery stays pending, unattempted and free to claim, instead of
+// being given up as if its subscription had ended.
+func TestClaimsAreReleasedWhenTheSubscriptionCannotBeRead(t *testing.T) {
+	sqldbtest.Run(t, func(t *testing.T, d sqldb.Dialect) {
+		db := outbox(t, d)
+		closed, err := sql.Open("sqlite", "file::memory:")
+		if err != nil {
+			t.Fatal(err)
+		}
+		closed.Close()
+		broken := &sqldb.DB{Dialect: db.Dialect, Write: db.Write, Read: closed, Projections: db.Projections}
+
+		obs := &countingObserver{}
+		batch, err := newTestDispatcher(broken, obs).claim(context.Background(), 4)
+		if err == nil || len(batch) != 0 {
+			t.Fatalf("claim with unreadable subscriptions = %d deliveries, %v", len(batch), err)
+		}
+		if got := readDelivery(t, db); got != (deliveryRow{status: "pending"}) {
+			t.Fatalf("delivery after the failed claim = %+v, want pending, unattempted, unclaimed", got)
+		}
+
+		batch, err = newTestDispatcher(db, obs).claim(context.Background(), 4)
+		if err != nil || len(batch) != 1 || batch[0].url != "https://example.com/hook" || batch[0].subscriptionStatus != "active" {
+			t.Fatalf("claim after the blip = %+v, %v", batch, err)
+		}
+	})
+}
+
+// A result recorded after its claim lapsed, when another claim has taken the delivery since,
+// changes nothing: the later claim's own result decides, and the delivery log holds its attempt.
+func TestALateResultDoesNotOverwriteALaterClaim(t *testing.T) {
+	sqldbtest.Run(t, func(t *testing.T, d sqldb.Dialect) {
+		db := outbox(t, d)
+		obs := &countingObserver{}
+		first, second := newTestDispatcher(db, obs), newTestDispatcher(db, obs)
+		ctx := context.Background()
+
+		stale, err := first.claim(ctx, 1)
+		if err != nil || len(stale) != 1 {
+			t.Fatalf("first claim: %v, %v", stale, err)
+		}
+		// The first claim's lease runs out (a hung send); the other dispatcher claims again.
+		if _, err := db.Write.Exec(`UPDATE webhook_deliveries SET claimed_until = 1`); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(2 * time.Millisecond)
+		fresh, err := second.claim(ctx, 1)
+		if err != nil || len(fresh) != 1 || fresh[0].claimedUntil == stale[0].claimedUntil {
+			t.Fatalf("second claim: %+v, %v", fresh, err)
+		}
+
+		if _, err := first.record([]outcome{{delivery: stale[0], at: time.Now(), status: 200}}); err != nil {
+			t.Fatal(err)
+		}
+		if got := readDelivery(t, db); got.status != "pending" || got.attempts != 0 || got.claimedUntil != fresh[0].claimedUntil {
+			t.Fatalf("a lapsed claim's result was recorded over the live claim: %+v", got)
+		}
+		if _, err := second.record([]outcome{{delivery: fresh[0], at: time.Now(), status: 500, err: "HTTP 500"}}); err != nil {
+			t.Fatal(err)
+		}
+		got := readDelivery(t, db)
+		if got.status != "pending" || got.attempts != 1 || got.claimedUntil != 0 || got.lastError != "HTTP 500" {
+			t.Fatalf("the live claim's result = %+v", got)
+		}
+		var logged int
+		var code int
+		if err := db.Read.QueryRow(`SELECT COUNT(*), MAX(status_code) FROM webhook_attempts WHERE delivery_id = 'dlv_1'`).Scan(&logged, &code); err != nil || logged != 1 || code != 500 {
+			t.Fatalf("delivery log holds %d attempts (status %d), want the live claim's one: %v", logged, code, err)
+		}
+	})
+}
