@@ -334,21 +334,19 @@ func (d *Dispatcher) send(c claimed) outcome {
 		out.err = "invalid target url"
 		return out
 	}
-	secrets := []string{c.secret}
-	if c.previous != "" && now.UnixMilli() < c.previousUntil {
-		secrets = append(secrets, c.previous)
-	}
+	// X-Service-Signature is exactly what the contract says, one hex digest, with the current
+	// secret. During a rotation the previous secret signs too, in webhook-signature, whose
+	// format (Standard Webhooks) carries several signatures.
 	ts := now.Unix()
-	var service, standard []string
-	for _, s := range secrets {
-		service = append(service, verify.ServiceSignature(s, c.body))
-		standard = append(standard, verify.StandardSignature(s, c.id, ts, c.body))
+	standard := []string{verify.StandardSignature(c.secret, c.id, ts, c.body)}
+	if c.previous != "" && now.UnixMilli() < c.previousUntil {
+		standard = append(standard, verify.StandardSignature(c.previous, c.id, ts, c.body))
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "funnel-webhooks/1")
 	req.Header.Set("X-Service-Event", c.eventType)
 	req.Header.Set("X-Service-Delivery", c.id)
-	req.Header.Set("X-Service-Signature", strings.Join(service, " "))
+	req.Header.Set("X-Service-Signature", verify.ServiceSignature(c.secret, c.body))
 	req.Header.Set("webhook-id", c.id)
 	req.Header.Set("webhook-timestamp", strconv.FormatInt(ts, 10))
 	req.Header.Set("webhook-signature", strings.Join(standard, " "))

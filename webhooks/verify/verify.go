@@ -9,8 +9,10 @@
 //     signature also covers the delivery id and the time, so that a replayed request can be
 //     refused. Use Standard, with a tolerance of a few minutes.
 //
-// While a secret is being rotated, both headers carry one signature per valid secret,
-// separated by spaces; a request is genuine when any of them matches.
+// While a secret is being rotated, webhook-signature carries one signature per valid secret,
+// separated by spaces, and a request is genuine when any of them matches: a receiver can keep
+// the previous secret until it switches. X-Service-Signature is always made with the current
+// secret (Service accepts a space-separated list too, but funnel sends one).
 package verify
 
 import (
