@@ -107,8 +107,9 @@ func (d *Deliveries) Get(ctx context.Context, id string) (Delivery, error) {
 	return out[0], d.attachAttempts(ctx, out)
 }
 
-// Retry sends a delivery again now, with the same ids and body, whatever its state: one more
-// attempt. A delivery whose subscription has ended, or that is being sent right now, is refused.
+// Retry sends a delivery again now, with the same ids and body, whatever its state: a given-up
+// delivery gets one more attempt, a pending one is brought forward and keeps its remaining
+// attempts. A delivery whose subscription has ended, or that is being sent right now, is refused.
 func (d *Deliveries) Retry(ctx context.Context, accountID, id string) (Delivery, error) {
 	del, err := d.Get(ctx, id)
 	if err != nil {
@@ -125,7 +126,10 @@ func (d *Deliveries) Retry(ctx context.Context, accountID, id string) (Delivery,
 		return Delivery{}, domain.Conflict("the webhook of this delivery is %s", subStatus)
 	}
 	now := time.Now().UnixMilli()
-	res, err := d.db.Write.ExecContext(ctx, `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = $1, max_attempts = attempts + 1, updated_at = $1
+	// One more attempt for a delivery that was given up; a pending one keeps the rest of its
+	// schedule and is only brought forward.
+	res, err := d.db.Write.ExecContext(ctx, `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = $1,
+		max_attempts = CASE WHEN max_attempts > attempts THEN max_attempts ELSE attempts + 1 END, updated_at = $1
 		WHERE id = $2 AND claimed_until < $1`, now, id)
 	if err != nil {
 		return Delivery{}, fmt.Errorf("webhooks: retry delivery: %w", err)

@@ -125,6 +125,36 @@ func TestGivesUpAfterTenAttemptsThenManualRetry(t *testing.T) {
 	})
 }
 
+// A manual retry of a delivery that is still being retried brings its next attempt forward
+// and keeps the rest of its schedule: it still gets all ten attempts.
+func TestManualRetryOfAPendingDeliveryKeepsItsAttempts(t *testing.T) {
+	run(t, func(c *app.Config) {
+		c.WebhookBackoffBase = 150 * time.Millisecond
+		c.WebhookBackoffCap = 150 * time.Millisecond
+	}, func(t *testing.T, svc *apptest.Service) {
+		acc := svc.NewAccount(t)
+		rcv := newReceiver(t, 500)
+		form := newForm(t, svc, acc.ID, "Signup")
+		subscribe(t, svc, acc.ID, map[string]any{"url": rcv.URL, "events": []string{"form.submitted"}})
+		submit(t, svc, acc.ID, form, "pending@example.com")
+		var d map[string]any
+		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+			if list := deliveries(t, svc, acc.ID, ""); len(list) == 1 && len(list[0]["attempts"].([]any)) == 1 {
+				d = list[0]
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("no first attempt recorded")
+			}
+		}
+		svc.Operator.Post(t, "/admin/v1/accounts/"+acc.ID+"/webhook-deliveries/"+d["id"].(string)+"/retry", "", nil).Expect(t, http.StatusOK)
+		failed := waitDelivery(t, svc, acc.ID, "failed", 10*time.Second)
+		if n := len(failed["attempts"].([]any)); n != 10 || rcv.count() != 10 {
+			t.Fatalf("after a manual retry of a pending delivery: %d attempts logged, %d received, want 10", n, rcv.count())
+		}
+	})
+}
+
 // 410 Gone stops the retries and disables the subscription (REST Hooks convention).
 func TestGoneDisablesTheSubscription(t *testing.T) {
 	run(t, fast, func(t *testing.T, svc *apptest.Service) {
