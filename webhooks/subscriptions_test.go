@@ -191,6 +191,13 @@ func TestTargetGuard(t *testing.T) {
 			"https://[fd00:ec2::254]/hook",      // IPv6 unique local
 			"https://[::ffff:127.0.0.1]/hook",   // IPv4-mapped loopback
 			"https://0.0.0.0/hook",              // unspecified
+			"https://0.1.2.3/hook",              // "this network"
+			"https://198.18.0.1/hook",           // benchmarking
+			"https://240.0.0.1/hook",            // reserved
+			"https://[::127.0.0.1]/hook",        // IPv4-compatible loopback
+			"https://[64:ff9b::7f00:1]/hook",    // NAT64 of loopback
+			"https://[64:ff9b::a9fe:a9fe]/hook", // NAT64 of the metadata service
+			"https://[2002:7f00:1::]/hook",      // 6to4 of loopback
 			"https://no-such-host.invalid/hook", // does not resolve
 		} {
 			msg := svc.API.Post(t, "/api/v1/webhooks/subscriptions", acc.Key, map[string]any{"url": url, "event": "form.submitted"}).ExpectError(t, http.StatusBadRequest)

@@ -22,14 +22,63 @@ type TargetPolicy struct {
 	Resolver     *net.Resolver
 }
 
-// cgnat is the shared address space of carrier-grade NAT (RFC 6598), where some clouds also put
-// their metadata service (100.100.100.200).
-var cgnat = netip.MustParsePrefix("100.64.0.0/10")
+// notPublic are the special-purpose ranges of the IANA IPv4 and IPv6 registries that netip's
+// predicates (loopback, private, link-local, multicast, unspecified) leave out: none of them is a
+// public host a webhook may reach.
+var notPublic = prefixes(
+	"0.0.0.0/8",       // "this network"
+	"100.64.0.0/10",   // carrier-grade NAT, where some clouds put metadata (100.100.100.200)
+	"192.0.0.0/24",    // IETF protocol assignments
+	"192.0.2.0/24",    // documentation
+	"192.88.99.0/24",  // 6to4 relay anycast
+	"198.18.0.0/15",   // benchmarking
+	"198.51.100.0/24", // documentation
+	"203.0.113.0/24",  // documentation
+	"240.0.0.0/4",     // reserved, and broadcast
+	"::/96",           // IPv4-compatible (deprecated): ::127.0.0.1 would be loopback
+	"64:ff9b:1::/48",  // local-use NAT64
+	"100::/64",        // discard
+	"2001::/32",       // Teredo
+	"2001:2::/48",     // benchmarking
+	"2001:10::/28",    // ORCHID
+	"2001:20::/28",    // ORCHIDv2
+	"2001:db8::/32",   // documentation
+	"fec0::/10",       // site-local (deprecated)
+)
+
+// An address of these translation prefixes reaches the IPv4 address inside it: that one decides.
+var (
+	nat64     = netip.MustParsePrefix("64:ff9b::/96")
+	sixToFour = netip.MustParsePrefix("2002::/16")
+)
+
+func prefixes(list ...string) []netip.Prefix {
+	out := make([]netip.Prefix, len(list))
+	for i, p := range list {
+		out[i] = netip.MustParsePrefix(p)
+	}
+	return out
+}
 
 // allowedAddr tells whether a webhook may be sent to an address.
 func allowedAddr(a netip.Addr) bool {
 	a = a.Unmap()
-	return a.IsValid() && a.IsGlobalUnicast() && !a.IsPrivate() && !a.IsLoopback() && !a.IsLinkLocalUnicast() && !cgnat.Contains(a)
+	if !a.IsValid() || !a.IsGlobalUnicast() || a.IsPrivate() || a.IsLoopback() || a.IsLinkLocalUnicast() {
+		return false
+	}
+	for _, p := range notPublic {
+		if p.Contains(a) {
+			return false
+		}
+	}
+	b := a.As16()
+	switch {
+	case nat64.Contains(a):
+		return allowedAddr(netip.AddrFrom4([4]byte(b[12:16])))
+	case sixToFour.Contains(a):
+		return allowedAddr(netip.AddrFrom4([4]byte(b[2:6])))
+	}
+	return true
 }
 
 // CheckURL validates a target URL and returns it normalized. Refusals are domain.Invalid errors
