@@ -43,13 +43,22 @@ func (s *Server) history(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "no history for that entity in this account")
 		return
 	}
-	writeJSON(w, http.StatusOK, object{"events": HistoryView(events)})
+	view, err := HistoryView(events)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, object{"events": view})
 }
 
 // HistoryView is the history shape of operator-api.md, shared by the API and `funnel history`.
-func HistoryView(events []domain.Recorded) []object {
+// Secrets inside events (webhook signing secrets) are shown redacted.
+func HistoryView(events []domain.Recorded) ([]object, error) {
 	out := make([]object, len(events))
 	for i, e := range events {
+		if err := redact(&e); err != nil {
+			return nil, err
+		}
 		out[i] = object{
 			"position":      e.Position,
 			"eventId":       e.ID,
@@ -62,5 +71,22 @@ func HistoryView(events []domain.Recorded) []object {
 			"metadata":      e.Metadata,
 		}
 	}
-	return out
+	return out, nil
+}
+
+// redact replaces the data of an event that holds a secret with its redacted form.
+func redact(e *domain.Recorded) error {
+	if !domain.HoldsSecret(e.Type) {
+		return nil
+	}
+	decoded, err := e.Decode()
+	if err != nil {
+		return err
+	}
+	_, version, data, err := domain.EncodeEvent(decoded.(domain.SecretEvent).Redacted())
+	if err != nil {
+		return err
+	}
+	e.Data, e.SchemaVersion = data, version // decoding upcast it to the current version
+	return nil
 }

@@ -13,6 +13,17 @@ type Event interface {
 	EventType() string
 }
 
+// SecretEvent is implemented by events that hold a secret (a webhook signing secret). The log
+// keeps it, since deliveries are signed with it, but every view of the log outside the service
+// (the history of auditors) shows Redacted instead.
+type SecretEvent interface {
+	Event
+	Redacted() Event
+}
+
+// RedactedSecret stands for a secret in views of the log.
+const RedactedSecret = "[redacted]"
+
 // ContactEvent is implemented by events that live on another stream but concern a contact
 // (a lead, a form submission, a booking), so that the contact's history can list them.
 type ContactEvent interface {

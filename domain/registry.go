@@ -40,6 +40,14 @@ func EncodeEvent(e Event) (string, int, []byte, error) {
 	return e.EventType(), spec.version, data, nil
 }
 
+var secretEvent = reflect.TypeFor[SecretEvent]()
+
+// HoldsSecret tells whether events of a type carry a secret that views must redact.
+func HoldsSecret(eventType string) bool {
+	spec, ok := registry[eventType]
+	return ok && spec.goType.Implements(secretEvent)
+}
+
 // DecodeEvent turns stored data back into its typed event, upcasting old schema versions first.
 func DecodeEvent(eventType string, version int, data []byte) (Event, error) {
 	spec, ok := registry[eventType]

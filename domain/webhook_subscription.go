@@ -263,6 +263,18 @@ type WebhookSecretRotated struct {
 }
 
 func (WebhookSubscribed) EventType() string           { return "WebhookSubscribed" }
+
+// Redacted is the event with its secret hidden (SecretEvent).
+func (e WebhookSubscribed) Redacted() Event {
+	e.Secret = RedactedSecret
+	return e
+}
+
+// Redacted is the event with both secrets hidden (SecretEvent).
+func (e WebhookSecretRotated) Redacted() Event {
+	e.Secret, e.PreviousSecret = RedactedSecret, RedactedSecret
+	return e
+}
 func (WebhookSubscriptionDeleted) EventType() string  { return "WebhookSubscriptionDeleted" }
 func (WebhookSubscriptionDisabled) EventType() string { return "WebhookSubscriptionDisabled" }
 func (WebhookSecretRotated) EventType() string        { return "WebhookSecretRotated" }

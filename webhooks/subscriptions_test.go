@@ -1,6 +1,7 @@
 package webhooks_test
 
 import (
+	"bytes"
 	"net/http"
 	"strings"
 	"testing"
@@ -139,6 +140,20 @@ func TestOperatorWebhooksAndSecretRotation(t *testing.T) {
 		}
 		if n := len(strings.Fields(got.header.Get("webhook-signature"))); n != 2 {
 			t.Fatalf("webhook-signature has %d signatures during rotation", n)
+		}
+		// The history of the subscription, for auditors, shows both events with their secrets
+		// hidden: a secret is shown only in the answer that creates it.
+		history := svc.Operator.Get(t, "/admin/v1/accounts/"+acc.ID+"/history?subscriptionId="+id, "").Expect(t, http.StatusOK)
+		if bytes.Contains(history.Raw, []byte(oldSecret)) || bytes.Contains(history.Raw, []byte(newSecret)) {
+			t.Fatalf("the history shows a signing secret: %s", history.Raw)
+		}
+		events := history.List(t, "events")
+		if len(events) != 2 || events[0]["type"] != "WebhookSubscribed" || events[1]["type"] != "WebhookSecretRotated" {
+			t.Fatalf("subscription history = %s", history.Raw)
+		}
+		subscribed, rotation := events[0]["data"].(map[string]any), events[1]["data"].(map[string]any)
+		if subscribed["secret"] != "[redacted]" || rotation["secret"] != "[redacted]" || rotation["previousSecret"] != "[redacted]" || subscribed["url"] != rcv.URL {
+			t.Fatalf("redacted history = %v, %v", subscribed, rotation)
 		}
 		svc.Operator.Post(t, "/admin/v1/accounts/"+acc.ID+"/webhooks/wh_nope/rotate-secret", "", nil).ExpectError(t, http.StatusNotFound)
 		svc.Operator.Get(t, "/admin/v1/accounts/"+acc.ID+"/webhook-deliveries?status=lost", "").ExpectError(t, http.StatusBadRequest)

@@ -57,8 +57,12 @@ var historyCommand = &cli.Command{
 		if len(events) == 0 {
 			return fmt.Errorf("no history for that entity in account %s", account)
 		}
+		view, err := api.HistoryView(events)
+		if err != nil {
+			return err
+		}
 		enc := json.NewEncoder(os.Stdout)
-		for _, e := range api.HistoryView(events) {
+		for _, e := range view {
 			if err := enc.Encode(e); err != nil {
 				return err
 			}
