@@ -50,7 +50,7 @@ func (s *Server) listWebhooks(w http.ResponseWriter, r *http.Request) {
 
 // deleteWebhook serves DELETE /admin/v1/accounts/{accountId}/webhooks/{webhookId}.
 func (s *Server) deleteWebhook(w http.ResponseWriter, r *http.Request) {
-	s.deleteSubscription(w, r, operatorMeta(r), mux.Vars(r)["webhookId"])
+	s.deleteSubscription(w, r, commands.DeleteWebhookSubscription{Meta: operatorMeta(r), SubscriptionID: mux.Vars(r)["webhookId"]})
 }
 
 // rotateWebhookSecret serves POST /admin/v1/accounts/{accountId}/webhooks/{webhookId}/rotate-secret.

@@ -109,11 +109,11 @@ func (s *Server) subscribeRESTHook(w http.ResponseWriter, r *http.Request) {
 
 // unsubscribeRESTHook serves DELETE /api/v1/webhooks/subscriptions/{id}.
 func (s *Server) unsubscribeRESTHook(w http.ResponseWriter, r *http.Request) {
-	s.deleteSubscription(w, r, principalOf(r.Context()).meta(r), mux.Vars(r)["id"])
+	s.deleteSubscription(w, r, commands.DeleteWebhookSubscription{Meta: principalOf(r.Context()).meta(r), SubscriptionID: mux.Vars(r)["id"], RESTHookOnly: true})
 }
 
-func (s *Server) deleteSubscription(w http.ResponseWriter, r *http.Request, meta commands.Meta, id string) {
-	pos, err := s.deps.Commands.DeleteWebhookSubscription.Handle(r.Context(), commands.DeleteWebhookSubscription{Meta: meta, SubscriptionID: id})
+func (s *Server) deleteSubscription(w http.ResponseWriter, r *http.Request, cmd commands.DeleteWebhookSubscription) {
+	pos, err := s.deps.Commands.DeleteWebhookSubscription.Handle(r.Context(), cmd)
 	if err != nil {
 		s.fail(w, r, err)
 		return

@@ -10,6 +10,7 @@ import (
 type DeleteWebhookSubscription struct {
 	Meta           Meta
 	SubscriptionID string
+	RESTHookOnly   bool // the REST Hook API: other kinds are configured in the app, and not found
 }
 
 // DeleteWebhookSubscriptionHandler handles DeleteWebhookSubscription.
@@ -23,6 +24,9 @@ func (h DeleteWebhookSubscriptionHandler) Handle(ctx context.Context, cmd Delete
 		sub, err := loadSubscription(ctx, s, cmd.Meta.AccountID, cmd.SubscriptionID)
 		if err != nil {
 			return err
+		}
+		if cmd.RESTHookOnly {
+			return sub.DeleteRESTHook()
 		}
 		return sub.Delete()
 	})

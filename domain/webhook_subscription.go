@@ -128,6 +128,7 @@ type WebhookSubscription struct {
 	accountID string
 	status    string // active, disabled, deleted
 	secret    string
+	kind      string
 	changes
 }
 
@@ -191,6 +192,15 @@ func (w *WebhookSubscription) Delete() error {
 	return nil
 }
 
+// DeleteRESTHook ends a subscription through the REST Hook API, which manages REST Hook
+// subscriptions only: to it, a connection configured in the app does not exist.
+func (w *WebhookSubscription) DeleteRESTHook() error {
+	if w.Exists() && w.kind != WebhookKindRESTHook {
+		return NotFound("no REST Hook subscription with that id (webhooks configured in the app are deleted there)")
+	}
+	return w.Delete()
+}
+
 // Disable stops deliveries to a target that answered 410 Gone (the REST Hooks convention).
 // It does nothing to a subscription that is not active.
 func (w *WebhookSubscription) Disable(reason string) {
@@ -221,7 +231,7 @@ func (w *WebhookSubscription) record(e Event) {
 func (w *WebhookSubscription) when(e Event) {
 	switch e := e.(type) {
 	case WebhookSubscribed:
-		w.exists, w.accountID, w.status, w.secret = true, e.AccountID, "active", e.Secret
+		w.exists, w.accountID, w.status, w.secret, w.kind = true, e.AccountID, "active", e.Secret, e.Kind
 	case WebhookSubscriptionDeleted:
 		w.status = "deleted"
 	case WebhookSubscriptionDisabled:

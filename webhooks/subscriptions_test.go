@@ -55,6 +55,13 @@ func TestRESTHookLifecycle(t *testing.T) {
 		svc.API.Delete(t, "/api/v1/webhooks/subscriptions/"+id, acc.Key).Expect(t, http.StatusOK)
 		svc.API.Delete(t, "/api/v1/webhooks/subscriptions/"+id, acc.Key).ExpectError(t, http.StatusNotFound)
 		svc.API.Delete(t, "/api/v1/webhooks/subscriptions/wh_unknown", acc.Key).ExpectError(t, http.StatusNotFound)
+		// A connection configured in the app is not a REST Hook: the API cannot delete it.
+		custom, _ := subscribe(t, svc, acc.ID, map[string]any{"url": rcv.URL + "/custom", "events": []string{"scheduling.booked"}})
+		svc.API.Delete(t, "/api/v1/webhooks/subscriptions/"+custom, acc.Key).ExpectError(t, http.StatusNotFound)
+		if hooks := svc.Operator.Get(t, "/admin/v1/accounts/"+acc.ID+"/webhooks?kind=custom", "").List(t, "webhooks"); len(hooks) != 1 || hooks[0]["status"] != "active" {
+			t.Fatalf("the app's webhook after a REST Hook delete = %v", hooks)
+		}
+		svc.Operator.Delete(t, "/admin/v1/accounts/"+acc.ID+"/webhooks/"+custom, "").Expect(t, http.StatusOK)
 		submit(t, svc, acc.ID, form, "after-delete@example.com")
 		time.Sleep(200 * time.Millisecond)
 		if rcv.count() != 1 {
