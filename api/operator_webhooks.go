@@ -2,6 +2,8 @@ package api
 
 import (
 	"net/http"
+	"slices"
+	"strings"
 
 	"github.com/gorilla/mux"
 
@@ -36,7 +38,12 @@ func (s *Server) listWebhooks(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	subs, err := s.deps.Subscriptions.List(r.Context(), account.ID, r.URL.Query().Get("kind"))
+	kind := r.URL.Query().Get("kind")
+	if kind != "" && !slices.Contains(domain.WebhookKinds, kind) {
+		writeError(w, http.StatusBadRequest, "kind must be one of "+strings.Join(domain.WebhookKinds, ", "))
+		return
+	}
+	subs, err := s.deps.Subscriptions.List(r.Context(), account.ID, kind)
 	if err != nil {
 		s.fail(w, r, err)
 		return

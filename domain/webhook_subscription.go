@@ -41,6 +41,18 @@ const (
 	WebhookKindRESTHook = "rest_hook"
 )
 
+// WebhookKinds lists every kind, as the operator API filters by them.
+var WebhookKinds = []string{WebhookKindCustom, WebhookKindZapier, WebhookKindMake, WebhookKindRESTHook}
+
+// CanonicalEventName maps the legacy alias checkout.paid to checkout.purchased, the type it
+// stands for (integration-api.md section 6: it is never emitted as a type).
+func CanonicalEventName(name string) string {
+	if name == legacyCheckoutPaid {
+		return EventCheckoutPurchased
+	}
+	return name
+}
+
 // WebhookFilters narrow a subscription to some resources (integration-api.md section 6).
 type WebhookFilters struct {
 	FormIDs        []string `json:"formIds"`
@@ -99,9 +111,7 @@ func ParseOutboundEvents(names []string) ([]string, error) {
 	seen := map[string]bool{}
 	var out []string
 	for _, n := range names {
-		if n == legacyCheckoutPaid {
-			n = EventCheckoutPurchased
-		}
+		n = CanonicalEventName(n)
 		if !known[n] {
 			return nil, Invalid("events: unknown event type %q", n)
 		}

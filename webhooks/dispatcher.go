@@ -352,13 +352,16 @@ func (d *Dispatcher) send(c claimed) outcome {
 	req.Header.Set("webhook-signature", strings.Join(standard, " "))
 
 	res, err := d.client.Do(req)
-	out.took = time.Since(now)
 	if err != nil {
+		out.took = time.Since(now)
 		out.err = describe(err)
 		return out
 	}
+	// The status decides; the body is read (a little of it) so the connection can be reused, and
+	// the attempt's duration includes it.
 	_, _ = io.Copy(io.Discard, io.LimitReader(res.Body, 64<<10))
 	res.Body.Close()
+	out.took = time.Since(now)
 	out.status, out.header = res.StatusCode, res.Header
 	if res.StatusCode < 200 || res.StatusCode > 299 {
 		out.err = "HTTP " + strconv.Itoa(res.StatusCode)

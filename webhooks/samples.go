@@ -35,6 +35,7 @@ var sourceOf = map[string]string{
 // exactly as they were (or would have been) delivered, or one realistic made-up envelope when
 // the account has none.
 func (s *Samples) For(ctx context.Context, accountID, eventName string) ([]Envelope, error) {
+	eventName = domain.CanonicalEventName(eventName)
 	sample, known := madeUp(eventName)
 	if !known {
 		return nil, ErrUnknownEvent

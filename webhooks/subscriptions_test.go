@@ -122,6 +122,7 @@ func TestOperatorWebhooksAndSecretRotation(t *testing.T) {
 		svc.Operator.Post(t, "/admin/v1/accounts/acc_nope/webhooks", "", map[string]any{"url": rcv.URL, "events": []string{"form.submitted"}}).ExpectError(t, http.StatusNotFound)
 		all := svc.Operator.Get(t, "/admin/v1/accounts/"+acc.ID+"/webhooks", "").List(t, "webhooks")
 		zapier := svc.Operator.Get(t, "/admin/v1/accounts/"+acc.ID+"/webhooks?kind=zapier", "").List(t, "webhooks")
+		svc.Operator.Get(t, "/admin/v1/accounts/"+acc.ID+"/webhooks?kind=bogus", "").ExpectError(t, http.StatusBadRequest)
 		if len(all) != 3 || len(zapier) != 1 || zapier[0]["url"] != rcv.URL+"/zapier" || all[0]["status"] != "active" {
 			t.Fatalf("all = %v, zapier = %v", all, zapier)
 		}
@@ -177,6 +178,10 @@ func TestSampleEvents(t *testing.T) {
 			if len(events) != 1 || events[0]["type"] != name || events[0]["id"] == nil || events[0]["createdAt"] == nil || events[0]["data"] == nil {
 				t.Fatalf("sample of %s = %v", name, events)
 			}
+		}
+		// The legacy alias, which subscriptions accept, has samples too: of the type it stands for.
+		if events := svc.API.Get(t, "/api/v1/webhooks/events/checkout.paid", acc.Key).Expect(t, http.StatusOK).List(t, "events"); len(events) != 1 || events[0]["type"] != "checkout.purchased" {
+			t.Fatalf("samples of checkout.paid = %v", events)
 		}
 		form := newForm(t, svc, acc.ID, "Real")
 		eventID := submit(t, svc, acc.ID, form, "real@example.com")
