@@ -84,6 +84,10 @@ func TestOperatorCreateForm(t *testing.T) {
 			{"custom field of another account", map[string]any{"name": "X", "fields": []any{map[string]any{"label": "A", "type": "text", "contactField": "custom:" + foreignField}}}, "contactField"},
 			{"unknown tag", map[string]any{"name": "X", "fields": []any{email}, "tagIds": []string{"tag_nope", foreignTag}}, "tag_nope"},
 			{"required not a boolean", map[string]any{"name": "X", "fields": []any{map[string]any{"label": "A", "type": "text", "required": "yes"}}}, "required"},
+			{"two fields fill the email", map[string]any{"name": "X", "fields": []any{email, map[string]any{"label": "Work email", "type": "email", "contactField": "builtin:email"}}}, "Work email"},
+			{"full name and first name", map[string]any{"name": "X", "fields": []any{email,
+				map[string]any{"label": "Name", "type": "text", "contactField": "builtin:fullName"},
+				map[string]any{"label": "First name", "type": "text", "contactField": "builtin:firstName"}}}, "builtin:firstName"},
 		}
 		for _, tc := range cases {
 			t.Run(tc.name, func(t *testing.T) {
@@ -238,6 +242,8 @@ func TestFieldMapping(t *testing.T) {
 			{"builtin:lastName", "builtin:lastName", "Lovelace", map[string]any{"firstName": "", "lastName": "Lovelace"}},
 			{"builtin:fullName, one word", "builtin:fullName", "Cher", map[string]any{"firstName": "Cher", "lastName": ""}},
 			{"builtin:fullName, several words", "builtin:fullName", "  Ada King  Lovelace ", map[string]any{"firstName": "Ada", "lastName": "King  Lovelace"}},
+			{"builtin:fullName, a tab", "builtin:fullName", "Jean\tClaude", map[string]any{"firstName": "Jean", "lastName": "Claude"}},
+			{"builtin:fullName, a no-break space", "builtin:fullName", "Jean\u00a0Claude Van Damme", map[string]any{"firstName": "Jean", "lastName": "Claude Van Damme"}},
 			{"builtin:phone", "builtin:phone", "+44 20 7946 0000", map[string]any{"phone": "+44 20 7946 0000"}},
 			{"custom:{id}", "custom:" + company, "Analytical Engines Ltd", map[string]any{"customFields": map[string]any{company: "Analytical Engines Ltd"}}},
 		}

@@ -147,6 +147,8 @@ func TestBookEvent(t *testing.T) {
 		}{
 			{"overlapping booking", path, map[string]any{"startTime": overlap, "answers": map[string]any{q[0]: "late@example.com"}}, http.StatusConflict, "overlaps"},
 			{"start in the past", path, map[string]any{"startTime": time.Now().Add(-time.Hour).Format(time.RFC3339), "answers": map[string]any{q[0]: "past@example.com"}}, http.StatusBadRequest, "startTime"},
+			{"start beyond ten years", path, map[string]any{"startTime": time.Now().AddDate(11, 0, 0).Format(time.RFC3339), "answers": map[string]any{q[0]: "bad@example.com"}}, http.StatusBadRequest, "startTime"},
+			{"start at the end of year 9999", path, map[string]any{"startTime": "9999-12-31T23:30:00Z", "answers": map[string]any{q[0]: "bad@example.com"}}, http.StatusBadRequest, "startTime"},
 			{"start not a timestamp", path, map[string]any{"startTime": "tomorrow at 10", "answers": map[string]any{q[0]: "bad@example.com"}}, http.StatusBadRequest, "startTime"},
 			{"start without a zone", path, map[string]any{"startTime": "2031-01-01T10:00:00", "answers": map[string]any{q[0]: "bad@example.com"}}, http.StatusBadRequest, "startTime"},
 			{"no start", path, map[string]any{"answers": map[string]any{q[0]: "bad@example.com"}}, http.StatusBadRequest, "startTime"},

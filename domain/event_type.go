@@ -9,6 +9,10 @@ import (
 // maxDurationMinutes bounds a calendar's meeting length (one day).
 const maxDurationMinutes = 24 * 60
 
+// maxBookingYearsAhead bounds how far ahead a booking may start: no calendar plans further, and
+// every time stays one that RFC 3339 can write (a year below 10000).
+const maxBookingYearsAhead = 10
+
 // EventType is a calendar: meetings of one length that people book. Its bookings live on its
 // stream, so that two bookings of one slot conflict on the stream version and only one wins.
 type EventType struct {
@@ -78,6 +82,9 @@ type BookingRequest struct {
 func (t *EventType) Book(bookingID string, req BookingRequest, now time.Time) error {
 	if !req.Start.After(now) {
 		return Invalid("startTime must be in the future")
+	}
+	if req.Start.After(now.AddDate(maxBookingYearsAhead, 0, 0)) {
+		return Invalid("startTime must be within %d years from now", maxBookingYearsAhead)
 	}
 	if req.Timezone != "" {
 		if _, err := time.LoadLocation(req.Timezone); err != nil || strings.EqualFold(req.Timezone, "local") {

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 )
 
 // Contact fields a form field or a booking question can fill (integration-api.md section 2).
@@ -49,6 +50,7 @@ func defineFields(what string, specs []FieldSpec, account *Account, newID func()
 		return nil, Invalid("%s: at most %d", what, maxFields)
 	}
 	fields := make([]Field, len(specs))
+	filledBy := map[string]string{} // contact field -> label of the field that fills it
 	for i, s := range specs {
 		label := strings.TrimSpace(s.Label)
 		if err := requireName(what+".label", label); err != nil {
@@ -60,9 +62,27 @@ func defineFields(what string, specs []FieldSpec, account *Account, newID func()
 		if err := checkContactField(what, s.ContactField, account); err != nil {
 			return nil, err
 		}
+		for _, target := range contactTargets(s.ContactField) {
+			if other, taken := filledBy[target]; taken {
+				return nil, Invalid("%s: %q and %q both fill %s; map each contact field once", what, other, label, target)
+			}
+			filledBy[target] = label
+		}
 		fields[i] = Field{ID: newID(), Label: label, Type: s.Type, ContactField: s.ContactField, Required: s.Required}
 	}
 	return fields, nil
+}
+
+// contactTargets are the contact fields a mapping writes: builtin:fullName writes first and last
+// name.
+func contactTargets(cf string) []string {
+	switch cf {
+	case "":
+		return nil
+	case ContactFieldFullName:
+		return []string{ContactFieldFirstName, ContactFieldLastName}
+	}
+	return []string{cf}
 }
 
 func checkContactField(what, cf string, account *Account) error {
@@ -216,9 +236,9 @@ func MapToContact(fields []Field, answers Answers) ContactMapping {
 		case ContactFieldPhone:
 			set(&m.Profile.Phone, text)
 		case ContactFieldFullName:
-			first, rest, _ := strings.Cut(strings.TrimSpace(text), " ")
+			first, rest := splitFullName(text)
 			set(&m.Profile.FirstName, first)
-			if rest = strings.TrimSpace(rest); rest != "" {
+			if rest != "" {
 				set(&m.Profile.LastName, rest)
 			}
 		default:
@@ -231,6 +251,17 @@ func MapToContact(fields []Field, answers Answers) ContactMapping {
 		}
 	}
 	return m
+}
+
+// splitFullName splits a full name at its first space (any Unicode space: a tab or a no-break
+// space pasted into a form counts too): the first word, and the rest, trimmed.
+func splitFullName(name string) (first, rest string) {
+	name = strings.TrimSpace(name)
+	i := strings.IndexFunc(name, unicode.IsSpace)
+	if i < 0 {
+		return name, ""
+	}
+	return name[:i], strings.TrimSpace(name[i:])
 }
 
 // answerText is how an answer is stored on a contact field.
