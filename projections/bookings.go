@@ -9,15 +9,17 @@ import (
 	"time"
 
 	"funnel/domain"
+	"funnel/infra/sqldb"
 )
 
 // Bookings is the read model of calendar bookings.
 type Bookings struct {
-	db *sql.DB
+	db      *sql.DB
+	dialect sqldb.Dialect // of the database the projection writes to: the same as db's
 }
 
 // NewBookings reads the bookings read model from db.
-func NewBookings(db *sql.DB) *Bookings { return &Bookings{db: db} }
+func NewBookings(db *sql.DB) *Bookings { return &Bookings{db: db, dialect: sqldb.DialectOf(db)} }
 
 // Name identifies the projection's checkpoint.
 func (*Bookings) Name() string { return "bookings" }
@@ -31,7 +33,7 @@ func (*Bookings) Handles(eventType string) bool { return bookingEvents[eventType
 var bookingEvents = handles(domain.BookingCreated{})
 
 // Apply inserts the batch's bookings with one statement per 100.
-func (*Bookings) Apply(ctx context.Context, tx *sql.Tx, batch []domain.Recorded) error {
+func (p *Bookings) Apply(ctx context.Context, tx *sql.Tx, batch []domain.Recorded) error {
 	var rows [][]any
 	err := bookingEvents.each(batch, func(r domain.Recorded, e domain.Event) error {
 		b := e.(domain.BookingCreated)
@@ -49,7 +51,7 @@ func (*Bookings) Apply(ctx context.Context, tx *sql.Tx, batch []domain.Recorded)
 	if err != nil {
 		return err
 	}
-	return insertRows(ctx, tx, "bookings", []string{"id", "account_id", "event_type_id", "contact_id", "start_time", "end_time",
+	return insertRows(ctx, tx, p.dialect, "bookings", []string{"id", "account_id", "event_type_id", "contact_id", "start_time", "end_time",
 		"timezone", "meeting_url", "answers", "created_at", "seq"}, rows, "")
 }
 

@@ -10,15 +10,17 @@ import (
 	"time"
 
 	"funnel/domain"
+	"funnel/infra/sqldb"
 )
 
 // Contacts is the read model of contacts with their tags and custom fields.
 type Contacts struct {
-	db *sql.DB
+	db      *sql.DB
+	dialect sqldb.Dialect // of the database the projection writes to: the same as db's
 }
 
 // NewContacts reads the contacts read model from db.
-func NewContacts(db *sql.DB) *Contacts { return &Contacts{db: db} }
+func NewContacts(db *sql.DB) *Contacts { return &Contacts{db: db, dialect: sqldb.DialectOf(db)} }
 
 // Name identifies the projection's checkpoint.
 func (*Contacts) Name() string { return "contacts" }
@@ -107,11 +109,11 @@ func (p *Contacts) Apply(ctx context.Context, tx *sql.Tx, batch []domain.Recorde
 	for i, id := range order {
 		rows[i] = touched[id]
 	}
-	return upsertContacts(ctx, tx, rows)
+	return upsertContacts(ctx, tx, p.dialect, rows)
 }
 
 // upsertContacts writes the touched contacts, a multi-row statement per 100.
-func upsertContacts(ctx context.Context, tx *sql.Tx, contacts []*Contact) error {
+func upsertContacts(ctx context.Context, tx *sql.Tx, dialect sqldb.Dialect, contacts []*Contact) error {
 	rows := make([][]any, len(contacts))
 	for i, c := range contacts {
 		if c.CustomFields == nil {
@@ -122,7 +124,7 @@ func upsertContacts(ctx context.Context, tx *sql.Tx, contacts []*Contact) error 
 		rows[i] = []any{c.ID, c.AccountID, c.Email, domain.EmailKey(c.Email), c.FirstName, c.LastName, c.Phone,
 			string(tags), string(fields), millis(c.CreatedAt), millis(c.UpdatedAt), c.seq}
 	}
-	return insertRows(ctx, tx, "contacts",
+	return insertRows(ctx, tx, dialect, "contacts",
 		[]string{"id", "account_id", "email", "email_key", "first_name", "last_name", "phone", "tag_ids", "custom_fields", "created_at", "updated_at", "seq"},
 		rows, `ON CONFLICT (id) DO UPDATE SET first_name = excluded.first_name, last_name = excluded.last_name, phone = excluded.phone,
 			tag_ids = excluded.tag_ids, custom_fields = excluded.custom_fields, updated_at = excluded.updated_at`)

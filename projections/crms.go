@@ -7,15 +7,17 @@ import (
 	"time"
 
 	"funnel/domain"
+	"funnel/infra/sqldb"
 )
 
 // CRMs is the read model of CRM pipelines and their stages.
 type CRMs struct {
-	db *sql.DB
+	db      *sql.DB
+	dialect sqldb.Dialect // of the database the projection writes to: the same as db's
 }
 
 // NewCRMs reads the CRMs read model from db.
-func NewCRMs(db *sql.DB) *CRMs { return &CRMs{db: db} }
+func NewCRMs(db *sql.DB) *CRMs { return &CRMs{db: db, dialect: sqldb.DialectOf(db)} }
 
 // Name identifies the projection's checkpoint.
 func (*CRMs) Name() string { return "crms" }
@@ -30,7 +32,7 @@ var crmEvents = handles(domain.CRMCreated{})
 
 // Apply applies CRM events. CRMs are created by an operator, one at a time: there is no burst
 // worth batching.
-func (*CRMs) Apply(ctx context.Context, tx *sql.Tx, batch []domain.Recorded) error {
+func (p *CRMs) Apply(ctx context.Context, tx *sql.Tx, batch []domain.Recorded) error {
 	return crmEvents.each(batch, func(r domain.Recorded, e domain.Event) error {
 		created := e.(domain.CRMCreated)
 		if _, err := tx.ExecContext(ctx, `INSERT INTO crms (id, account_id, name, created_at, seq) VALUES ($1, $2, $3, $4, $5)`,
@@ -41,7 +43,7 @@ func (*CRMs) Apply(ctx context.Context, tx *sql.Tx, batch []domain.Recorded) err
 		for i, s := range created.Stages {
 			stages[i] = []any{s.ID, created.CRMID, created.AccountID, s.Name, s.Order}
 		}
-		return insertRows(ctx, tx, "crm_stages", []string{"id", "crm_id", "account_id", "name", "sort_order"}, stages, "")
+		return insertRows(ctx, tx, p.dialect, "crm_stages", []string{"id", "crm_id", "account_id", "name", "sort_order"}, stages, "")
 	})
 }
 

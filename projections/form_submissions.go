@@ -8,15 +8,19 @@ import (
 	"time"
 
 	"funnel/domain"
+	"funnel/infra/sqldb"
 )
 
 // FormSubmissions is the read model of form submissions.
 type FormSubmissions struct {
-	db *sql.DB
+	db      *sql.DB
+	dialect sqldb.Dialect // of the database the projection writes to: the same as db's
 }
 
 // NewFormSubmissions reads the submissions read model from db.
-func NewFormSubmissions(db *sql.DB) *FormSubmissions { return &FormSubmissions{db: db} }
+func NewFormSubmissions(db *sql.DB) *FormSubmissions {
+	return &FormSubmissions{db: db, dialect: sqldb.DialectOf(db)}
+}
 
 // Name identifies the projection's checkpoint.
 func (*FormSubmissions) Name() string { return "form-submissions" }
@@ -31,7 +35,7 @@ var submissionEvents = handles(domain.FormSubmitted{})
 
 // Apply inserts the batch's submissions with one statement per 100: a busy form is the one
 // write here that comes in bursts.
-func (*FormSubmissions) Apply(ctx context.Context, tx *sql.Tx, batch []domain.Recorded) error {
+func (p *FormSubmissions) Apply(ctx context.Context, tx *sql.Tx, batch []domain.Recorded) error {
 	var rows [][]any
 	err := submissionEvents.each(batch, func(r domain.Recorded, e domain.Event) error {
 		s := e.(domain.FormSubmitted)
@@ -51,7 +55,7 @@ func (*FormSubmissions) Apply(ctx context.Context, tx *sql.Tx, batch []domain.Re
 	if err != nil {
 		return err
 	}
-	return insertRows(ctx, tx, "form_submissions", []string{"id", "account_id", "form_id", "contact_id", "submitted_at", "answers", "seq"}, rows, "")
+	return insertRows(ctx, tx, p.dialect, "form_submissions", []string{"id", "account_id", "form_id", "contact_id", "submitted_at", "answers", "seq"}, rows, "")
 }
 
 // Submission is a form submission as the APIs show it.

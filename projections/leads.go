@@ -8,15 +8,17 @@ import (
 	"time"
 
 	"funnel/domain"
+	"funnel/infra/sqldb"
 )
 
 // Leads is the read model of CRM leads.
 type Leads struct {
-	db *sql.DB
+	db      *sql.DB
+	dialect sqldb.Dialect // of the database the projection writes to: the same as db's
 }
 
 // NewLeads reads the leads read model from db.
-func NewLeads(db *sql.DB) *Leads { return &Leads{db: db} }
+func NewLeads(db *sql.DB) *Leads { return &Leads{db: db, dialect: sqldb.DialectOf(db)} }
 
 // Name identifies the projection's checkpoint.
 func (*Leads) Name() string { return "leads" }
@@ -96,7 +98,7 @@ func (p *Leads) Apply(ctx context.Context, tx *sql.Tx, batch []domain.Recorded) 
 		l := touched[id]
 		rows[i] = []any{l.ID, l.AccountID, l.CRMID, l.StageID, l.ContactID, l.Title, l.Amount, millis(l.CreatedAt), millis(l.UpdatedAt), l.seq}
 	}
-	return insertRows(ctx, tx, "leads",
+	return insertRows(ctx, tx, p.dialect, "leads",
 		[]string{"id", "account_id", "crm_id", "stage_id", "contact_id", "title", "amount", "created_at", "updated_at", "seq"}, rows,
 		`ON CONFLICT (id) DO UPDATE SET stage_id = excluded.stage_id, title = excluded.title, amount = excluded.amount, updated_at = excluded.updated_at`)
 }

@@ -438,7 +438,7 @@ func (d *Dispatcher) record(done []outcome) (soonest time.Time, err error) {
 		return soonest, fmt.Errorf("webhooks: begin: %w", err)
 	}
 	defer tx.Rollback()
-	held, err := sqldb.QueryRowsStrings(ctx, tx, `WITH v (id, claimed_until, status, attempts, next_attempt_at, status_code, error) AS (VALUES `,
+	held, err := sqldb.QueryRowsStrings(ctx, tx, d.db.Dialect, `WITH v (id, claimed_until, status, attempts, next_attempt_at, status_code, error) AS (VALUES `,
 		fmt.Sprintf(`) UPDATE webhook_deliveries SET status = v.status, attempts = v.attempts, next_attempt_at = v.next_attempt_at,
 			claimed_until = 0, last_status_code = v.status_code, last_error = v.error, updated_at = %d
 			FROM v WHERE webhook_deliveries.id = v.id AND webhook_deliveries.claimed_until = v.claimed_until
@@ -456,7 +456,7 @@ func (d *Dispatcher) record(done []outcome) (soonest time.Time, err error) {
 	if lapsed := len(updates) - len(held); lapsed > 0 {
 		d.log.Warn("attempts recorded after their claim lapsed; the deliveries were claimed again and are recorded by that claim", zap.Int("deliveries", lapsed))
 	}
-	if err := sqldb.ExecRows(ctx, tx, `INSERT INTO webhook_attempts (delivery_id, attempt, at, status_code, error, duration_ms) VALUES `,
+	if err := sqldb.ExecRows(ctx, tx, d.db.Dialect, `INSERT INTO webhook_attempts (delivery_id, attempt, at, status_code, error, duration_ms) VALUES `,
 		` ON CONFLICT (delivery_id, attempt) DO NOTHING`, attempted); err != nil {
 		return soonest, fmt.Errorf("webhooks: record attempts: %w", err)
 	}

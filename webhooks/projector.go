@@ -20,16 +20,17 @@ import (
 // at that point of the log, not as they are when a projection happens to run. For each matching
 // subscription it records a delivery in the outbox, in the transaction that moves its checkpoint.
 type Projector struct {
+	dialect     sqldb.Dialect
 	maxAttempts int
 	// wake tells the dispatcher that deliveries may be due; the pipeline calls Committed after
 	// each transaction of this projection commits.
 	wake func()
 }
 
-// NewProjector records deliveries with up to maxAttempts attempts each; wake is called when new
-// deliveries are due.
-func NewProjector(maxAttempts int, wake func()) *Projector {
-	return &Projector{maxAttempts: maxAttempts, wake: wake}
+// NewProjector records deliveries, in a database of the given dialect, with up to maxAttempts
+// attempts each; wake is called when new deliveries are due.
+func NewProjector(dialect sqldb.Dialect, maxAttempts int, wake func()) *Projector {
+	return &Projector{dialect: dialect, maxAttempts: maxAttempts, wake: wake}
 }
 
 // Name identifies the projection's checkpoint.
@@ -59,7 +60,7 @@ func (p *Projector) Apply(ctx context.Context, tx *sql.Tx, batch []domain.Record
 	active := map[string][]subscriptionRow{} // by account, loaded once per batch
 	var deliveries [][]any
 	flush := func() error {
-		err := sqldb.ExecRows(ctx, tx, `INSERT INTO webhook_deliveries (id, account_id, subscription_id, event_id, event_type, event_position, ordering_key, body,
+		err := sqldb.ExecRows(ctx, tx, p.dialect, `INSERT INTO webhook_deliveries (id, account_id, subscription_id, event_id, event_type, event_position, ordering_key, body,
 				status, attempts, max_attempts, next_attempt_at, claimed_until, last_status_code, last_error, created_at, updated_at) VALUES `,
 			// A replay of the log (a rebuild, a redelivered batch) derives the same ids: nothing twice.
 			` ON CONFLICT (id) DO NOTHING`, deliveries)

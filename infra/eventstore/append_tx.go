@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/stdlib"
@@ -160,7 +161,9 @@ func (t *sqlAppendTx) lock(ctx context.Context, streamIDs []string) (int64, map[
 		for i, id := range part {
 			args[i] = id
 		}
-		rows, err := t.tx.QueryContext(ctx, `SELECT stream_id, MAX(version) FROM events WHERE stream_id IN (`+sqldb.Placeholders(1, len(part))+`) GROUP BY stream_id`, args...)
+		// Anonymous parameters: SQLite looks numbered ones up by name, in quadratic time.
+		marks := strings.TrimSuffix(strings.Repeat("?, ", len(part)), ", ")
+		rows, err := t.tx.QueryContext(ctx, `SELECT stream_id, MAX(version) FROM events WHERE stream_id IN (`+marks+`) GROUP BY stream_id`, args...)
 		if err != nil {
 			return 0, nil, fmt.Errorf("eventstore: read stream versions: %w", err)
 		}
@@ -185,7 +188,7 @@ func (t *sqlAppendTx) write(ctx context.Context, rows []*row, newHead int64) err
 	for i, r := range rows {
 		values[i] = r.values()
 	}
-	if err := sqldb.ExecRows(ctx, t.tx, `INSERT INTO events (position, event_id, stream_id, version, type, schema_version, occurred_at, account_id, contact_id, data, metadata) VALUES `, "", values); err != nil {
+	if err := sqldb.ExecRows(ctx, t.tx, sqldb.SQLite, `INSERT INTO events (position, event_id, stream_id, version, type, schema_version, occurred_at, account_id, contact_id, data, metadata) VALUES `, "", values); err != nil {
 		return fmt.Errorf("eventstore: insert events: %w", err)
 	}
 	if len(rows) > 0 {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -24,12 +25,12 @@ func Placeholders(from, n int) string {
 }
 
 // ExecRows runs head + a VALUES list + tail once per chunk of rows, so that a batch of rows costs
-// a few statements instead of one per row. Each row holds one value per column. casts, when
-// given, types each column as CAST($n AS type): the VALUES of a CTE need it on PostgreSQL, and
-// SQLite reads it as plain SQL.
-func ExecRows(ctx context.Context, tx *sql.Tx, head, tail string, rows [][]any, casts ...string) error {
+// a few statements instead of one per row. Each row holds one value per column; head and tail
+// hold no parameters. casts, when given, types each column as CAST($n AS type): the VALUES of a
+// CTE need it on PostgreSQL, and SQLite reads it as plain SQL.
+func ExecRows(ctx context.Context, tx *sql.Tx, dialect Dialect, head, tail string, rows [][]any, casts ...string) error {
 	for start := 0; start < len(rows); start += batchRows {
-		query, args, err := rowsStatement(head, tail, rows, start, casts)
+		query, args, err := rowsStatement(dialect, head, tail, rows, start, casts)
 		if err != nil {
 			return err
 		}
@@ -42,10 +43,10 @@ func ExecRows(ctx context.Context, tx *sql.Tx, head, tail string, rows [][]any, 
 
 // QueryRowsStrings is ExecRows for a statement whose tail returns one text column (RETURNING
 // id): it collects what every chunk returned.
-func QueryRowsStrings(ctx context.Context, tx *sql.Tx, head, tail string, rows [][]any, casts ...string) ([]string, error) {
+func QueryRowsStrings(ctx context.Context, tx *sql.Tx, dialect Dialect, head, tail string, rows [][]any, casts ...string) ([]string, error) {
 	var out []string
 	for start := 0; start < len(rows); start += batchRows {
-		query, args, err := rowsStatement(head, tail, rows, start, casts)
+		query, args, err := rowsStatement(dialect, head, tail, rows, start, casts)
 		if err != nil {
 			return nil, err
 		}
@@ -68,8 +69,11 @@ func QueryRowsStrings(ctx context.Context, tx *sql.Tx, head, tail string, rows [
 	return out, nil
 }
 
-// rowsStatement builds the statement of the chunk of rows that begins at start.
-func rowsStatement(head, tail string, rows [][]any, start int, casts []string) (string, []any, error) {
+// rowsStatement builds the statement of the chunk of rows that begins at start. PostgreSQL gets
+// numbered parameters ($1, $2, …). SQLite gets anonymous ones (?), bound in order: it takes $N for
+// a name, and looks every name up in a list it scans, which made a statement of a thousand
+// parameters quadratic to parse and to bind (half the CPU of a webhook burst).
+func rowsStatement(dialect Dialect, head, tail string, rows [][]any, start int, casts []string) (string, []any, error) {
 	part := rows[start:min(start+batchRows, len(rows))]
 	var sb strings.Builder
 	sb.WriteString(head)
@@ -86,10 +90,14 @@ func rowsStatement(head, tail string, rows [][]any, start int, casts []string) (
 			if j > 0 {
 				sb.WriteString(", ")
 			}
+			param := "?"
+			if dialect == Postgres {
+				param = "$" + strconv.Itoa(len(args)+j+1)
+			}
 			if j < len(casts) {
-				fmt.Fprintf(&sb, "CAST($%d AS %s)", len(args)+j+1, casts[j])
+				fmt.Fprintf(&sb, "CAST(%s AS %s)", param, casts[j])
 			} else {
-				fmt.Fprintf(&sb, "$%d", len(args)+j+1)
+				sb.WriteString(param)
 			}
 		}
 		sb.WriteString(")")

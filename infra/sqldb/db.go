@@ -150,6 +150,14 @@ func (db *DB) Close() error {
 	return errors.Join(errs...)
 }
 
+// DialectOf tells the storage mode of a pool opened by Open, for code that holds only the pool.
+func DialectOf(pool *sql.DB) Dialect {
+	if _, ok := pool.Driver().(*stdlib.Driver); ok {
+		return Postgres
+	}
+	return SQLite
+}
+
 // ForUpdate is the row-locking suffix of a SELECT inside a write transaction. SQLite needs none:
 // its write transactions are serialized (immediate transactions on a single connection).
 func (db *DB) ForUpdate() string {
