@@ -135,7 +135,7 @@ func TestReadingCommandsNeedAnExistingDatabase(t *testing.T) {
 	}
 	bin := buildBinary(t)
 	missing := filepath.Join(t.TempDir(), "missing.db")
-	for _, args := range [][]string{{"history", "--account", "acc_x", "--email", "a@example.com"}, {"projections", "list"}} {
+	for _, args := range [][]string{{"history", "--account", "acc_x", "--email", "a@example.com"}, {"projections", "list"}, {"projections", "rebuild", "contacts"}} {
 		_, errOut, code := run(t, bin, "sqlite:"+missing, args...)
 		if code == 0 || !strings.Contains(errOut, "no database at") {
 			t.Errorf("%v on a missing file: exit %d, %s", args, code, errOut)

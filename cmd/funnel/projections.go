@@ -28,6 +28,12 @@ var rebuildProjectionCommand = &cli.Command{
 			return fmt.Errorf("give the name of one projection (see funnel projections list)")
 		}
 		name := cmd.Args().First()
+		// A rebuild works on a database the service set up; it must not create one.
+		existing, err := sqldb.OpenExisting(ctx, cmd.String("database-url"))
+		if err != nil {
+			return err
+		}
+		existing.Close()
 		log, err := newLogger(cmd.String("log-level"))
 		if err != nil {
 			return err

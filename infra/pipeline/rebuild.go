@@ -3,9 +3,12 @@ package pipeline
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"funnel/infra/sqldb"
 	"funnel/projections"
@@ -15,9 +18,12 @@ import (
 // one transaction catches up with the log, replaces the live rows with the rebuilt ones, and
 // moves the checkpoint. Readers see the old read model until that commits and the new one
 // after. The projection's live handler, in this process or another, finds its checkpoint moved
-// and goes on from there. progress is told how far the replay got. On SQLite the swap holds the
-// database's write lock while it copies, so a large read model is best rebuilt while the service
-// is stopped.
+// and goes on from there. progress is told how far the replay got.
+//
+// On SQLite the copies live on db's one write connection, which the rebuild holds from start to
+// end: run it from a process of its own (`funnel projections rebuild`), whose replay transactions
+// then interleave with the service's writes; only the swap holds the write lock for long, so a
+// large read model is best rebuilt while the service is stopped.
 func Rebuild(ctx context.Context, db *sqldb.DB, log LogReader, p projections.Rebuildable, progress func(pos, head int64)) (int64, error) {
 	name := p.Name()
 	// The copies are temporary tables of one connection: both databases look there first, so the
@@ -27,14 +33,14 @@ func Rebuild(ctx context.Context, db *sqldb.DB, log LogReader, p projections.Reb
 		return 0, fmt.Errorf("pipeline: rebuild %s: %w", name, err)
 	}
 	defer conn.Close()
+	defer dropCopies(conn, db.Dialect, p.Tables())
 	if err := db.ForgetStatements(ctx, conn); err != nil {
 		return 0, fmt.Errorf("pipeline: rebuild %s: %w", name, err)
 	}
-	live, temp, err := schemas(ctx, conn, db.Dialect)
+	live, err := liveSchema(ctx, conn, db.Dialect)
 	if err != nil {
 		return 0, fmt.Errorf("pipeline: rebuild %s: %w", name, err)
 	}
-	defer dropCopies(conn, temp, p.Tables())
 	for _, table := range p.Tables() {
 		if err := createCopy(ctx, conn, db.Dialect, live, table); err != nil {
 			return 0, fmt.Errorf("pipeline: rebuild %s: copy of %s: %w", name, table, err)
@@ -67,7 +73,7 @@ func Rebuild(ctx context.Context, db *sqldb.DB, log LogReader, p projections.Reb
 			progress(pos, max(head, pos))
 		}
 	}
-	return swap(ctx, conn, db, log, p, live, temp, pos)
+	return swap(ctx, conn, db, log, p, live, pos)
 }
 
 // replay applies up to limit events after pos inside tx; it returns how many and the last position.
@@ -84,7 +90,7 @@ func replay(ctx context.Context, tx *sql.Tx, log LogReader, p projections.Projec
 
 // swap catches the copies up with the log and replaces the live rows with them, in one transaction
 // that holds the projection's checkpoint, so that its live handler waits meanwhile.
-func swap(ctx context.Context, conn *sql.Conn, db *sqldb.DB, log LogReader, p projections.Rebuildable, live, temp string, pos int64) (int64, error) {
+func swap(ctx context.Context, conn *sql.Conn, db *sqldb.DB, log LogReader, p projections.Rebuildable, live string, pos int64) (int64, error) {
 	name := p.Name()
 	tx, err := conn.BeginTx(ctx, nil)
 	if err != nil {
@@ -112,7 +118,7 @@ func swap(ctx context.Context, conn *sql.Conn, db *sqldb.DB, log LogReader, p pr
 		if _, err := tx.ExecContext(ctx, fmt.Sprintf(`DELETE FROM %s.%s`, live, table)); err != nil {
 			return 0, fmt.Errorf("pipeline: rebuild %s: clear %s: %w", name, table, err)
 		}
-		if _, err := tx.ExecContext(ctx, fmt.Sprintf(`INSERT INTO %s.%s SELECT * FROM %s.%s`, live, table, temp, table)); err != nil {
+		if _, err := tx.ExecContext(ctx, fmt.Sprintf(`INSERT INTO %s.%s SELECT * FROM %s`, live, table, table)); err != nil {
 			return 0, fmt.Errorf("pipeline: rebuild %s: fill %s: %w", name, table, err)
 		}
 	}
@@ -125,13 +131,17 @@ func swap(ctx context.Context, conn *sql.Conn, db *sqldb.DB, log LogReader, p pr
 	return pos, nil
 }
 
-// schemas names the schema of the live tables and the one of temporary tables.
-func schemas(ctx context.Context, conn *sql.Conn, dialect sqldb.Dialect) (live, temp string, err error) {
+// liveSchema names, quoted for SQL, the schema of the live tables; unqualified names find the
+// temporary copies first.
+func liveSchema(ctx context.Context, conn *sql.Conn, dialect sqldb.Dialect) (string, error) {
 	if dialect == sqldb.SQLite {
-		return "main", "temp", nil
+		return "main", nil
 	}
-	err = conn.QueryRowContext(ctx, `SELECT current_schema()`).Scan(&live)
-	return live, "pg_temp", err
+	var schema string
+	if err := conn.QueryRowContext(ctx, `SELECT current_schema()`).Scan(&schema); err != nil {
+		return "", err
+	}
+	return pgx.Identifier{schema}.Sanitize(), nil
 }
 
 // createCopy creates an empty temporary table shaped like a live one, with its keys and indexes:
@@ -174,9 +184,20 @@ func createCopy(ctx context.Context, conn *sql.Conn, dialect sqldb.Dialect, live
 	return nil
 }
 
-// dropCopies drops the temporary tables, so that the pooled connection carries nothing on.
-func dropCopies(conn *sql.Conn, temp string, tables []string) {
+// dropCopies drops the temporary tables, so that the pooled connection carries nothing on. A
+// connection whose copies could not be dropped is thrown away instead: back in the pool, its
+// copies would shadow the live tables for whatever runs on it next.
+func dropCopies(conn *sql.Conn, dialect sqldb.Dialect, tables []string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	temp := "temp"
+	if dialect == sqldb.Postgres {
+		temp = "pg_temp"
+	}
 	for _, table := range tables {
-		_, _ = conn.ExecContext(context.Background(), fmt.Sprintf(`DROP TABLE IF EXISTS %s.%s`, temp, table))
+		if _, err := conn.ExecContext(ctx, `DROP TABLE IF EXISTS `+temp+`.`+table); err != nil {
+			_ = conn.Raw(func(any) error { return driver.ErrBadConn })
+			return
+		}
 	}
 }
