@@ -112,7 +112,12 @@ type outcome struct {
 	took       time.Duration
 	header     http.Header
 	skipReason string // not sent: the subscription ended meanwhile
+	unsent     bool   // not sent: too little of the claim was left; the claim is handed back
 }
+
+// leaseMargin separates the end of an attempt from the end of its claim, so that the attempt is
+// recorded while the claim still holds and no other dispatcher can be sending it meanwhile.
+const leaseMargin = 2 * time.Second
 
 // Run sends deliveries until ctx ends, then waits for the ones in flight. Claiming and
 // recording run apart: a slow record transaction never holds up the next claim. A delivery stays
@@ -327,7 +332,16 @@ func (d *Dispatcher) send(c claimed) outcome {
 		out.skipReason = "given up: subscription " + c.subscriptionStatus
 		return out
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), d.cfg.Timeout)
+	// The attempt ends before the claim does, whatever delayed it since the claim was taken.
+	deadline := now.Add(d.cfg.Timeout)
+	if leaseEnd := time.UnixMilli(c.claimedUntil).Add(-leaseMargin); leaseEnd.Before(deadline) {
+		deadline = leaseEnd
+	}
+	if deadline.Sub(now) < d.cfg.Timeout/2 {
+		out.unsent = true
+		return out
+	}
+	ctx, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(c.body))
 	if err != nil {
@@ -401,12 +415,17 @@ func (d *Dispatcher) record(done []outcome) (soonest time.Time, err error) {
 	now := time.Now()
 	var updates [][]any
 	attempts := map[string][]any{}
-	var gone []claimed
+	givenUp := map[string]bool{}
+	var gone, unsent []claimed
 	for _, o := range done {
 		c := o.delivery
+		if o.unsent {
+			unsent = append(unsent, c)
+			continue
+		}
 		if o.skipReason != "" {
 			updates = append(updates, []any{c.id, c.claimedUntil, "failed", c.attempts, now.UnixMilli(), 0, o.skipReason})
-			d.observer.DeliveryGivenUp()
+			givenUp[c.id] = true
 			continue
 		}
 		attempt := c.attempts + 1
@@ -433,6 +452,13 @@ func (d *Dispatcher) record(done []outcome) (soonest time.Time, err error) {
 		updates = append(updates, []any{c.id, c.claimedUntil, status, attempt, next.UnixMilli(), o.status, o.err})
 		d.observer.DeliveryAttempted(result, o.took)
 	}
+	if len(unsent) > 0 {
+		d.release(unsent)
+		d.Wake() // they are due: claim them again, with a fresh lease
+	}
+	if len(updates) == 0 {
+		return soonest, nil
+	}
 	tx, err := d.db.Write.BeginTx(ctx, nil)
 	if err != nil {
 		return soonest, fmt.Errorf("webhooks: begin: %w", err)
@@ -448,9 +474,13 @@ func (d *Dispatcher) record(done []outcome) (soonest time.Time, err error) {
 		return soonest, fmt.Errorf("webhooks: update deliveries: %w", err)
 	}
 	var attempted [][]any
+	dropped := 0
 	for _, id := range held {
 		if a, ok := attempts[id]; ok {
 			attempted = append(attempted, a)
+		}
+		if givenUp[id] {
+			dropped++
 		}
 	}
 	if lapsed := len(updates) - len(held); lapsed > 0 {
@@ -462,6 +492,9 @@ func (d *Dispatcher) record(done []outcome) (soonest time.Time, err error) {
 	}
 	if err := tx.Commit(); err != nil {
 		return soonest, fmt.Errorf("webhooks: commit attempts: %w", err)
+	}
+	for range dropped {
+		d.observer.DeliveryGivenUp()
 	}
 	for _, c := range gone {
 		if err := d.disable(ctx, c.accountID, c.subscriptionID, "the target answered 410 Gone"); err != nil {

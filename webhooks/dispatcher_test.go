@@ -3,6 +3,9 @@ package webhooks
 import (
 	"context"
 	"database/sql"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -18,13 +21,18 @@ func (o *countingObserver) DeliveryAttempted(string, time.Duration) { o.attempts
 func (o *countingObserver) DeliveryGivenUp()                        { o.givenUp++ }
 
 // outbox is a migrated database holding one active subscription and one due delivery to it.
-func outbox(t *testing.T, d sqldb.Dialect) *sqldb.DB {
+func outbox(t *testing.T, d sqldb.Dialect) *sqldb.DB { return outboxTo(t, d, "https://example.com/hook") }
+
+// outboxTo is outbox with a subscription to url.
+func outboxTo(t *testing.T, d sqldb.Dialect, url string) *sqldb.DB {
 	t.Helper()
 	db := sqldbtest.Open(t, d)
 	now := time.Now().UnixMilli()
+	if _, err := db.Write.Exec(`INSERT INTO webhook_subscriptions (id, account_id, kind, url, events, filters, secret, previous_secret, previous_valid_until, status, status_reason, created_at, updated_at, position)
+		 VALUES ('wh_1', 'acc_1', 'custom', $1, '["form.submitted"]', '{}', 'secret-0123456789', '', 0, 'active', '', $2, $2, 1)`, url, now); err != nil {
+		t.Fatal(err)
+	}
 	for _, q := range []string{
-		`INSERT INTO webhook_subscriptions (id, account_id, kind, url, events, filters, secret, previous_secret, previous_valid_until, status, status_reason, created_at, updated_at, position)
-		 VALUES ('wh_1', 'acc_1', 'custom', 'https://example.com/hook', '["form.submitted"]', '{}', 'secret-0123456789', '', 0, 'active', '', $1, $1, 1)`,
 		`INSERT INTO webhook_deliveries (id, account_id, subscription_id, event_id, event_type, event_position, ordering_key, body, status, attempts, max_attempts, next_attempt_at, claimed_until, last_status_code, last_error, created_at, updated_at)
 		 VALUES ('dlv_1', 'acc_1', 'wh_1', 'evt_1', 'form.submitted', 2, '', '{}', 'pending', 0, 10, $1, 0, 0, '', $1, $1)`,
 	} {
@@ -36,7 +44,7 @@ func outbox(t *testing.T, d sqldb.Dialect) *sqldb.DB {
 }
 
 func newTestDispatcher(db *sqldb.DB, obs Observer) *Dispatcher {
-	return NewDispatcher(db, Config{Schedule: Schedule{Base: time.Second, Cap: time.Minute, MaxAttempts: 10}, Timeout: time.Second, Concurrency: 4, Poll: time.Second},
+	return NewDispatcher(db, Config{Schedule: Schedule{Base: time.Second, Cap: time.Minute, MaxAttempts: 10}, Policy: TargetPolicy{AllowPrivate: true}, Timeout: time.Second, Concurrency: 4, Poll: time.Second},
 		func(context.Context, string, string, string) error { return nil }, obs, zap.NewNop())
 }
 
@@ -125,6 +133,48 @@ func TestALateResultDoesNotOverwriteALaterClaim(t *testing.T) {
 		var code int
 		if err := db.Read.QueryRow(`SELECT COUNT(*), MAX(status_code) FROM webhook_attempts WHERE delivery_id = 'dlv_1'`).Scan(&logged, &code); err != nil || logged != 1 || code != 500 {
 			t.Fatalf("delivery log holds %d attempts (status %d), want the live claim's one: %v", logged, code, err)
+		}
+	})
+}
+
+// An attempt never outlives its claim: a delivery whose claim has too little time left (its
+// subscription read was slow, say) is not sent but handed back, and sent under a fresh claim.
+func TestADeliveryIsNotSentOnAClaimAboutToLapse(t *testing.T) {
+	sqldbtest.Run(t, func(t *testing.T, d sqldb.Dialect) {
+		var received atomic.Int64
+		rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { received.Add(1) }))
+		defer rcv.Close()
+		db := outboxTo(t, d, rcv.URL)
+		obs := &countingObserver{}
+		disp := newTestDispatcher(db, obs)
+		ctx := context.Background()
+
+		batch, err := disp.claim(ctx, 1)
+		if err != nil || len(batch) != 1 {
+			t.Fatalf("claim: %v, %v", batch, err)
+		}
+		late := batch[0]
+		late.claimedUntil = time.Now().Add(leaseMargin + 100*time.Millisecond).UnixMilli()
+		if _, err := db.Write.Exec(`UPDATE webhook_deliveries SET claimed_until = $1`, late.claimedUntil); err != nil {
+			t.Fatal(err)
+		}
+		out := disp.send(late)
+		if !out.unsent || received.Load() != 0 {
+			t.Fatalf("a claim about to lapse was sent: unsent %v, %d requests", out.unsent, received.Load())
+		}
+		if _, err := disp.record([]outcome{out}); err != nil {
+			t.Fatal(err)
+		}
+		if got := readDelivery(t, db); got != (deliveryRow{status: "pending"}) {
+			t.Fatalf("delivery after an unsent claim = %+v, want pending, unattempted, unclaimed", got)
+		}
+
+		batch, err = disp.claim(ctx, 1)
+		if err != nil || len(batch) != 1 {
+			t.Fatalf("claim again: %v, %v", batch, err)
+		}
+		if out := disp.send(batch[0]); out.unsent || out.err != "" || received.Load() != 1 {
+			t.Fatalf("under a fresh claim: %+v, %d requests", out, received.Load())
 		}
 	})
 }
