@@ -49,11 +49,8 @@ func rejectUnsafeURLs(next http.Handler) http.Handler {
 			writeError(w, http.StatusBadRequest, "the URL path must be UTF-8 without NUL characters")
 			return
 		}
-		query, err := url.ParseQuery(r.URL.RawQuery)
-		if err != nil {
-			writeError(w, http.StatusBadRequest, "malformed query string")
-			return
-		}
+		// What the handlers read (r.URL.Query): pairs that do not parse are dropped there, as here.
+		query, _ := url.ParseQuery(r.URL.RawQuery)
 		for name, values := range query {
 			for _, v := range append(values, name) {
 				if !safeText(v) {

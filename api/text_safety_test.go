@@ -58,9 +58,12 @@ func TestNULAndInvalidUTF8AreRefused(t *testing.T) {
 			"/api/v1/contacts/ct_%00",
 			"/api/v1/contacts/%ff%fe",
 			"/api/v1/tags?cursor=%ff",
+			"/api/v1/contacts?x=%zz&email=a%00@example.com", // a pair that does not parse hides nothing
 		} {
 			svc.API.Get(t, path, acc.Key).ExpectError(t, http.StatusBadRequest)
 		}
+		// A pair that does not parse is ignored, as it always was: it is not an error.
+		svc.API.Get(t, "/api/v1/tags?x=%zz;y", acc.Key).Expect(t, http.StatusOK)
 		svc.Operator.Get(t, "/admin/v1/accounts/acc_%00", "").ExpectError(t, http.StatusBadRequest)
 
 		// Cursors are the client's input too: one we could not have handed out is a 400.
