@@ -66,10 +66,21 @@ func TestNULAndInvalidUTF8AreRefused(t *testing.T) {
 		svc.API.Get(t, "/api/v1/tags?x=%zz;y", acc.Key).Expect(t, http.StatusOK)
 		svc.Operator.Get(t, "/admin/v1/accounts/acc_%00", "").ExpectError(t, http.StatusBadRequest)
 
-		// Cursors are the client's input too: one we could not have handed out is a 400.
-		for _, key := range []string{`{"o":3000000000,"n":"x","i":"y"}`, `{"o":1,"n":"\u0000","i":"y"}`} {
+		// Cursors are the client's input too: one that holds what no database can compare is a 400;
+		// a sort key past every row (an order wider than the column) is simply past the end.
+		for _, key := range []string{`{"o":1,"n":"\u0000","i":"y"}`, `{"o":1e30,"n":"x","i":"y"}`} {
 			cursor := base64.RawURLEncoding.EncodeToString([]byte(key))
 			svc.API.Get(t, "/api/v1/tags?cursor="+cursor, acc.Key).ExpectError(t, http.StatusBadRequest)
+		}
+		tagged := svc.NewAccount(t)
+		svc.NewTag(t, tagged.ID, "Lead")
+		past := base64.RawURLEncoding.EncodeToString([]byte(`{"o":3000000000,"n":"x","i":"y"}`))
+		before := base64.RawURLEncoding.EncodeToString([]byte(`{"o":-3000000000,"n":"x","i":"y"}`))
+		if tags := svc.API.Get(t, "/api/v1/tags?cursor="+past, tagged.Key).Expect(t, http.StatusOK).List(t, "tags"); len(tags) != 0 {
+			t.Fatalf("tags after a cursor past every order = %v", tags)
+		}
+		if tags := svc.API.Get(t, "/api/v1/tags?cursor="+before, tagged.Key).Expect(t, http.StatusOK).List(t, "tags"); len(tags) != 1 {
+			t.Fatalf("tags after a cursor before every order = %v", tags)
 		}
 		stages := base64.RawURLEncoding.EncodeToString([]byte(`3000000000`))
 		svc.API.Get(t, "/api/v1/crms/"+crm.ID+"/stages?cursor="+stages, acc.Key).ExpectError(t, http.StatusBadRequest)

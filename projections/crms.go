@@ -143,7 +143,7 @@ func (p *CRMs) query(ctx context.Context, query string, args ...any) ([]CRM, err
 		ids[i] = crms[i].ID
 		byID[crms[i].ID] = &crms[i]
 	}
-	list, idArgs := inList(1, ids)
+	list, idArgs := inList(p.dialect, 1, ids)
 	stageRows, err := p.db.QueryContext(ctx, `SELECT crm_id, id, name, sort_order FROM crm_stages WHERE crm_id IN (`+list+`) ORDER BY crm_id, sort_order`, idArgs...)
 	if err != nil {
 		return nil, fmt.Errorf("projections: query stages: %w", err)

@@ -20,13 +20,14 @@ func insertRows(ctx context.Context, tx *sql.Tx, dialect sqldb.Dialect, table st
 	return nil
 }
 
-// inList returns "$from, $from+1, …" for the values, and the values as query arguments.
-func inList[T any](from int, values []T) (string, []any) {
+// inList returns the parameters from, from+1, … for the values (sqldb.Placeholders), and the
+// values as query arguments.
+func inList[T any](dialect sqldb.Dialect, from int, values []T) (string, []any) {
 	args := make([]any, len(values))
 	for i, v := range values {
 		args[i] = v
 	}
-	return sqldb.Placeholders(from, len(values)), args
+	return sqldb.Placeholders(dialect, from, len(values)), args
 }
 
 // nullString stores "" as NULL, for optional references (a submission without a contact).

@@ -79,7 +79,7 @@ func (t *Tags) AccountTags(ctx context.Context, accountID string) ([]domain.TagR
 
 // tagCursor is the sort key of a tag: order, then name.
 type tagCursor struct {
-	Order   int32  `json:"o"` // the column's width: a larger number is not a cursor of ours
+	Order   int64  `json:"o"`
 	NameKey string `json:"n"`
 	ID      string `json:"i"`
 }
@@ -93,7 +93,8 @@ func (t *Tags) List(ctx context.Context, accountID string, page Page) ([]Tag, st
 		if err := DecodeCursor(page.Cursor, &c); err != nil {
 			return nil, "", err
 		}
-		query += ` AND (sort_order > $2 OR (sort_order = $2 AND (name_key > $3 OR (name_key = $3 AND id > $4))))`
+		// Compared as BIGINT: a cursor's order may be any integer, whatever the column's width.
+		query += ` AND (sort_order > CAST($2 AS BIGINT) OR (sort_order = CAST($2 AS BIGINT) AND (name_key > $3 OR (name_key = $3 AND id > $4))))`
 		args = append(args, c.Order, c.NameKey, c.ID)
 	}
 	query += fmt.Sprintf(` ORDER BY sort_order, name_key, id LIMIT %d`, page.Limit+1)
@@ -105,7 +106,7 @@ func (t *Tags) List(ctx context.Context, accountID string, page Page) ([]Tag, st
 	if len(tags) > page.Limit {
 		tags = tags[:page.Limit]
 		last := tags[len(tags)-1]
-		next = EncodeCursor(tagCursor{Order: int32(last.Order), NameKey: domain.NameKey(last.Name), ID: last.ID})
+		next = EncodeCursor(tagCursor{Order: int64(last.Order), NameKey: domain.NameKey(last.Name), ID: last.ID})
 	}
 	return tags, next, nil
 }

@@ -170,13 +170,11 @@ func (d *Deliveries) attachAttempts(ctx context.Context, out []Delivery) error {
 	}
 	index := map[string]int{}
 	args := make([]any, len(out))
-	marks := make([]string, len(out))
 	for i, del := range out {
 		index[del.ID] = i
 		args[i] = del.ID
-		marks[i] = fmt.Sprintf("$%d", i+1)
 	}
-	rows, err := d.db.Read.QueryContext(ctx, `SELECT delivery_id, at, status_code, error, duration_ms FROM webhook_attempts WHERE delivery_id IN (`+strings.Join(marks, ", ")+`) ORDER BY delivery_id, attempt`, args...)
+	rows, err := d.db.Read.QueryContext(ctx, `SELECT delivery_id, at, status_code, error, duration_ms FROM webhook_attempts WHERE delivery_id IN (`+sqldb.Placeholders(d.db.Dialect, 1, len(args))+`) ORDER BY delivery_id, attempt`, args...)
 	if err != nil {
 		return fmt.Errorf("webhooks: query attempts: %w", err)
 	}

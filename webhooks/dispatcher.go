@@ -285,15 +285,13 @@ func (d *Dispatcher) release(batch []claimed) {
 func (d *Dispatcher) attachSubscriptions(ctx context.Context, batch []claimed) error {
 	ids := map[string]bool{}
 	var args []any
-	var marks []string
 	for _, c := range batch {
 		if !ids[c.subscriptionID] {
 			ids[c.subscriptionID] = true
 			args = append(args, c.subscriptionID)
-			marks = append(marks, "$"+strconv.Itoa(len(args)))
 		}
 	}
-	rows, err := d.db.Read.QueryContext(ctx, `SELECT id, url, secret, previous_secret, previous_valid_until, status FROM webhook_subscriptions WHERE id IN (`+strings.Join(marks, ", ")+`)`, args...)
+	rows, err := d.db.Read.QueryContext(ctx, `SELECT id, url, secret, previous_secret, previous_valid_until, status FROM webhook_subscriptions WHERE id IN (`+sqldb.Placeholders(d.db.Dialect, 1, len(args))+`)`, args...)
 	if err != nil {
 		return fmt.Errorf("webhooks: read subscriptions: %w", err)
 	}

@@ -12,16 +12,26 @@ import (
 // databases).
 const batchRows = 100
 
-// Placeholders returns "$from, $from+1, …" for n parameters.
-func Placeholders(from, n int) string {
+// Placeholders returns the parameters from, from+1, … of a list of n (an IN list): "$from, …" on
+// PostgreSQL, "?, ?, …" on SQLite (see rowsStatement), where the statement's earlier parameters
+// must be exactly $1 to $from-1, in order.
+func Placeholders(dialect Dialect, from, n int) string {
 	var sb strings.Builder
 	for i := 0; i < n; i++ {
 		if i > 0 {
 			sb.WriteString(", ")
 		}
-		fmt.Fprintf(&sb, "$%d", from+i)
+		sb.WriteString(placeholder(dialect, from+i))
 	}
 	return sb.String()
+}
+
+// placeholder is parameter number n of a statement.
+func placeholder(dialect Dialect, n int) string {
+	if dialect == Postgres {
+		return "$" + strconv.Itoa(n)
+	}
+	return "?"
 }
 
 // ExecRows runs head + a VALUES list + tail once per chunk of rows, so that a batch of rows costs
@@ -90,10 +100,7 @@ func rowsStatement(dialect Dialect, head, tail string, rows [][]any, start int, 
 			if j > 0 {
 				sb.WriteString(", ")
 			}
-			param := "?"
-			if dialect == Postgres {
-				param = "$" + strconv.Itoa(len(args)+j+1)
-			}
+			param := placeholder(dialect, len(args)+j+1)
 			if j < len(casts) {
 				fmt.Fprintf(&sb, "CAST(%s AS %s)", param, casts[j])
 			} else {
