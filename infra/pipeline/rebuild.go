@@ -14,9 +14,9 @@ import (
 	"funnel/projections"
 )
 
-// Rebuild replays the whole log into fresh copies of a projection's tables, then swaps them in:
-// one transaction catches up with the log, replaces the live rows with the rebuilt ones, and
-// moves the checkpoint. Readers see the old read model until that commits and the new one
+// Rebuild replays the log, as far as it reached at the start, into fresh copies of a projection's
+// tables, then swaps them in: one transaction locks the projection's checkpoint, brings the copies
+// up to it, replaces the live rows with the rebuilt ones, and moves the checkpoint. Readers see the old read model until that commits and the new one
 // after. The projection's live handler, in this process or another, finds its checkpoint moved
 // and goes on from there. progress is told how far the replay got.
 //
@@ -47,12 +47,14 @@ func Rebuild(ctx context.Context, db *sqldb.DB, log LogReader, p projections.Reb
 		}
 	}
 
+	// The replay goes as far as the log was at the start: with writes going on, chasing the end
+	// of the log might never finish. The swap brings the copies the rest of the way.
 	head, err := log.Head(ctx)
 	if err != nil {
 		return 0, err
 	}
 	var pos int64
-	for {
+	for pos < head {
 		tx, err := conn.BeginTx(ctx, nil)
 		if err != nil {
 			return 0, fmt.Errorf("pipeline: rebuild %s: %w", name, err)
@@ -88,8 +90,10 @@ func replay(ctx context.Context, tx *sql.Tx, log LogReader, p projections.Projec
 	return len(batch), batch[len(batch)-1].Position, nil
 }
 
-// swap catches the copies up with the log and replaces the live rows with them, in one transaction
-// that holds the projection's checkpoint, so that its live handler waits meanwhile.
+// swap catches the copies up with the live read model and replaces the live rows with them, in one
+// transaction that holds the projection's checkpoint, so that its live handler waits meanwhile.
+// The live rows reflect the log up to that checkpoint exactly, so the copies need go no further:
+// the live handler applies what comes after, as it would have anyway.
 func swap(ctx context.Context, conn *sql.Conn, db *sqldb.DB, log LogReader, p projections.Rebuildable, live string, pos int64) (int64, error) {
 	name := p.Name()
 	tx, err := conn.BeginTx(ctx, nil)
@@ -104,13 +108,13 @@ func swap(ctx context.Context, conn *sql.Conn, db *sqldb.DB, log LogReader, p pr
 	if err := tx.QueryRowContext(ctx, `SELECT position FROM projection_checkpoints WHERE name = $1`+db.ForUpdate(), name).Scan(&current); err != nil {
 		return 0, fmt.Errorf("pipeline: rebuild %s: lock checkpoint: %w", name, err)
 	}
-	for {
+	for pos < current {
 		n, last, err := replay(ctx, tx, log, p, pos, catchUpChunk)
 		if err != nil {
 			return 0, fmt.Errorf("pipeline: rebuild %s: catch up after %d: %w", name, pos, err)
 		}
 		if n == 0 {
-			break
+			return 0, fmt.Errorf("pipeline: rebuild %s: the log ends at %d, before the checkpoint %d", name, pos, current)
 		}
 		pos = last
 	}
