@@ -283,6 +283,9 @@ type WebhookSecretRotated struct {
 }
 
 func (WebhookSubscribed) EventType() string           { return "WebhookSubscribed" }
+func (WebhookSubscriptionDeleted) EventType() string  { return "WebhookSubscriptionDeleted" }
+func (WebhookSubscriptionDisabled) EventType() string { return "WebhookSubscriptionDisabled" }
+func (WebhookSecretRotated) EventType() string        { return "WebhookSecretRotated" }
 
 // Redacted is the event with its secret hidden (SecretEvent).
 func (e WebhookSubscribed) Redacted() Event {
@@ -295,9 +298,6 @@ func (e WebhookSecretRotated) Redacted() Event {
 	e.Secret, e.PreviousSecret = RedactedSecret, RedactedSecret
 	return e
 }
-func (WebhookSubscriptionDeleted) EventType() string  { return "WebhookSubscriptionDeleted" }
-func (WebhookSubscriptionDisabled) EventType() string { return "WebhookSubscriptionDisabled" }
-func (WebhookSecretRotated) EventType() string        { return "WebhookSecretRotated" }
 
 func init() {
 	register(WebhookSubscribed{}, 1, nil)

@@ -21,7 +21,9 @@ func (o *countingObserver) DeliveryAttempted(string, time.Duration) { o.attempts
 func (o *countingObserver) DeliveryGivenUp()                        { o.givenUp++ }
 
 // outbox is a migrated database holding one active subscription and one due delivery to it.
-func outbox(t *testing.T, d sqldb.Dialect) *sqldb.DB { return outboxTo(t, d, "https://example.com/hook") }
+func outbox(t *testing.T, d sqldb.Dialect) *sqldb.DB {
+	return outboxTo(t, d, "https://example.com/hook")
+}
 
 // outboxTo is outbox with a subscription to url.
 func outboxTo(t *testing.T, d sqldb.Dialect, url string) *sqldb.DB {
