@@ -1,4 +1,4 @@
-module funnel
+module github.com/funnelhq/funnel
 
 go 1.26.0
 

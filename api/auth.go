@@ -3,13 +3,12 @@ package api
 import (
 	"context"
 	"crypto/subtle"
-	"errors"
 	"net/http"
 	"strings"
 
-	"funnel/commands"
-	"funnel/domain"
-	"funnel/projections"
+	"github.com/funnelhq/funnel/commands"
+	"github.com/funnelhq/funnel/domain"
+	"github.com/funnelhq/funnel/projections"
 )
 
 // principal is the API key a request authenticated with.
@@ -57,7 +56,7 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 		}
 		key, err := s.deps.Accounts.APIKeyByHash(r.Context(), domain.HashAPIKey(token))
 		switch {
-		case errors.Is(err, projections.ErrNotFound):
+		case isNotFound(err):
 			unauthorized(w, "invalid API key")
 			return
 		case err != nil:

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"funnel/infra/app/apptest"
+	"github.com/funnelhq/funnel/app/apptest"
 )
 
 func TestAuthentication(t *testing.T) {

@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"funnel/infra/app"
-	"funnel/infra/app/apptest"
-	"funnel/infra/sqldb/sqldbtest"
+	"github.com/funnelhq/funnel/app"
+	"github.com/funnelhq/funnel/app/apptest"
+	"github.com/funnelhq/funnel/infra/sqldb/sqldbtest"
 )
 
 // BenchmarkUpsertContact measures POST /api/v1/contacts end to end (HTTP on loopback, a new email

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"funnel/infra/app/apptest"
+	"github.com/funnelhq/funnel/app/apptest"
 )
 
 // An auditor sees everything that happened to a contact in one history, in log order: its own

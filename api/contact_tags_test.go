@@ -5,7 +5,7 @@ import (
 	"slices"
 	"testing"
 
-	"funnel/infra/app/apptest"
+	"github.com/funnelhq/funnel/app/apptest"
 )
 
 func TestTagContactByEmail(t *testing.T) {

@@ -5,9 +5,11 @@ import (
 
 	"github.com/gorilla/mux"
 
-	"funnel/commands"
-	"funnel/domain"
-	"funnel/projections"
+	"github.com/funnelhq/funnel/commands"
+	"github.com/funnelhq/funnel/domain"
+	"github.com/funnelhq/funnel/paging"
+	"github.com/funnelhq/funnel/projections"
+	"github.com/funnelhq/funnel/wireformat"
 )
 
 type upsertContactRequest struct {
@@ -77,12 +79,12 @@ func tagReport(req domain.TagRequest, res domain.TagResolution, outcome string) 
 	}
 	resolved := object{"tagNames": names, "tagIds": ids}
 	report := object{
-		"requested": object{"tagNames": nonNil(req.Names), "tagIds": nonNil(req.IDs)},
+		"requested": object{"tagNames": wireformat.List(req.Names), "tagIds": wireformat.List(req.IDs)},
 		"applied":   resolved,
 		outcome:     resolved,
 	}
 	if !req.Empty() && len(res.Tags) == 0 {
-		report["unmatchedTagNames"] = nonNil(res.UnmatchedNames)
+		report["unmatchedTagNames"] = wireformat.List(res.UnmatchedNames)
 		report["warning"] = "none of the requested tags exist in this account; no tags were " + outcome
 	}
 	return report
@@ -116,7 +118,7 @@ func (s *Server) getContact(w http.ResponseWriter, r *http.Request) {
 // listContacts serves GET /api/v1/contacts.
 func (s *Server) listContacts(w http.ResponseWriter, r *http.Request) {
 	filter := projections.ContactFilter{Email: r.URL.Query().Get("email")}
-	writePage(s, w, r, "contacts", func(page projections.Page) ([]projections.Contact, string, error) {
+	writePage(s, w, r, "contacts", func(page paging.Page) ([]projections.Contact, string, error) {
 		return s.deps.Contacts.List(r.Context(), principalOf(r.Context()).key.AccountID, filter, page)
 	}, contactView)
 }

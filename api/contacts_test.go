@@ -9,7 +9,7 @@ import (
 	"sync"
 	"testing"
 
-	"funnel/infra/app/apptest"
+	"github.com/funnelhq/funnel/app/apptest"
 )
 
 func upsert(t *testing.T, svc *apptest.Service, key string, body any) apptest.Response {

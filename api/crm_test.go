@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"funnel/infra/app/apptest"
+	"github.com/funnelhq/funnel/app/apptest"
 )
 
 func TestCRMsAndStages(t *testing.T) {

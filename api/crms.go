@@ -5,14 +5,15 @@ import (
 
 	"github.com/gorilla/mux"
 
-	"funnel/commands"
-	"funnel/domain"
-	"funnel/projections"
+	"github.com/funnelhq/funnel/commands"
+	"github.com/funnelhq/funnel/domain"
+	"github.com/funnelhq/funnel/paging"
+	"github.com/funnelhq/funnel/projections"
 )
 
 // listCRMs serves GET /api/v1/crms: the account's pipelines with their stages, in creation order.
 func (s *Server) listCRMs(w http.ResponseWriter, r *http.Request) {
-	writePage(s, w, r, "crms", func(page projections.Page) ([]projections.CRM, string, error) {
+	writePage(s, w, r, "crms", func(page paging.Page) ([]projections.CRM, string, error) {
 		return s.deps.CRMs.List(r.Context(), principalOf(r.Context()).key.AccountID, page)
 	}, crmView)
 }
@@ -23,7 +24,7 @@ func (s *Server) listStages(w http.ResponseWriter, r *http.Request) {
 	if !s.owned(w, r, "crm", crm.AccountID, err) {
 		return
 	}
-	writePage(s, w, r, "stages", func(page projections.Page) ([]domain.Stage, string, error) {
+	writePage(s, w, r, "stages", func(page paging.Page) ([]domain.Stage, string, error) {
 		return s.deps.CRMs.Stages(r.Context(), crm.ID, page)
 	}, stageView)
 }

@@ -5,13 +5,14 @@ import (
 
 	"github.com/gorilla/mux"
 
-	"funnel/commands"
-	"funnel/projections"
+	"github.com/funnelhq/funnel/commands"
+	"github.com/funnelhq/funnel/paging"
+	"github.com/funnelhq/funnel/projections"
 )
 
 // listForms serves GET /api/v1/forms: id, name and fields of the account's forms, in creation order.
 func (s *Server) listForms(w http.ResponseWriter, r *http.Request) {
-	writePage(s, w, r, "forms", func(page projections.Page) ([]projections.Form, string, error) {
+	writePage(s, w, r, "forms", func(page paging.Page) ([]projections.Form, string, error) {
 		return s.deps.Forms.List(r.Context(), principalOf(r.Context()).key.AccountID, page)
 	}, formView)
 }

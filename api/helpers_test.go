@@ -5,7 +5,7 @@ import (
 	"net/url"
 	"testing"
 
-	"funnel/infra/app/apptest"
+	"github.com/funnelhq/funnel/app/apptest"
 )
 
 // leadsOf lists the leads of a CRM through the operator API, of one contact when contactID is set.

@@ -8,8 +8,8 @@ import (
 
 	"github.com/gorilla/mux"
 
-	"funnel/infra/app/apptest"
-	"funnel/infra/sqldb"
+	"github.com/funnelhq/funnel/app/apptest"
+	"github.com/funnelhq/funnel/infra/sqldb"
 )
 
 // Every route of the integration API is in /llms-full.txt, with its method.

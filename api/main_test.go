@@ -3,7 +3,7 @@ package api_test
 import (
 	"testing"
 
-	"funnel/infra/app/apptest"
+	"github.com/funnelhq/funnel/app/apptest"
 )
 
 func TestMain(m *testing.M) { apptest.Main(m) }

@@ -1,14 +1,14 @@
 package api
 
 import (
-	"errors"
 	"net/http"
 
 	"github.com/gorilla/mux"
 
-	"funnel/commands"
-	"funnel/domain"
-	"funnel/projections"
+	"github.com/funnelhq/funnel/commands"
+	"github.com/funnelhq/funnel/domain"
+	"github.com/funnelhq/funnel/projections"
+	"github.com/funnelhq/funnel/wireformat"
 )
 
 // operatorMeta is the metadata of events the operator API records for an account.
@@ -22,7 +22,7 @@ func operatorMeta(r *http.Request) commands.Meta {
 }
 
 func accountView(a projections.Account) object {
-	return object{"id": a.ID, "name": a.Name, "createdAt": formatTime(a.CreatedAt)}
+	return object{"id": a.ID, "name": a.Name, "createdAt": wireformat.Time(a.CreatedAt)}
 }
 
 // createAccount serves POST /admin/v1/accounts.
@@ -65,7 +65,7 @@ func (s *Server) getAccount(w http.ResponseWriter, r *http.Request) {
 // existingAccount loads the account named in the path, answering 404 when there is none.
 func (s *Server) existingAccount(w http.ResponseWriter, r *http.Request) (projections.Account, bool) {
 	account, err := s.deps.Accounts.Account(r.Context(), mux.Vars(r)["accountId"])
-	if errors.Is(err, projections.ErrNotFound) {
+	if isNotFound(err) {
 		writeError(w, http.StatusNotFound, "account not found")
 		return account, false
 	}
@@ -77,7 +77,7 @@ func (s *Server) existingAccount(w http.ResponseWriter, r *http.Request) (projec
 }
 
 func apiKeyView(k projections.APIKey) object {
-	return object{"id": k.ID, "name": k.Name, "scopes": nonNil(k.Scopes), "createdAt": formatTime(k.CreatedAt), "revoked": k.Revoked}
+	return object{"id": k.ID, "name": k.Name, "scopes": wireformat.List(k.Scopes), "createdAt": wireformat.Time(k.CreatedAt), "revoked": k.Revoked}
 }
 
 // issueAPIKey serves POST /admin/v1/accounts/{accountId}/api-keys.

@@ -3,9 +3,11 @@ package api
 import (
 	"net/http"
 
-	"funnel/commands"
-	"funnel/domain"
-	"funnel/projections"
+	"github.com/funnelhq/funnel/commands"
+	"github.com/funnelhq/funnel/domain"
+	"github.com/funnelhq/funnel/paging"
+	"github.com/funnelhq/funnel/projections"
+	"github.com/funnelhq/funnel/wireformat"
 )
 
 // defineCustomField serves POST /admin/v1/accounts/{accountId}/custom-fields.
@@ -39,7 +41,7 @@ func (s *Server) defineCustomField(w http.ResponseWriter, r *http.Request) {
 }
 
 func customFieldView(f projections.CustomField) object {
-	return object{"id": f.ID, "name": f.Name, "createdAt": formatTime(f.CreatedAt)}
+	return object{"id": f.ID, "name": f.Name, "createdAt": wireformat.Time(f.CreatedAt)}
 }
 
 // listCustomFields serves GET /admin/v1/accounts/{accountId}/custom-fields.
@@ -63,7 +65,7 @@ func (s *Server) listCustomFields(w http.ResponseWriter, r *http.Request) {
 // operatorTagView is a tag as the operator API shows it, with its automations.
 func operatorTagView(t projections.Tag) object {
 	view := tagView(t)
-	view["automations"] = nonNil(t.Automations)
+	view["automations"] = wireformat.List(t.Automations)
 	return view
 }
 
@@ -99,7 +101,7 @@ func (s *Server) listOperatorTags(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	writePage(s, w, r, "tags", func(page projections.Page) ([]projections.Tag, string, error) {
+	writePage(s, w, r, "tags", func(page paging.Page) ([]projections.Tag, string, error) {
 		return s.deps.Tags.List(r.Context(), account.ID, page)
 	}, operatorTagView)
 }

@@ -5,8 +5,9 @@ import (
 
 	"github.com/gorilla/mux"
 
-	"funnel/commands"
-	"funnel/projections"
+	"github.com/funnelhq/funnel/commands"
+	"github.com/funnelhq/funnel/paging"
+	"github.com/funnelhq/funnel/projections"
 )
 
 // createCRM serves POST /admin/v1/accounts/{accountId}/crms {name, stages: [{name}]}.
@@ -46,7 +47,7 @@ func (s *Server) listOperatorCRMs(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	writePage(s, w, r, "crms", func(page projections.Page) ([]projections.CRM, string, error) {
+	writePage(s, w, r, "crms", func(page paging.Page) ([]projections.CRM, string, error) {
 		return s.deps.CRMs.List(r.Context(), account.ID, page)
 	}, crmView)
 }
@@ -64,7 +65,7 @@ func (s *Server) listOperatorLeads(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	filter := projections.LeadFilter{CRMID: crm.ID, ContactID: r.URL.Query().Get("contactId")}
-	writePage(s, w, r, "leads", func(page projections.Page) ([]projections.Lead, string, error) {
+	writePage(s, w, r, "leads", func(page paging.Page) ([]projections.Lead, string, error) {
 		return s.deps.Leads.List(r.Context(), account.ID, filter, page)
 	}, leadView)
 }

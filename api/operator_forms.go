@@ -5,9 +5,11 @@ import (
 
 	"github.com/gorilla/mux"
 
-	"funnel/commands"
-	"funnel/domain"
-	"funnel/projections"
+	"github.com/funnelhq/funnel/commands"
+	"github.com/funnelhq/funnel/domain"
+	"github.com/funnelhq/funnel/paging"
+	"github.com/funnelhq/funnel/projections"
+	"github.com/funnelhq/funnel/wireformat"
 )
 
 // fieldSpec is a form field or a booking question as the operator defines it.
@@ -29,7 +31,7 @@ func fieldSpecs(in []fieldSpec) []domain.FieldSpec {
 // operatorFormView is a form as the operator API shows it, with the tags its submissions apply.
 func operatorFormView(f projections.Form) object {
 	view := formView(f)
-	view["tagIds"] = nonNil(f.TagIDs)
+	view["tagIds"] = wireformat.List(f.TagIDs)
 	return view
 }
 
@@ -67,7 +69,7 @@ func (s *Server) listOperatorForms(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	writePage(s, w, r, "forms", func(page projections.Page) ([]projections.Form, string, error) {
+	writePage(s, w, r, "forms", func(page paging.Page) ([]projections.Form, string, error) {
 		return s.deps.Forms.List(r.Context(), account.ID, page)
 	}, operatorFormView)
 }
@@ -84,7 +86,7 @@ func (s *Server) listOperatorSubmissions(w http.ResponseWriter, r *http.Request)
 		s.failOperatorLookup(w, r, "form", err)
 		return
 	}
-	writePage(s, w, r, "submissions", func(page projections.Page) ([]projections.Submission, string, error) {
+	writePage(s, w, r, "submissions", func(page paging.Page) ([]projections.Submission, string, error) {
 		return s.deps.Submissions.List(r.Context(), account.ID, form.ID, page)
 	}, func(sub projections.Submission) object {
 		view := submissionView(sub)

@@ -4,7 +4,8 @@ import (
 	"encoding/json"
 	"net/http"
 
-	"funnel/domain"
+	"github.com/funnelhq/funnel/domain"
+	"github.com/funnelhq/funnel/wireformat"
 )
 
 // history serves GET /admin/v1/accounts/{accountId}/history?contactId=|email=|subscriptionId=:
@@ -66,7 +67,7 @@ func HistoryView(events []domain.Recorded) ([]object, error) {
 			"version":       e.Version,
 			"type":          e.Type,
 			"schemaVersion": e.SchemaVersion,
-			"occurredAt":    formatTime(e.OccurredAt),
+			"occurredAt":    wireformat.Time(e.OccurredAt),
 			"data":          json.RawMessage(e.Data),
 			"metadata":      e.Metadata,
 		}

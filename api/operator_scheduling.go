@@ -5,8 +5,10 @@ import (
 
 	"github.com/gorilla/mux"
 
-	"funnel/commands"
-	"funnel/projections"
+	"github.com/funnelhq/funnel/commands"
+	"github.com/funnelhq/funnel/paging"
+	"github.com/funnelhq/funnel/projections"
+	"github.com/funnelhq/funnel/wireformat"
 )
 
 // createEventType serves POST /admin/v1/accounts/{accountId}/event-types
@@ -45,7 +47,7 @@ func (s *Server) listOperatorEventTypes(w http.ResponseWriter, r *http.Request) 
 	if !ok {
 		return
 	}
-	writePage(s, w, r, "eventTypes", func(page projections.Page) ([]projections.EventType, string, error) {
+	writePage(s, w, r, "eventTypes", func(page paging.Page) ([]projections.EventType, string, error) {
 		return s.deps.EventTypes.List(r.Context(), account.ID, page)
 	}, eventTypeView)
 }
@@ -62,11 +64,11 @@ func (s *Server) listOperatorBookings(w http.ResponseWriter, r *http.Request) {
 		s.failOperatorLookup(w, r, "event type", err)
 		return
 	}
-	writePage(s, w, r, "bookings", func(page projections.Page) ([]projections.Booking, string, error) {
+	writePage(s, w, r, "bookings", func(page paging.Page) ([]projections.Booking, string, error) {
 		return s.deps.Bookings.List(r.Context(), account.ID, eventType.ID, page)
 	}, func(b projections.Booking) object {
 		view := bookingView(b)
-		view["timezone"] = orNull(b.Timezone)
+		view["timezone"] = wireformat.OrNull(b.Timezone)
 		view["answers"] = b.Answers
 		return view
 	})

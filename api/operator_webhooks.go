@@ -7,10 +7,11 @@ import (
 
 	"github.com/gorilla/mux"
 
-	"funnel/commands"
-	"funnel/domain"
-	"funnel/projections"
-	"funnel/webhooks"
+	"github.com/funnelhq/funnel/commands"
+	"github.com/funnelhq/funnel/domain"
+	"github.com/funnelhq/funnel/paging"
+	"github.com/funnelhq/funnel/webhooks"
+	"github.com/funnelhq/funnel/wireformat"
 )
 
 // webhookView is a subscription as the operator API shows it, with its kind and status.
@@ -84,12 +85,12 @@ func (s *Server) rotateWebhookSecret(w http.ResponseWriter, r *http.Request) {
 func deliveryView(d webhooks.Delivery) object {
 	attempts := make([]object, len(d.Attempts))
 	for i, a := range d.Attempts {
-		attempts[i] = object{"at": formatTime(a.At), "statusCode": a.StatusCode, "error": a.Error, "durationMs": a.DurationMs}
+		attempts[i] = object{"at": wireformat.Time(a.At), "statusCode": a.StatusCode, "error": a.Error, "durationMs": a.DurationMs}
 	}
 	v := object{"id": d.ID, "eventId": d.EventID, "eventType": d.EventType, "webhookId": d.WebhookID, "status": d.Status,
-		"attempts": attempts, "createdAt": formatTime(d.CreatedAt)}
+		"attempts": attempts, "createdAt": wireformat.Time(d.CreatedAt)}
 	if d.Status == "pending" {
-		v["nextAttemptAt"] = formatTime(d.NextAttemptAt)
+		v["nextAttemptAt"] = wireformat.Time(d.NextAttemptAt)
 	}
 	if d.LastError != "" {
 		v["lastError"] = d.LastError
@@ -110,7 +111,7 @@ func (s *Server) listDeliveries(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "status must be pending, succeeded or failed")
 		return
 	}
-	writePage(s, w, r, "deliveries", func(page projections.Page) ([]webhooks.Delivery, string, error) {
+	writePage(s, w, r, "deliveries", func(page paging.Page) ([]webhooks.Delivery, string, error) {
 		return s.deps.Deliveries.List(r.Context(), account.ID, filter, page)
 	}, deliveryView)
 }

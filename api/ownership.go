@@ -1,10 +1,7 @@
 package api
 
 import (
-	"errors"
 	"net/http"
-
-	"funnel/projections"
 )
 
 // owned checks the outcome of a read-model lookup of one resource for the requesting account
@@ -12,7 +9,7 @@ import (
 // another account. It answers and returns false unless the request may go on.
 func (s *Server) owned(w http.ResponseWriter, r *http.Request, what, ownerID string, err error) bool {
 	switch {
-	case errors.Is(err, projections.ErrNotFound):
+	case isNotFound(err):
 		writeError(w, http.StatusNotFound, what+" not found")
 		return false
 	case err != nil:
@@ -29,7 +26,7 @@ func (s *Server) owned(w http.ResponseWriter, r *http.Request, what, ownerID str
 // API. The operator names the account in the path, so a resource of another account is simply
 // not one of this account's: 404.
 func (s *Server) failOperatorLookup(w http.ResponseWriter, r *http.Request, what string, err error) {
-	if err == nil || errors.Is(err, projections.ErrNotFound) {
+	if err == nil || isNotFound(err) {
 		writeError(w, http.StatusNotFound, what+" not found in this account")
 		return
 	}

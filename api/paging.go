@@ -1,34 +1,23 @@
 package api
 
 import (
-	"errors"
 	"net/http"
-	"strconv"
-	"strings"
 
-	"funnel/projections"
+	"github.com/funnelhq/funnel/paging"
 )
 
-// List limits (decisions.md "Lists").
-const (
-	defaultLimit = 50
-	maxLimit     = 200
-)
-
-// pageOf reads limit and cursor from the query. It answers 400 and returns false for a limit
-// that is not a positive integer; a limit above the maximum is clamped.
-func pageOf(w http.ResponseWriter, r *http.Request) (projections.Page, bool) {
-	page := projections.Page{Limit: defaultLimit, Cursor: r.URL.Query().Get("cursor")}
-	if raw, given := r.URL.Query()["limit"]; given {
-		n, err := strconv.Atoi(raw[0])
-		if errors.Is(err, strconv.ErrRange) && !strings.HasPrefix(raw[0], "-") {
-			n, err = maxLimit, nil // a positive integer too large for an int is still above the maximum
-		}
-		if err != nil || n <= 0 {
-			writeError(w, http.StatusBadRequest, "limit must be a positive integer")
-			return page, false
-		}
-		page.Limit = min(n, maxLimit)
+// pageOf reads limit and cursor from the query (paging.Parse). It answers 400 and returns false
+// for a limit that is not a positive integer.
+func pageOf(w http.ResponseWriter, r *http.Request) (paging.Page, bool) {
+	q := r.URL.Query()
+	limit, given := q["limit"]
+	if !given {
+		limit = []string{""}
+	}
+	page, err := paging.Parse(limit[0], given, q.Get("cursor"))
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return page, false
 	}
 	return page, true
 }
@@ -37,7 +26,7 @@ func pageOf(w http.ResponseWriter, r *http.Request) (projections.Page, bool) {
 // list for the page, and answers {member: [view(row), ...], nextCursor} (nextCursor absent on the
 // last page).
 func writePage[T any](s *Server, w http.ResponseWriter, r *http.Request, member string,
-	list func(projections.Page) ([]T, string, error), view func(T) object) {
+	list func(paging.Page) ([]T, string, error), view func(T) object) {
 	page, ok := pageOf(w, r)
 	if !ok {
 		return

@@ -13,15 +13,12 @@ import (
 
 	"go.uber.org/zap"
 
-	"funnel/commands"
-	"funnel/domain"
-	"funnel/projections"
+	"github.com/funnelhq/funnel/commands"
+	"github.com/funnelhq/funnel/domain"
+	"github.com/funnelhq/funnel/paging"
+	"github.com/funnelhq/funnel/projections"
+	"github.com/funnelhq/funnel/webhooks"
 )
-
-// timeFormat is how every timestamp is written: RFC 3339, UTC, millisecond precision.
-const timeFormat = "2006-01-02T15:04:05.000Z"
-
-func formatTime(t time.Time) string { return t.UTC().Format(timeFormat) }
 
 // object is a JSON response body.
 type object = map[string]any
@@ -53,9 +50,9 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	switch {
 	case errors.As(err, &de):
 		writeError(w, statusOf(de.Kind), de.Message)
-	case errors.Is(err, projections.ErrNotFound):
+	case isNotFound(err):
 		writeError(w, http.StatusNotFound, "not found")
-	case errors.Is(err, projections.ErrBadCursor):
+	case errors.Is(err, paging.ErrBadCursor):
 		writeError(w, http.StatusBadRequest, "cursor is invalid")
 	case errors.Is(err, commands.ErrTooMuchContention):
 		w.Header().Set("Retry-After", "1")
@@ -67,6 +64,11 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 			zap.String("method", r.Method), zap.String("path", r.URL.Path), zap.Error(err))
 		writeError(w, http.StatusInternalServerError, "internal error")
 	}
+}
+
+// isNotFound tells whether a lookup found nothing, in a read model or in the webhook tables.
+func isNotFound(err error) bool {
+	return errors.Is(err, projections.ErrNotFound) || errors.Is(err, webhooks.ErrNotFound)
 }
 
 func statusOf(kind domain.ErrorKind) int {

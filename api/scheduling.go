@@ -6,13 +6,14 @@ import (
 
 	"github.com/gorilla/mux"
 
-	"funnel/commands"
-	"funnel/projections"
+	"github.com/funnelhq/funnel/commands"
+	"github.com/funnelhq/funnel/paging"
+	"github.com/funnelhq/funnel/projections"
 )
 
 // listEventTypes serves GET /api/v1/scheduling/event-types: the account's calendars, in creation order.
 func (s *Server) listEventTypes(w http.ResponseWriter, r *http.Request) {
-	writePage(s, w, r, "eventTypes", func(page projections.Page) ([]projections.EventType, string, error) {
+	writePage(s, w, r, "eventTypes", func(page paging.Page) ([]projections.EventType, string, error) {
 		return s.deps.EventTypes.List(r.Context(), principalOf(r.Context()).key.AccountID, page)
 	}, eventTypeView)
 }

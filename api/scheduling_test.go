@@ -7,10 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"funnel/infra/app"
-	"funnel/infra/app/apptest"
-	"funnel/infra/sqldb"
-	"funnel/infra/sqldb/sqldbtest"
+	"github.com/funnelhq/funnel/app"
+	"github.com/funnelhq/funnel/app/apptest"
+	"github.com/funnelhq/funnel/infra/sqldb"
+	"github.com/funnelhq/funnel/infra/sqldb/sqldbtest"
 )
 
 // slotBase is a whole hour a week ahead: far enough in the future for any test run.

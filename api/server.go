@@ -9,10 +9,10 @@ import (
 	"github.com/gorilla/mux"
 	"go.uber.org/zap"
 
-	"funnel/commands"
-	"funnel/domain"
-	"funnel/projections"
-	"funnel/webhooks"
+	"github.com/funnelhq/funnel/commands"
+	"github.com/funnelhq/funnel/domain"
+	"github.com/funnelhq/funnel/projections"
+	"github.com/funnelhq/funnel/webhooks"
 )
 
 // ReadModelWaiter lets a write wait until the read models show it.

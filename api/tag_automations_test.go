@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"funnel/infra/app/apptest"
+	"github.com/funnelhq/funnel/app/apptest"
 )
 
 // A crm.move tag opens the contact's lead in its CRM at its stage, or moves the lead the contact

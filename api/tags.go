@@ -5,9 +5,10 @@ import (
 
 	"github.com/gorilla/mux"
 
-	"funnel/commands"
-	"funnel/domain"
-	"funnel/projections"
+	"github.com/funnelhq/funnel/commands"
+	"github.com/funnelhq/funnel/domain"
+	"github.com/funnelhq/funnel/paging"
+	"github.com/funnelhq/funnel/projections"
 )
 
 type tagContactRequest struct {
@@ -69,7 +70,7 @@ func (s *Server) changeTags(w http.ResponseWriter, r *http.Request, cmd commands
 
 // listTags serves GET /api/v1/tags.
 func (s *Server) listTags(w http.ResponseWriter, r *http.Request) {
-	writePage(s, w, r, "tags", func(page projections.Page) ([]projections.Tag, string, error) {
+	writePage(s, w, r, "tags", func(page paging.Page) ([]projections.Tag, string, error) {
 		return s.deps.Tags.List(r.Context(), principalOf(r.Context()).key.AccountID, page)
 	}, tagView)
 }

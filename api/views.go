@@ -1,8 +1,9 @@
 package api
 
 import (
-	"funnel/domain"
-	"funnel/projections"
+	"github.com/funnelhq/funnel/domain"
+	"github.com/funnelhq/funnel/projections"
+	"github.com/funnelhq/funnel/wireformat"
 )
 
 // contactView is a contact as the integration API shows it.
@@ -23,14 +24,14 @@ func contactView(c projections.Contact) object {
 		"phone":        c.Phone,
 		"tagIds":       tagIDs,
 		"customFields": fields,
-		"createdAt":    formatTime(c.CreatedAt),
-		"updatedAt":    formatTime(c.UpdatedAt),
+		"createdAt":    wireformat.Time(c.CreatedAt),
+		"updatedAt":    wireformat.Time(c.UpdatedAt),
 	}
 }
 
 // tagView is a tag as GET /api/v1/tags shows it.
 func tagView(t projections.Tag) object {
-	return object{"id": t.ID, "name": t.Name, "order": t.Order, "createdAt": formatTime(t.CreatedAt)}
+	return object{"id": t.ID, "name": t.Name, "order": t.Order, "createdAt": wireformat.Time(t.CreatedAt)}
 }
 
 // nonNil turns a nil slice into an empty one, so that JSON shows [] rather than null.
@@ -41,17 +42,9 @@ func nonNil[T any](s []T) []T {
 	return s
 }
 
-// orNull shows an optional string that is not set as null rather than "".
-func orNull(s string) any {
-	if s == "" {
-		return nil
-	}
-	return s
-}
-
 // crmView is a CRM pipeline with its stages in order.
 func crmView(c projections.CRM) object {
-	return object{"id": c.ID, "name": c.Name, "stages": stageViews(c.Stages), "createdAt": formatTime(c.CreatedAt)}
+	return object{"id": c.ID, "name": c.Name, "stages": stageViews(c.Stages), "createdAt": wireformat.Time(c.CreatedAt)}
 }
 
 func stageViews(stages []domain.Stage) []object {
@@ -71,7 +64,7 @@ func stageView(s domain.Stage) object {
 func leadView(l projections.Lead) object {
 	return object{
 		"id": l.ID, "crmId": l.CRMID, "stageId": l.StageID, "contactId": l.ContactID, "title": l.Title, "amount": l.Amount,
-		"createdAt": formatTime(l.CreatedAt), "updatedAt": formatTime(l.UpdatedAt),
+		"createdAt": wireformat.Time(l.CreatedAt), "updatedAt": wireformat.Time(l.UpdatedAt),
 	}
 }
 
@@ -80,33 +73,33 @@ func leadView(l projections.Lead) object {
 func fieldViews(fields []domain.Field) []object {
 	out := make([]object, len(fields))
 	for i, f := range fields {
-		out[i] = object{"id": f.ID, "label": f.Label, "type": f.Type, "contactField": orNull(f.ContactField), "required": f.Required}
+		out[i] = object{"id": f.ID, "label": f.Label, "type": f.Type, "contactField": wireformat.OrNull(f.ContactField), "required": f.Required}
 	}
 	return out
 }
 
 // formView is a form with its fields in order.
 func formView(f projections.Form) object {
-	return object{"id": f.ID, "name": f.Name, "fields": fieldViews(f.Fields), "createdAt": formatTime(f.CreatedAt)}
+	return object{"id": f.ID, "name": f.Name, "fields": fieldViews(f.Fields), "createdAt": wireformat.Time(f.CreatedAt)}
 }
 
 // submissionView is a form submission; contactId is null when no answer gave an email.
 func submissionView(s projections.Submission) object {
-	return object{"id": s.ID, "formId": s.FormID, "submittedAt": formatTime(s.SubmittedAt), "contactId": orNull(s.ContactID)}
+	return object{"id": s.ID, "formId": s.FormID, "submittedAt": wireformat.Time(s.SubmittedAt), "contactId": wireformat.OrNull(s.ContactID)}
 }
 
 // eventTypeView is a calendar with its questions in order.
 func eventTypeView(t projections.EventType) object {
 	return object{
-		"id": t.ID, "name": t.Name, "durationMinutes": t.DurationMinutes, "meetingUrl": orNull(t.MeetingURL),
-		"questions": fieldViews(t.Questions), "createdAt": formatTime(t.CreatedAt),
+		"id": t.ID, "name": t.Name, "durationMinutes": t.DurationMinutes, "meetingUrl": wireformat.OrNull(t.MeetingURL),
+		"questions": fieldViews(t.Questions), "createdAt": wireformat.Time(t.CreatedAt),
 	}
 }
 
 // bookingView is a booking: when it starts and ends, where it happens, and whose it is.
 func bookingView(b projections.Booking) object {
 	return object{
-		"id": b.ID, "eventTypeId": b.EventTypeID, "when": formatTime(b.StartTime), "endTime": formatTime(b.EndTime),
-		"meetingUrl": orNull(b.MeetingURL), "contactId": orNull(b.ContactID),
+		"id": b.ID, "eventTypeId": b.EventTypeID, "when": wireformat.Time(b.StartTime), "endTime": wireformat.Time(b.EndTime),
+		"meetingUrl": wireformat.OrNull(b.MeetingURL), "contactId": wireformat.OrNull(b.ContactID),
 	}
 }

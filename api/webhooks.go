@@ -7,9 +7,10 @@ import (
 
 	"github.com/gorilla/mux"
 
-	"funnel/commands"
-	"funnel/domain"
-	"funnel/webhooks"
+	"github.com/funnelhq/funnel/commands"
+	"github.com/funnelhq/funnel/domain"
+	"github.com/funnelhq/funnel/webhooks"
+	"github.com/funnelhq/funnel/wireformat"
 )
 
 // subscriptionRequest is the body of a REST Hook subscription (and of an operator webhook):
@@ -55,13 +56,13 @@ func (r subscriptionRequest) spec(kind string) (domain.SubscriptionSpec, string)
 }
 
 func filtersView(f domain.WebhookFilters) object {
-	return object{"formIds": nonNil(f.FormIDs), "eventTypeIds": nonNil(f.EventTypeIDs), "productIds": nonNil(f.ProductIDs),
-		"pricingTierIds": nonNil(f.PricingTierIDs), "bumpIds": nonNil(f.BumpIDs)}
+	return object{"formIds": wireformat.List(f.FormIDs), "eventTypeIds": wireformat.List(f.EventTypeIDs), "productIds": wireformat.List(f.ProductIDs),
+		"pricingTierIds": wireformat.List(f.PricingTierIDs), "bumpIds": wireformat.List(f.BumpIDs)}
 }
 
 // subscriptionView is a subscription as the REST Hook API shows it.
 func subscriptionView(s webhooks.Subscription) object {
-	return object{"id": s.ID, "url": s.URL, "events": nonNil(s.Events), "filters": filtersView(s.Filters), "createdAt": formatTime(s.CreatedAt)}
+	return object{"id": s.ID, "url": s.URL, "events": wireformat.List(s.Events), "filters": filtersView(s.Filters), "createdAt": wireformat.Time(s.CreatedAt)}
 }
 
 // createSubscription creates a subscription and answers 201 with the view (and the secret,

@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"funnel/domain"
+	"github.com/funnelhq/funnel/domain"
 )
 
 // BookEvent books a slot of a calendar (POST /api/v1/scheduling/:eventTypeId/bookings). The

@@ -3,7 +3,7 @@ package commands
 import (
 	"context"
 
-	"funnel/domain"
+	"github.com/funnelhq/funnel/domain"
 )
 
 // CreateCRM defines a CRM pipeline with its stages, in order (operator API).

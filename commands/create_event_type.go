@@ -3,7 +3,7 @@ package commands
 import (
 	"context"
 
-	"funnel/domain"
+	"github.com/funnelhq/funnel/domain"
 )
 
 // CreateEventType defines a calendar: the length of its meetings, where they happen, and the

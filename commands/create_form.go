@@ -5,7 +5,7 @@ import (
 	"sort"
 	"strings"
 
-	"funnel/domain"
+	"github.com/funnelhq/funnel/domain"
 )
 
 // CreateForm defines a form: its fields, where each answer goes on the contact, and the tags a

@@ -4,7 +4,7 @@ import (
 	"context"
 	"strings"
 
-	"funnel/domain"
+	"github.com/funnelhq/funnel/domain"
 )
 
 // CreateLead opens a lead in a CRM and upserts its contact by email in one call

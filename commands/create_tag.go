@@ -3,7 +3,7 @@ package commands
 import (
 	"context"
 
-	"funnel/domain"
+	"github.com/funnelhq/funnel/domain"
 )
 
 // CreateTag defines a tag and the automations it runs when applied.

@@ -5,7 +5,7 @@ import (
 	"sort"
 	"strings"
 
-	"funnel/domain"
+	"github.com/funnelhq/funnel/domain"
 )
 
 // CreateWebhookSubscription subscribes a URL to outbound events: a custom connection or an

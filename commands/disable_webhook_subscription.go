@@ -3,7 +3,7 @@ package commands
 import (
 	"context"
 
-	"funnel/domain"
+	"github.com/funnelhq/funnel/domain"
 )
 
 // DisableWebhookSubscription stops deliveries to a target that answered 410 Gone. The delivery

@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 
-	"funnel/domain"
+	"github.com/funnelhq/funnel/domain"
 )
 
 // isExpected tells refusals the caller caused (bad input, unknown ids, a cancelled request)

@@ -3,7 +3,7 @@ package commands
 import (
 	"strings"
 
-	"funnel/domain"
+	"github.com/funnelhq/funnel/domain"
 )
 
 // Prefixes of the ids this package hands out (domain.NewID). Ids are opaque to integrators; the

@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"funnel/domain"
+	"github.com/funnelhq/funnel/domain"
 )
 
 // maxAttempts bounds how often a command reloads and decides again after a concurrent append.

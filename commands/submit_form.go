@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"funnel/domain"
+	"github.com/funnelhq/funnel/domain"
 )
 
 // SubmitForm records a submission of a form (POST /api/v1/forms/:formId/submissions). When an

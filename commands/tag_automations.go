@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"funnel/domain"
+	"github.com/funnelhq/funnel/domain"
 )
 
 // applyTags puts tags on a contact and runs their automations. The contact records its own

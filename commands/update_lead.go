@@ -3,7 +3,7 @@ package commands
 import (
 	"context"
 
-	"funnel/domain"
+	"github.com/funnelhq/funnel/domain"
 )
 
 // UpdateLead changes a lead's title, stage or amount (PATCH /api/v1/crms/:crmId/leads/:leadId).

@@ -5,7 +5,7 @@ import (
 	"sort"
 	"strings"
 
-	"funnel/domain"
+	"github.com/funnelhq/funnel/domain"
 )
 
 // UpsertContact creates or updates the contact of an email and adds tags to it

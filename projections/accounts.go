@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"time"
 
-	"funnel/domain"
+	"github.com/funnelhq/funnel/domain"
 )
 
 // Accounts is the read model of accounts, their API keys and their custom fields.

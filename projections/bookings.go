@@ -8,8 +8,9 @@ import (
 	"math"
 	"time"
 
-	"funnel/domain"
-	"funnel/infra/sqldb"
+	"github.com/funnelhq/funnel/domain"
+	"github.com/funnelhq/funnel/infra/sqldb"
+	"github.com/funnelhq/funnel/paging"
 )
 
 // Bookings is the read model of calendar bookings.
@@ -98,10 +99,10 @@ func (p *Bookings) Booking(ctx context.Context, id string) (Booking, error) {
 }
 
 // List returns one page of a calendar's bookings, newest first (decisions.md "Lists").
-func (p *Bookings) List(ctx context.Context, accountID, eventTypeID string, page Page) ([]Booking, string, error) {
+func (p *Bookings) List(ctx context.Context, accountID, eventTypeID string, page paging.Page) ([]Booking, string, error) {
 	before := int64(math.MaxInt64)
 	if page.Cursor != "" {
-		if err := DecodeCursor(page.Cursor, &before); err != nil {
+		if err := paging.DecodeCursor(page.Cursor, &before); err != nil {
 			return nil, "", err
 		}
 	}
@@ -110,6 +111,6 @@ func (p *Bookings) List(ctx context.Context, accountID, eventTypeID string, page
 	if err != nil {
 		return nil, "", fmt.Errorf("projections: list bookings: %w", err)
 	}
-	out, next := cut(out, page.Limit, func(b Booking) any { return b.seq })
+	out, next := paging.Cut(out, page.Limit, func(b Booking) any { return b.seq })
 	return out, next, nil
 }

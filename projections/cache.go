@@ -3,7 +3,7 @@ package projections
 import (
 	"sync"
 
-	"funnel/domain"
+	"github.com/funnelhq/funnel/domain"
 )
 
 // cache remembers read-model answers that every request needs (API keys, an account's tags), so

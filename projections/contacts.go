@@ -9,8 +9,9 @@ import (
 	"strings"
 	"time"
 
-	"funnel/domain"
-	"funnel/infra/sqldb"
+	"github.com/funnelhq/funnel/domain"
+	"github.com/funnelhq/funnel/infra/sqldb"
+	"github.com/funnelhq/funnel/paging"
 )
 
 // Contacts is the read model of contacts with their tags and custom fields.
@@ -164,7 +165,7 @@ type ContactFilter struct {
 }
 
 // List returns one page of an account's contacts, newest first.
-func (p *Contacts) List(ctx context.Context, accountID string, filter ContactFilter, page Page) ([]Contact, string, error) {
+func (p *Contacts) List(ctx context.Context, accountID string, filter ContactFilter, page paging.Page) ([]Contact, string, error) {
 	var sb strings.Builder
 	sb.WriteString(selectContacts + ` WHERE account_id = $1`)
 	args := []any{accountID}
@@ -174,7 +175,7 @@ func (p *Contacts) List(ctx context.Context, accountID string, filter ContactFil
 	}
 	if page.Cursor != "" {
 		var before int64
-		if err := DecodeCursor(page.Cursor, &before); err != nil {
+		if err := paging.DecodeCursor(page.Cursor, &before); err != nil {
 			return nil, "", err
 		}
 		args = append(args, before)
@@ -185,7 +186,7 @@ func (p *Contacts) List(ctx context.Context, accountID string, filter ContactFil
 	if err != nil {
 		return nil, "", fmt.Errorf("projections: list contacts: %w", err)
 	}
-	out, next := cut(out, page.Limit, func(c Contact) any { return c.seq })
+	out, next := paging.Cut(out, page.Limit, func(c Contact) any { return c.seq })
 	return out, next, nil
 }
 

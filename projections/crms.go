@@ -6,8 +6,9 @@ import (
 	"fmt"
 	"time"
 
-	"funnel/domain"
-	"funnel/infra/sqldb"
+	"github.com/funnelhq/funnel/domain"
+	"github.com/funnelhq/funnel/infra/sqldb"
+	"github.com/funnelhq/funnel/paging"
 )
 
 // CRMs is the read model of CRM pipelines and their stages.
@@ -72,7 +73,7 @@ func (p *CRMs) CRM(ctx context.Context, id string) (CRM, error) {
 }
 
 // List returns one page of an account's CRMs, in creation order.
-func (p *CRMs) List(ctx context.Context, accountID string, page Page) ([]CRM, string, error) {
+func (p *CRMs) List(ctx context.Context, accountID string, page paging.Page) ([]CRM, string, error) {
 	after, err := seqAfter(page)
 	if err != nil {
 		return nil, "", err
@@ -81,15 +82,15 @@ func (p *CRMs) List(ctx context.Context, accountID string, page Page) ([]CRM, st
 	if err != nil {
 		return nil, "", err
 	}
-	crms, next := cut(crms, page.Limit, func(c CRM) any { return c.seq })
+	crms, next := paging.Cut(crms, page.Limit, func(c CRM) any { return c.seq })
 	return crms, next, nil
 }
 
 // Stages returns one page of a CRM's stages, in pipeline order.
-func (p *CRMs) Stages(ctx context.Context, crmID string, page Page) ([]domain.Stage, string, error) {
+func (p *CRMs) Stages(ctx context.Context, crmID string, page paging.Page) ([]domain.Stage, string, error) {
 	var after int32 // sort_order is an INTEGER column
 	if page.Cursor != "" {
-		if err := DecodeCursor(page.Cursor, &after); err != nil {
+		if err := paging.DecodeCursor(page.Cursor, &after); err != nil {
 			return nil, "", err
 		}
 	}
@@ -109,7 +110,7 @@ func (p *CRMs) Stages(ctx context.Context, crmID string, page Page) ([]domain.St
 	if err := rows.Err(); err != nil {
 		return nil, "", fmt.Errorf("projections: list stages: %w", err)
 	}
-	stages, next := cut(stages, page.Limit, func(s domain.Stage) any { return s.Order })
+	stages, next := paging.Cut(stages, page.Limit, func(s domain.Stage) any { return s.Order })
 	return stages, next, nil
 }
 

@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"time"
 
-	"funnel/domain"
+	"github.com/funnelhq/funnel/domain"
+	"github.com/funnelhq/funnel/paging"
+	"github.com/funnelhq/funnel/wireformat"
 )
 
 // EventTypes is the read model of calendars (event types) and their questions.
@@ -33,7 +35,7 @@ var eventTypeEvents = handles(domain.EventTypeCreated{})
 func (*EventTypes) Apply(ctx context.Context, tx *sql.Tx, batch []domain.Recorded) error {
 	return eventTypeEvents.each(batch, func(r domain.Recorded, e domain.Event) error {
 		created := e.(domain.EventTypeCreated)
-		questions, _ := json.Marshal(nonNilSlice(created.Questions))
+		questions, _ := json.Marshal(wireformat.List(created.Questions))
 		_, err := tx.ExecContext(ctx, `INSERT INTO event_types (id, account_id, name, duration_minutes, meeting_url, questions, created_at, seq) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
 			created.EventTypeID, created.AccountID, created.Name, created.DurationMinutes, created.MeetingURL, string(questions), millis(r.OccurredAt), r.Position)
 		if err != nil {
@@ -81,7 +83,7 @@ func (p *EventTypes) EventType(ctx context.Context, id string) (EventType, error
 }
 
 // List returns one page of an account's calendars, in creation order.
-func (p *EventTypes) List(ctx context.Context, accountID string, page Page) ([]EventType, string, error) {
+func (p *EventTypes) List(ctx context.Context, accountID string, page paging.Page) ([]EventType, string, error) {
 	after, err := seqAfter(page)
 	if err != nil {
 		return nil, "", err
@@ -90,6 +92,6 @@ func (p *EventTypes) List(ctx context.Context, accountID string, page Page) ([]E
 	if err != nil {
 		return nil, "", fmt.Errorf("projections: list event types: %w", err)
 	}
-	out, next := cut(out, page.Limit, func(t EventType) any { return t.seq })
+	out, next := paging.Cut(out, page.Limit, func(t EventType) any { return t.seq })
 	return out, next, nil
 }

@@ -7,8 +7,9 @@ import (
 	"fmt"
 	"time"
 
-	"funnel/domain"
-	"funnel/infra/sqldb"
+	"github.com/funnelhq/funnel/domain"
+	"github.com/funnelhq/funnel/infra/sqldb"
+	"github.com/funnelhq/funnel/paging"
 )
 
 // FormSubmissions is the read model of form submissions.
@@ -96,7 +97,7 @@ func (p *FormSubmissions) Submission(ctx context.Context, id string) (Submission
 }
 
 // List returns one page of a form's submissions, in the order they were made.
-func (p *FormSubmissions) List(ctx context.Context, accountID, formID string, page Page) ([]Submission, string, error) {
+func (p *FormSubmissions) List(ctx context.Context, accountID, formID string, page paging.Page) ([]Submission, string, error) {
 	after, err := seqAfter(page)
 	if err != nil {
 		return nil, "", err
@@ -106,6 +107,6 @@ func (p *FormSubmissions) List(ctx context.Context, accountID, formID string, pa
 	if err != nil {
 		return nil, "", fmt.Errorf("projections: list submissions: %w", err)
 	}
-	out, next := cut(out, page.Limit, func(s Submission) any { return s.seq })
+	out, next := paging.Cut(out, page.Limit, func(s Submission) any { return s.seq })
 	return out, next, nil
 }

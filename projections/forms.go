@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"time"
 
-	"funnel/domain"
+	"github.com/funnelhq/funnel/domain"
+	"github.com/funnelhq/funnel/paging"
+	"github.com/funnelhq/funnel/wireformat"
 )
 
 // Forms is the read model of forms and their fields.
@@ -33,8 +35,8 @@ var formEvents = handles(domain.FormCreated{})
 func (*Forms) Apply(ctx context.Context, tx *sql.Tx, batch []domain.Recorded) error {
 	return formEvents.each(batch, func(r domain.Recorded, e domain.Event) error {
 		created := e.(domain.FormCreated)
-		fields, _ := json.Marshal(nonNilSlice(created.Fields))
-		tagIDs, _ := json.Marshal(nonNilSlice(created.TagIDs))
+		fields, _ := json.Marshal(wireformat.List(created.Fields))
+		tagIDs, _ := json.Marshal(wireformat.List(created.TagIDs))
 		_, err := tx.ExecContext(ctx, `INSERT INTO forms (id, account_id, name, fields, tag_ids, created_at, seq) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
 			created.FormID, created.AccountID, created.Name, string(fields), string(tagIDs), millis(r.OccurredAt), r.Position)
 		if err != nil {
@@ -84,7 +86,7 @@ func (p *Forms) Form(ctx context.Context, id string) (Form, error) {
 }
 
 // List returns one page of an account's forms, in creation order.
-func (p *Forms) List(ctx context.Context, accountID string, page Page) ([]Form, string, error) {
+func (p *Forms) List(ctx context.Context, accountID string, page paging.Page) ([]Form, string, error) {
 	after, err := seqAfter(page)
 	if err != nil {
 		return nil, "", err
@@ -93,7 +95,7 @@ func (p *Forms) List(ctx context.Context, accountID string, page Page) ([]Form, 
 	if err != nil {
 		return nil, "", fmt.Errorf("projections: list forms: %w", err)
 	}
-	out, next := cut(out, page.Limit, func(f Form) any { return f.seq })
+	out, next := paging.Cut(out, page.Limit, func(f Form) any { return f.seq })
 	return out, next, nil
 }
 

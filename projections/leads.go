@@ -7,8 +7,9 @@ import (
 	"strings"
 	"time"
 
-	"funnel/domain"
-	"funnel/infra/sqldb"
+	"github.com/funnelhq/funnel/domain"
+	"github.com/funnelhq/funnel/infra/sqldb"
+	"github.com/funnelhq/funnel/paging"
 )
 
 // Leads is the read model of CRM leads.
@@ -131,7 +132,7 @@ type LeadFilter struct {
 }
 
 // List returns one page of an account's leads, in creation order.
-func (p *Leads) List(ctx context.Context, accountID string, filter LeadFilter, page Page) ([]Lead, string, error) {
+func (p *Leads) List(ctx context.Context, accountID string, filter LeadFilter, page paging.Page) ([]Lead, string, error) {
 	after, err := seqAfter(page)
 	if err != nil {
 		return nil, "", err
@@ -152,6 +153,6 @@ func (p *Leads) List(ctx context.Context, accountID string, filter LeadFilter, p
 	if err != nil {
 		return nil, "", fmt.Errorf("projections: list leads: %w", err)
 	}
-	out, next := cut(out, page.Limit, func(l Lead) any { return l.seq })
+	out, next := paging.Cut(out, page.Limit, func(l Lead) any { return l.seq })
 	return out, next, nil
 }

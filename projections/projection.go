@@ -10,7 +10,7 @@ import (
 	"errors"
 	"time"
 
-	"funnel/domain"
+	"github.com/funnelhq/funnel/domain"
 )
 
 // Projection turns events into a read model.

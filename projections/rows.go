@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strings"
 
-	"funnel/infra/sqldb"
+	"github.com/funnelhq/funnel/infra/sqldb"
 )
 
 // insertRows writes rows into table with one multi-row INSERT per 100 rows, so that a burst of

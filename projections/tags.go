@@ -7,7 +7,8 @@ import (
 	"fmt"
 	"time"
 
-	"funnel/domain"
+	"github.com/funnelhq/funnel/domain"
+	"github.com/funnelhq/funnel/paging"
 )
 
 // Tags is the read model of tags and their automations.
@@ -85,12 +86,12 @@ type tagCursor struct {
 }
 
 // List returns one page of an account's tags, by order then name.
-func (t *Tags) List(ctx context.Context, accountID string, page Page) ([]Tag, string, error) {
+func (t *Tags) List(ctx context.Context, accountID string, page paging.Page) ([]Tag, string, error) {
 	query := selectTags + ` WHERE account_id = $1`
 	args := []any{accountID}
 	if page.Cursor != "" {
 		var c tagCursor
-		if err := DecodeCursor(page.Cursor, &c); err != nil {
+		if err := paging.DecodeCursor(page.Cursor, &c); err != nil {
 			return nil, "", err
 		}
 		// Compared as BIGINT: a cursor's order may be any integer, whatever the column's width.
@@ -106,7 +107,7 @@ func (t *Tags) List(ctx context.Context, accountID string, page Page) ([]Tag, st
 	if len(tags) > page.Limit {
 		tags = tags[:page.Limit]
 		last := tags[len(tags)-1]
-		next = EncodeCursor(tagCursor{Order: int64(last.Order), NameKey: domain.NameKey(last.Name), ID: last.ID})
+		next = paging.EncodeCursor(tagCursor{Order: int64(last.Order), NameKey: domain.NameKey(last.Name), ID: last.ID})
 	}
 	return tags, next, nil
 }

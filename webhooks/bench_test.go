@@ -13,10 +13,10 @@ import (
 	"testing"
 	"time"
 
-	"funnel/domain"
-	"funnel/infra/app"
-	"funnel/infra/app/apptest"
-	"funnel/infra/sqldb/sqldbtest"
+	"github.com/funnelhq/funnel/app"
+	"github.com/funnelhq/funnel/app/apptest"
+	"github.com/funnelhq/funnel/domain"
+	"github.com/funnelhq/funnel/infra/sqldb/sqldbtest"
 )
 
 // sink is a receiver that only notes when each submission's webhook arrived.

@@ -8,9 +8,9 @@ import (
 	"strings"
 	"time"
 
-	"funnel/domain"
-	"funnel/infra/sqldb"
-	"funnel/projections"
+	"github.com/funnelhq/funnel/domain"
+	"github.com/funnelhq/funnel/infra/sqldb"
+	"github.com/funnelhq/funnel/paging"
 )
 
 // Deliveries is the delivery log of the operator API.
@@ -59,7 +59,7 @@ type deliveryCursor struct {
 const selectDeliveries = `SELECT id, account_id, event_id, event_type, subscription_id, status, next_attempt_at, last_error, created_at, event_position FROM webhook_deliveries`
 
 // List returns one page of an account's deliveries, in the order of their events.
-func (d *Deliveries) List(ctx context.Context, accountID string, f DeliveryFilter, page projections.Page) ([]Delivery, string, error) {
+func (d *Deliveries) List(ctx context.Context, accountID string, f DeliveryFilter, page paging.Page) ([]Delivery, string, error) {
 	var sb strings.Builder
 	sb.WriteString(selectDeliveries + ` WHERE account_id = $1`)
 	args := []any{accountID}
@@ -75,7 +75,7 @@ func (d *Deliveries) List(ctx context.Context, accountID string, f DeliveryFilte
 	}
 	if page.Cursor != "" {
 		var c deliveryCursor
-		if err := projections.DecodeCursor(page.Cursor, &c); err != nil {
+		if err := paging.DecodeCursor(page.Cursor, &c); err != nil {
 			return nil, "", err
 		}
 		n := len(args)
@@ -90,7 +90,7 @@ func (d *Deliveries) List(ctx context.Context, accountID string, f DeliveryFilte
 	if len(out) > page.Limit {
 		out = out[:page.Limit]
 		last := out[len(out)-1]
-		next = projections.EncodeCursor(deliveryCursor{Position: last.position, ID: last.ID})
+		next = paging.EncodeCursor(deliveryCursor{Position: last.position, ID: last.ID})
 	}
 	return out, next, d.attachAttempts(ctx, out)
 }
@@ -102,7 +102,7 @@ func (d *Deliveries) Get(ctx context.Context, id string) (Delivery, error) {
 		return Delivery{}, err
 	}
 	if len(out) == 0 {
-		return Delivery{}, projections.ErrNotFound
+		return Delivery{}, ErrNotFound
 	}
 	return out[0], d.attachAttempts(ctx, out)
 }

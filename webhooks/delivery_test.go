@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"funnel/infra/app"
-	"funnel/infra/app/apptest"
-	"funnel/webhooks/verify"
+	"github.com/funnelhq/funnel/app"
+	"github.com/funnelhq/funnel/app/apptest"
+	"github.com/funnelhq/funnel/webhooks/verify"
 )
 
 // A delivery carries the envelope and every header of the contract, signed both ways.

@@ -15,8 +15,8 @@ import (
 
 	"go.uber.org/zap"
 
-	"funnel/infra/sqldb"
-	"funnel/webhooks/verify"
+	"github.com/funnelhq/funnel/infra/sqldb"
+	"github.com/funnelhq/funnel/webhooks/verify"
 )
 
 // Config tunes delivery.

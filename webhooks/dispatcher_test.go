@@ -11,8 +11,8 @@ import (
 
 	"go.uber.org/zap"
 
-	"funnel/infra/sqldb"
-	"funnel/infra/sqldb/sqldbtest"
+	"github.com/funnelhq/funnel/infra/sqldb"
+	"github.com/funnelhq/funnel/infra/sqldb/sqldbtest"
 )
 
 type countingObserver struct{ attempts, givenUp int }

@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"funnel/infra/app/apptest"
-	"funnel/infra/sqldb"
-	"funnel/infra/sqldb/sqldbtest"
+	"github.com/funnelhq/funnel/app/apptest"
+	"github.com/funnelhq/funnel/infra/sqldb"
+	"github.com/funnelhq/funnel/infra/sqldb/sqldbtest"
 )
 
 // Two processes on one PostgreSQL database (here two services in one test process, each with its

@@ -5,9 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"funnel/infra/app"
-	"funnel/infra/app/apptest"
-	"funnel/webhooks"
+	"github.com/funnelhq/funnel/app"
+	"github.com/funnelhq/funnel/app/apptest"
+	"github.com/funnelhq/funnel/webhooks"
 )
 
 // Events of one resource (a checkout subscription: purchased, rebilled, cancelled) reach a

@@ -6,9 +6,9 @@ package webhooks
 
 import (
 	"encoding/json"
-	"time"
 
-	"funnel/domain"
+	"github.com/funnelhq/funnel/domain"
+	"github.com/funnelhq/funnel/wireformat"
 )
 
 // Envelope is the body of every delivery (integration-api.md section 6). ID is the domain
@@ -29,10 +29,6 @@ type outbound struct {
 	orderingKey string
 }
 
-const timeFormat = "2006-01-02T15:04:05.000Z"
-
-func formatTime(t time.Time) string { return t.UTC().Format(timeFormat) }
-
 // domainEvents are the event types that have an outbound counterpart.
 var domainEvents = map[string]bool{
 	domain.FormSubmitted{}.EventType():  true,
@@ -49,7 +45,7 @@ func toOutbound(r domain.Recorded) (outbound, bool, error) {
 	if err != nil {
 		return outbound{}, false, err
 	}
-	env := Envelope{ID: r.ID, CreatedAt: formatTime(r.OccurredAt)}
+	env := Envelope{ID: r.ID, CreatedAt: wireformat.Time(r.OccurredAt)}
 	switch e := e.(type) {
 	case domain.FormSubmitted:
 		env.Type, env.Data = domain.EventFormSubmitted, formSubmittedData(e)
@@ -97,7 +93,7 @@ type formContact struct {
 // a null value. Without an email there is no contact: its members are empty.
 func formSubmittedData(e domain.FormSubmitted) formSubmitted {
 	d := formSubmitted{
-		FormID: e.FormID, FormName: e.FormName, SubmissionID: e.SubmissionID, SubmittedAt: formatTime(e.SubmittedAt),
+		FormID: e.FormID, FormName: e.FormName, SubmissionID: e.SubmissionID, SubmittedAt: wireformat.Time(e.SubmittedAt),
 		SubmissionData: map[string]any{}, Fields: []fieldEntry{},
 		Contact: formContact{CustomFields: map[string]string{}, CustomFieldsLabeled: []domain.LabeledValue{}},
 	}
@@ -115,7 +111,7 @@ func formSubmittedData(e domain.FormSubmitted) formSubmitted {
 	}
 	if c := e.Contact; c != nil {
 		d.Contact = formContact{ContactID: c.ContactID, Email: c.Email, FirstName: c.FirstName, LastName: c.LastName, Phone: c.Phone,
-			CustomFields: nonNilMap(c.CustomFields), CustomFieldsLabeled: nonNilSlice(c.CustomFieldsLabeled)}
+			CustomFields: wireformat.Object(c.CustomFields), CustomFieldsLabeled: wireformat.List(c.CustomFieldsLabeled)}
 	}
 	return d
 }
@@ -146,8 +142,8 @@ type bookedContact struct {
 func bookedData(e domain.BookingCreated) booked {
 	d := booked{
 		EventTypeID: e.EventTypeID, EventTypeName: e.EventTypeName, BookingID: e.BookingID,
-		When: formatTime(e.StartTime), MeetingURL: e.MeetingURL,
-		Attendee: attendee{ContactFields: nonNilMap(e.ContactFields), Answers: nonNilMap(map[string]any(e.Answers))},
+		When: wireformat.Time(e.StartTime), MeetingURL: e.MeetingURL,
+		Attendee: attendee{ContactFields: wireformat.Object(e.ContactFields), Answers: wireformat.Object(map[string]any(e.Answers))},
 	}
 	if c := e.Contact; c != nil {
 		d.Contact = bookedContact{ContactID: c.ContactID, Email: c.Email, FirstName: c.FirstName, LastName: c.LastName}

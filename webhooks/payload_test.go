@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"funnel/infra/app/apptest"
+	"github.com/funnelhq/funnel/app/apptest"
 )
 
 // shape describes a JSON value: "string", "number", "boolean", "null", "array", or an object

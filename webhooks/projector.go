@@ -11,8 +11,8 @@ import (
 	"strings"
 	"time"
 
-	"funnel/domain"
-	"funnel/infra/sqldb"
+	"github.com/funnelhq/funnel/domain"
+	"github.com/funnelhq/funnel/infra/sqldb"
 )
 
 // Projector is the webhook projection. It keeps the subscriptions table itself, from the same

@@ -5,11 +5,15 @@ import (
 	"errors"
 	"time"
 
-	"funnel/domain"
+	"github.com/funnelhq/funnel/domain"
+	"github.com/funnelhq/funnel/wireformat"
 )
 
 // ErrUnknownEvent is returned for an event name that is not an outbound event type.
 var ErrUnknownEvent = errors.New("webhooks: unknown event type")
+
+// ErrNotFound is returned for a subscription or a delivery that does not exist.
+var ErrNotFound = errors.New("webhooks: not found")
 
 // RecentEvents reads an account's latest events of some types.
 type RecentEvents interface {
@@ -65,7 +69,7 @@ func (s *Samples) For(ctx context.Context, accountID, eventName string) ([]Envel
 // madeUp returns a realistic envelope of an event type, member for member as section 6 lists.
 func madeUp(eventName string) (Envelope, bool) {
 	now := time.Now().UTC().Truncate(time.Millisecond)
-	env := Envelope{ID: "evt_sample_" + eventName, Type: eventName, CreatedAt: formatTime(now)}
+	env := Envelope{ID: "evt_sample_" + eventName, Type: eventName, CreatedAt: wireformat.Time(now)}
 	contact := map[string]any{"contactId": "ct_sample", "email": "ada@example.com", "firstName": "Ada", "lastName": "Lovelace"}
 	product := map[string]any{"id": "prod_sample", "name": "Pro Plan", "internalName": "pro-monthly"}
 	customer := map[string]any{"email": "ada@example.com", "name": "Ada Lovelace", "contactId": "ct_sample"}
@@ -83,7 +87,7 @@ func madeUp(eventName string) (Envelope, bool) {
 	switch eventName {
 	case domain.EventFormSubmitted:
 		env.Data = formSubmitted{
-			FormID: "form_sample", FormName: "Newsletter signup", SubmissionID: "sub_sample", SubmittedAt: formatTime(now),
+			FormID: "form_sample", FormName: "Newsletter signup", SubmissionID: "sub_sample", SubmittedAt: wireformat.Time(now),
 			SubmissionData: map[string]any{"Email": "ada@example.com", "Name": "Ada Lovelace"},
 			Fields: []fieldEntry{
 				{ID: "fld_email", Label: "Email", Type: "email", ContactField: ptr(domain.ContactFieldEmail), Value: "ada@example.com"},
@@ -94,7 +98,7 @@ func madeUp(eventName string) (Envelope, bool) {
 		}
 	case domain.EventSchedulingBooked:
 		env.Data = booked{
-			EventTypeID: "evt_sample", EventTypeName: "Discovery call", BookingID: "bkg_sample", When: formatTime(now.Add(48 * time.Hour)),
+			EventTypeID: "evt_sample", EventTypeName: "Discovery call", BookingID: "bkg_sample", When: wireformat.Time(now.Add(48 * time.Hour)),
 			MeetingURL: "https://meet.example.com/discovery",
 			Attendee: attendee{ContactFields: map[string]any{domain.ContactFieldEmail: "ada@example.com", domain.ContactFieldFullName: "Ada Lovelace"},
 				Answers: map[string]any{"q_email": "ada@example.com", "q_name": "Ada Lovelace"}},
@@ -102,21 +106,21 @@ func madeUp(eventName string) (Envelope, bool) {
 		}
 	case domain.EventCheckoutPurchased:
 		d := payment(false, "succeeded")
-		d["activation"] = map[string]any{"token": "act_sample", "url": "https://app.example.com/signup?token=act_sample", "expiresAt": formatTime(now.Add(7 * 24 * time.Hour))}
+		d["activation"] = map[string]any{"token": "act_sample", "url": "https://app.example.com/signup?token=act_sample", "expiresAt": wireformat.Time(now.Add(7 * 24 * time.Hour))}
 		env.Data = d
 	case domain.EventCheckoutRebilled:
 		env.Data = payment(true, "succeeded")
 	case domain.EventCheckoutRefunded:
 		d := payment(false, "refunded")
-		d["refund"] = map[string]any{"amountCents": 4900, "fullyRefunded": true, "refundedAt": formatTime(now)}
+		d["refund"] = map[string]any{"amountCents": 4900, "fullyRefunded": true, "refundedAt": wireformat.Time(now)}
 		env.Data = d
 	case domain.EventCheckoutCancelScheduled:
 		env.Data = map[string]any{"product": product, "customer": customer, "contact": contact,
 			"subscription": map[string]any{"id": "sub_sample", "status": "active", "processor": "stripe", "cancelAtPeriodEnd": true,
-				"currentPeriodEnd": formatTime(now.Add(20 * 24 * time.Hour)), "scheduledAt": formatTime(now)}}
+				"currentPeriodEnd": wireformat.Time(now.Add(20 * 24 * time.Hour)), "scheduledAt": wireformat.Time(now)}}
 	case domain.EventCheckoutSubscriptionCancelled:
 		env.Data = map[string]any{"product": product, "customer": customer, "contact": contact,
-			"subscription": map[string]any{"id": "sub_sample", "status": "cancelled", "processor": "stripe", "cancelledAt": formatTime(now)}}
+			"subscription": map[string]any{"id": "sub_sample", "status": "cancelled", "processor": "stripe", "cancelledAt": wireformat.Time(now)}}
 	default:
 		return Envelope{}, false
 	}

@@ -7,8 +7,7 @@ import (
 	"fmt"
 	"time"
 
-	"funnel/domain"
-	"funnel/projections"
+	"github.com/funnelhq/funnel/domain"
 )
 
 // Subscriptions reads the subscriptions the projector keeps.
@@ -41,7 +40,7 @@ func (s *Subscriptions) Get(ctx context.Context, id string) (Subscription, error
 		return Subscription{}, err
 	}
 	if len(subs) == 0 {
-		return Subscription{}, projections.ErrNotFound
+		return Subscription{}, ErrNotFound
 	}
 	return subs[0], nil
 }

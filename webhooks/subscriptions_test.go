@@ -7,12 +7,12 @@ import (
 	"testing"
 	"time"
 
-	"funnel/domain"
-	"funnel/infra/app"
-	"funnel/infra/app/apptest"
-	"funnel/infra/sqldb"
-	"funnel/infra/sqldb/sqldbtest"
-	"funnel/webhooks/verify"
+	"github.com/funnelhq/funnel/app"
+	"github.com/funnelhq/funnel/app/apptest"
+	"github.com/funnelhq/funnel/domain"
+	"github.com/funnelhq/funnel/infra/sqldb"
+	"github.com/funnelhq/funnel/infra/sqldb/sqldbtest"
+	"github.com/funnelhq/funnel/webhooks/verify"
 )
 
 // REST Hook subscriptions (for automation tools) through the integration API.

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"syscall"
 
-	"funnel/domain"
+	"github.com/funnelhq/funnel/domain"
 )
 
 // TargetPolicy is the SSRF guard: deliveries go only to public https targets. It is applied at

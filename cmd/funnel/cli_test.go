@@ -14,8 +14,8 @@ import (
 	"strings"
 	"testing"
 
-	"funnel/infra/sqldb"
-	"funnel/infra/sqldb/sqldbtest"
+	"github.com/funnelhq/funnel/infra/sqldb"
+	"github.com/funnelhq/funnel/infra/sqldb/sqldbtest"
 )
 
 // run runs the binary with arguments and the database URL, and returns its output and exit code.

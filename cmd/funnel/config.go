@@ -8,7 +8,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
-	"funnel/infra/app"
+	"github.com/funnelhq/funnel/app"
 )
 
 var defaults = app.Defaults()

@@ -24,8 +24,8 @@ import (
 	"testing"
 	"time"
 
-	"funnel/infra/sqldb"
-	"funnel/infra/sqldb/sqldbtest"
+	"github.com/funnelhq/funnel/infra/sqldb"
+	"github.com/funnelhq/funnel/infra/sqldb/sqldbtest"
 )
 
 // TestCrashLosesNoAcknowledgedWrite is the crash test of issue 2. It proves, in both storage

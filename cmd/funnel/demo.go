@@ -4,9 +4,9 @@ import (
 	"context"
 	"fmt"
 
-	"funnel/commands"
-	"funnel/domain"
-	"funnel/infra/app"
+	"github.com/funnelhq/funnel/app"
+	"github.com/funnelhq/funnel/commands"
+	"github.com/funnelhq/funnel/domain"
 )
 
 // seedDemo fills an empty store with a demo account and prints a working API key and a curl line.

@@ -8,10 +8,10 @@ import (
 
 	"github.com/urfave/cli/v3"
 
-	"funnel/api"
-	"funnel/domain"
-	"funnel/infra/eventstore"
-	"funnel/infra/sqldb"
+	"github.com/funnelhq/funnel/api"
+	"github.com/funnelhq/funnel/domain"
+	"github.com/funnelhq/funnel/infra/eventstore"
+	"github.com/funnelhq/funnel/infra/sqldb"
 )
 
 var historyCommand = &cli.Command{

@@ -6,7 +6,7 @@ import (
 
 	"github.com/urfave/cli/v3"
 
-	"funnel/infra/sqldb"
+	"github.com/funnelhq/funnel/infra/sqldb"
 )
 
 var migrateCommand = &cli.Command{

@@ -9,8 +9,8 @@ import (
 
 	"github.com/urfave/cli/v3"
 
-	"funnel/infra/app"
-	"funnel/infra/sqldb"
+	"github.com/funnelhq/funnel/app"
+	"github.com/funnelhq/funnel/infra/sqldb"
 )
 
 var projectionsCommand = &cli.Command{

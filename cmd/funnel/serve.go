@@ -9,7 +9,7 @@ import (
 	"github.com/urfave/cli/v3"
 	"go.uber.org/zap"
 
-	"funnel/infra/app"
+	"github.com/funnelhq/funnel/app"
 )
 
 var serveCommand = &cli.Command{

@@ -14,9 +14,9 @@ import (
 	"testing"
 	"time"
 
-	"funnel/infra/sqldb"
-	"funnel/infra/sqldb/sqldbtest"
-	"funnel/webhooks/verify"
+	"github.com/funnelhq/funnel/infra/sqldb"
+	"github.com/funnelhq/funnel/infra/sqldb/sqldbtest"
+	"github.com/funnelhq/funnel/webhooks/verify"
 )
 
 // TestWebhooksSurviveACrash is the durability test of issue 4, against the real binary in both

@@ -8,7 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/stdlib"
 
-	"funnel/infra/sqldb"
+	"github.com/funnelhq/funnel/infra/sqldb"
 )
 
 // appendTx is one group-commit transaction, in the two steps the appender needs: lock the log

@@ -9,7 +9,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"funnel/domain"
+	"github.com/funnelhq/funnel/domain"
 )
 
 // maxBatch bounds how many appends one transaction commits together.

@@ -6,9 +6,9 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"funnel/domain"
-	"funnel/infra/sqldb"
-	"funnel/infra/sqldb/sqldbtest"
+	"github.com/funnelhq/funnel/domain"
+	"github.com/funnelhq/funnel/infra/sqldb"
+	"github.com/funnelhq/funnel/infra/sqldb/sqldbtest"
 )
 
 // BenchmarkAppend measures append throughput with many concurrent writers, each appending one

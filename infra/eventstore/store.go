@@ -19,8 +19,8 @@ import (
 	"sync"
 	"time"
 
-	"funnel/domain"
-	"funnel/infra/sqldb"
+	"github.com/funnelhq/funnel/domain"
+	"github.com/funnelhq/funnel/infra/sqldb"
 )
 
 // ErrClosed is returned by appends after Close.

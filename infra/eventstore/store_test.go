@@ -8,10 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"funnel/domain"
-	"funnel/infra/eventstore"
-	"funnel/infra/sqldb"
-	"funnel/infra/sqldb/sqldbtest"
+	"github.com/funnelhq/funnel/domain"
+	"github.com/funnelhq/funnel/infra/eventstore"
+	"github.com/funnelhq/funnel/infra/sqldb"
+	"github.com/funnelhq/funnel/infra/sqldb/sqldbtest"
 )
 
 // The contract every storage mode of the event log must keep.

@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"funnel/domain"
-	"funnel/infra/eventstore"
-	"funnel/infra/sqldb/sqldbtest"
+	"github.com/funnelhq/funnel/domain"
+	"github.com/funnelhq/funnel/infra/eventstore"
+	"github.com/funnelhq/funnel/infra/sqldb/sqldbtest"
 )
 
 // BenchmarkProjectionLag appends contact writes (a contact created with two tags, as an upsert

@@ -18,9 +18,9 @@ import (
 	"github.com/ThreeDotsLabs/watermill/pubsub/gochannel"
 	"go.uber.org/zap"
 
-	"funnel/domain"
-	"funnel/infra/sqldb"
-	"funnel/projections"
+	"github.com/funnelhq/funnel/domain"
+	"github.com/funnelhq/funnel/infra/sqldb"
+	"github.com/funnelhq/funnel/projections"
 )
 
 const (

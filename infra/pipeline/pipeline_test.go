@@ -11,11 +11,11 @@ import (
 	"github.com/ThreeDotsLabs/watermill/message"
 	"go.uber.org/zap"
 
-	"funnel/domain"
-	"funnel/infra/eventstore"
-	"funnel/infra/sqldb"
-	"funnel/infra/sqldb/sqldbtest"
-	"funnel/projections"
+	"github.com/funnelhq/funnel/domain"
+	"github.com/funnelhq/funnel/infra/eventstore"
+	"github.com/funnelhq/funnel/infra/sqldb"
+	"github.com/funnelhq/funnel/infra/sqldb/sqldbtest"
+	"github.com/funnelhq/funnel/projections"
 )
 
 type nopObserver struct{}

@@ -7,9 +7,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"funnel/domain"
-	"funnel/infra/sqldb"
-	"funnel/projections"
+	"github.com/funnelhq/funnel/domain"
+	"github.com/funnelhq/funnel/infra/sqldb"
+	"github.com/funnelhq/funnel/projections"
 )
 
 // projector runs one projection: it applies batches of the log exactly once and in order, moving

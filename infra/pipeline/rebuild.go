@@ -10,8 +10,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"funnel/infra/sqldb"
-	"funnel/projections"
+	"github.com/funnelhq/funnel/infra/sqldb"
+	"github.com/funnelhq/funnel/projections"
 )
 
 // Rebuild replays the log, as far as it reached at the start, into fresh copies of a projection's

@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"funnel/infra/eventstore"
-	"funnel/infra/sqldb"
-	"funnel/infra/sqldb/sqldbtest"
-	"funnel/projections"
+	"github.com/funnelhq/funnel/infra/eventstore"
+	"github.com/funnelhq/funnel/infra/sqldb"
+	"github.com/funnelhq/funnel/infra/sqldb/sqldbtest"
+	"github.com/funnelhq/funnel/projections"
 )
 
 // A connection of the pool may have served an earlier rebuild and then prepared the projection's

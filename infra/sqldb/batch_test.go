@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"testing"
 
-	"funnel/infra/sqldb"
-	"funnel/infra/sqldb/sqldbtest"
+	"github.com/funnelhq/funnel/infra/sqldb"
+	"github.com/funnelhq/funnel/infra/sqldb/sqldbtest"
 )
 
 // Multi-row statements write every row, across chunks, with the parameters of each dialect, and

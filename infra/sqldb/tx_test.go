@@ -5,8 +5,8 @@ import (
 	"database/sql"
 	"testing"
 
-	"funnel/infra/sqldb"
-	"funnel/infra/sqldb/sqldbtest"
+	"github.com/funnelhq/funnel/infra/sqldb"
+	"github.com/funnelhq/funnel/infra/sqldb/sqldbtest"
 )
 
 // Read-model commits may skip the fsync; the log's never do, whatever ran before on the one

@@ -6,7 +6,7 @@ import (
 	"net/http"
 	"time"
 
-	"funnel/webhooks/verify"
+	"github.com/funnelhq/funnel/webhooks/verify"
 )
 
 // A receiver reads the raw body first, verifies it, and only then decodes the JSON.

@@ -18,7 +18,7 @@ import (
 	"testing"
 	"time"
 
-	"funnel/infra/sqldb"
+	"github.com/funnelhq/funnel/infra/sqldb"
 )
 
 // DefaultPostgresURL is where CI and the development machines run PostgreSQL.

@@ -15,14 +15,14 @@ import (
 	"go.uber.org/zap"
 	"golang.org/x/sync/errgroup"
 
-	"funnel/api"
-	"funnel/commands"
-	"funnel/infra/eventstore"
-	"funnel/infra/metrics"
-	"funnel/infra/pipeline"
-	"funnel/infra/sqldb"
-	"funnel/projections"
-	"funnel/webhooks"
+	"github.com/funnelhq/funnel/api"
+	"github.com/funnelhq/funnel/commands"
+	"github.com/funnelhq/funnel/infra/eventstore"
+	"github.com/funnelhq/funnel/infra/metrics"
+	"github.com/funnelhq/funnel/infra/pipeline"
+	"github.com/funnelhq/funnel/infra/sqldb"
+	"github.com/funnelhq/funnel/projections"
+	"github.com/funnelhq/funnel/webhooks"
 )
 
 // App is one running funnel process.

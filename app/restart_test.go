@@ -9,12 +9,12 @@ import (
 
 	"go.uber.org/zap"
 
-	"funnel/commands"
-	"funnel/domain"
-	"funnel/infra/app"
-	"funnel/infra/app/apptest"
-	"funnel/infra/sqldb"
-	"funnel/infra/sqldb/sqldbtest"
+	"github.com/funnelhq/funnel/app"
+	"github.com/funnelhq/funnel/app/apptest"
+	"github.com/funnelhq/funnel/commands"
+	"github.com/funnelhq/funnel/domain"
+	"github.com/funnelhq/funnel/infra/sqldb"
+	"github.com/funnelhq/funnel/infra/sqldb/sqldbtest"
 )
 
 // TestRestartKeepsReadModelsAndResumes stops a service and starts another on the same database.

@@ -13,9 +13,9 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
 
-	"funnel/infra/app"
-	"funnel/infra/sqldb"
-	"funnel/infra/sqldb/sqldbtest"
+	"github.com/funnelhq/funnel/app"
+	"github.com/funnelhq/funnel/infra/sqldb"
+	"github.com/funnelhq/funnel/infra/sqldb/sqldbtest"
 )
 
 // AdminToken is the operator token of every test service.

@@ -1,0 +1,35 @@
+// Package wireformat holds the JSON conventions that API responses and webhook payloads share,
+// so that a time or an empty list reads the same wherever an integrator meets it.
+package wireformat
+
+import "time"
+
+// TimeLayout is how every timestamp is written: RFC 3339, UTC, millisecond precision.
+const TimeLayout = "2006-01-02T15:04:05.000Z"
+
+// Time formats t in TimeLayout.
+func Time(t time.Time) string { return t.UTC().Format(TimeLayout) }
+
+// List turns a nil slice into an empty one, so that JSON shows [] rather than null.
+func List[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+// Object turns a nil map into an empty one, so that JSON shows {} rather than null.
+func Object[V any](m map[string]V) map[string]V {
+	if m == nil {
+		return map[string]V{}
+	}
+	return m
+}
+
+// OrNull shows an optional string that is not set as null rather than "".
+func OrNull(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
