@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	"go.uber.org/zap"
+
 	"github.com/funnelhq/funnel/domain"
 )
 
@@ -26,7 +28,14 @@ type BookEventResult struct {
 }
 
 // BookEventHandler handles BookEvent.
-type BookEventHandler struct {
+type BookEventHandler = Handler[BookEvent, BookEventResult]
+
+// NewBookEventHandler returns the handler of BookEvent, logged and measured.
+func NewBookEventHandler(store EventStore, now func() time.Time, log *zap.Logger, obs Observer) BookEventHandler {
+	return decorate[BookEvent, BookEventResult](bookEventHandler{store: store, now: now}, log, obs)
+}
+
+type bookEventHandler struct {
 	store EventStore
 	now   func() time.Time
 }
@@ -34,7 +43,7 @@ type BookEventHandler struct {
 // Handle books the slot. The booking lives on the calendar's stream, which is the command's
 // primary stream: concurrent bookings of one calendar queue in this process and conflict on the
 // stream version across processes, so of two overlapping bookings only one is ever appended.
-func (h BookEventHandler) Handle(ctx context.Context, cmd BookEvent) (BookEventResult, error) {
+func (h bookEventHandler) Handle(ctx context.Context, cmd BookEvent) (BookEventResult, error) {
 	if !isID(cmd.EventTypeID, eventTypePrefix) {
 		return BookEventResult{}, domain.NotFound("event type not found")
 	}

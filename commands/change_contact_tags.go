@@ -3,6 +3,8 @@ package commands
 import (
 	"context"
 
+	"go.uber.org/zap"
+
 	"github.com/funnelhq/funnel/domain"
 )
 
@@ -28,13 +30,20 @@ type ChangeContactTags struct {
 }
 
 // ChangeContactTagsHandler handles ChangeContactTags.
-type ChangeContactTagsHandler struct {
+type ChangeContactTagsHandler = Handler[ChangeContactTags, ContactResult]
+
+// NewChangeContactTagsHandler returns the handler of ChangeContactTags, logged and measured.
+func NewChangeContactTagsHandler(store EventStore, tags TagCatalogue, log *zap.Logger, obs Observer) ChangeContactTagsHandler {
+	return decorate[ChangeContactTags, ContactResult](changeContactTagsHandler{store: store, tags: tags}, log, obs)
+}
+
+type changeContactTagsHandler struct {
 	store EventStore
 	tags  TagCatalogue
 }
 
 // Handle changes the tags.
-func (h ChangeContactTagsHandler) Handle(ctx context.Context, cmd ChangeContactTags) (ContactResult, error) {
+func (h changeContactTagsHandler) Handle(ctx context.Context, cmd ChangeContactTags) (ContactResult, error) {
 	if cmd.Action != TagsAdd && cmd.Action != TagsRemove {
 		return ContactResult{}, domain.Invalid("action must be add or remove")
 	}

@@ -3,6 +3,8 @@ package commands
 import (
 	"context"
 
+	"go.uber.org/zap"
+
 	"github.com/funnelhq/funnel/domain"
 )
 
@@ -19,12 +21,19 @@ type CreateAccountResult struct {
 }
 
 // CreateAccountHandler handles CreateAccount.
-type CreateAccountHandler struct {
+type CreateAccountHandler = Handler[CreateAccount, CreateAccountResult]
+
+// NewCreateAccountHandler returns the handler of CreateAccount, logged and measured.
+func NewCreateAccountHandler(store EventStore, log *zap.Logger, obs Observer) CreateAccountHandler {
+	return decorate[CreateAccount, CreateAccountResult](createAccountHandler{store: store}, log, obs)
+}
+
+type createAccountHandler struct {
 	store EventStore
 }
 
 // Handle creates the account.
-func (h CreateAccountHandler) Handle(ctx context.Context, cmd CreateAccount) (CreateAccountResult, error) {
+func (h createAccountHandler) Handle(ctx context.Context, cmd CreateAccount) (CreateAccountResult, error) {
 	id := domain.NewID("acc")
 	meta := Meta{AccountID: id, Actor: domain.OperatorActor, RequestID: cmd.RequestID}
 	pos, err := execute(ctx, h.store, meta, id, func(ctx context.Context, s *session) error {

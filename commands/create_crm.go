@@ -3,6 +3,8 @@ package commands
 import (
 	"context"
 
+	"go.uber.org/zap"
+
 	"github.com/funnelhq/funnel/domain"
 )
 
@@ -20,12 +22,19 @@ type CreateCRMResult struct {
 }
 
 // CreateCRMHandler handles CreateCRM.
-type CreateCRMHandler struct {
+type CreateCRMHandler = Handler[CreateCRM, CreateCRMResult]
+
+// NewCreateCRMHandler returns the handler of CreateCRM, logged and measured.
+func NewCreateCRMHandler(store EventStore, log *zap.Logger, obs Observer) CreateCRMHandler {
+	return decorate[CreateCRM, CreateCRMResult](createCRMHandler{store: store}, log, obs)
+}
+
+type createCRMHandler struct {
 	store EventStore
 }
 
 // Handle creates the CRM.
-func (h CreateCRMHandler) Handle(ctx context.Context, cmd CreateCRM) (CreateCRMResult, error) {
+func (h createCRMHandler) Handle(ctx context.Context, cmd CreateCRM) (CreateCRMResult, error) {
 	id := domain.NewID(crmPrefix)
 	pos, err := execute(ctx, h.store, cmd.Meta, id, func(ctx context.Context, s *session) error {
 		if _, err := loadAccount(ctx, s, cmd.Meta.AccountID); err != nil {

@@ -3,6 +3,8 @@ package commands
 import (
 	"context"
 
+	"go.uber.org/zap"
+
 	"github.com/funnelhq/funnel/domain"
 )
 
@@ -23,12 +25,19 @@ type CreateEventTypeResult struct {
 }
 
 // CreateEventTypeHandler handles CreateEventType.
-type CreateEventTypeHandler struct {
+type CreateEventTypeHandler = Handler[CreateEventType, CreateEventTypeResult]
+
+// NewCreateEventTypeHandler returns the handler of CreateEventType, logged and measured.
+func NewCreateEventTypeHandler(store EventStore, log *zap.Logger, obs Observer) CreateEventTypeHandler {
+	return decorate[CreateEventType, CreateEventTypeResult](createEventTypeHandler{store: store}, log, obs)
+}
+
+type createEventTypeHandler struct {
 	store EventStore
 }
 
 // Handle creates the calendar.
-func (h CreateEventTypeHandler) Handle(ctx context.Context, cmd CreateEventType) (CreateEventTypeResult, error) {
+func (h createEventTypeHandler) Handle(ctx context.Context, cmd CreateEventType) (CreateEventTypeResult, error) {
 	id := domain.NewID(eventTypePrefix)
 	pos, err := execute(ctx, h.store, cmd.Meta, id, func(ctx context.Context, s *session) error {
 		account, err := loadAccount(ctx, s, cmd.Meta.AccountID)

@@ -5,6 +5,8 @@ import (
 	"sort"
 	"strings"
 
+	"go.uber.org/zap"
+
 	"github.com/funnelhq/funnel/domain"
 )
 
@@ -24,13 +26,20 @@ type CreateFormResult struct {
 }
 
 // CreateFormHandler handles CreateForm.
-type CreateFormHandler struct {
+type CreateFormHandler = Handler[CreateForm, CreateFormResult]
+
+// NewCreateFormHandler returns the handler of CreateForm, logged and measured.
+func NewCreateFormHandler(store EventStore, tags TagCatalogue, log *zap.Logger, obs Observer) CreateFormHandler {
+	return decorate[CreateForm, CreateFormResult](createFormHandler{store: store, tags: tags}, log, obs)
+}
+
+type createFormHandler struct {
 	store EventStore
 	tags  TagCatalogue
 }
 
 // Handle creates the form.
-func (h CreateFormHandler) Handle(ctx context.Context, cmd CreateForm) (CreateFormResult, error) {
+func (h createFormHandler) Handle(ctx context.Context, cmd CreateForm) (CreateFormResult, error) {
 	tags, err := formTags(ctx, h.tags, cmd.Meta.AccountID, cmd.TagIDs)
 	if err != nil {
 		return CreateFormResult{}, err

@@ -4,6 +4,8 @@ import (
 	"context"
 	"strings"
 
+	"go.uber.org/zap"
+
 	"github.com/funnelhq/funnel/domain"
 )
 
@@ -30,13 +32,20 @@ type CreateLeadResult struct {
 }
 
 // CreateLeadHandler handles CreateLead.
-type CreateLeadHandler struct {
+type CreateLeadHandler = Handler[CreateLead, CreateLeadResult]
+
+// NewCreateLeadHandler returns the handler of CreateLead, logged and measured.
+func NewCreateLeadHandler(store EventStore, tags TagCatalogue, log *zap.Logger, obs Observer) CreateLeadHandler {
+	return decorate[CreateLead, CreateLeadResult](createLeadHandler{store: store, tags: tags}, log, obs)
+}
+
+type createLeadHandler struct {
 	store EventStore
 	tags  TagCatalogue
 }
 
 // Handle creates the lead.
-func (h CreateLeadHandler) Handle(ctx context.Context, cmd CreateLead) (CreateLeadResult, error) {
+func (h createLeadHandler) Handle(ctx context.Context, cmd CreateLead) (CreateLeadResult, error) {
 	email, err := domain.NormalizeEmail(cmd.ContactEmail)
 	if err != nil {
 		// The domain names the field "email"; this request calls it contactEmail.

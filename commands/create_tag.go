@@ -3,6 +3,8 @@ package commands
 import (
 	"context"
 
+	"go.uber.org/zap"
+
 	"github.com/funnelhq/funnel/domain"
 )
 
@@ -21,12 +23,19 @@ type CreateTagResult struct {
 }
 
 // CreateTagHandler handles CreateTag.
-type CreateTagHandler struct {
+type CreateTagHandler = Handler[CreateTag, CreateTagResult]
+
+// NewCreateTagHandler returns the handler of CreateTag, logged and measured.
+func NewCreateTagHandler(store EventStore, log *zap.Logger, obs Observer) CreateTagHandler {
+	return decorate[CreateTag, CreateTagResult](createTagHandler{store: store}, log, obs)
+}
+
+type createTagHandler struct {
 	store EventStore
 }
 
 // Handle creates the tag.
-func (h CreateTagHandler) Handle(ctx context.Context, cmd CreateTag) (CreateTagResult, error) {
+func (h createTagHandler) Handle(ctx context.Context, cmd CreateTag) (CreateTagResult, error) {
 	id := domain.TagIDFor(cmd.Meta.AccountID, cmd.Name)
 	pos, err := execute(ctx, h.store, cmd.Meta, id, func(ctx context.Context, s *session) error {
 		if _, err := loadAccount(ctx, s, cmd.Meta.AccountID); err != nil {

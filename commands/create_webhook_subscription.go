@@ -5,6 +5,8 @@ import (
 	"sort"
 	"strings"
 
+	"go.uber.org/zap"
+
 	"github.com/funnelhq/funnel/domain"
 )
 
@@ -23,13 +25,20 @@ type CreateWebhookSubscriptionResult struct {
 }
 
 // CreateWebhookSubscriptionHandler handles CreateWebhookSubscription.
-type CreateWebhookSubscriptionHandler struct {
+type CreateWebhookSubscriptionHandler = Handler[CreateWebhookSubscription, CreateWebhookSubscriptionResult]
+
+// NewCreateWebhookSubscriptionHandler returns the handler of CreateWebhookSubscription, logged and measured.
+func NewCreateWebhookSubscriptionHandler(store EventStore, targets TargetChecker, log *zap.Logger, obs Observer) CreateWebhookSubscriptionHandler {
+	return decorate[CreateWebhookSubscription, CreateWebhookSubscriptionResult](createWebhookSubscriptionHandler{store: store, targets: targets}, log, obs)
+}
+
+type createWebhookSubscriptionHandler struct {
 	store   EventStore
 	targets TargetChecker
 }
 
 // Handle creates the subscription.
-func (h CreateWebhookSubscriptionHandler) Handle(ctx context.Context, cmd CreateWebhookSubscription) (CreateWebhookSubscriptionResult, error) {
+func (h createWebhookSubscriptionHandler) Handle(ctx context.Context, cmd CreateWebhookSubscription) (CreateWebhookSubscriptionResult, error) {
 	url, err := h.targets.CheckURL(ctx, cmd.Spec.URL)
 	if err != nil {
 		return CreateWebhookSubscriptionResult{}, err

@@ -2,6 +2,7 @@ package commands
 
 import (
 	"context"
+	"reflect"
 	"time"
 
 	"go.uber.org/zap"
@@ -17,9 +18,11 @@ type Observer interface {
 	CommandHandled(command string, took time.Duration, err error)
 }
 
-// decorate applies logging and metrics once, around every handler.
-func decorate[C any, R any](name string, h Handler[C, R], log *zap.Logger, obs Observer) Handler[C, R] {
-	return observed[C, R]{name: name, next: h, log: log, obs: obs}
+// decorate applies logging and metrics once, around every handler. Each command's constructor
+// calls it, so a new command is logged and measured by being written, under its type's name
+// (UpsertContact), which no one has to type again.
+func decorate[C any, R any](h Handler[C, R], log *zap.Logger, obs Observer) Handler[C, R] {
+	return observed[C, R]{name: reflect.TypeFor[C]().Name(), next: h, log: log.Named("commands"), obs: obs}
 }
 
 type observed[C any, R any] struct {

@@ -3,6 +3,8 @@ package commands
 import (
 	"context"
 
+	"go.uber.org/zap"
+
 	"github.com/funnelhq/funnel/domain"
 )
 
@@ -19,12 +21,19 @@ type DefineCustomFieldResult struct {
 }
 
 // DefineCustomFieldHandler handles DefineCustomField.
-type DefineCustomFieldHandler struct {
+type DefineCustomFieldHandler = Handler[DefineCustomField, DefineCustomFieldResult]
+
+// NewDefineCustomFieldHandler returns the handler of DefineCustomField, logged and measured.
+func NewDefineCustomFieldHandler(store EventStore, log *zap.Logger, obs Observer) DefineCustomFieldHandler {
+	return decorate[DefineCustomField, DefineCustomFieldResult](defineCustomFieldHandler{store: store}, log, obs)
+}
+
+type defineCustomFieldHandler struct {
 	store EventStore
 }
 
 // Handle defines the field.
-func (h DefineCustomFieldHandler) Handle(ctx context.Context, cmd DefineCustomField) (DefineCustomFieldResult, error) {
+func (h defineCustomFieldHandler) Handle(ctx context.Context, cmd DefineCustomField) (DefineCustomFieldResult, error) {
 	id := domain.NewID("cf")
 	pos, err := execute(ctx, h.store, cmd.Meta, cmd.Meta.AccountID, func(ctx context.Context, s *session) error {
 		account, err := loadAccount(ctx, s, cmd.Meta.AccountID)

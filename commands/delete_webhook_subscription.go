@@ -3,6 +3,8 @@ package commands
 import (
 	"context"
 
+	"go.uber.org/zap"
+
 	"github.com/funnelhq/funnel/domain"
 )
 
@@ -14,12 +16,19 @@ type DeleteWebhookSubscription struct {
 }
 
 // DeleteWebhookSubscriptionHandler handles DeleteWebhookSubscription.
-type DeleteWebhookSubscriptionHandler struct {
+type DeleteWebhookSubscriptionHandler = Handler[DeleteWebhookSubscription, int64]
+
+// NewDeleteWebhookSubscriptionHandler returns the handler of DeleteWebhookSubscription, logged and measured.
+func NewDeleteWebhookSubscriptionHandler(store EventStore, log *zap.Logger, obs Observer) DeleteWebhookSubscriptionHandler {
+	return decorate[DeleteWebhookSubscription, int64](deleteWebhookSubscriptionHandler{store: store}, log, obs)
+}
+
+type deleteWebhookSubscriptionHandler struct {
 	store EventStore
 }
 
 // Handle deletes the subscription; the position is where the deletion is visible.
-func (h DeleteWebhookSubscriptionHandler) Handle(ctx context.Context, cmd DeleteWebhookSubscription) (int64, error) {
+func (h deleteWebhookSubscriptionHandler) Handle(ctx context.Context, cmd DeleteWebhookSubscription) (int64, error) {
 	return execute(ctx, h.store, cmd.Meta, cmd.SubscriptionID, func(ctx context.Context, s *session) error {
 		sub, err := loadSubscription(ctx, s, cmd.Meta.AccountID, cmd.SubscriptionID)
 		if err != nil {

@@ -3,6 +3,8 @@ package commands
 import (
 	"context"
 
+	"go.uber.org/zap"
+
 	"github.com/funnelhq/funnel/domain"
 )
 
@@ -15,7 +17,14 @@ type DisableWebhookSubscription struct {
 }
 
 // DisableWebhookSubscriptionHandler handles DisableWebhookSubscription.
-type DisableWebhookSubscriptionHandler struct {
+type DisableWebhookSubscriptionHandler = Handler[DisableWebhookSubscription, int64]
+
+// NewDisableWebhookSubscriptionHandler returns the handler of DisableWebhookSubscription, logged and measured.
+func NewDisableWebhookSubscriptionHandler(store EventStore, log *zap.Logger, obs Observer) DisableWebhookSubscriptionHandler {
+	return decorate[DisableWebhookSubscription, int64](disableWebhookSubscriptionHandler{store: store}, log, obs)
+}
+
+type disableWebhookSubscriptionHandler struct {
 	store EventStore
 }
 
@@ -23,7 +32,7 @@ type DisableWebhookSubscriptionHandler struct {
 const webhooksActor domain.Actor = "webhooks"
 
 // Handle disables the subscription; one that is already disabled or deleted is left alone.
-func (h DisableWebhookSubscriptionHandler) Handle(ctx context.Context, cmd DisableWebhookSubscription) (int64, error) {
+func (h disableWebhookSubscriptionHandler) Handle(ctx context.Context, cmd DisableWebhookSubscription) (int64, error) {
 	meta := Meta{AccountID: cmd.AccountID, Actor: webhooksActor}
 	return execute(ctx, h.store, meta, cmd.SubscriptionID, func(ctx context.Context, s *session) error {
 		sub, err := loadSubscription(ctx, s, cmd.AccountID, cmd.SubscriptionID)

@@ -3,6 +3,8 @@ package commands
 import (
 	"context"
 
+	"go.uber.org/zap"
+
 	"github.com/funnelhq/funnel/domain"
 )
 
@@ -22,12 +24,19 @@ type IssueAPIKeyResult struct {
 }
 
 // IssueAPIKeyHandler handles IssueAPIKey.
-type IssueAPIKeyHandler struct {
+type IssueAPIKeyHandler = Handler[IssueAPIKey, IssueAPIKeyResult]
+
+// NewIssueAPIKeyHandler returns the handler of IssueAPIKey, logged and measured.
+func NewIssueAPIKeyHandler(store EventStore, log *zap.Logger, obs Observer) IssueAPIKeyHandler {
+	return decorate[IssueAPIKey, IssueAPIKeyResult](issueAPIKeyHandler{store: store}, log, obs)
+}
+
+type issueAPIKeyHandler struct {
 	store EventStore
 }
 
 // Handle issues the key.
-func (h IssueAPIKeyHandler) Handle(ctx context.Context, cmd IssueAPIKey) (IssueAPIKeyResult, error) {
+func (h issueAPIKeyHandler) Handle(ctx context.Context, cmd IssueAPIKey) (IssueAPIKeyResult, error) {
 	scopes, err := domain.ParseScopes(cmd.Scopes)
 	if err != nil {
 		return IssueAPIKeyResult{}, err

@@ -1,6 +1,10 @@
 package commands
 
-import "context"
+import (
+	"context"
+
+	"go.uber.org/zap"
+)
 
 // RevokeAPIKey stops a key from authenticating.
 type RevokeAPIKey struct {
@@ -9,12 +13,19 @@ type RevokeAPIKey struct {
 }
 
 // RevokeAPIKeyHandler handles RevokeAPIKey.
-type RevokeAPIKeyHandler struct {
+type RevokeAPIKeyHandler = Handler[RevokeAPIKey, int64]
+
+// NewRevokeAPIKeyHandler returns the handler of RevokeAPIKey, logged and measured.
+func NewRevokeAPIKeyHandler(store EventStore, log *zap.Logger, obs Observer) RevokeAPIKeyHandler {
+	return decorate[RevokeAPIKey, int64](revokeAPIKeyHandler{store: store}, log, obs)
+}
+
+type revokeAPIKeyHandler struct {
 	store EventStore
 }
 
 // Handle revokes the key; the position is where the revocation is visible.
-func (h RevokeAPIKeyHandler) Handle(ctx context.Context, cmd RevokeAPIKey) (int64, error) {
+func (h revokeAPIKeyHandler) Handle(ctx context.Context, cmd RevokeAPIKey) (int64, error) {
 	return execute(ctx, h.store, cmd.Meta, cmd.Meta.AccountID, func(ctx context.Context, s *session) error {
 		account, err := loadAccount(ctx, s, cmd.Meta.AccountID)
 		if err != nil {

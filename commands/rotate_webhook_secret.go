@@ -3,6 +3,8 @@ package commands
 import (
 	"context"
 	"time"
+
+	"go.uber.org/zap"
 )
 
 // RotateWebhookSecret gives a subscription a new signing secret; the previous one keeps signing
@@ -19,12 +21,19 @@ type RotateWebhookSecretResult struct {
 }
 
 // RotateWebhookSecretHandler handles RotateWebhookSecret.
-type RotateWebhookSecretHandler struct {
+type RotateWebhookSecretHandler = Handler[RotateWebhookSecret, RotateWebhookSecretResult]
+
+// NewRotateWebhookSecretHandler returns the handler of RotateWebhookSecret, logged and measured.
+func NewRotateWebhookSecretHandler(store EventStore, log *zap.Logger, obs Observer) RotateWebhookSecretHandler {
+	return decorate[RotateWebhookSecret, RotateWebhookSecretResult](rotateWebhookSecretHandler{store: store}, log, obs)
+}
+
+type rotateWebhookSecretHandler struct {
 	store EventStore
 }
 
 // Handle rotates the secret.
-func (h RotateWebhookSecretHandler) Handle(ctx context.Context, cmd RotateWebhookSecret) (RotateWebhookSecretResult, error) {
+func (h rotateWebhookSecretHandler) Handle(ctx context.Context, cmd RotateWebhookSecret) (RotateWebhookSecretResult, error) {
 	var res RotateWebhookSecretResult
 	var err error
 	res.Position, err = execute(ctx, h.store, cmd.Meta, cmd.SubscriptionID, func(ctx context.Context, s *session) error {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	"go.uber.org/zap"
+
 	"github.com/funnelhq/funnel/domain"
 )
 
@@ -25,14 +27,21 @@ type SubmitFormResult struct {
 }
 
 // SubmitFormHandler handles SubmitForm.
-type SubmitFormHandler struct {
+type SubmitFormHandler = Handler[SubmitForm, SubmitFormResult]
+
+// NewSubmitFormHandler returns the handler of SubmitForm, logged and measured.
+func NewSubmitFormHandler(store EventStore, tags TagCatalogue, now func() time.Time, log *zap.Logger, obs Observer) SubmitFormHandler {
+	return decorate[SubmitForm, SubmitFormResult](submitFormHandler{store: store, tags: tags, now: now}, log, obs)
+}
+
+type submitFormHandler struct {
 	store EventStore
 	tags  TagCatalogue
 	now   func() time.Time
 }
 
 // Handle records the submission.
-func (h SubmitFormHandler) Handle(ctx context.Context, cmd SubmitForm) (SubmitFormResult, error) {
+func (h submitFormHandler) Handle(ctx context.Context, cmd SubmitForm) (SubmitFormResult, error) {
 	// A form never changes once created, so it is read before the session: the answers it
 	// checks tell which contact the session is about.
 	if !isID(cmd.FormID, formPrefix) {

@@ -3,6 +3,8 @@ package commands
 import (
 	"context"
 
+	"go.uber.org/zap"
+
 	"github.com/funnelhq/funnel/domain"
 )
 
@@ -23,12 +25,19 @@ type UpdateLeadResult struct {
 }
 
 // UpdateLeadHandler handles UpdateLead.
-type UpdateLeadHandler struct {
+type UpdateLeadHandler = Handler[UpdateLead, UpdateLeadResult]
+
+// NewUpdateLeadHandler returns the handler of UpdateLead, logged and measured.
+func NewUpdateLeadHandler(store EventStore, log *zap.Logger, obs Observer) UpdateLeadHandler {
+	return decorate[UpdateLead, UpdateLeadResult](updateLeadHandler{store: store}, log, obs)
+}
+
+type updateLeadHandler struct {
 	store EventStore
 }
 
 // Handle updates the lead.
-func (h UpdateLeadHandler) Handle(ctx context.Context, cmd UpdateLead) (UpdateLeadResult, error) {
+func (h updateLeadHandler) Handle(ctx context.Context, cmd UpdateLead) (UpdateLeadResult, error) {
 	if cmd.Title == nil && cmd.StageID == nil && cmd.Amount == nil {
 		return UpdateLeadResult{}, domain.Invalid("give at least one of title, stageId, amount")
 	}

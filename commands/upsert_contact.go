@@ -5,6 +5,8 @@ import (
 	"sort"
 	"strings"
 
+	"go.uber.org/zap"
+
 	"github.com/funnelhq/funnel/domain"
 )
 
@@ -26,13 +28,20 @@ type ContactResult struct {
 }
 
 // UpsertContactHandler handles UpsertContact.
-type UpsertContactHandler struct {
+type UpsertContactHandler = Handler[UpsertContact, ContactResult]
+
+// NewUpsertContactHandler returns the handler of UpsertContact, logged and measured.
+func NewUpsertContactHandler(store EventStore, tags TagCatalogue, log *zap.Logger, obs Observer) UpsertContactHandler {
+	return decorate[UpsertContact, ContactResult](upsertContactHandler{store: store, tags: tags}, log, obs)
+}
+
+type upsertContactHandler struct {
 	store EventStore
 	tags  TagCatalogue
 }
 
 // Handle upserts the contact.
-func (h UpsertContactHandler) Handle(ctx context.Context, cmd UpsertContact) (ContactResult, error) {
+func (h upsertContactHandler) Handle(ctx context.Context, cmd UpsertContact) (ContactResult, error) {
 	email, err := domain.NormalizeEmail(cmd.Email)
 	if err != nil {
 		return ContactResult{}, err
