@@ -4,10 +4,15 @@ GO ?= go
 .PHONY: test bench build vet load
 
 # Every test, on SQLite and on PostgreSQL (FUNNEL_TEST_DATABASE_URL, default
-# postgres://postgres@127.0.0.1:5432/test). With CI=true a missing PostgreSQL fails the run.
+# postgres://postgres@127.0.0.1:5432/test, trust auth): each test creates a database of its own
+# there and drops it. Without a server the PostgreSQL half is skipped, and pgcheck says so loudly
+# before and after the run; with CI=true a missing PostgreSQL fails the run instead.
 test:
 	$(GO) vet ./...
-	$(GO) test -count=1 -timeout 20m ./...
+	@$(GO) run ./infra/sqldb/sqldbtest/pgcheck
+	@echo "$(GO) test -count=1 -timeout 20m ./..."
+	@status=0; $(GO) test -count=1 -timeout 20m ./... || status=$$?; \
+	$(GO) run ./infra/sqldb/sqldbtest/pgcheck --after; exit $$status
 
 build:
 	$(GO) build -o funnel ./cmd/funnel

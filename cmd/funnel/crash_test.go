@@ -596,13 +596,19 @@ func startServer(t *testing.T, bin, dbURL string, env ...string) *server {
 // launch starts the binary on a database, killed when the test ends if it still runs.
 func launch(t *testing.T, bin, dbURL string, env ...string) *server {
 	t.Helper()
+	return launchServe(t, bin, dbURL, nil, env...)
+}
+
+// launchServe is launch with flags for serve (--demo).
+func launchServe(t *testing.T, bin, dbURL string, flags []string, env ...string) *server {
+	t.Helper()
 	apiAddr, opAddr := freeAddr(t), freeAddr(t)
 	logFile, err := os.CreateTemp(t.TempDir(), "funnel-*.log")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer logFile.Close()
-	cmd := exec.Command(bin, "serve")
+	cmd := exec.Command(bin, append([]string{"serve"}, flags...)...)
 	cmd.Env = append(os.Environ(),
 		"FUNNEL_ADDR="+apiAddr,
 		"FUNNEL_ADMIN_ADDR="+opAddr,

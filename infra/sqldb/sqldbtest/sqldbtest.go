@@ -86,13 +86,19 @@ func RequirePostgres(t testing.TB, err error) {
 	t.Fatalf("PostgreSQL is required (CI=%s): %v", os.Getenv("CI"), err)
 }
 
+// BaseURL is the PostgreSQL server the tests create their databases on: FUNNEL_TEST_DATABASE_URL,
+// or DefaultPostgresURL.
+func BaseURL() string {
+	if base := os.Getenv("FUNNEL_TEST_DATABASE_URL"); base != "" {
+		return base
+	}
+	return DefaultPostgresURL
+}
+
 // CreatePostgresDatabase creates an empty database on the test server and returns its URL and
 // a function that drops it.
 func CreatePostgresDatabase() (string, func() error, error) {
-	base := os.Getenv("FUNNEL_TEST_DATABASE_URL")
-	if base == "" {
-		base = DefaultPostgresURL
-	}
+	base := BaseURL()
 	admin, err := sql.Open("pgx", base)
 	if err == nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
