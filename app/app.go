@@ -41,6 +41,9 @@ type App struct {
 
 // Open connects to the database, applies pending migrations and wires the service.
 func Open(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
 	db, err := sqldb.Open(ctx, cfg.DatabaseURL)
 	if err != nil {
 		return nil, err

@@ -1,6 +1,13 @@
 package app
 
-import "time"
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"go.uber.org/zap/zapcore"
+)
 
 // Config is the service's configuration (operator-api.md "Processes and configuration").
 type Config struct {
@@ -29,4 +36,41 @@ func Defaults() Config {
 		RateLimits:         true,
 		LogLevel:           "info",
 	}
+}
+
+// Validate refuses a configuration the service cannot run as the operator meant it, naming the
+// variable: an empty listener or host, a database URL of no known kind, a retry schedule that is
+// not positive or whose cap is below its base (retries would never wait, or never grow), or a log
+// level zap does not know. Open calls it, so a mistake stops the start instead of a quiet default.
+func (c Config) Validate() error {
+	var problems []error
+	bad := func(format string, args ...any) { problems = append(problems, fmt.Errorf(format, args...)) }
+	if c.Addr == "" {
+		bad("FUNNEL_ADDR is empty")
+	}
+	if c.AdminAddr == "" {
+		bad("FUNNEL_ADMIN_ADDR is empty")
+	}
+	if c.Addr != "" && c.Addr == c.AdminAddr {
+		bad("FUNNEL_ADDR and FUNNEL_ADMIN_ADDR are both %s: the two APIs need a listener each", c.Addr)
+	}
+	if strings.TrimSpace(c.APIHost) == "" {
+		bad("FUNNEL_API_HOST is empty")
+	}
+	if !strings.HasPrefix(c.DatabaseURL, "sqlite:") && !strings.HasPrefix(c.DatabaseURL, "postgres://") && !strings.HasPrefix(c.DatabaseURL, "postgresql://") {
+		bad("FUNNEL_DATABASE_URL must start with sqlite: or postgres://")
+	}
+	if c.WebhookBackoffBase <= 0 {
+		bad("FUNNEL_WEBHOOK_BACKOFF_BASE must be positive, not %s", c.WebhookBackoffBase)
+	}
+	if c.WebhookBackoffCap < c.WebhookBackoffBase {
+		bad("FUNNEL_WEBHOOK_BACKOFF_CAP (%s) must not be below FUNNEL_WEBHOOK_BACKOFF_BASE (%s)", c.WebhookBackoffCap, c.WebhookBackoffBase)
+	}
+	if _, err := zapcore.ParseLevel(c.LogLevel); err != nil {
+		bad("FUNNEL_LOG_LEVEL must be debug, info, warn or error, not %q", c.LogLevel)
+	}
+	if err := errors.Join(problems...); err != nil {
+		return fmt.Errorf("app: configuration: %w", err)
+	}
+	return nil
 }

@@ -50,8 +50,10 @@ func configFrom(cmd *cli.Command) app.Config {
 	}
 }
 
+// durationOr reads an unset duration (0) as its default; a negative one goes on to be refused by
+// app.Config.Validate.
 func durationOr(d, fallback time.Duration) time.Duration {
-	if d <= 0 {
+	if d == 0 {
 		return fallback
 	}
 	return d

@@ -1,0 +1,41 @@
+package app
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestDefaultsAreValid(t *testing.T) {
+	if err := Defaults().Validate(); err != nil {
+		t.Fatalf("the documented defaults are refused: %v", err)
+	}
+}
+
+// A setting that would make the service run other than the operator meant stops the start, and
+// the error names the variable to fix.
+func TestValidateNamesTheBadSetting(t *testing.T) {
+	cases := []struct {
+		name   string
+		change func(*Config)
+		want   string
+	}{
+		{"empty API listener", func(c *Config) { c.Addr = "" }, "FUNNEL_ADDR is empty"},
+		{"one address for both", func(c *Config) { c.AdminAddr = c.Addr }, "need a listener each"},
+		{"no API host", func(c *Config) { c.APIHost = " " }, "FUNNEL_API_HOST"},
+		{"unknown database", func(c *Config) { c.DatabaseURL = "mysql://x" }, "FUNNEL_DATABASE_URL"},
+		{"zero backoff", func(c *Config) { c.WebhookBackoffBase = 0 }, "FUNNEL_WEBHOOK_BACKOFF_BASE must be positive"},
+		{"cap below base", func(c *Config) { c.WebhookBackoffCap = time.Second }, "FUNNEL_WEBHOOK_BACKOFF_CAP"},
+		{"log level", func(c *Config) { c.LogLevel = "loud" }, "FUNNEL_LOG_LEVEL"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := Defaults()
+			tc.change(&c)
+			err := c.Validate()
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Validate() = %v, want an error containing %q", err, tc.want)
+			}
+		})
+	}
+}
