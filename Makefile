@@ -8,6 +8,7 @@ GO ?= go
 # there and drops it. Without a server the PostgreSQL half is skipped, and pgcheck says so loudly
 # before and after the run; with CI=true a missing PostgreSQL fails the run instead.
 test:
+	$(GO) mod tidy -diff
 	$(GO) vet ./...
 	@$(GO) run ./infra/sqldb/sqldbtest/pgcheck
 	@echo "$(GO) test -count=1 -timeout 20m ./..."
@@ -18,6 +19,7 @@ build:
 	$(GO) build -o funnel ./cmd/funnel
 
 vet:
+	$(GO) mod tidy -diff
 	$(GO) vet ./...
 
 # Benchmarks (Go benchmarks, then the HTTP load script). Not part of `make test`.
