@@ -257,14 +257,18 @@ func (a *App) Serve(ctx context.Context, ln Listeners) error {
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
 	for _, srv := range servers {
-		_ = srv.Shutdown(shutdownCtx)
+		if err := srv.Shutdown(shutdownCtx); err != nil {
+			a.log.Warn("a listener did not finish its requests within the shutdown timeout", zap.Error(err))
+		}
 	}
 	err := g.Wait()
 	stopPipeline()
 	if pipeErr == nil {
 		<-pipeDone
 	}
-	return errors.Join(err, pipeErr)
+	err = errors.Join(err, pipeErr)
+	a.log.Info("stopped", zap.String("api", ln.API.Addr().String()), zap.String("operator", ln.Operator.Addr().String()), zap.Error(err))
+	return err
 }
 
 func newHTTPServer(h http.Handler) *http.Server {

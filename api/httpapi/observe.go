@@ -14,11 +14,12 @@ type Observer interface {
 	ObserveRequest(listener, route, method string, status int, took time.Duration)
 }
 
-// exchange is what the layers of a listener learn about one request while it is served: the
-// router notes the route, observe reads it after; the handlers log their errors with its logger.
+// exchange is what the layers of a listener learn about one request while it is served, for the
+// access log and the metrics: the handlers below the router fill it in, observe reads it after.
 type exchange struct {
-	route string // the matched route's template ("/api/v1/contacts/{contactId}"), never the raw path
-	log   *zap.Logger
+	route     string // the matched route's template ("/api/v1/contacts/{contactId}"), never the raw path
+	accountID string // the account the request acts for, once known (RecordAccount)
+	log       *zap.Logger
 }
 
 func exchangeOf(r *http.Request) *exchange {
@@ -32,6 +33,14 @@ func logOf(r *http.Request) *zap.Logger {
 		return ex.log
 	}
 	return zap.L() // a handler served outside Listener.Handler, as in a unit test
+}
+
+// RecordAccount notes the account a request acts for (the API key's on /api/v1, the path's on
+// /admin/v1), for the access log.
+func RecordAccount(r *http.Request, accountID string) {
+	if ex := exchangeOf(r); ex != nil && accountID != "" {
+		ex.accountID = accountID
+	}
 }
 
 // rememberRoute notes the template of the route a router matched (every router of NewRouter).
@@ -57,8 +66,10 @@ func (s *statusRecorder) WriteHeader(code int) {
 	s.ResponseWriter.WriteHeader(code)
 }
 
-// observe records every request's route, status and duration. The route is the matched
-// template (rememberRoute), so that metrics do not grow a label per id.
+// observe writes one access log line per request at info (listener, method, route, status,
+// duration, request id, and the account once known) and records the request's metrics. Both
+// name the route by its template (rememberRoute), never by the raw path: ids stay out of the
+// metrics' labels, and a line tells which endpoint was asked whatever the ids.
 func (l Listener) observe(next http.Handler) http.Handler {
 	log := l.Log.Named("api")
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -66,8 +77,17 @@ func (l Listener) observe(next http.Handler) http.Handler {
 		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
 		ex := &exchange{route: "unmatched", log: log}
 		next.ServeHTTP(rec, r.WithContext(context.WithValue(r.Context(), exchangeKey, ex)))
+		took := time.Since(start)
 		if l.Observer != nil {
-			l.Observer.ObserveRequest(l.Name, ex.route, r.Method, rec.status, time.Since(start))
+			l.Observer.ObserveRequest(l.Name, ex.route, r.Method, rec.status, took)
 		}
+		fields := []zap.Field{
+			zap.String("listener", l.Name), zap.String("method", r.Method), zap.String("route", ex.route),
+			zap.Int("status", rec.status), zap.Duration("duration", took), zap.String("requestId", RequestID(r.Context())),
+		}
+		if ex.accountID != "" {
+			fields = append(fields, zap.String("accountId", ex.accountID))
+		}
+		log.Info("request", fields...)
 	})
 }

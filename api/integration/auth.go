@@ -52,6 +52,7 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 			httpapi.Fail(w, r, err)
 			return
 		}
+		httpapi.RecordAccount(r, key.AccountID)
 		if key.Revoked {
 			httpapi.Unauthorized(w, "API key revoked")
 			return

@@ -7,6 +7,7 @@ package operator
 import (
 	"net/http"
 
+	"github.com/gorilla/mux"
 	"go.uber.org/zap"
 
 	"github.com/funnelhq/funnel/api/httpapi"
@@ -58,7 +59,7 @@ func (s *Server) Handler() http.Handler {
 		root.Handle("/metrics", s.deps.Metrics).Methods(http.MethodGet)
 	}
 	admin := func(method, path string, h http.HandlerFunc) {
-		root.Handle("/admin/v1"+path, s.operatorOnly(h)).Methods(method)
+		root.Handle("/admin/v1"+path, accountFromPath(s.operatorOnly(h))).Methods(method)
 	}
 
 	admin(http.MethodPost, "/accounts", s.createAccount)
@@ -87,4 +88,12 @@ func (s *Server) Handler() http.Handler {
 	admin(http.MethodGet, "/accounts/{accountId}/webhook-deliveries", s.listDeliveries)
 	admin(http.MethodPost, "/accounts/{accountId}/webhook-deliveries/{deliveryId}/retry", s.retryDelivery)
 	return httpapi.Listener{Name: "operator", Log: s.deps.Log, Observer: s.deps.Observer}.Handler(root)
+}
+
+// accountFromPath notes the account a request names in its path, for the access log.
+func accountFromPath(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		httpapi.RecordAccount(r, mux.Vars(r)["accountId"])
+		next.ServeHTTP(w, r)
+	})
 }
