@@ -8,14 +8,20 @@ import (
 )
 
 // NewRouter returns a router of this service: an unknown path answers a JSON 404 and a wrong
-// method a JSON 405 with Allow, and each matched route's template is noted for the metrics.
+// method a JSON 405 with Allow, and each matched route's template is noted for the access log
+// and the metrics.
+//
+// Paths are matched as sent. By default gorilla/mux answers a path it would write otherwise
+// (a double slash, a dot segment) with a 301 to the cleaned path, which clients follow with GET
+// and without the body; here such a path is simply not one of the API's: 404. Every router a
+// request passes through must skip cleaning, nested ones included.
 //
 // Register routes with their full paths on such flat routers, not on mux subrouters: a
 // subrouter's routes inherit its matchers (the host, the path prefix), and in gorilla/mux v1.8.1
 // an inherited matcher that matches clears the method mismatch an earlier route found, so a
 // wrong method on a known path would answer 404 instead of 405.
 func NewRouter() *mux.Router {
-	router := mux.NewRouter()
+	router := mux.NewRouter().SkipClean(true)
 	router.NotFoundHandler = http.HandlerFunc(notFound)
 	router.MethodNotAllowedHandler = allowedMethods(router)
 	router.Use(rememberRoute)
