@@ -1,8 +1,8 @@
 // Package httpapi is the HTTP plumbing the integration API and the operator API share: the
-// routers (JSON 404 and 405, health endpoints), the middleware every request passes through
-// (request ids, URL guard, panics, access log and metrics), JSON answers and errors, request
-// bodies, list pages, read-your-writes, and what both APIs show alike: the views of shared
-// resources and the creation of webhook subscriptions.
+// routers (JSON 404 and 405, HEAD, health endpoints), the middleware every request passes
+// through (request ids, URL guard, panics, access log and metrics), JSON answers and errors,
+// request bodies, list pages, read-your-writes, and what both APIs show alike: the views of
+// shared resources and the creation of webhook subscriptions.
 package httpapi
 
 import (
@@ -20,7 +20,7 @@ type Listener struct {
 
 // Handler wraps a listener's router in the middleware every request passes through, outermost
 // first: the request id, the access log and the metrics (so that every answer below, a refused
-// URL included, is logged and counted), the URL guard, and panic recovery.
+// URL included, is logged and counted), the URL guard, panic recovery, and HEAD served as GET.
 func (l Listener) Handler(router http.Handler) http.Handler {
-	return requestIDs(l.observe(rejectUnsafeURLs(recoverPanics(router))))
+	return requestIDs(l.observe(rejectUnsafeURLs(recoverPanics(serveHEADAsGET(router)))))
 }

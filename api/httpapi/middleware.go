@@ -82,3 +82,19 @@ func recoverPanics(next http.Handler) http.Handler {
 		next.ServeHTTP(w, r)
 	})
 }
+
+// serveHEADAsGET answers HEAD on every GET route, 401, 403, 404 and 405 included, exactly as
+// GET: the router sees GET, and net/http's server sends the status and headers the handler
+// writes without the body (it discards what a handler writes for HEAD, counting it for
+// Content-Length), as its own ServeMux does. The access log and the metrics, which wrap this,
+// still see HEAD.
+func serveHEADAsGET(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodHead {
+			get := r.WithContext(r.Context()) // a shallow copy: the server keeps its own, a HEAD
+			get.Method = http.MethodGet
+			r = get
+		}
+		next.ServeHTTP(w, r)
+	})
+}

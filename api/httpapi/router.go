@@ -58,7 +58,8 @@ func notFound(w http.ResponseWriter, _ *http.Request) {
 // wrongMethodRoute names the routes of RefuseOtherMethods.
 const wrongMethodRoute = "wrong-method"
 
-// allowedMethods answers 405 with Allow: the methods the router serves this path with.
+// allowedMethods answers 405 with Allow: the methods the router serves this path with, and HEAD
+// wherever GET is (serveHEADAsGET).
 func allowedMethods(router *mux.Router) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		var allow []string
@@ -68,6 +69,9 @@ func allowedMethods(router *mux.Router) http.HandlerFunc {
 			var match mux.RouteMatch
 			if m != r.Method && router.Match(probe, &match) && match.MatchErr == nil && match.Route.GetName() != wrongMethodRoute {
 				allow = append(allow, m)
+				if m == http.MethodGet {
+					allow = append(allow, http.MethodHead)
+				}
 			}
 		}
 		w.Header().Set("Allow", strings.Join(allow, ", "))
