@@ -2,6 +2,7 @@ package operator
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 
 	"github.com/funnelhq/funnel/api/httpapi"
@@ -59,7 +60,7 @@ func HistoryView(events []domain.Recorded) ([]httpapi.Object, error) {
 	out := make([]httpapi.Object, len(events))
 	for i, e := range events {
 		if err := redact(&e); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("operator: redact event %d (%s): %w", e.Position, e.Type, err)
 		}
 		out[i] = httpapi.Object{
 			"position":      e.Position,
