@@ -12,9 +12,9 @@ import (
 // and the metrics.
 //
 // Paths are matched as sent. By default gorilla/mux answers a path it would write otherwise
-// (a double slash, a dot segment) with a 301 to the cleaned path, which clients follow with GET
-// and without the body; here such a path is simply not one of the API's: 404. Every router a
-// request passes through must skip cleaning, nested ones included.
+// (with a double slash, say) with a 301 to the cleaned path, which clients follow with GET and
+// without the body; here an empty segment matches no route: 404. Every router a request passes
+// through must skip cleaning, nested ones included.
 //
 // Register routes with their full paths on such flat routers, not on mux subrouters: a
 // subrouter's routes inherit its matchers (the host, the path prefix), and in gorilla/mux v1.8.1
