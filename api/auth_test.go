@@ -104,7 +104,7 @@ func TestAPIHostAndRoutes(t *testing.T) {
 		}
 		svc.API.Get(t, "/api/v1/nothing-here", acc.Key).ExpectError(t, http.StatusNotFound)
 		svc.API.Get(t, "/api/v2/contacts", acc.Key).ExpectError(t, http.StatusNotFound)
-		if res := svc.API.Delete(t, "/api/v1/contacts", acc.Key); res.ExpectError(t, http.StatusMethodNotAllowed) != "" && res.Header.Get("Allow") != "GET, POST" {
+		if res := svc.API.Delete(t, "/api/v1/contacts", acc.Key); res.ExpectError(t, http.StatusMethodNotAllowed) != "" && res.Header.Get("Allow") != "GET, HEAD, POST" {
 			t.Fatalf("Allow = %q", res.Header.Get("Allow"))
 		}
 		svc.API.Do(t, apptest.Request{Method: http.MethodPut, Path: "/api/v1/tags", Token: acc.Key}).ExpectError(t, http.StatusMethodNotAllowed)

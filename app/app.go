@@ -15,7 +15,8 @@ import (
 	"go.uber.org/zap"
 	"golang.org/x/sync/errgroup"
 
-	"github.com/funnelhq/funnel/api"
+	"github.com/funnelhq/funnel/api/integration"
+	"github.com/funnelhq/funnel/api/operator"
 	"github.com/funnelhq/funnel/commands"
 	"github.com/funnelhq/funnel/infra/eventstore"
 	"github.com/funnelhq/funnel/infra/metrics"
@@ -34,7 +35,8 @@ type App struct {
 	pipeline   *pipeline.Pipeline
 	metrics    *metrics.Metrics
 	commands   commands.Handlers
-	server     *api.Server
+	api        *integration.Server
+	operator   *operator.Server
 	contacts   *projections.Contacts
 	dispatcher *webhooks.Dispatcher
 }
@@ -101,27 +103,44 @@ func Open(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 		n, _ := deliveries.Backlog(ctx)
 		return float64(n)
 	})
-	a.server = api.New(api.Deps{
+	subscriptions := webhooks.NewSubscriptions(db.Read)
+	a.api = integration.New(integration.Deps{
 		Commands:      handlers,
-		Accounts:      accounts,
-		Tags:          tags,
+		APIKeys:       accounts,
 		Contacts:      contacts,
+		Tags:          tags,
 		CRMs:          crms,
 		Leads:         leads,
 		Forms:         forms,
 		Submissions:   submissions,
 		EventTypes:    eventTypes,
 		Bookings:      bookings,
-		Subscriptions: webhooks.NewSubscriptions(db.Read),
-		Deliveries:    deliveries,
+		Subscriptions: subscriptions,
 		Samples:       webhooks.NewSamples(store),
-		History:       store,
 		ReadModels:    pipe.Tracker(),
 		Ready:         a.isReady,
 		APIHost:       cfg.APIHost,
+		Log:           log,
+		Observer:      m,
+	})
+	a.operator = operator.New(operator.Deps{
+		Commands:      handlers,
+		Accounts:      accounts,
+		Tags:          tags,
+		CRMs:          crms,
+		Leads:         leads,
+		Forms:         forms,
+		Submissions:   submissions,
+		EventTypes:    eventTypes,
+		Bookings:      bookings,
+		Subscriptions: subscriptions,
+		Deliveries:    deliveries,
+		History:       store,
+		ReadModels:    pipe.Tracker(),
+		Ready:         a.isReady,
 		AdminToken:    cfg.AdminToken,
 		Log:           log,
-		HTTP:          m,
+		Observer:      m,
 		Metrics:       m.Handler(),
 	})
 	return a, nil
@@ -140,13 +159,13 @@ func (a *App) DB() *sqldb.DB { return a.db }
 func (a *App) ReadModels() *pipeline.Tracker { return a.pipeline.Tracker() }
 
 // APIHandler serves the integration API.
-func (a *App) APIHandler() http.Handler { return a.server.IntegrationHandler() }
+func (a *App) APIHandler() http.Handler { return a.api.Handler() }
 
 // APIRouter is the integration API's router (tests walk its routes).
-func (a *App) APIRouter() *mux.Router { return a.server.IntegrationRouter() }
+func (a *App) APIRouter() *mux.Router { return a.api.Router() }
 
 // OperatorHandler serves the operator API.
-func (a *App) OperatorHandler() http.Handler { return a.server.OperatorHandler() }
+func (a *App) OperatorHandler() http.Handler { return a.operator.Handler() }
 
 // Ready is closed once the projections caught up with the log as it was at start.
 func (a *App) Ready() <-chan struct{} { return a.pipeline.Ready() }
@@ -241,14 +260,18 @@ func (a *App) Serve(ctx context.Context, ln Listeners) error {
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
 	for _, srv := range servers {
-		_ = srv.Shutdown(shutdownCtx)
+		if err := srv.Shutdown(shutdownCtx); err != nil {
+			a.log.Warn("a listener did not finish its requests within the shutdown timeout", zap.Error(err))
+		}
 	}
 	err := g.Wait()
 	stopPipeline()
 	if pipeErr == nil {
 		<-pipeDone
 	}
-	return errors.Join(err, pipeErr)
+	err = errors.Join(err, pipeErr)
+	a.log.Info("stopped", zap.String("api", ln.API.Addr().String()), zap.String("operator", ln.Operator.Addr().String()), zap.Error(err))
+	return err
 }
 
 func newHTTPServer(h http.Handler) *http.Server {

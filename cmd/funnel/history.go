@@ -8,7 +8,7 @@ import (
 
 	"github.com/urfave/cli/v3"
 
-	"github.com/funnelhq/funnel/api"
+	"github.com/funnelhq/funnel/api/operator"
 	"github.com/funnelhq/funnel/domain"
 	"github.com/funnelhq/funnel/infra/eventstore"
 	"github.com/funnelhq/funnel/infra/sqldb"
@@ -57,7 +57,7 @@ var historyCommand = &cli.Command{
 		if len(events) == 0 {
 			return fmt.Errorf("no history for that entity in account %s", account)
 		}
-		view, err := api.HistoryView(events)
+		view, err := operator.HistoryView(events)
 		if err != nil {
 			return err
 		}

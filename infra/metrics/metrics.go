@@ -66,7 +66,7 @@ func (m *Metrics) Handler() http.Handler {
 // Registry lets other packages register their own collectors.
 func (m *Metrics) Registry() *prometheus.Registry { return m.registry }
 
-// ObserveRequest records one HTTP request (api.HTTPObserver).
+// ObserveRequest records one HTTP request (httpapi.Observer).
 func (m *Metrics) ObserveRequest(listener, route, method string, status int, took time.Duration) {
 	m.requests.WithLabelValues(listener, route, method, strconv.Itoa(status)).Inc()
 	m.requestDuration.WithLabelValues(listener, route, method).Observe(took.Seconds())

@@ -1,10 +1,11 @@
-package api
+package integration
 
 import (
 	"net/http"
 
 	"github.com/gorilla/mux"
 
+	"github.com/funnelhq/funnel/api/httpapi"
 	"github.com/funnelhq/funnel/commands"
 	"github.com/funnelhq/funnel/paging"
 	"github.com/funnelhq/funnel/projections"
@@ -12,18 +13,18 @@ import (
 
 // listForms serves GET /api/v1/forms: id, name and fields of the account's forms, in creation order.
 func (s *Server) listForms(w http.ResponseWriter, r *http.Request) {
-	writePage(s, w, r, "forms", func(page paging.Page) ([]projections.Form, string, error) {
-		return s.deps.Forms.List(r.Context(), principalOf(r.Context()).key.AccountID, page)
-	}, formView)
+	httpapi.WritePage(w, r, "forms", func(page paging.Page) ([]projections.Form, string, error) {
+		return s.deps.Forms.List(r.Context(), principalOf(r.Context()).accountID(), page)
+	}, httpapi.FormView)
 }
 
 // getForm serves GET /api/v1/forms/{formId}.
 func (s *Server) getForm(w http.ResponseWriter, r *http.Request) {
 	form, err := s.deps.Forms.Form(r.Context(), mux.Vars(r)["formId"])
-	if !s.owned(w, r, "form", form.AccountID, err) {
+	if !owned(w, r, "form", form.AccountID, err) {
 		return
 	}
-	writeJSON(w, http.StatusOK, object{"form": formView(form)})
+	httpapi.WriteJSON(w, http.StatusOK, httpapi.Object{"form": httpapi.FormView(form)})
 }
 
 // submitForm serves POST /api/v1/forms/{formId}/submissions with {"values": {fieldId: value}}.
@@ -31,7 +32,7 @@ func (s *Server) submitForm(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		Values map[string]any `json:"values"`
 	}
-	if !decodeBody(w, r, &req) {
+	if !httpapi.Decode(w, r, &req) {
 		return
 	}
 	res, err := s.deps.Commands.SubmitForm.Handle(r.Context(), commands.SubmitForm{
@@ -40,16 +41,16 @@ func (s *Server) submitForm(w http.ResponseWriter, r *http.Request) {
 		Values: req.Values,
 	})
 	if err != nil {
-		s.fail(w, r, err)
+		httpapi.Fail(w, r, err)
 		return
 	}
-	if !s.awaitReadModels(w, r, res.Position) {
+	if !httpapi.AwaitReadModels(w, r, s.deps.ReadModels, res.Position) {
 		return
 	}
 	submission, err := s.deps.Submissions.Submission(r.Context(), res.SubmissionID)
 	if err != nil {
-		s.fail(w, r, err)
+		httpapi.Fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusCreated, object{"submission": submissionView(submission)})
+	httpapi.WriteJSON(w, http.StatusCreated, httpapi.Object{"submission": httpapi.SubmissionView(submission)})
 }

@@ -1,10 +1,11 @@
-package api
+package operator
 
 import (
 	"net/http"
 
 	"github.com/gorilla/mux"
 
+	"github.com/funnelhq/funnel/api/httpapi"
 	"github.com/funnelhq/funnel/commands"
 	"github.com/funnelhq/funnel/domain"
 	"github.com/funnelhq/funnel/paging"
@@ -28,9 +29,9 @@ func fieldSpecs(in []fieldSpec) []domain.FieldSpec {
 	return out
 }
 
-// operatorFormView is a form as the operator API shows it, with the tags its submissions apply.
-func operatorFormView(f projections.Form) object {
-	view := formView(f)
+// formView is a form as the operator API shows it, with the tags its submissions apply.
+func formView(f projections.Form) httpapi.Object {
+	view := httpapi.FormView(f)
 	view["tagIds"] = wireformat.List(f.TagIDs)
 	return view
 }
@@ -42,54 +43,54 @@ func (s *Server) createForm(w http.ResponseWriter, r *http.Request) {
 		Fields []fieldSpec `json:"fields"`
 		TagIDs []string    `json:"tagIds"`
 	}
-	if !decodeBody(w, r, &req) {
+	if !httpapi.Decode(w, r, &req) {
 		return
 	}
 	res, err := s.deps.Commands.CreateForm.Handle(r.Context(), commands.CreateForm{
 		Meta: operatorMeta(r), Name: req.Name, Fields: fieldSpecs(req.Fields), TagIDs: req.TagIDs,
 	})
 	if err != nil {
-		s.fail(w, r, err)
+		httpapi.Fail(w, r, err)
 		return
 	}
-	if !s.awaitReadModels(w, r, res.Position) {
+	if !httpapi.AwaitReadModels(w, r, s.deps.ReadModels, res.Position) {
 		return
 	}
 	form, err := s.deps.Forms.Form(r.Context(), res.FormID)
 	if err != nil {
-		s.fail(w, r, err)
+		httpapi.Fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusCreated, object{"form": operatorFormView(form)})
+	httpapi.WriteJSON(w, http.StatusCreated, httpapi.Object{"form": formView(form)})
 }
 
-// listOperatorForms serves GET /admin/v1/accounts/{accountId}/forms, in creation order.
-func (s *Server) listOperatorForms(w http.ResponseWriter, r *http.Request) {
+// listForms serves GET /admin/v1/accounts/{accountId}/forms, in creation order.
+func (s *Server) listForms(w http.ResponseWriter, r *http.Request) {
 	account, ok := s.existingAccount(w, r)
 	if !ok {
 		return
 	}
-	writePage(s, w, r, "forms", func(page paging.Page) ([]projections.Form, string, error) {
+	httpapi.WritePage(w, r, "forms", func(page paging.Page) ([]projections.Form, string, error) {
 		return s.deps.Forms.List(r.Context(), account.ID, page)
-	}, operatorFormView)
+	}, formView)
 }
 
-// listOperatorSubmissions serves GET /admin/v1/accounts/{accountId}/forms/{formId}/submissions:
+// listSubmissions serves GET /admin/v1/accounts/{accountId}/forms/{formId}/submissions:
 // the form's submissions with their answers, in the order they were made.
-func (s *Server) listOperatorSubmissions(w http.ResponseWriter, r *http.Request) {
+func (s *Server) listSubmissions(w http.ResponseWriter, r *http.Request) {
 	account, ok := s.existingAccount(w, r)
 	if !ok {
 		return
 	}
 	form, err := s.deps.Forms.Form(r.Context(), mux.Vars(r)["formId"])
 	if err != nil || form.AccountID != account.ID {
-		s.failOperatorLookup(w, r, "form", err)
+		failLookup(w, r, "form", err)
 		return
 	}
-	writePage(s, w, r, "submissions", func(page paging.Page) ([]projections.Submission, string, error) {
+	httpapi.WritePage(w, r, "submissions", func(page paging.Page) ([]projections.Submission, string, error) {
 		return s.deps.Submissions.List(r.Context(), account.ID, form.ID, page)
-	}, func(sub projections.Submission) object {
-		view := submissionView(sub)
+	}, func(sub projections.Submission) httpapi.Object {
+		view := httpapi.SubmissionView(sub)
 		view["values"] = sub.Answers
 		return view
 	})

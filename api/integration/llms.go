@@ -1,4 +1,4 @@
-package api
+package integration
 
 import (
 	_ "embed"
@@ -12,5 +12,6 @@ var llmsFull []byte
 
 func serveLLMs(w http.ResponseWriter, _ *http.Request) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	// The status is sent: an error here can only be a client gone away, nobody to tell.
 	_, _ = w.Write(llmsFull)
 }

@@ -1,10 +1,11 @@
-package api
+package integration
 
 import (
 	"net/http"
 
 	"github.com/gorilla/mux"
 
+	"github.com/funnelhq/funnel/api/httpapi"
 	"github.com/funnelhq/funnel/commands"
 	"github.com/funnelhq/funnel/domain"
 	"github.com/funnelhq/funnel/paging"
@@ -13,20 +14,20 @@ import (
 
 // listCRMs serves GET /api/v1/crms: the account's pipelines with their stages, in creation order.
 func (s *Server) listCRMs(w http.ResponseWriter, r *http.Request) {
-	writePage(s, w, r, "crms", func(page paging.Page) ([]projections.CRM, string, error) {
-		return s.deps.CRMs.List(r.Context(), principalOf(r.Context()).key.AccountID, page)
-	}, crmView)
+	httpapi.WritePage(w, r, "crms", func(page paging.Page) ([]projections.CRM, string, error) {
+		return s.deps.CRMs.List(r.Context(), principalOf(r.Context()).accountID(), page)
+	}, httpapi.CRMView)
 }
 
 // listStages serves GET /api/v1/crms/{crmId}/stages, in pipeline order.
 func (s *Server) listStages(w http.ResponseWriter, r *http.Request) {
 	crm, err := s.deps.CRMs.CRM(r.Context(), mux.Vars(r)["crmId"])
-	if !s.owned(w, r, "crm", crm.AccountID, err) {
+	if !owned(w, r, "crm", crm.AccountID, err) {
 		return
 	}
-	writePage(s, w, r, "stages", func(page paging.Page) ([]domain.Stage, string, error) {
+	httpapi.WritePage(w, r, "stages", func(page paging.Page) ([]domain.Stage, string, error) {
 		return s.deps.CRMs.Stages(r.Context(), crm.ID, page)
-	}, stageView)
+	}, httpapi.StageView)
 }
 
 type createLeadRequest struct {
@@ -40,11 +41,11 @@ type createLeadRequest struct {
 // createLead serves POST /api/v1/crms/{crmId}/leads: it opens a lead and upserts its contact.
 func (s *Server) createLead(w http.ResponseWriter, r *http.Request) {
 	var req createLeadRequest
-	if !decodeBody(w, r, &req) {
+	if !httpapi.Decode(w, r, &req) {
 		return
 	}
 	if req.ContactEmail == nil {
-		writeError(w, http.StatusBadRequest, "contactEmail is required")
+		httpapi.WriteError(w, http.StatusBadRequest, "contactEmail is required")
 		return
 	}
 	res, err := s.deps.Commands.CreateLead.Handle(r.Context(), commands.CreateLead{
@@ -57,23 +58,23 @@ func (s *Server) createLead(w http.ResponseWriter, r *http.Request) {
 		Tags:         domain.TagRequest{IDs: req.TagIDs},
 	})
 	if err != nil {
-		s.fail(w, r, err)
+		httpapi.Fail(w, r, err)
 		return
 	}
-	if !s.awaitReadModels(w, r, res.Position) {
+	if !httpapi.AwaitReadModels(w, r, s.deps.ReadModels, res.Position) {
 		return
 	}
 	lead, err := s.deps.Leads.Lead(r.Context(), res.LeadID)
 	if err != nil {
-		s.fail(w, r, err)
+		httpapi.Fail(w, r, err)
 		return
 	}
 	contact, err := s.deps.Contacts.Contact(r.Context(), res.ContactID)
 	if err != nil {
-		s.fail(w, r, err)
+		httpapi.Fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusCreated, object{"lead": leadView(lead), "contact": contactView(contact)})
+	httpapi.WriteJSON(w, http.StatusCreated, httpapi.Object{"lead": httpapi.LeadView(lead), "contact": contactView(contact)})
 }
 
 type updateLeadRequest struct {
@@ -85,7 +86,7 @@ type updateLeadRequest struct {
 // updateLead serves PATCH /api/v1/crms/{crmId}/leads/{leadId}: title, stage or amount.
 func (s *Server) updateLead(w http.ResponseWriter, r *http.Request) {
 	var req updateLeadRequest
-	if !decodeBody(w, r, &req) {
+	if !httpapi.Decode(w, r, &req) {
 		return
 	}
 	vars := mux.Vars(r)
@@ -98,16 +99,16 @@ func (s *Server) updateLead(w http.ResponseWriter, r *http.Request) {
 		Amount:  req.Amount,
 	})
 	if err != nil {
-		s.fail(w, r, err)
+		httpapi.Fail(w, r, err)
 		return
 	}
-	if !s.awaitReadModels(w, r, res.Position) {
+	if !httpapi.AwaitReadModels(w, r, s.deps.ReadModels, res.Position) {
 		return
 	}
 	lead, err := s.deps.Leads.Lead(r.Context(), vars["leadId"])
 	if err != nil {
-		s.fail(w, r, err)
+		httpapi.Fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, object{"lead": leadView(lead)})
+	httpapi.WriteJSON(w, http.StatusOK, httpapi.Object{"lead": httpapi.LeadView(lead)})
 }

@@ -1,4 +1,4 @@
-package api
+package integration
 
 import (
 	"net/http"
@@ -6,6 +6,7 @@ import (
 
 	"github.com/gorilla/mux"
 
+	"github.com/funnelhq/funnel/api/httpapi"
 	"github.com/funnelhq/funnel/commands"
 	"github.com/funnelhq/funnel/paging"
 	"github.com/funnelhq/funnel/projections"
@@ -13,18 +14,18 @@ import (
 
 // listEventTypes serves GET /api/v1/scheduling/event-types: the account's calendars, in creation order.
 func (s *Server) listEventTypes(w http.ResponseWriter, r *http.Request) {
-	writePage(s, w, r, "eventTypes", func(page paging.Page) ([]projections.EventType, string, error) {
-		return s.deps.EventTypes.List(r.Context(), principalOf(r.Context()).key.AccountID, page)
-	}, eventTypeView)
+	httpapi.WritePage(w, r, "eventTypes", func(page paging.Page) ([]projections.EventType, string, error) {
+		return s.deps.EventTypes.List(r.Context(), principalOf(r.Context()).accountID(), page)
+	}, httpapi.EventTypeView)
 }
 
 // getEventType serves GET /api/v1/scheduling/event-types/{eventTypeId}.
 func (s *Server) getEventType(w http.ResponseWriter, r *http.Request) {
 	eventType, err := s.deps.EventTypes.EventType(r.Context(), mux.Vars(r)["eventTypeId"])
-	if !s.owned(w, r, "event type", eventType.AccountID, err) {
+	if !owned(w, r, "event type", eventType.AccountID, err) {
 		return
 	}
-	writeJSON(w, http.StatusOK, object{"eventType": eventTypeView(eventType)})
+	httpapi.WriteJSON(w, http.StatusOK, httpapi.Object{"eventType": httpapi.EventTypeView(eventType)})
 }
 
 type bookEventRequest struct {
@@ -36,16 +37,16 @@ type bookEventRequest struct {
 // bookEvent serves POST /api/v1/scheduling/{eventTypeId}/bookings.
 func (s *Server) bookEvent(w http.ResponseWriter, r *http.Request) {
 	var req bookEventRequest
-	if !decodeBody(w, r, &req) {
+	if !httpapi.Decode(w, r, &req) {
 		return
 	}
 	if req.StartTime == nil {
-		writeError(w, http.StatusBadRequest, "startTime is required")
+		httpapi.WriteError(w, http.StatusBadRequest, "startTime is required")
 		return
 	}
 	start, err := time.Parse(time.RFC3339, *req.StartTime)
 	if err != nil {
-		writeError(w, http.StatusBadRequest, "startTime must be an RFC 3339 timestamp, such as 2030-01-31T09:30:00Z")
+		httpapi.WriteError(w, http.StatusBadRequest, "startTime must be an RFC 3339 timestamp, such as 2030-01-31T09:30:00Z")
 		return
 	}
 	res, err := s.deps.Commands.BookEvent.Handle(r.Context(), commands.BookEvent{
@@ -56,16 +57,16 @@ func (s *Server) bookEvent(w http.ResponseWriter, r *http.Request) {
 		Answers:     req.Answers,
 	})
 	if err != nil {
-		s.fail(w, r, err)
+		httpapi.Fail(w, r, err)
 		return
 	}
-	if !s.awaitReadModels(w, r, res.Position) {
+	if !httpapi.AwaitReadModels(w, r, s.deps.ReadModels, res.Position) {
 		return
 	}
 	booking, err := s.deps.Bookings.Booking(r.Context(), res.BookingID)
 	if err != nil {
-		s.fail(w, r, err)
+		httpapi.Fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusCreated, object{"booking": bookingView(booking)})
+	httpapi.WriteJSON(w, http.StatusCreated, httpapi.Object{"booking": httpapi.BookingView(booking)})
 }

@@ -1,4 +1,4 @@
-package api
+package httpapi
 
 import (
 	"encoding/json"
@@ -12,25 +12,25 @@ import (
 // MaxBodyBytes is the largest request body accepted (integration-api.md section 8).
 const MaxBodyBytes = 256 << 10
 
-// decodeBody reads a JSON object into dst. On bad input it answers (413 for a body over 256 KB,
-// 400 naming the field at fault otherwise) and returns false.
-func decodeBody(w http.ResponseWriter, r *http.Request, dst any) bool {
+// Decode reads the request's JSON object into dst. On bad input it answers (413 for a body over
+// 256 KB, 400 naming the field at fault otherwise) and returns false.
+func Decode(w http.ResponseWriter, r *http.Request, dst any) bool {
 	if r.ContentLength > MaxBodyBytes {
-		writeError(w, http.StatusRequestEntityTooLarge, "request body must be at most 256 KB")
+		WriteError(w, http.StatusRequestEntityTooLarge, "request body must be at most 256 KB")
 		return false
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			writeError(w, http.StatusRequestEntityTooLarge, "request body must be at most 256 KB")
+			WriteError(w, http.StatusRequestEntityTooLarge, "request body must be at most 256 KB")
 		} else {
-			writeError(w, http.StatusBadRequest, "could not read the request body")
+			WriteError(w, http.StatusBadRequest, "could not read the request body")
 		}
 		return false
 	}
 	if msg := decodeJSON(body, dst); msg != "" {
-		writeError(w, http.StatusBadRequest, msg)
+		WriteError(w, http.StatusBadRequest, msg)
 		return false
 	}
 	return true
@@ -51,12 +51,12 @@ func decodeJSON(body []byte, dst any) string {
 	dec := json.NewDecoder(strings.NewReader(trimmed))
 	if err := dec.Decode(dst); err != nil {
 		var typeErr *json.UnmarshalTypeError
-		var fieldErr *fieldError
+		var fieldErr *FieldError
 		switch {
 		case errors.As(err, &typeErr) && typeErr.Field != "":
 			return fmt.Sprintf("%s: expected %s, got %s", typeErr.Field, jsonTypeName(typeErr.Type.Kind().String()), typeErr.Value)
 		case errors.As(err, &fieldErr):
-			return fieldErr.msg
+			return fieldErr.Message
 		default:
 			return "malformed JSON"
 		}
@@ -107,30 +107,9 @@ func jsonTypeName(goKind string) string {
 	}
 }
 
-// fieldError is a decoding error raised by a custom JSON type, with its own message.
-type fieldError struct{ msg string }
+// FieldError is a decoding error raised by a custom JSON type of a request (UnmarshalJSON):
+// Decode answers 400 with its message instead of "malformed JSON".
+type FieldError struct{ Message string }
 
-func (e *fieldError) Error() string { return e.msg }
-
-// scalar is a custom-field value: integrators send strings, and numbers and booleans are kept
-// as their JSON text; null clears the field like an empty string.
-type scalar string
-
-func (s *scalar) UnmarshalJSON(b []byte) error {
-	raw := strings.TrimSpace(string(b))
-	switch {
-	case raw == "null":
-		*s = ""
-	case strings.HasPrefix(raw, `"`):
-		var str string
-		if err := json.Unmarshal(b, &str); err != nil {
-			return err
-		}
-		*s = scalar(str)
-	case strings.HasPrefix(raw, "{"), strings.HasPrefix(raw, "["):
-		return &fieldError{msg: "customFields: values must be strings, numbers or booleans"}
-	default:
-		*s = scalar(raw)
-	}
-	return nil
-}
+// Error returns the message.
+func (e *FieldError) Error() string { return e.Message }

@@ -1,10 +1,11 @@
-package api
+package operator
 
 import (
 	"net/http"
 
 	"github.com/gorilla/mux"
 
+	"github.com/funnelhq/funnel/api/httpapi"
 	"github.com/funnelhq/funnel/commands"
 	"github.com/funnelhq/funnel/paging"
 	"github.com/funnelhq/funnel/projections"
@@ -18,7 +19,7 @@ func (s *Server) createCRM(w http.ResponseWriter, r *http.Request) {
 			Name string `json:"name"`
 		} `json:"stages"`
 	}
-	if !decodeBody(w, r, &req) {
+	if !httpapi.Decode(w, r, &req) {
 		return
 	}
 	names := make([]string, len(req.Stages))
@@ -27,45 +28,45 @@ func (s *Server) createCRM(w http.ResponseWriter, r *http.Request) {
 	}
 	res, err := s.deps.Commands.CreateCRM.Handle(r.Context(), commands.CreateCRM{Meta: operatorMeta(r), Name: req.Name, StageNames: names})
 	if err != nil {
-		s.fail(w, r, err)
+		httpapi.Fail(w, r, err)
 		return
 	}
-	if !s.awaitReadModels(w, r, res.Position) {
+	if !httpapi.AwaitReadModels(w, r, s.deps.ReadModels, res.Position) {
 		return
 	}
 	crm, err := s.deps.CRMs.CRM(r.Context(), res.CRMID)
 	if err != nil {
-		s.fail(w, r, err)
+		httpapi.Fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusCreated, object{"crm": crmView(crm)})
+	httpapi.WriteJSON(w, http.StatusCreated, httpapi.Object{"crm": httpapi.CRMView(crm)})
 }
 
-// listOperatorCRMs serves GET /admin/v1/accounts/{accountId}/crms, in creation order.
-func (s *Server) listOperatorCRMs(w http.ResponseWriter, r *http.Request) {
+// listCRMs serves GET /admin/v1/accounts/{accountId}/crms, in creation order.
+func (s *Server) listCRMs(w http.ResponseWriter, r *http.Request) {
 	account, ok := s.existingAccount(w, r)
 	if !ok {
 		return
 	}
-	writePage(s, w, r, "crms", func(page paging.Page) ([]projections.CRM, string, error) {
+	httpapi.WritePage(w, r, "crms", func(page paging.Page) ([]projections.CRM, string, error) {
 		return s.deps.CRMs.List(r.Context(), account.ID, page)
-	}, crmView)
+	}, httpapi.CRMView)
 }
 
-// listOperatorLeads serves GET /admin/v1/accounts/{accountId}/crms/{crmId}/leads?contactId=:
+// listLeads serves GET /admin/v1/accounts/{accountId}/crms/{crmId}/leads?contactId=:
 // the leads of one CRM of the account, in creation order, optionally of one contact.
-func (s *Server) listOperatorLeads(w http.ResponseWriter, r *http.Request) {
+func (s *Server) listLeads(w http.ResponseWriter, r *http.Request) {
 	account, ok := s.existingAccount(w, r)
 	if !ok {
 		return
 	}
 	crm, err := s.deps.CRMs.CRM(r.Context(), mux.Vars(r)["crmId"])
 	if err != nil || crm.AccountID != account.ID {
-		s.failOperatorLookup(w, r, "crm", err)
+		failLookup(w, r, "crm", err)
 		return
 	}
 	filter := projections.LeadFilter{CRMID: crm.ID, ContactID: r.URL.Query().Get("contactId")}
-	writePage(s, w, r, "leads", func(page paging.Page) ([]projections.Lead, string, error) {
+	httpapi.WritePage(w, r, "leads", func(page paging.Page) ([]projections.Lead, string, error) {
 		return s.deps.Leads.List(r.Context(), account.ID, filter, page)
-	}, leadView)
+	}, httpapi.LeadView)
 }

@@ -1,10 +1,11 @@
-package api
+package integration
 
 import (
 	"net/http"
 
 	"github.com/gorilla/mux"
 
+	"github.com/funnelhq/funnel/api/httpapi"
 	"github.com/funnelhq/funnel/commands"
 	"github.com/funnelhq/funnel/domain"
 	"github.com/funnelhq/funnel/paging"
@@ -37,11 +38,11 @@ func outcome(a commands.TagAction) string {
 // tagContactByEmail serves POST /api/v1/contacts/tags.
 func (s *Server) tagContactByEmail(w http.ResponseWriter, r *http.Request) {
 	var req tagContactRequest
-	if !decodeBody(w, r, &req) {
+	if !httpapi.Decode(w, r, &req) {
 		return
 	}
 	if req.Email == nil {
-		writeError(w, http.StatusBadRequest, "email is required")
+		httpapi.WriteError(w, http.StatusBadRequest, "email is required")
 		return
 	}
 	s.changeTags(w, r, commands.ChangeContactTags{Email: *req.Email, FirstName: req.FirstName}, req)
@@ -50,7 +51,7 @@ func (s *Server) tagContactByEmail(w http.ResponseWriter, r *http.Request) {
 // tagContactByID serves POST /api/v1/contacts/{contactId}/tags.
 func (s *Server) tagContactByID(w http.ResponseWriter, r *http.Request) {
 	var req tagContactRequest
-	if !decodeBody(w, r, &req) {
+	if !httpapi.Decode(w, r, &req) {
 		return
 	}
 	s.changeTags(w, r, commands.ChangeContactTags{ContactID: mux.Vars(r)["contactId"]}, req)
@@ -62,7 +63,7 @@ func (s *Server) changeTags(w http.ResponseWriter, r *http.Request, cmd commands
 	cmd.Action = req.action()
 	res, err := s.deps.Commands.ChangeContactTags.Handle(r.Context(), cmd)
 	if err != nil {
-		s.fail(w, r, err)
+		httpapi.Fail(w, r, err)
 		return
 	}
 	s.answerContact(w, r, res, cmd.Tags, outcome(cmd.Action))
@@ -70,7 +71,7 @@ func (s *Server) changeTags(w http.ResponseWriter, r *http.Request, cmd commands
 
 // listTags serves GET /api/v1/tags.
 func (s *Server) listTags(w http.ResponseWriter, r *http.Request) {
-	writePage(s, w, r, "tags", func(page paging.Page) ([]projections.Tag, string, error) {
-		return s.deps.Tags.List(r.Context(), principalOf(r.Context()).key.AccountID, page)
-	}, tagView)
+	httpapi.WritePage(w, r, "tags", func(page paging.Page) ([]projections.Tag, string, error) {
+		return s.deps.Tags.List(r.Context(), principalOf(r.Context()).accountID(), page)
+	}, httpapi.TagView)
 }

@@ -1,28 +1,19 @@
-package api
+package operator
 
 import (
 	"net/http"
 
 	"github.com/gorilla/mux"
 
+	"github.com/funnelhq/funnel/api/httpapi"
 	"github.com/funnelhq/funnel/commands"
 	"github.com/funnelhq/funnel/domain"
 	"github.com/funnelhq/funnel/projections"
 	"github.com/funnelhq/funnel/wireformat"
 )
 
-// operatorMeta is the metadata of events the operator API records for an account.
-func operatorMeta(r *http.Request) commands.Meta {
-	return commands.Meta{
-		AccountID:     mux.Vars(r)["accountId"],
-		Actor:         domain.OperatorActor,
-		RequestID:     requestID(r.Context()),
-		CorrelationID: r.Header.Get("X-Correlation-Id"),
-	}
-}
-
-func accountView(a projections.Account) object {
-	return object{"id": a.ID, "name": a.Name, "createdAt": wireformat.Time(a.CreatedAt)}
+func accountView(a projections.Account) httpapi.Object {
+	return httpapi.Object{"id": a.ID, "name": a.Name, "createdAt": wireformat.Time(a.CreatedAt)}
 }
 
 // createAccount serves POST /admin/v1/accounts.
@@ -30,27 +21,27 @@ func (s *Server) createAccount(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		Name *string `json:"name"`
 	}
-	if !decodeBody(w, r, &req) {
+	if !httpapi.Decode(w, r, &req) {
 		return
 	}
 	if req.Name == nil {
-		writeError(w, http.StatusBadRequest, "name is required")
+		httpapi.WriteError(w, http.StatusBadRequest, "name is required")
 		return
 	}
-	res, err := s.deps.Commands.CreateAccount.Handle(r.Context(), commands.CreateAccount{RequestID: requestID(r.Context()), Name: *req.Name})
+	res, err := s.deps.Commands.CreateAccount.Handle(r.Context(), commands.CreateAccount{RequestID: httpapi.RequestID(r.Context()), Name: *req.Name})
 	if err != nil {
-		s.fail(w, r, err)
+		httpapi.Fail(w, r, err)
 		return
 	}
-	if !s.awaitReadModels(w, r, res.Position) {
+	if !httpapi.AwaitReadModels(w, r, s.deps.ReadModels, res.Position) {
 		return
 	}
 	account, err := s.deps.Accounts.Account(r.Context(), res.AccountID)
 	if err != nil {
-		s.fail(w, r, err)
+		httpapi.Fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusCreated, object{"account": accountView(account)})
+	httpapi.WriteJSON(w, http.StatusCreated, httpapi.Object{"account": accountView(account)})
 }
 
 // getAccount serves GET /admin/v1/accounts/{accountId}.
@@ -59,25 +50,11 @@ func (s *Server) getAccount(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	writeJSON(w, http.StatusOK, object{"account": accountView(account)})
+	httpapi.WriteJSON(w, http.StatusOK, httpapi.Object{"account": accountView(account)})
 }
 
-// existingAccount loads the account named in the path, answering 404 when there is none.
-func (s *Server) existingAccount(w http.ResponseWriter, r *http.Request) (projections.Account, bool) {
-	account, err := s.deps.Accounts.Account(r.Context(), mux.Vars(r)["accountId"])
-	if isNotFound(err) {
-		writeError(w, http.StatusNotFound, "account not found")
-		return account, false
-	}
-	if err != nil {
-		s.fail(w, r, err)
-		return account, false
-	}
-	return account, true
-}
-
-func apiKeyView(k projections.APIKey) object {
-	return object{"id": k.ID, "name": k.Name, "scopes": wireformat.List(k.Scopes), "createdAt": wireformat.Time(k.CreatedAt), "revoked": k.Revoked}
+func apiKeyView(k projections.APIKey) httpapi.Object {
+	return httpapi.Object{"id": k.ID, "name": k.Name, "scopes": wireformat.List(k.Scopes), "createdAt": wireformat.Time(k.CreatedAt), "revoked": k.Revoked}
 }
 
 // issueAPIKey serves POST /admin/v1/accounts/{accountId}/api-keys.
@@ -86,25 +63,25 @@ func (s *Server) issueAPIKey(w http.ResponseWriter, r *http.Request) {
 		Name   string   `json:"name"`
 		Scopes []string `json:"scopes"`
 	}
-	if !decodeBody(w, r, &req) {
+	if !httpapi.Decode(w, r, &req) {
 		return
 	}
 	res, err := s.deps.Commands.IssueAPIKey.Handle(r.Context(), commands.IssueAPIKey{Meta: operatorMeta(r), Name: req.Name, Scopes: req.Scopes})
 	if err != nil {
-		s.fail(w, r, err)
+		httpapi.Fail(w, r, err)
 		return
 	}
-	if !s.awaitReadModels(w, r, res.Position) {
+	if !httpapi.AwaitReadModels(w, r, s.deps.ReadModels, res.Position) {
 		return
 	}
 	key, err := s.deps.Accounts.APIKeyByHash(r.Context(), domain.HashAPIKey(res.Secret))
 	if err != nil {
-		s.fail(w, r, err)
+		httpapi.Fail(w, r, err)
 		return
 	}
 	view := apiKeyView(key)
 	view["key"] = res.Secret
-	writeJSON(w, http.StatusCreated, object{"apiKey": view})
+	httpapi.WriteJSON(w, http.StatusCreated, httpapi.Object{"apiKey": view})
 }
 
 // listAPIKeys serves GET /admin/v1/accounts/{accountId}/api-keys (never the secrets).
@@ -115,25 +92,25 @@ func (s *Server) listAPIKeys(w http.ResponseWriter, r *http.Request) {
 	}
 	keys, err := s.deps.Accounts.APIKeys(r.Context(), account.ID)
 	if err != nil {
-		s.fail(w, r, err)
+		httpapi.Fail(w, r, err)
 		return
 	}
-	views := make([]object, len(keys))
+	views := make([]httpapi.Object, len(keys))
 	for i, k := range keys {
 		views[i] = apiKeyView(k)
 	}
-	writeJSON(w, http.StatusOK, object{"apiKeys": views})
+	httpapi.WriteJSON(w, http.StatusOK, httpapi.Object{"apiKeys": views})
 }
 
 // revokeAPIKey serves DELETE /admin/v1/accounts/{accountId}/api-keys/{keyId}.
 func (s *Server) revokeAPIKey(w http.ResponseWriter, r *http.Request) {
 	pos, err := s.deps.Commands.RevokeAPIKey.Handle(r.Context(), commands.RevokeAPIKey{Meta: operatorMeta(r), KeyID: mux.Vars(r)["keyId"]})
 	if err != nil {
-		s.fail(w, r, err)
+		httpapi.Fail(w, r, err)
 		return
 	}
-	if !s.awaitReadModels(w, r, pos) {
+	if !httpapi.AwaitReadModels(w, r, s.deps.ReadModels, pos) {
 		return
 	}
-	writeJSON(w, http.StatusOK, nil)
+	httpapi.WriteJSON(w, http.StatusOK, nil)
 }

@@ -1,10 +1,11 @@
-package api
+package operator
 
 import (
 	"net/http"
 
 	"github.com/gorilla/mux"
 
+	"github.com/funnelhq/funnel/api/httpapi"
 	"github.com/funnelhq/funnel/commands"
 	"github.com/funnelhq/funnel/paging"
 	"github.com/funnelhq/funnel/projections"
@@ -20,54 +21,54 @@ func (s *Server) createEventType(w http.ResponseWriter, r *http.Request) {
 		MeetingURL      string      `json:"meetingUrl"`
 		Questions       []fieldSpec `json:"questions"`
 	}
-	if !decodeBody(w, r, &req) {
+	if !httpapi.Decode(w, r, &req) {
 		return
 	}
 	res, err := s.deps.Commands.CreateEventType.Handle(r.Context(), commands.CreateEventType{
 		Meta: operatorMeta(r), Name: req.Name, DurationMinutes: req.DurationMinutes, MeetingURL: req.MeetingURL, Questions: fieldSpecs(req.Questions),
 	})
 	if err != nil {
-		s.fail(w, r, err)
+		httpapi.Fail(w, r, err)
 		return
 	}
-	if !s.awaitReadModels(w, r, res.Position) {
+	if !httpapi.AwaitReadModels(w, r, s.deps.ReadModels, res.Position) {
 		return
 	}
 	eventType, err := s.deps.EventTypes.EventType(r.Context(), res.EventTypeID)
 	if err != nil {
-		s.fail(w, r, err)
+		httpapi.Fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusCreated, object{"eventType": eventTypeView(eventType)})
+	httpapi.WriteJSON(w, http.StatusCreated, httpapi.Object{"eventType": httpapi.EventTypeView(eventType)})
 }
 
-// listOperatorEventTypes serves GET /admin/v1/accounts/{accountId}/event-types, in creation order.
-func (s *Server) listOperatorEventTypes(w http.ResponseWriter, r *http.Request) {
+// listEventTypes serves GET /admin/v1/accounts/{accountId}/event-types, in creation order.
+func (s *Server) listEventTypes(w http.ResponseWriter, r *http.Request) {
 	account, ok := s.existingAccount(w, r)
 	if !ok {
 		return
 	}
-	writePage(s, w, r, "eventTypes", func(page paging.Page) ([]projections.EventType, string, error) {
+	httpapi.WritePage(w, r, "eventTypes", func(page paging.Page) ([]projections.EventType, string, error) {
 		return s.deps.EventTypes.List(r.Context(), account.ID, page)
-	}, eventTypeView)
+	}, httpapi.EventTypeView)
 }
 
-// listOperatorBookings serves GET /admin/v1/accounts/{accountId}/event-types/{eventTypeId}/bookings:
+// listBookings serves GET /admin/v1/accounts/{accountId}/event-types/{eventTypeId}/bookings:
 // the calendar's bookings with their answers, newest first.
-func (s *Server) listOperatorBookings(w http.ResponseWriter, r *http.Request) {
+func (s *Server) listBookings(w http.ResponseWriter, r *http.Request) {
 	account, ok := s.existingAccount(w, r)
 	if !ok {
 		return
 	}
 	eventType, err := s.deps.EventTypes.EventType(r.Context(), mux.Vars(r)["eventTypeId"])
 	if err != nil || eventType.AccountID != account.ID {
-		s.failOperatorLookup(w, r, "event type", err)
+		failLookup(w, r, "event type", err)
 		return
 	}
-	writePage(s, w, r, "bookings", func(page paging.Page) ([]projections.Booking, string, error) {
+	httpapi.WritePage(w, r, "bookings", func(page paging.Page) ([]projections.Booking, string, error) {
 		return s.deps.Bookings.List(r.Context(), account.ID, eventType.ID, page)
-	}, func(b projections.Booking) object {
-		view := bookingView(b)
+	}, func(b projections.Booking) httpapi.Object {
+		view := httpapi.BookingView(b)
 		view["timezone"] = wireformat.OrNull(b.Timezone)
 		view["answers"] = b.Answers
 		return view

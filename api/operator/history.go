@@ -1,9 +1,11 @@
-package api
+package operator
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 
+	"github.com/funnelhq/funnel/api/httpapi"
 	"github.com/funnelhq/funnel/domain"
 	"github.com/funnelhq/funnel/wireformat"
 )
@@ -23,7 +25,7 @@ func (s *Server) history(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if given != 1 {
-		writeError(w, http.StatusBadRequest, "give exactly one of contactId, email, subscriptionId")
+		httpapi.WriteError(w, http.StatusBadRequest, "give exactly one of contactId, email, subscriptionId")
 		return
 	}
 	var events []domain.Recorded
@@ -37,30 +39,30 @@ func (s *Server) history(w http.ResponseWriter, r *http.Request) {
 		events, err = s.deps.History.ReadStreamHistory(r.Context(), account.ID, q.Get("subscriptionId"))
 	}
 	if err != nil {
-		s.fail(w, r, err)
+		httpapi.Fail(w, r, err)
 		return
 	}
 	if len(events) == 0 {
-		writeError(w, http.StatusNotFound, "no history for that entity in this account")
+		httpapi.WriteError(w, http.StatusNotFound, "no history for that entity in this account")
 		return
 	}
 	view, err := HistoryView(events)
 	if err != nil {
-		s.fail(w, r, err)
+		httpapi.Fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, object{"events": view})
+	httpapi.WriteJSON(w, http.StatusOK, httpapi.Object{"events": view})
 }
 
 // HistoryView is the history shape of operator-api.md, shared by the API and `funnel history`.
 // Secrets inside events (webhook signing secrets) are shown redacted.
-func HistoryView(events []domain.Recorded) ([]object, error) {
-	out := make([]object, len(events))
+func HistoryView(events []domain.Recorded) ([]httpapi.Object, error) {
+	out := make([]httpapi.Object, len(events))
 	for i, e := range events {
 		if err := redact(&e); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("operator: redact event %d (%s): %w", e.Position, e.Type, err)
 		}
-		out[i] = object{
+		out[i] = httpapi.Object{
 			"position":      e.Position,
 			"eventId":       e.ID,
 			"streamId":      e.StreamID,

@@ -1,4 +1,4 @@
-package api
+package operator
 
 import (
 	"net/http"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/gorilla/mux"
 
+	"github.com/funnelhq/funnel/api/httpapi"
 	"github.com/funnelhq/funnel/commands"
 	"github.com/funnelhq/funnel/domain"
 	"github.com/funnelhq/funnel/paging"
@@ -15,8 +16,8 @@ import (
 )
 
 // webhookView is a subscription as the operator API shows it, with its kind and status.
-func webhookView(s webhooks.Subscription) object {
-	v := subscriptionView(s)
+func webhookView(s webhooks.Subscription) httpapi.Object {
+	v := httpapi.SubscriptionView(s)
 	v["kind"], v["status"] = s.Kind, s.Status
 	if s.StatusReason != "" {
 		v["statusReason"] = s.StatusReason
@@ -29,7 +30,13 @@ func (s *Server) createWebhook(w http.ResponseWriter, r *http.Request) {
 	if _, ok := s.existingAccount(w, r); !ok {
 		return
 	}
-	s.createSubscription(w, r, operatorMeta(r), domain.WebhookKindCustom, true, "webhook", webhookView)
+	s.subscriptions.Create(w, r, httpapi.NewSubscription{
+		Meta:         operatorMeta(r),
+		Kind:         domain.WebhookKindCustom,
+		KindFromBody: true,
+		Member:       "webhook",
+		View:         webhookView,
+	})
 }
 
 // listWebhooks serves GET /admin/v1/accounts/{accountId}/webhooks, REST Hook subscriptions
@@ -41,24 +48,24 @@ func (s *Server) listWebhooks(w http.ResponseWriter, r *http.Request) {
 	}
 	kind := r.URL.Query().Get("kind")
 	if kind != "" && !slices.Contains(domain.WebhookKinds, kind) {
-		writeError(w, http.StatusBadRequest, "kind must be one of "+strings.Join(domain.WebhookKinds, ", "))
+		httpapi.WriteError(w, http.StatusBadRequest, "kind must be one of "+strings.Join(domain.WebhookKinds, ", "))
 		return
 	}
 	subs, err := s.deps.Subscriptions.List(r.Context(), account.ID, kind)
 	if err != nil {
-		s.fail(w, r, err)
+		httpapi.Fail(w, r, err)
 		return
 	}
-	views := make([]object, len(subs))
+	views := make([]httpapi.Object, len(subs))
 	for i, sub := range subs {
 		views[i] = webhookView(sub)
 	}
-	writeJSON(w, http.StatusOK, object{"webhooks": views})
+	httpapi.WriteJSON(w, http.StatusOK, httpapi.Object{"webhooks": views})
 }
 
 // deleteWebhook serves DELETE /admin/v1/accounts/{accountId}/webhooks/{webhookId}.
 func (s *Server) deleteWebhook(w http.ResponseWriter, r *http.Request) {
-	s.deleteSubscription(w, r, commands.DeleteWebhookSubscription{Meta: operatorMeta(r), SubscriptionID: mux.Vars(r)["webhookId"]})
+	s.subscriptions.Delete(w, r, commands.DeleteWebhookSubscription{Meta: operatorMeta(r), SubscriptionID: mux.Vars(r)["webhookId"]})
 }
 
 // rotateWebhookSecret serves POST /admin/v1/accounts/{accountId}/webhooks/{webhookId}/rotate-secret.
@@ -66,28 +73,28 @@ func (s *Server) rotateWebhookSecret(w http.ResponseWriter, r *http.Request) {
 	id := mux.Vars(r)["webhookId"]
 	res, err := s.deps.Commands.RotateWebhookSecret.Handle(r.Context(), commands.RotateWebhookSecret{Meta: operatorMeta(r), SubscriptionID: id})
 	if err != nil {
-		s.fail(w, r, err)
+		httpapi.Fail(w, r, err)
 		return
 	}
-	if !s.awaitReadModels(w, r, res.Position) {
+	if !httpapi.AwaitReadModels(w, r, s.deps.ReadModels, res.Position) {
 		return
 	}
 	sub, err := s.deps.Subscriptions.Get(r.Context(), id)
 	if err != nil {
-		s.fail(w, r, err)
+		httpapi.Fail(w, r, err)
 		return
 	}
 	v := webhookView(sub)
 	v["secret"] = res.Secret
-	writeJSON(w, http.StatusOK, object{"webhook": v})
+	httpapi.WriteJSON(w, http.StatusOK, httpapi.Object{"webhook": v})
 }
 
-func deliveryView(d webhooks.Delivery) object {
-	attempts := make([]object, len(d.Attempts))
+func deliveryView(d webhooks.Delivery) httpapi.Object {
+	attempts := make([]httpapi.Object, len(d.Attempts))
 	for i, a := range d.Attempts {
-		attempts[i] = object{"at": wireformat.Time(a.At), "statusCode": a.StatusCode, "error": a.Error, "durationMs": a.DurationMs}
+		attempts[i] = httpapi.Object{"at": wireformat.Time(a.At), "statusCode": a.StatusCode, "error": a.Error, "durationMs": a.DurationMs}
 	}
-	v := object{"id": d.ID, "eventId": d.EventID, "eventType": d.EventType, "webhookId": d.WebhookID, "status": d.Status,
+	v := httpapi.Object{"id": d.ID, "eventId": d.EventID, "eventType": d.EventType, "webhookId": d.WebhookID, "status": d.Status,
 		"attempts": attempts, "createdAt": wireformat.Time(d.CreatedAt)}
 	if d.Status == "pending" {
 		v["nextAttemptAt"] = wireformat.Time(d.NextAttemptAt)
@@ -108,10 +115,10 @@ func (s *Server) listDeliveries(w http.ResponseWriter, r *http.Request) {
 	switch filter.Status {
 	case "", "pending", "succeeded", "failed":
 	default:
-		writeError(w, http.StatusBadRequest, "status must be pending, succeeded or failed")
+		httpapi.WriteError(w, http.StatusBadRequest, "status must be pending, succeeded or failed")
 		return
 	}
-	writePage(s, w, r, "deliveries", func(page paging.Page) ([]webhooks.Delivery, string, error) {
+	httpapi.WritePage(w, r, "deliveries", func(page paging.Page) ([]webhooks.Delivery, string, error) {
 		return s.deps.Deliveries.List(r.Context(), account.ID, filter, page)
 	}, deliveryView)
 }
@@ -125,8 +132,8 @@ func (s *Server) retryDelivery(w http.ResponseWriter, r *http.Request) {
 	}
 	d, err := s.deps.Deliveries.Retry(r.Context(), account.ID, mux.Vars(r)["deliveryId"])
 	if err != nil {
-		s.fail(w, r, err)
+		httpapi.Fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, object{"delivery": deliveryView(d)})
+	httpapi.WriteJSON(w, http.StatusOK, httpapi.Object{"delivery": deliveryView(d)})
 }

@@ -1,10 +1,11 @@
-package api
+package integration
 
 import (
 	"net/http"
 
 	"github.com/gorilla/mux"
 
+	"github.com/funnelhq/funnel/api/httpapi"
 	"github.com/funnelhq/funnel/commands"
 	"github.com/funnelhq/funnel/domain"
 	"github.com/funnelhq/funnel/paging"
@@ -25,11 +26,11 @@ type upsertContactRequest struct {
 // upsertContact serves POST /api/v1/contacts.
 func (s *Server) upsertContact(w http.ResponseWriter, r *http.Request) {
 	var req upsertContactRequest
-	if !decodeBody(w, r, &req) {
+	if !httpapi.Decode(w, r, &req) {
 		return
 	}
 	if req.Email == nil {
-		writeError(w, http.StatusBadRequest, "email is required")
+		httpapi.WriteError(w, http.StatusBadRequest, "email is required")
 		return
 	}
 	p := principalOf(r.Context())
@@ -44,7 +45,7 @@ func (s *Server) upsertContact(w http.ResponseWriter, r *http.Request) {
 		Tags: tags,
 	})
 	if err != nil {
-		s.fail(w, r, err)
+		httpapi.Fail(w, r, err)
 		return
 	}
 	s.answerContact(w, r, res, tags, "applied")
@@ -52,15 +53,15 @@ func (s *Server) upsertContact(w http.ResponseWriter, r *http.Request) {
 
 // answerContact waits for the read models and answers with the contact and the tag report.
 func (s *Server) answerContact(w http.ResponseWriter, r *http.Request, res commands.ContactResult, requested domain.TagRequest, outcome string) {
-	if !s.awaitReadModels(w, r, res.Position) {
+	if !httpapi.AwaitReadModels(w, r, s.deps.ReadModels, res.Position) {
 		return
 	}
 	contact, err := s.deps.Contacts.Contact(r.Context(), res.ContactID)
 	if err != nil {
-		s.fail(w, r, err)
+		httpapi.Fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, object{
+	httpapi.WriteJSON(w, http.StatusOK, httpapi.Object{
 		"contact": contactView(contact),
 		"created": res.Created,
 		"tags":    tagReport(requested, res.Tags, outcome),
@@ -71,15 +72,15 @@ func (s *Server) answerContact(w http.ResponseWriter, r *http.Request, res comma
 // requested, which of those resolved to tags, and, when tags were requested but none matched,
 // the unmatched names and a warning. The resolved tags are always under "applied" (the action was
 // applied to them), so that one parser reads every write; a remove lists them as "removed" too.
-func tagReport(req domain.TagRequest, res domain.TagResolution, outcome string) object {
+func tagReport(req domain.TagRequest, res domain.TagResolution, outcome string) httpapi.Object {
 	names, ids := []string{}, []string{}
 	for _, t := range res.Tags {
 		names = append(names, t.Name)
 		ids = append(ids, t.ID)
 	}
-	resolved := object{"tagNames": names, "tagIds": ids}
-	report := object{
-		"requested": object{"tagNames": wireformat.List(req.Names), "tagIds": wireformat.List(req.IDs)},
+	resolved := httpapi.Object{"tagNames": names, "tagIds": ids}
+	report := httpapi.Object{
+		"requested": httpapi.Object{"tagNames": wireformat.List(req.Names), "tagIds": wireformat.List(req.IDs)},
 		"applied":   resolved,
 		outcome:     resolved,
 	}
@@ -90,35 +91,24 @@ func tagReport(req domain.TagRequest, res domain.TagResolution, outcome string) 
 	return report
 }
 
-func customFields(in map[string]scalar) map[string]string {
-	if in == nil {
-		return nil
-	}
-	out := make(map[string]string, len(in))
-	for k, v := range in {
-		out[k] = string(v)
-	}
-	return out
-}
-
 // getContact serves GET /api/v1/contacts/{contactId}.
 func (s *Server) getContact(w http.ResponseWriter, r *http.Request) {
 	contact, err := s.deps.Contacts.Contact(r.Context(), mux.Vars(r)["contactId"])
 	if err != nil {
-		s.fail(w, r, err)
+		httpapi.Fail(w, r, err)
 		return
 	}
-	if contact.AccountID != principalOf(r.Context()).key.AccountID {
-		writeError(w, http.StatusForbidden, "contact belongs to another account")
+	if contact.AccountID != principalOf(r.Context()).accountID() {
+		httpapi.WriteError(w, http.StatusForbidden, "contact belongs to another account")
 		return
 	}
-	writeJSON(w, http.StatusOK, object{"contact": contactView(contact)})
+	httpapi.WriteJSON(w, http.StatusOK, httpapi.Object{"contact": contactView(contact)})
 }
 
 // listContacts serves GET /api/v1/contacts.
 func (s *Server) listContacts(w http.ResponseWriter, r *http.Request) {
 	filter := projections.ContactFilter{Email: r.URL.Query().Get("email")}
-	writePage(s, w, r, "contacts", func(page paging.Page) ([]projections.Contact, string, error) {
-		return s.deps.Contacts.List(r.Context(), principalOf(r.Context()).key.AccountID, filter, page)
+	httpapi.WritePage(w, r, "contacts", func(page paging.Page) ([]projections.Contact, string, error) {
+		return s.deps.Contacts.List(r.Context(), principalOf(r.Context()).accountID(), filter, page)
 	}, contactView)
 }

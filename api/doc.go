@@ -1,0 +1,14 @@
+// Package api holds the service's two HTTP APIs, one package each, over shared plumbing:
+//
+//   - integration: the integration API (/api/v1, for integrators, with API keys and their
+//     scopes) and /llms-full.txt, on FUNNEL_ADDR for FUNNEL_API_HOST;
+//   - operator: the operator API (/admin/v1, for the app side, with the operator token) and
+//     /metrics, on FUNNEL_ADMIN_ADDR;
+//   - httpapi: what both share: routers (JSON 404 and 405, HEAD, health endpoints), the
+//     middleware every request passes through (request ids, URL guard, panics, access log and
+//     metrics), JSON answers and errors, request bodies, list pages, read-your-writes, the
+//     views of resources both show, and webhook subscription creation.
+//
+// Each API reads the read models through narrow interfaces of its own; app/app.go hands it the
+// concrete ones. The black-box tests of this folder speak HTTP to both listeners (app/apptest).
+package api

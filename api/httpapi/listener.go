@@ -1,0 +1,26 @@
+// Package httpapi is the HTTP plumbing the integration API and the operator API share: the
+// routers (JSON 404 and 405, HEAD, health endpoints), the middleware every request passes
+// through (request ids, URL guard, panics, access log and metrics), JSON answers and errors,
+// request bodies, list pages, read-your-writes, and what both APIs show alike: the views of
+// shared resources and the creation of webhook subscriptions.
+package httpapi
+
+import (
+	"net/http"
+
+	"go.uber.org/zap"
+)
+
+// Listener is one of the service's two listeners, as its requests are logged and counted.
+type Listener struct {
+	Name     string      // "api" or "operator": the listener of the metrics and of the access log
+	Log      *zap.Logger // the service's logger
+	Observer Observer    // records each request's metrics; nil records nothing
+}
+
+// Handler wraps a listener's router in the middleware every request passes through, outermost
+// first: the request id, the access log and the metrics (so that every answer below, a refused
+// URL included, is logged and counted), the URL guard, panic recovery, and HEAD served as GET.
+func (l Listener) Handler(router http.Handler) http.Handler {
+	return requestIDs(l.observe(rejectUnsafeURLs(recoverPanics(serveHEADAsGET(router)))))
+}

@@ -1,0 +1,36 @@
+package httpapi
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// ReadModelWaiter lets a write wait until the read models show it.
+type ReadModelWaiter interface {
+	WaitReadModels(ctx context.Context, pos int64) error
+}
+
+// readYourWrites is how long a write waits for the read models to show it before it answers.
+const readYourWrites = 10 * time.Second
+
+// AwaitReadModels waits until the read models reached pos, the log position of a write
+// (DESIGN.md invariant 6), so that the answer is what a GET right after returns. It reports
+// false, having answered 503, in the rare case they do not within readYourWrites: the write is
+// saved, and repeating the request is safe.
+func AwaitReadModels(w http.ResponseWriter, r *http.Request, readModels ReadModelWaiter, pos int64) bool {
+	ctx, cancel := context.WithTimeout(r.Context(), readYourWrites)
+	defer cancel()
+	if err := readModels.WaitReadModels(ctx, pos); err != nil {
+		if r.Context().Err() != nil {
+			return false
+		}
+		logOf(r).Error("read models did not catch up with a write", zap.Int64("position", pos), zap.String("requestId", RequestID(r.Context())))
+		w.Header().Set("Retry-After", "1")
+		WriteError(w, http.StatusServiceUnavailable, "the change was saved but is not readable yet; retry the request")
+		return false
+	}
+	return true
+}

@@ -1,0 +1,81 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+
+	"go.uber.org/zap"
+
+	"github.com/funnelhq/funnel/commands"
+	"github.com/funnelhq/funnel/domain"
+	"github.com/funnelhq/funnel/paging"
+	"github.com/funnelhq/funnel/projections"
+	"github.com/funnelhq/funnel/webhooks"
+)
+
+// Object is a JSON response body, or a member of one.
+type Object = map[string]any
+
+// WriteJSON writes a success body: {"success": true, ...members}.
+func WriteJSON(w http.ResponseWriter, status int, members Object) {
+	body := Object{"success": true}
+	for k, v := range members {
+		body[k] = v
+	}
+	writeBody(w, status, body)
+}
+
+// WriteError writes {"error": message}.
+func WriteError(w http.ResponseWriter, status int, message string) {
+	writeBody(w, status, Object{"error": message})
+}
+
+func writeBody(w http.ResponseWriter, status int, body any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	// The status is sent: an encoding error can only be a client gone away, nobody to tell.
+	_ = json.NewEncoder(w).Encode(body)
+}
+
+// Fail answers an error from a command or a query with the status its kind calls for. Anything
+// unexpected is logged with the request id and answered with a message that leaks nothing.
+func Fail(w http.ResponseWriter, r *http.Request, err error) {
+	var de *domain.Error
+	switch {
+	case errors.As(err, &de):
+		WriteError(w, statusOf(de.Kind), de.Message)
+	case IsNotFound(err):
+		WriteError(w, http.StatusNotFound, "not found")
+	case errors.Is(err, paging.ErrBadCursor):
+		WriteError(w, http.StatusBadRequest, "cursor is invalid")
+	case errors.Is(err, commands.ErrTooMuchContention):
+		w.Header().Set("Retry-After", "1")
+		WriteError(w, http.StatusServiceUnavailable, err.Error())
+	case errors.Is(err, context.Canceled) && r.Context().Err() != nil:
+		// The client went away; nobody is left to answer.
+	default:
+		logOf(r).Error("request failed", zap.String("requestId", RequestID(r.Context())),
+			zap.String("method", r.Method), zap.String("path", r.URL.Path), zap.Error(err))
+		WriteError(w, http.StatusInternalServerError, "internal error")
+	}
+}
+
+// IsNotFound tells whether a lookup found nothing, in a read model or in the webhook tables.
+func IsNotFound(err error) bool {
+	return errors.Is(err, projections.ErrNotFound) || errors.Is(err, webhooks.ErrNotFound)
+}
+
+func statusOf(kind domain.ErrorKind) int {
+	switch kind {
+	case domain.KindNotFound:
+		return http.StatusNotFound
+	case domain.KindForbidden:
+		return http.StatusForbidden
+	case domain.KindConflict:
+		return http.StatusConflict
+	default:
+		return http.StatusBadRequest
+	}
+}

@@ -1,0 +1,84 @@
+package httpapi
+
+import (
+	"github.com/funnelhq/funnel/domain"
+	"github.com/funnelhq/funnel/projections"
+	"github.com/funnelhq/funnel/webhooks"
+	"github.com/funnelhq/funnel/wireformat"
+)
+
+// The views below are resources both APIs show; the operator API adds members to some of them
+// (a tag's automations, a form's tags, a booking's answers, a webhook's kind and status).
+
+// TagView is a tag: id, name, order and when it was created.
+func TagView(t projections.Tag) Object {
+	return Object{"id": t.ID, "name": t.Name, "order": t.Order, "createdAt": wireformat.Time(t.CreatedAt)}
+}
+
+// CRMView is a CRM pipeline with its stages in order.
+func CRMView(c projections.CRM) Object {
+	stages := make([]Object, len(c.Stages))
+	for i, s := range c.Stages {
+		stages[i] = StageView(s)
+	}
+	return Object{"id": c.ID, "name": c.Name, "stages": stages, "createdAt": wireformat.Time(c.CreatedAt)}
+}
+
+// StageView is a stage of a CRM pipeline.
+func StageView(s domain.Stage) Object {
+	return Object{"id": s.ID, "name": s.Name, "order": s.Order}
+}
+
+// LeadView is a lead; amount is in minor units of the account's currency.
+func LeadView(l projections.Lead) Object {
+	return Object{
+		"id": l.ID, "crmId": l.CRMID, "stageId": l.StageID, "contactId": l.ContactID, "title": l.Title, "amount": l.Amount,
+		"createdAt": wireformat.Time(l.CreatedAt), "updatedAt": wireformat.Time(l.UpdatedAt),
+	}
+}
+
+// fieldViews are form fields or booking questions; contactField is null for an answer that
+// goes nowhere on the contact.
+func fieldViews(fields []domain.Field) []Object {
+	out := make([]Object, len(fields))
+	for i, f := range fields {
+		out[i] = Object{"id": f.ID, "label": f.Label, "type": f.Type, "contactField": wireformat.OrNull(f.ContactField), "required": f.Required}
+	}
+	return out
+}
+
+// FormView is a form with its fields in order.
+func FormView(f projections.Form) Object {
+	return Object{"id": f.ID, "name": f.Name, "fields": fieldViews(f.Fields), "createdAt": wireformat.Time(f.CreatedAt)}
+}
+
+// SubmissionView is a form submission; contactId is null when no answer gave an email.
+func SubmissionView(s projections.Submission) Object {
+	return Object{"id": s.ID, "formId": s.FormID, "submittedAt": wireformat.Time(s.SubmittedAt), "contactId": wireformat.OrNull(s.ContactID)}
+}
+
+// EventTypeView is a calendar with its questions in order.
+func EventTypeView(t projections.EventType) Object {
+	return Object{
+		"id": t.ID, "name": t.Name, "durationMinutes": t.DurationMinutes, "meetingUrl": wireformat.OrNull(t.MeetingURL),
+		"questions": fieldViews(t.Questions), "createdAt": wireformat.Time(t.CreatedAt),
+	}
+}
+
+// BookingView is a booking: when it starts and ends, where it happens, and whose it is.
+func BookingView(b projections.Booking) Object {
+	return Object{
+		"id": b.ID, "eventTypeId": b.EventTypeID, "when": wireformat.Time(b.StartTime), "endTime": wireformat.Time(b.EndTime),
+		"meetingUrl": wireformat.OrNull(b.MeetingURL), "contactId": wireformat.OrNull(b.ContactID),
+	}
+}
+
+// SubscriptionView is a webhook subscription as the REST Hook API shows it.
+func SubscriptionView(s webhooks.Subscription) Object {
+	return Object{"id": s.ID, "url": s.URL, "events": wireformat.List(s.Events), "filters": filtersView(s.Filters), "createdAt": wireformat.Time(s.CreatedAt)}
+}
+
+func filtersView(f domain.WebhookFilters) Object {
+	return Object{"formIds": wireformat.List(f.FormIDs), "eventTypeIds": wireformat.List(f.EventTypeIDs), "productIds": wireformat.List(f.ProductIDs),
+		"pricingTierIds": wireformat.List(f.PricingTierIDs), "bumpIds": wireformat.List(f.BumpIDs)}
+}

@@ -1,0 +1,70 @@
+package integration
+
+import (
+	"context"
+
+	"github.com/funnelhq/funnel/domain"
+	"github.com/funnelhq/funnel/paging"
+	"github.com/funnelhq/funnel/projections"
+	"github.com/funnelhq/funnel/webhooks"
+)
+
+// The read models the handlers of the integration API read, each as much of it as they use.
+// Lookups of one resource by id answer projections.ErrNotFound when there is none; lists answer
+// a page and the cursor of the next one ("" on the last page).
+
+// APIKeys finds the API key a request presents, by the hash of its secret.
+type APIKeys interface {
+	APIKeyByHash(ctx context.Context, hash string) (projections.APIKey, error)
+}
+
+// Contacts reads contacts.
+type Contacts interface {
+	Contact(ctx context.Context, id string) (projections.Contact, error)
+	List(ctx context.Context, accountID string, f projections.ContactFilter, p paging.Page) ([]projections.Contact, string, error)
+}
+
+// Tags lists an account's tags.
+type Tags interface {
+	List(ctx context.Context, accountID string, p paging.Page) ([]projections.Tag, string, error)
+}
+
+// CRMs reads CRM pipelines and their stages.
+type CRMs interface {
+	CRM(ctx context.Context, id string) (projections.CRM, error)
+	List(ctx context.Context, accountID string, p paging.Page) ([]projections.CRM, string, error)
+	Stages(ctx context.Context, crmID string, p paging.Page) ([]domain.Stage, string, error)
+}
+
+// Leads reads one lead.
+type Leads interface {
+	Lead(ctx context.Context, id string) (projections.Lead, error)
+}
+
+// Forms reads forms.
+type Forms interface {
+	Form(ctx context.Context, id string) (projections.Form, error)
+	List(ctx context.Context, accountID string, p paging.Page) ([]projections.Form, string, error)
+}
+
+// Submissions reads one form submission.
+type Submissions interface {
+	Submission(ctx context.Context, id string) (projections.Submission, error)
+}
+
+// EventTypes reads calendars.
+type EventTypes interface {
+	EventType(ctx context.Context, id string) (projections.EventType, error)
+	List(ctx context.Context, accountID string, p paging.Page) ([]projections.EventType, string, error)
+}
+
+// Bookings reads one booking.
+type Bookings interface {
+	Booking(ctx context.Context, id string) (projections.Booking, error)
+}
+
+// Samples are the sample payloads automation tools ask for when a REST Hook is set up
+// (webhooks.ErrUnknownEvent for an event name that does not exist).
+type Samples interface {
+	For(ctx context.Context, accountID, eventName string) ([]webhooks.Envelope, error)
+}

@@ -1,0 +1,109 @@
+// Package integration serves the integration API (integration-api.md): /api/v1 for integrators,
+// authenticated with API keys and limited by their scopes, and /llms-full.txt, its reference for
+// machines, on FUNNEL_API_HOST; and the health endpoints on any host. Handlers decode and
+// validate a request, call a command or a read-model query, and answer in the shapes of the
+// contract.
+package integration
+
+import (
+	"net"
+	"net/http"
+	"strings"
+
+	"github.com/gorilla/mux"
+	"go.uber.org/zap"
+
+	"github.com/funnelhq/funnel/api/httpapi"
+	"github.com/funnelhq/funnel/commands"
+	"github.com/funnelhq/funnel/domain"
+)
+
+// Deps are what the handlers need.
+type Deps struct {
+	Commands    commands.Handlers
+	APIKeys     APIKeys
+	Contacts    Contacts
+	Tags        Tags
+	CRMs        CRMs
+	Leads       Leads
+	Forms       Forms
+	Submissions Submissions
+	EventTypes  EventTypes
+	Bookings    Bookings
+	// Subscriptions reads the REST Hook subscriptions the webhook projector keeps.
+	Subscriptions httpapi.SubscriptionReader
+	Samples       Samples
+	ReadModels    httpapi.ReadModelWaiter
+	// Ready reports whether migrations ran and the projections caught up at start (/readyz).
+	Ready    func() bool
+	APIHost  string // FUNNEL_API_HOST: /api/v1 answers for this host only, whatever the port
+	Log      *zap.Logger
+	Observer httpapi.Observer // the HTTP metrics; may be nil
+}
+
+// Server holds the handlers of the integration API.
+type Server struct {
+	deps          Deps
+	subscriptions httpapi.Subscriptions
+}
+
+// New builds the handlers.
+func New(deps Deps) *Server {
+	return &Server{deps: deps, subscriptions: httpapi.Subscriptions{
+		Commands: deps.Commands, Read: deps.Subscriptions, ReadModels: deps.ReadModels,
+	}}
+}
+
+// Handler serves FUNNEL_ADDR: /api/v1 and /llms-full.txt on the API host only, and the health
+// endpoints on any host.
+func (s *Server) Handler() http.Handler {
+	root := httpapi.NewRouter()
+	httpapi.AddHealth(root, s.deps.Ready)
+	root.MatcherFunc(s.isAPIHost).Handler(s.Router())
+	return httpapi.Listener{Name: "api", Log: s.deps.Log, Observer: s.deps.Observer}.Handler(root)
+}
+
+// Router holds the routes served on the API host (tests walk them).
+func (s *Server) Router() *mux.Router {
+	onHost := httpapi.NewRouter()
+	onHost.HandleFunc("/llms-full.txt", serveLLMs).Methods(http.MethodGet)
+	v1 := func(method, path string, scope domain.Scope, h http.HandlerFunc) {
+		onHost.Handle("/api/v1"+path, s.authenticate(scoped(scope, h))).Methods(method)
+	}
+
+	v1(http.MethodGet, "/contacts", domain.ScopeContactsRead, s.listContacts)
+	v1(http.MethodPost, "/contacts", domain.ScopeContactsWrite, s.upsertContact)
+	v1(http.MethodPost, "/contacts/tags", domain.ScopeTagsWrite, s.tagContactByEmail)
+	// Any other method on /contacts/tags would match /contacts/{contactId} with the id "tags".
+	httpapi.RefuseOtherMethods(onHost, "/api/v1/contacts/tags")
+	v1(http.MethodGet, "/contacts/{contactId}", domain.ScopeContactsRead, s.getContact)
+	v1(http.MethodPost, "/contacts/{contactId}/tags", domain.ScopeTagsWrite, s.tagContactByID)
+	v1(http.MethodGet, "/tags", domain.ScopeTagsRead, s.listTags)
+
+	v1(http.MethodGet, "/crms", domain.ScopeCRMRead, s.listCRMs)
+	v1(http.MethodGet, "/crms/{crmId}/stages", domain.ScopeCRMRead, s.listStages)
+	v1(http.MethodPost, "/crms/{crmId}/leads", domain.ScopeCRMWrite, s.createLead)
+	v1(http.MethodPatch, "/crms/{crmId}/leads/{leadId}", domain.ScopeCRMWrite, s.updateLead)
+
+	v1(http.MethodGet, "/forms", domain.ScopeFormsRead, s.listForms)
+	v1(http.MethodGet, "/forms/{formId}", domain.ScopeFormsRead, s.getForm)
+	v1(http.MethodPost, "/forms/{formId}/submissions", domain.ScopeFormsWrite, s.submitForm)
+
+	v1(http.MethodGet, "/scheduling/event-types", domain.ScopeSchedulingRead, s.listEventTypes)
+	v1(http.MethodGet, "/scheduling/event-types/{eventTypeId}", domain.ScopeSchedulingRead, s.getEventType)
+	v1(http.MethodPost, "/scheduling/{eventTypeId}/bookings", domain.ScopeSchedulingWrite, s.bookEvent)
+
+	v1(http.MethodPost, "/webhooks/subscriptions", domain.ScopeWebhooksWrite, s.subscribeRESTHook)
+	v1(http.MethodDelete, "/webhooks/subscriptions/{id}", domain.ScopeWebhooksWrite, s.unsubscribeRESTHook)
+	v1(http.MethodGet, "/webhooks/events/{eventName}", domain.ScopeWebhooksWrite, s.sampleEvents)
+	return onHost
+}
+
+// isAPIHost matches requests for FUNNEL_API_HOST, whatever the port.
+func (s *Server) isAPIHost(r *http.Request, _ *mux.RouteMatch) bool {
+	host := r.Host
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	return strings.EqualFold(host, s.deps.APIHost)
+}

@@ -1,0 +1,44 @@
+package integration
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/gorilla/mux"
+
+	"github.com/funnelhq/funnel/api/httpapi"
+	"github.com/funnelhq/funnel/commands"
+	"github.com/funnelhq/funnel/domain"
+	"github.com/funnelhq/funnel/webhooks"
+)
+
+// subscribeRESTHook serves POST /api/v1/webhooks/subscriptions.
+func (s *Server) subscribeRESTHook(w http.ResponseWriter, r *http.Request) {
+	s.subscriptions.Create(w, r, httpapi.NewSubscription{
+		Meta:   principalOf(r.Context()).meta(r),
+		Kind:   domain.WebhookKindRESTHook,
+		Member: "subscription",
+		View:   httpapi.SubscriptionView,
+	})
+}
+
+// unsubscribeRESTHook serves DELETE /api/v1/webhooks/subscriptions/{id}.
+func (s *Server) unsubscribeRESTHook(w http.ResponseWriter, r *http.Request) {
+	s.subscriptions.Delete(w, r, commands.DeleteWebhookSubscription{
+		Meta: principalOf(r.Context()).meta(r), SubscriptionID: mux.Vars(r)["id"], RESTHookOnly: true,
+	})
+}
+
+// sampleEvents serves GET /api/v1/webhooks/events/{eventName}.
+func (s *Server) sampleEvents(w http.ResponseWriter, r *http.Request) {
+	events, err := s.deps.Samples.For(r.Context(), principalOf(r.Context()).accountID(), mux.Vars(r)["eventName"])
+	if errors.Is(err, webhooks.ErrUnknownEvent) {
+		httpapi.WriteError(w, http.StatusNotFound, "unknown event type")
+		return
+	}
+	if err != nil {
+		httpapi.Fail(w, r, err)
+		return
+	}
+	httpapi.WriteJSON(w, http.StatusOK, httpapi.Object{"events": events})
+}

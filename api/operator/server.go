@@ -1,0 +1,99 @@
+// Package operator serves the operator API (operator-api.md) on FUNNEL_ADMIN_ADDR: /admin/v1,
+// with which the app side configures accounts, authenticated with the operator token; /metrics
+// for Prometheus; and the health endpoints. Handlers decode and validate a request, call a
+// command or a read-model query, and answer in the shapes of the contract.
+package operator
+
+import (
+	"net/http"
+
+	"github.com/gorilla/mux"
+	"go.uber.org/zap"
+
+	"github.com/funnelhq/funnel/api/httpapi"
+	"github.com/funnelhq/funnel/commands"
+)
+
+// Deps are what the handlers need.
+type Deps struct {
+	Commands      commands.Handlers
+	Accounts      Accounts
+	Tags          Tags
+	CRMs          CRMs
+	Leads         Leads
+	Forms         Forms
+	Submissions   Submissions
+	EventTypes    EventTypes
+	Bookings      Bookings
+	Subscriptions Subscriptions
+	Deliveries    Deliveries
+	History       History
+	ReadModels    httpapi.ReadModelWaiter
+	// Ready reports whether migrations ran and the projections caught up at start (/readyz).
+	Ready      func() bool
+	AdminToken string // FUNNEL_ADMIN_TOKEN: the bearer token of every /admin/v1 request
+	Log        *zap.Logger
+	Observer   httpapi.Observer // the HTTP metrics; may be nil
+	Metrics    http.Handler     // serves GET /metrics; nil serves none
+}
+
+// Server holds the handlers of the operator API.
+type Server struct {
+	deps          Deps
+	subscriptions httpapi.Subscriptions
+}
+
+// New builds the handlers.
+func New(deps Deps) *Server {
+	return &Server{deps: deps, subscriptions: httpapi.Subscriptions{
+		Commands: deps.Commands, Read: deps.Subscriptions, ReadModels: deps.ReadModels,
+	}}
+}
+
+// Handler serves FUNNEL_ADMIN_ADDR: /admin/v1 with the operator token, /metrics, and the health
+// endpoints.
+func (s *Server) Handler() http.Handler {
+	root := httpapi.NewRouter()
+	httpapi.AddHealth(root, s.deps.Ready)
+	if s.deps.Metrics != nil {
+		root.Handle("/metrics", s.deps.Metrics).Methods(http.MethodGet)
+	}
+	admin := func(method, path string, h http.HandlerFunc) {
+		root.Handle("/admin/v1"+path, accountFromPath(s.operatorOnly(h))).Methods(method)
+	}
+
+	admin(http.MethodPost, "/accounts", s.createAccount)
+	admin(http.MethodGet, "/accounts/{accountId}", s.getAccount)
+	admin(http.MethodPost, "/accounts/{accountId}/api-keys", s.issueAPIKey)
+	admin(http.MethodGet, "/accounts/{accountId}/api-keys", s.listAPIKeys)
+	admin(http.MethodDelete, "/accounts/{accountId}/api-keys/{keyId}", s.revokeAPIKey)
+	admin(http.MethodPost, "/accounts/{accountId}/custom-fields", s.defineCustomField)
+	admin(http.MethodGet, "/accounts/{accountId}/custom-fields", s.listCustomFields)
+	admin(http.MethodPost, "/accounts/{accountId}/tags", s.createTag)
+	admin(http.MethodGet, "/accounts/{accountId}/tags", s.listTags)
+	admin(http.MethodPost, "/accounts/{accountId}/crms", s.createCRM)
+	admin(http.MethodGet, "/accounts/{accountId}/crms", s.listCRMs)
+	admin(http.MethodGet, "/accounts/{accountId}/crms/{crmId}/leads", s.listLeads)
+	admin(http.MethodPost, "/accounts/{accountId}/forms", s.createForm)
+	admin(http.MethodGet, "/accounts/{accountId}/forms", s.listForms)
+	admin(http.MethodGet, "/accounts/{accountId}/forms/{formId}/submissions", s.listSubmissions)
+	admin(http.MethodPost, "/accounts/{accountId}/event-types", s.createEventType)
+	admin(http.MethodGet, "/accounts/{accountId}/event-types", s.listEventTypes)
+	admin(http.MethodGet, "/accounts/{accountId}/event-types/{eventTypeId}/bookings", s.listBookings)
+	admin(http.MethodGet, "/accounts/{accountId}/history", s.history)
+	admin(http.MethodPost, "/accounts/{accountId}/webhooks", s.createWebhook)
+	admin(http.MethodGet, "/accounts/{accountId}/webhooks", s.listWebhooks)
+	admin(http.MethodDelete, "/accounts/{accountId}/webhooks/{webhookId}", s.deleteWebhook)
+	admin(http.MethodPost, "/accounts/{accountId}/webhooks/{webhookId}/rotate-secret", s.rotateWebhookSecret)
+	admin(http.MethodGet, "/accounts/{accountId}/webhook-deliveries", s.listDeliveries)
+	admin(http.MethodPost, "/accounts/{accountId}/webhook-deliveries/{deliveryId}/retry", s.retryDelivery)
+	return httpapi.Listener{Name: "operator", Log: s.deps.Log, Observer: s.deps.Observer}.Handler(root)
+}
+
+// accountFromPath notes the account a request names in its path, for the access log.
+func accountFromPath(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		httpapi.RecordAccount(r, mux.Vars(r)["accountId"])
+		next.ServeHTTP(w, r)
+	})
+}
