@@ -81,12 +81,10 @@ func Open(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 	policy := webhooks.TargetPolicy{AllowPrivate: cfg.WebhookAllowPrivate}
 	handlers := commands.NewHandlers(commands.Dependencies{Store: store, Tags: tags, Targets: policy, Log: log, Observer: m})
 	a.commands = handlers
+	// Timeout, concurrency and polling: webhooks.Config's defaults.
 	a.dispatcher = webhooks.NewDispatcher(db, webhooks.Config{
-		Schedule:    webhooks.Schedule{Base: cfg.WebhookBackoffBase, Cap: cfg.WebhookBackoffCap, MaxAttempts: maxDeliveryAttempts},
-		Policy:      policy,
-		Timeout:     10 * time.Second,
-		Concurrency: 64,
-		Poll:        250 * time.Millisecond,
+		Schedule: webhooks.Schedule{Base: cfg.WebhookBackoffBase, Cap: cfg.WebhookBackoffCap},
+		Policy:   policy,
 	}, func(ctx context.Context, accountID, subscriptionID, reason string) error {
 		_, err := handlers.DisableWebhookSubscription.Handle(ctx, commands.DisableWebhookSubscription{AccountID: accountID, SubscriptionID: subscriptionID, Reason: reason})
 		return err
