@@ -79,7 +79,7 @@ func Open(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 	// The webhook projector is a read model too: the subscription lists are served from its table.
 	pipe.AddReadModel(webhooks.NewProjector(db.Dialect, maxDeliveryAttempts, func() { a.dispatcher.Wake() }))
 	policy := webhooks.TargetPolicy{AllowPrivate: cfg.WebhookAllowPrivate}
-	handlers := commands.NewHandlers(commands.Dependencies{Store: store, Tags: tags, Targets: policy, Log: log, Observer: m})
+	handlers := commands.NewHandlers(commands.Dependencies{Store: store, Tags: tags, Targets: policy, Events: webhooks.Events, Log: log, Observer: m})
 	a.commands = handlers
 	// Timeout, concurrency and polling: webhooks.Config's defaults.
 	a.dispatcher = webhooks.NewDispatcher(db, webhooks.Config{

@@ -26,6 +26,7 @@ type CreateWebhookSubscriptionResult struct {
 type CreateWebhookSubscriptionHandler struct {
 	store   EventStore
 	targets TargetChecker
+	events  OutboundEvents
 }
 
 // Handle creates the subscription.
@@ -47,6 +48,11 @@ func (h CreateWebhookSubscriptionHandler) Handle(ctx context.Context, cmd Create
 		if err := checkFilterIDs(ctx, h.store, cmd.Meta.AccountID, spec.Filters); err != nil {
 			return err
 		}
+		events, err := h.events.Canonical(spec.Events)
+		if err != nil {
+			return err
+		}
+		spec.Events = events
 		sub := domain.WebhookSubscriptionStream(id)
 		if err := s.load(ctx, sub); err != nil {
 			return err

@@ -34,6 +34,7 @@ type Dependencies struct {
 	Store    EventStore
 	Tags     TagCatalogue
 	Targets  TargetChecker
+	Events   OutboundEvents
 	Log      *zap.Logger
 	Observer Observer
 	// Now is the clock that dates submissions and decides what is in the past; nil is time.Now.
@@ -63,7 +64,7 @@ func NewHandlers(d Dependencies) Handlers {
 		CreateEventType:   decorate[CreateEventType, CreateEventTypeResult]("CreateEventType", CreateEventTypeHandler{store: d.Store}, log, d.Observer),
 		BookEvent:         decorate[BookEvent, BookEventResult]("BookEvent", BookEventHandler{store: d.Store, now: now}, log, d.Observer),
 
-		CreateWebhookSubscription:  decorate[CreateWebhookSubscription, CreateWebhookSubscriptionResult]("CreateWebhookSubscription", CreateWebhookSubscriptionHandler{store: d.Store, targets: d.Targets}, log, d.Observer),
+		CreateWebhookSubscription:  decorate[CreateWebhookSubscription, CreateWebhookSubscriptionResult]("CreateWebhookSubscription", CreateWebhookSubscriptionHandler{store: d.Store, targets: d.Targets, events: d.Events}, log, d.Observer),
 		DeleteWebhookSubscription:  decorate[DeleteWebhookSubscription, int64]("DeleteWebhookSubscription", DeleteWebhookSubscriptionHandler{store: d.Store}, log, d.Observer),
 		DisableWebhookSubscription: decorate[DisableWebhookSubscription, int64]("DisableWebhookSubscription", DisableWebhookSubscriptionHandler{store: d.Store}, log, d.Observer),
 		RotateWebhookSecret:        decorate[RotateWebhookSecret, RotateWebhookSecretResult]("RotateWebhookSecret", RotateWebhookSecretHandler{store: d.Store}, log, d.Observer),

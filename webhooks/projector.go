@@ -7,7 +7,6 @@ import (
 	"encoding/base32"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -22,6 +21,7 @@ import (
 type Projector struct {
 	dialect     sqldb.Dialect
 	maxAttempts int
+	events      *Catalogue
 	// wake tells the dispatcher that deliveries may be due; the pipeline calls Committed after
 	// each transaction of this projection commits.
 	wake func()
@@ -30,7 +30,7 @@ type Projector struct {
 // NewProjector records deliveries, in a database of the given dialect, with up to maxAttempts
 // attempts each; wake is called when new deliveries are due.
 func NewProjector(dialect sqldb.Dialect, maxAttempts int, wake func()) *Projector {
-	return &Projector{dialect: dialect, maxAttempts: maxAttempts, wake: wake}
+	return &Projector{dialect: dialect, maxAttempts: maxAttempts, events: Events, wake: wake}
 }
 
 // Name identifies the projection's checkpoint.
@@ -44,8 +44,8 @@ var subscriptionEvents = map[string]bool{
 }
 
 // Handles tells whether the projector does anything with events of a type.
-func (*Projector) Handles(eventType string) bool {
-	return subscriptionEvents[eventType] || domainEvents[eventType]
+func (p *Projector) Handles(eventType string) bool {
+	return subscriptionEvents[eventType] || p.events.handles(eventType)
 }
 
 // Committed wakes the dispatcher after deliveries were recorded.
@@ -82,11 +82,11 @@ func (p *Projector) Apply(ctx context.Context, tx *sql.Tx, batch []domain.Record
 			delete(active, r.Metadata.AccountID)
 			continue
 		}
-		out, ok, err := toOutbound(r)
-		if err != nil || !ok {
-			if err != nil {
-				return fmt.Errorf("webhooks: map %s at %d: %w", r.Type, r.Position, err)
-			}
+		out, ok, err := p.events.toOutbound(r)
+		if err != nil {
+			return fmt.Errorf("webhooks: map %s at %d: %w", r.Type, r.Position, err)
+		}
+		if !ok {
 			continue
 		}
 		account := r.Metadata.AccountID
@@ -142,16 +142,16 @@ func (p *Projector) deliveriesOf(r domain.Recorded, out outbound, subs []subscri
 	var body []byte
 	now := time.Now().UnixMilli()
 	for _, s := range subs {
-		if !slices.Contains(s.events, out.envelope.Type) || !s.filters.Match(out.envelope.Type, out.resources) {
+		if !out.wantedBy(s.events, s.filters) {
 			continue
 		}
 		if body == nil {
 			var err error
 			if body, err = out.body(); err != nil {
-				return nil, fmt.Errorf("webhooks: encode %s: %w", out.envelope.Type, err)
+				return nil, err
 			}
 		}
-		rows = append(rows, []any{DeliveryID(r.ID, s.id), r.Metadata.AccountID, s.id, r.ID, out.envelope.Type, r.Position, out.orderingKey, string(body),
+		rows = append(rows, []any{DeliveryID(r.ID, s.id), r.Metadata.AccountID, s.id, r.ID, out.envelope.Type, r.Position, out.resources.orderingKey, string(body),
 			"pending", 0, p.maxAttempts, now, 0, 0, "", now, now})
 	}
 	return rows, nil
