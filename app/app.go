@@ -77,7 +77,7 @@ func Open(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 
 	a := &App{cfg: cfg, log: log, db: db, store: store, pipeline: pipe, metrics: m, contacts: contacts}
 	// The webhook projector is a read model too: the subscription lists are served from its table.
-	pipe.AddReadModel(webhooks.NewProjector(db.Dialect, maxDeliveryAttempts, func() { a.dispatcher.Wake() }))
+	pipe.AddReadModel(webhooks.NewProjector(db.Dialect, maxDeliveryAttempts, m, func() { a.dispatcher.Wake() }))
 	policy := webhooks.TargetPolicy{AllowPrivate: cfg.WebhookAllowPrivate}
 	handlers := commands.NewHandlers(commands.Dependencies{Store: store, Tags: tags, Targets: policy, Events: webhooks.Events, Log: log, Observer: m})
 	a.commands = handlers
