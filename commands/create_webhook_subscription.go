@@ -48,6 +48,8 @@ func (h CreateWebhookSubscriptionHandler) Handle(ctx context.Context, cmd Create
 		if err := checkFilterIDs(ctx, h.store, cmd.Meta.AccountID, spec.Filters); err != nil {
 			return err
 		}
+		// Checked here, after the account and the filter ids, as when the domain checked them: a
+		// request with several faults keeps getting the error it got.
 		events, err := h.events.Canonical(spec.Events)
 		if err != nil {
 			return err
