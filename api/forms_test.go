@@ -126,7 +126,7 @@ func TestSubmitForm(t *testing.T) {
 			email: " Grace@Example.com ", name: "Grace Brewster Hopper", comp: "Navy", seats: 3, terms: true, start: "2030-01-31",
 		}}).Expect(t, http.StatusCreated)
 		sub := res.Object(t, "submission")
-		if res.Body["success"] != true || !strings.HasPrefix(sub["id"].(string), "sub_") || sub["formId"] != formID || sub["submittedAt"] == nil {
+		if res.Body["success"] != true || !strings.HasPrefix(sub["id"].(string), "fsub_") || sub["formId"] != formID || sub["submittedAt"] == nil {
 			t.Fatalf("submission = %s", res.Raw)
 		}
 		contactID, _ := sub["contactId"].(string)

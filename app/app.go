@@ -82,16 +82,14 @@ func Open(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 
 	a := &App{cfg: cfg, log: log, db: db, store: store, pipeline: pipe, metrics: m, contacts: contacts}
 	// The webhook projector is a read model too: the subscription lists are served from its table.
-	pipe.AddReadModel(webhooks.NewProjector(db.Dialect, maxDeliveryAttempts, func() { a.dispatcher.Wake() }))
+	pipe.AddReadModel(webhooks.NewProjector(db.Dialect, maxDeliveryAttempts, m, func() { a.dispatcher.Wake() }))
 	policy := webhooks.TargetPolicy{AllowPrivate: cfg.WebhookAllowPrivate}
-	handlers := commands.NewHandlers(commands.Dependencies{Store: store, Tags: tags, Targets: policy, Log: log, Observer: m})
+	handlers := commands.NewHandlers(commands.Dependencies{Store: store, Tags: tags, Targets: policy, Events: webhooks.Events, Log: log, Observer: m})
 	a.commands = handlers
+	// Timeout, concurrency and polling: webhooks.Config's defaults.
 	a.dispatcher = webhooks.NewDispatcher(db, webhooks.Config{
-		Schedule:    webhooks.Schedule{Base: cfg.WebhookBackoffBase, Cap: cfg.WebhookBackoffCap, MaxAttempts: maxDeliveryAttempts},
-		Policy:      policy,
-		Timeout:     10 * time.Second,
-		Concurrency: 64,
-		Poll:        250 * time.Millisecond,
+		Schedule: webhooks.Schedule{Base: cfg.WebhookBackoffBase, Cap: cfg.WebhookBackoffCap},
+		Policy:   policy,
 	}, func(ctx context.Context, accountID, subscriptionID, reason string) error {
 		_, err := handlers.DisableWebhookSubscription.Handle(ctx, commands.DisableWebhookSubscription{AccountID: accountID, SubscriptionID: subscriptionID, Reason: reason})
 		return err

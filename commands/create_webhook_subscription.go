@@ -28,13 +28,14 @@ type CreateWebhookSubscriptionResult struct {
 type CreateWebhookSubscriptionHandler = Handler[CreateWebhookSubscription, CreateWebhookSubscriptionResult]
 
 // NewCreateWebhookSubscriptionHandler returns the handler of CreateWebhookSubscription, logged and measured.
-func NewCreateWebhookSubscriptionHandler(store EventStore, targets TargetChecker, log *zap.Logger, obs Observer) CreateWebhookSubscriptionHandler {
-	return decorate[CreateWebhookSubscription, CreateWebhookSubscriptionResult](createWebhookSubscriptionHandler{store: store, targets: targets}, log, obs)
+func NewCreateWebhookSubscriptionHandler(store EventStore, targets TargetChecker, events OutboundEvents, log *zap.Logger, obs Observer) CreateWebhookSubscriptionHandler {
+	return decorate[CreateWebhookSubscription, CreateWebhookSubscriptionResult](createWebhookSubscriptionHandler{store: store, targets: targets, events: events}, log, obs)
 }
 
 type createWebhookSubscriptionHandler struct {
 	store   EventStore
 	targets TargetChecker
+	events  OutboundEvents
 }
 
 // Handle creates the subscription.
@@ -56,6 +57,13 @@ func (h createWebhookSubscriptionHandler) Handle(ctx context.Context, cmd Create
 		if err := checkFilterIDs(ctx, h.store, cmd.Meta.AccountID, spec.Filters); err != nil {
 			return err
 		}
+		// Checked here, after the account and the filter ids, as when the domain checked them: a
+		// request with several faults keeps getting the error it got.
+		events, err := h.events.Canonical(spec.Events)
+		if err != nil {
+			return err
+		}
+		spec.Events = events
 		sub := domain.WebhookSubscriptionStream(id)
 		if err := s.load(ctx, sub); err != nil {
 			return err

@@ -34,6 +34,7 @@ type Dependencies struct {
 	Store    EventStore
 	Tags     TagCatalogue
 	Targets  TargetChecker
+	Events   OutboundEvents
 	Log      *zap.Logger
 	Observer Observer
 	// Now is the clock that dates submissions and decides what is in the past; nil is time.Now.
@@ -62,7 +63,7 @@ func NewHandlers(d Dependencies) Handlers {
 		CreateEventType:   NewCreateEventTypeHandler(d.Store, d.Log, d.Observer),
 		BookEvent:         NewBookEventHandler(d.Store, now, d.Log, d.Observer),
 
-		CreateWebhookSubscription:  NewCreateWebhookSubscriptionHandler(d.Store, d.Targets, d.Log, d.Observer),
+		CreateWebhookSubscription:  NewCreateWebhookSubscriptionHandler(d.Store, d.Targets, d.Events, d.Log, d.Observer),
 		DeleteWebhookSubscription:  NewDeleteWebhookSubscriptionHandler(d.Store, d.Log, d.Observer),
 		DisableWebhookSubscription: NewDisableWebhookSubscriptionHandler(d.Store, d.Log, d.Observer),
 		RotateWebhookSecret:        NewRotateWebhookSecretHandler(d.Store, d.Log, d.Observer),

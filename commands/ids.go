@@ -15,7 +15,7 @@ const (
 	leadPrefix       = "lead"
 	formPrefix       = "form"
 	fieldPrefix      = "fld"
-	submissionPrefix = "sub"
+	submissionPrefix = "fsub" // "sub_" is checkout subscriptions' (as in Stripe); submissions made before keep their "sub_" ids
 	eventTypePrefix  = "evt"
 	questionPrefix   = "q"
 	bookingPrefix    = "bkg"

@@ -1,56 +1,55 @@
 package domain
 
-import "slices"
+import "strings"
 
-// OutboundResources are the resource ids an outbound event carries, which filters match.
-type OutboundResources struct {
-	FormID        string
-	EventTypeID   string
-	ProductID     string
-	PricingTierID string
-	BumpIDs       []string
+// FilterNone in pricingTierIds means "do not filter by pricing option", and in bumpIds "only
+// purchases without bumps" (integration-api.md section 6, "Subscription filters").
+const FilterNone = "__none__"
+
+const maxFilterIDs = 100
+
+// WebhookFilters narrow a subscription to some resources (integration-api.md section 6). Which
+// filter applies to which outbound event, and how it matches, is the webhooks package's table.
+type WebhookFilters struct {
+	FormIDs        []string `json:"formIds"`
+	EventTypeIDs   []string `json:"eventTypeIds"`
+	ProductIDs     []string `json:"productIds"`
+	PricingTierIDs []string `json:"pricingTierIds"`
+	BumpIDs        []string `json:"bumpIds"`
 }
 
-// Match tells whether an event of that type about those resources passes the filters
-// (integration-api.md section 6, "Subscription filters"): an empty list lets everything through;
-// for pricingTierIds "__none__" means "do not filter by pricing option", and for bumpIds it means
-// "only purchases without bumps".
-func (f WebhookFilters) Match(eventType string, r OutboundResources) bool {
-	switch eventType {
-	case EventFormSubmitted:
-		return anyOf(f.FormIDs, r.FormID)
-	case EventSchedulingBooked:
-		return anyOf(f.EventTypeIDs, r.EventTypeID)
-	case EventCheckoutCancelScheduled, EventCheckoutSubscriptionCancelled:
-		return anyOf(f.ProductIDs, r.ProductID)
-	case EventCheckoutPurchased, EventCheckoutRebilled, EventCheckoutRefunded:
-		if !anyOf(f.ProductIDs, r.ProductID) {
-			return false
+// normalized returns the filters with empty lists rather than nil ones, and checks their size
+// and values: "__none__" is meaningful only for pricingTierIds and bumpIds.
+func (f WebhookFilters) normalized() (WebhookFilters, error) {
+	lists := []struct {
+		name      string
+		ids       *[]string
+		allowNone bool
+	}{{"formIds", &f.FormIDs, false}, {"eventTypeIds", &f.EventTypeIDs, false}, {"productIds", &f.ProductIDs, false},
+		{"pricingTierIds", &f.PricingTierIDs, true}, {"bumpIds", &f.BumpIDs, true}}
+	for _, l := range lists {
+		if len(*l.ids) > maxFilterIDs {
+			return f, Invalid("%s: at most %d ids", l.name, maxFilterIDs)
 		}
-		if !isNone(f.PricingTierIDs) && !anyOf(f.PricingTierIDs, r.PricingTierID) {
-			return false
-		}
-		switch {
-		case len(f.BumpIDs) == 0:
-			return true
-		case isNone(f.BumpIDs):
-			return len(r.BumpIDs) == 0
-		default:
-			for _, b := range r.BumpIDs {
-				if slices.Contains(f.BumpIDs, b) {
-					return true
-				}
+		seen := map[string]bool{}
+		out := []string{}
+		for _, id := range *l.ids {
+			id = strings.TrimSpace(id)
+			if id == "" || len(id) > MaxNameLength {
+				return f, Invalid("%s: ids must be non-empty strings of at most %d characters", l.name, MaxNameLength)
 			}
-			return false
+			if id == FilterNone && !l.allowNone {
+				return f, Invalid("%s: __none__ is only meaningful for pricingTierIds and bumpIds", l.name)
+			}
+			if !seen[id] {
+				seen[id] = true
+				out = append(out, id)
+			}
 		}
+		if seen[FilterNone] && len(out) > 1 {
+			return f, Invalid("%s: __none__ cannot be combined with ids", l.name)
+		}
+		*l.ids = out
 	}
-	return false
-}
-
-func anyOf(filter []string, id string) bool {
-	return len(filter) == 0 || slices.Contains(filter, id)
-}
-
-func isNone(filter []string) bool {
-	return len(filter) == 1 && filter[0] == filterNone
+	return f, nil
 }

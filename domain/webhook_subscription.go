@@ -3,34 +3,15 @@ package domain
 import (
 	"crypto/rand"
 	"encoding/base64"
-	"strings"
 	"time"
 )
 
-// Outbound event types (integration-api.md section 6).
 const (
-	EventFormSubmitted                 = "form.submitted"
-	EventSchedulingBooked              = "scheduling.booked"
-	EventCheckoutPurchased             = "checkout.purchased"
-	EventCheckoutRebilled              = "checkout.rebilled"
-	EventCheckoutRefunded              = "checkout.refunded"
-	EventCheckoutCancelScheduled       = "checkout.subscription_cancel_scheduled"
-	EventCheckoutSubscriptionCancelled = "checkout.subscription_cancelled"
-	legacyCheckoutPaid                 = "checkout.paid"
-	filterNone                         = "__none__"
-	maxFilterIDs                       = 100
-	maxWebhookURLLength                = 2048
-	minSecretLength, maxSecretLength   = 16, 256
-	previousSecretValidity             = 24 * time.Hour
-	maxEventsPerSubscription           = 7
-	webhookSecretPrefix                = "whsec_"
+	maxWebhookURLLength              = 2048
+	minSecretLength, maxSecretLength = 16, 256
+	previousSecretValidity           = 24 * time.Hour
+	webhookSecretPrefix              = "whsec_"
 )
-
-// OutboundEventTypes lists every outbound event type, in the contract's order.
-var OutboundEventTypes = []string{
-	EventFormSubmitted, EventSchedulingBooked, EventCheckoutPurchased, EventCheckoutRebilled,
-	EventCheckoutRefunded, EventCheckoutCancelScheduled, EventCheckoutSubscriptionCancelled,
-}
 
 // Webhook subscription kinds: connections made in the app (custom, and the automation tools'
 // own pages) and REST Hook subscriptions made through the API.
@@ -43,85 +24,6 @@ const (
 
 // WebhookKinds lists every kind, as the operator API filters by them.
 var WebhookKinds = []string{WebhookKindCustom, WebhookKindZapier, WebhookKindMake, WebhookKindRESTHook}
-
-// CanonicalEventName maps the legacy alias checkout.paid to checkout.purchased, the type it
-// stands for (integration-api.md section 6: it is never emitted as a type).
-func CanonicalEventName(name string) string {
-	if name == legacyCheckoutPaid {
-		return EventCheckoutPurchased
-	}
-	return name
-}
-
-// WebhookFilters narrow a subscription to some resources (integration-api.md section 6).
-type WebhookFilters struct {
-	FormIDs        []string `json:"formIds"`
-	EventTypeIDs   []string `json:"eventTypeIds"`
-	ProductIDs     []string `json:"productIds"`
-	PricingTierIDs []string `json:"pricingTierIds"`
-	BumpIDs        []string `json:"bumpIds"`
-}
-
-// normalized returns the filters with empty lists rather than nil ones, and checks their size
-// and values: "__none__" is meaningful only for pricingTierIds and bumpIds.
-func (f WebhookFilters) normalized() (WebhookFilters, error) {
-	lists := []struct {
-		name      string
-		ids       *[]string
-		allowNone bool
-	}{{"formIds", &f.FormIDs, false}, {"eventTypeIds", &f.EventTypeIDs, false}, {"productIds", &f.ProductIDs, false},
-		{"pricingTierIds", &f.PricingTierIDs, true}, {"bumpIds", &f.BumpIDs, true}}
-	for _, l := range lists {
-		if len(*l.ids) > maxFilterIDs {
-			return f, Invalid("%s: at most %d ids", l.name, maxFilterIDs)
-		}
-		seen := map[string]bool{}
-		out := []string{}
-		for _, id := range *l.ids {
-			id = strings.TrimSpace(id)
-			if id == "" || len(id) > MaxNameLength {
-				return f, Invalid("%s: ids must be non-empty strings of at most %d characters", l.name, MaxNameLength)
-			}
-			if id == filterNone && !l.allowNone {
-				return f, Invalid("%s: __none__ is only meaningful for pricingTierIds and bumpIds", l.name)
-			}
-			if !seen[id] {
-				seen[id] = true
-				out = append(out, id)
-			}
-		}
-		if seen[filterNone] && len(out) > 1 {
-			return f, Invalid("%s: __none__ cannot be combined with ids", l.name)
-		}
-		*l.ids = out
-	}
-	return f, nil
-}
-
-// ParseOutboundEvents validates subscribed event types, accepting the legacy alias
-// checkout.paid for checkout.purchased.
-func ParseOutboundEvents(names []string) ([]string, error) {
-	if len(names) == 0 {
-		return nil, Invalid("events: at least one event type is required")
-	}
-	known := map[string]bool{}
-	for _, t := range OutboundEventTypes {
-		known[t] = true
-	}
-	seen := map[string]bool{}
-	var out []string
-	for _, n := range names {
-		n = CanonicalEventName(n)
-		if !known[n] {
-			return nil, Invalid("events: unknown event type %q", n)
-		}
-		if !seen[n] {
-			seen[n] = true
-			out = append(out, n)
-		}
-	}
-	return out, nil
-}
 
 // NewWebhookSecret returns a signing secret in the Standard Webhooks form ("whsec_" and 32 random
 // bytes in base64).
@@ -158,8 +60,10 @@ func (w *WebhookSubscription) AccountID() string { return w.accountID }
 
 // SubscriptionSpec is what a new subscription asks for.
 type SubscriptionSpec struct {
-	Kind    string
-	URL     string // already checked by the caller's target policy
+	Kind string
+	URL  string // already checked by the caller's target policy
+	// Events are outbound event types, already checked and canonicalised by the caller: which
+	// types exist is the webhooks package's knowledge, not the domain's.
 	Events  []string
 	Secret  string // empty: one is generated
 	Filters WebhookFilters
@@ -175,9 +79,8 @@ func (w *WebhookSubscription) Subscribe(accountID string, spec SubscriptionSpec)
 	if spec.URL == "" || len(spec.URL) > maxWebhookURLLength {
 		return Invalid("url is required (at most %d characters)", maxWebhookURLLength)
 	}
-	events, err := ParseOutboundEvents(spec.Events)
-	if err != nil {
-		return err
+	if len(spec.Events) == 0 {
+		return Invalid("events: at least one event type is required")
 	}
 	filters, err := spec.Filters.normalized()
 	if err != nil {
@@ -189,7 +92,7 @@ func (w *WebhookSubscription) Subscribe(accountID string, spec SubscriptionSpec)
 	} else if len(secret) < minSecretLength || len(secret) > maxSecretLength {
 		return Invalid("secret must be %d to %d characters", minSecretLength, maxSecretLength)
 	}
-	w.record(WebhookSubscribed{SubscriptionID: w.id, AccountID: accountID, Kind: spec.Kind, URL: spec.URL, Events: events, Filters: filters, Secret: secret})
+	w.record(WebhookSubscribed{SubscriptionID: w.id, AccountID: accountID, Kind: spec.Kind, URL: spec.URL, Events: spec.Events, Filters: filters, Secret: secret})
 	return nil
 }
 

@@ -46,7 +46,7 @@ func outboxTo(t *testing.T, d sqldb.Dialect, url string) *sqldb.DB {
 }
 
 func newTestDispatcher(db *sqldb.DB, obs Observer) *Dispatcher {
-	return NewDispatcher(db, Config{Schedule: Schedule{Base: time.Second, Cap: time.Minute, MaxAttempts: 10}, Policy: TargetPolicy{AllowPrivate: true}, Timeout: time.Second, Concurrency: 4, Poll: time.Second},
+	return NewDispatcher(db, Config{Schedule: Schedule{Base: time.Second, Cap: time.Minute}, Policy: TargetPolicy{AllowPrivate: true}, Timeout: time.Second, Concurrency: 4, Poll: time.Second},
 		func(context.Context, string, string, string) error { return nil }, obs, zap.NewNop())
 }
 

@@ -130,7 +130,7 @@ func newCalendar(t *testing.T, svc *apptest.Service, accountID, name string) str
 // submit records a submission of a form and returns the event id the webhook envelope carries.
 func submit(t *testing.T, svc *apptest.Service, accountID, formID, email string) string {
 	t.Helper()
-	sub := domain.NewID("sub")
+	sub := domain.NewID("fsub")
 	record(t, svc, accountID, domain.StreamAppend{StreamID: sub, Events: []domain.Event{domain.FormSubmitted{
 		SubmissionID: sub, FormID: formID, FormName: "Form", AccountID: accountID, ContactID: "ct_x", SubmittedAt: time.Now().UTC(),
 		Fields:  []domain.SubmittedField{{Field: domain.Field{ID: "fld_email", Label: "Email", Type: "email", ContactField: domain.ContactFieldEmail, Required: true}, Value: email}},

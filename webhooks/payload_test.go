@@ -183,3 +183,31 @@ func TestSchedulingBookedPayload(t *testing.T) {
 		}
 	})
 }
+
+// A calendar without a meeting URL: scheduling.booked shows meetingUrl as null, as the
+// scheduling API shows the booking (not "").
+func TestSchedulingBookedWithoutMeetingURL(t *testing.T) {
+	apptest.Run(t, func(t *testing.T, svc *apptest.Service) {
+		acc := svc.NewAccount(t)
+		calendar := svc.Operator.Post(t, "/admin/v1/accounts/"+acc.ID+"/event-types", "", map[string]any{
+			"name": "Phone call", "durationMinutes": 15,
+			"questions": []apptest.Field{{"label": "Email", "type": "email", "contactField": "builtin:email", "required": true}},
+		}).Expect(t, http.StatusCreated).Object(t, "eventType")
+		question := calendar["questions"].([]any)[0].(map[string]any)["id"].(string)
+		rcv := newReceiver(t)
+		subscribe(t, svc, acc.ID, map[string]any{"url": rcv.URL, "events": []string{"scheduling.booked"}})
+		start := time.Now().Add(72 * time.Hour).UTC().Truncate(time.Minute)
+		booking := svc.API.Post(t, "/api/v1/scheduling/"+calendar["id"].(string)+"/bookings", acc.Key, map[string]any{
+			"startTime": start.Format(time.RFC3339), "timezone": "UTC", "answers": map[string]any{question: "lin@example.com"},
+		}).Expect(t, http.StatusCreated).Object(t, "booking")
+
+		data := decode(t, rcv.waitFor(t, 1, 5*time.Second)[0].body)["data"].(map[string]any)
+		url, present := data["meetingUrl"]
+		if !present || url != nil {
+			t.Fatalf("meetingUrl of a calendar without one = %#v (present: %v), want null", url, present)
+		}
+		if url, present := booking["meetingUrl"]; !present || url != nil {
+			t.Fatalf("the API shows the booking's meetingUrl as %#v, want null", url)
+		}
+	})
+}

@@ -7,7 +7,6 @@ import (
 	"encoding/base32"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -22,15 +21,22 @@ import (
 type Projector struct {
 	dialect     sqldb.Dialect
 	maxAttempts int
+	events      *Catalogue
+	observer    Observer
 	// wake tells the dispatcher that deliveries may be due; the pipeline calls Committed after
 	// each transaction of this projection commits.
 	wake func()
+	// givenUp counts the deliveries the current transaction gave up (their subscription ended),
+	// reported to the observer once it commits. The pipeline calls Apply and Committed in turn,
+	// from one goroutine.
+	givenUp int
 }
 
 // NewProjector records deliveries, in a database of the given dialect, with up to maxAttempts
-// attempts each; wake is called when new deliveries are due.
-func NewProjector(dialect sqldb.Dialect, maxAttempts int, wake func()) *Projector {
-	return &Projector{dialect: dialect, maxAttempts: maxAttempts, wake: wake}
+// attempts each; the observer counts the deliveries given up when their subscription ends, and
+// wake is called when new deliveries are due.
+func NewProjector(dialect sqldb.Dialect, maxAttempts int, observer Observer, wake func()) *Projector {
+	return &Projector{dialect: dialect, maxAttempts: maxAttempts, events: Events, observer: observer, wake: wake}
 }
 
 // Name identifies the projection's checkpoint.
@@ -44,12 +50,17 @@ var subscriptionEvents = map[string]bool{
 }
 
 // Handles tells whether the projector does anything with events of a type.
-func (*Projector) Handles(eventType string) bool {
-	return subscriptionEvents[eventType] || domainEvents[eventType]
+func (p *Projector) Handles(eventType string) bool {
+	return subscriptionEvents[eventType] || p.events.handles(eventType)
 }
 
-// Committed wakes the dispatcher after deliveries were recorded.
+// Committed wakes the dispatcher after deliveries were recorded, and counts the deliveries the
+// transaction gave up: only now, since a transaction that rolls back gave none up.
 func (p *Projector) Committed() {
+	for range p.givenUp {
+		p.observer.DeliveryGivenUp()
+	}
+	p.givenUp = 0
 	if p.wake != nil {
 		p.wake()
 	}
@@ -57,6 +68,9 @@ func (p *Projector) Committed() {
 
 // Apply applies subscription changes and records the deliveries of outbound events.
 func (p *Projector) Apply(ctx context.Context, tx *sql.Tx, batch []domain.Recorded) error {
+	// Count afresh: a transaction that failed gave nothing up, and its batch, applied again,
+	// gives up the same deliveries.
+	p.givenUp = 0
 	active := map[string][]subscriptionRow{} // by account, loaded once per batch
 	var deliveries [][]any
 	flush := func() error {
@@ -82,11 +96,11 @@ func (p *Projector) Apply(ctx context.Context, tx *sql.Tx, batch []domain.Record
 			delete(active, r.Metadata.AccountID)
 			continue
 		}
-		out, ok, err := toOutbound(r)
-		if err != nil || !ok {
-			if err != nil {
-				return fmt.Errorf("webhooks: map %s at %d: %w", r.Type, r.Position, err)
-			}
+		out, ok, err := p.events.toOutbound(r)
+		if err != nil {
+			return fmt.Errorf("webhooks: map %s at %d: %w", r.Type, r.Position, err)
+		}
+		if !ok {
 			continue
 		}
 		account := r.Metadata.AccountID
@@ -142,16 +156,16 @@ func (p *Projector) deliveriesOf(r domain.Recorded, out outbound, subs []subscri
 	var body []byte
 	now := time.Now().UnixMilli()
 	for _, s := range subs {
-		if !slices.Contains(s.events, out.envelope.Type) || !s.filters.Match(out.envelope.Type, out.resources) {
+		if !out.wantedBy(s.events, s.filters) {
 			continue
 		}
 		if body == nil {
 			var err error
 			if body, err = out.body(); err != nil {
-				return nil, fmt.Errorf("webhooks: encode %s: %w", out.envelope.Type, err)
+				return nil, err
 			}
 		}
-		rows = append(rows, []any{DeliveryID(r.ID, s.id), r.Metadata.AccountID, s.id, r.ID, out.envelope.Type, r.Position, out.orderingKey, string(body),
+		rows = append(rows, []any{DeliveryID(r.ID, s.id), r.Metadata.AccountID, s.id, r.ID, out.envelope.Type, r.Position, out.resources.orderingKey, string(body),
 			"pending", 0, p.maxAttempts, now, 0, 0, "", now, now})
 	}
 	return rows, nil
@@ -174,8 +188,13 @@ func (p *Projector) applySubscription(ctx context.Context, tx *sql.Tx, r domain.
 	at := r.OccurredAt.UnixMilli()
 	switch e := e.(type) {
 	case domain.WebhookSubscribed:
-		events, _ := json.Marshal(e.Events)
-		filters, _ := json.Marshal(e.Filters)
+		var events, filters []byte
+		if events, err = json.Marshal(e.Events); err != nil {
+			return fmt.Errorf("webhooks: encode the events of %s: %w", e.SubscriptionID, err)
+		}
+		if filters, err = json.Marshal(e.Filters); err != nil {
+			return fmt.Errorf("webhooks: encode the filters of %s: %w", e.SubscriptionID, err)
+		}
 		_, err = tx.ExecContext(ctx, `INSERT INTO webhook_subscriptions (id, account_id, kind, url, events, filters, secret, previous_secret, previous_valid_until,
 				status, status_reason, created_at, updated_at, position)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, '', 0, 'active', '', $8, $8, $9)`,
@@ -194,12 +213,21 @@ func (p *Projector) applySubscription(ctx context.Context, tx *sql.Tx, r domain.
 	return nil
 }
 
-// stop ends a subscription and gives up its pending deliveries.
+// stop ends a subscription and gives up its pending deliveries, counting them for the
+// observer. A replayed stop finds none pending: nothing is counted twice.
 func (p *Projector) stop(ctx context.Context, tx *sql.Tx, id, status, reason string, at int64) error {
 	if _, err := tx.ExecContext(ctx, `UPDATE webhook_subscriptions SET status = $1, status_reason = $2, updated_at = $3 WHERE id = $4`, status, reason, at, id); err != nil {
 		return err
 	}
-	_, err := tx.ExecContext(ctx, `UPDATE webhook_deliveries SET status = 'failed', last_error = $1, updated_at = $2 WHERE subscription_id = $3 AND status = 'pending'`,
+	res, err := tx.ExecContext(ctx, `UPDATE webhook_deliveries SET status = 'failed', last_error = $1, updated_at = $2 WHERE subscription_id = $3 AND status = 'pending'`,
 		strings.TrimSpace("given up: "+reason), at, id)
-	return err
+	if err != nil {
+		return err
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return fmt.Errorf("count given-up deliveries: %w", err)
+	}
+	p.givenUp += int(n)
+	return nil
 }

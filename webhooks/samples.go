@@ -3,7 +3,10 @@ package webhooks
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/funnelhq/funnel/domain"
 	"github.com/funnelhq/funnel/wireformat"
@@ -23,35 +26,32 @@ type RecentEvents interface {
 // Samples builds the sample payloads of GET /api/v1/webhooks/events/:eventName, which automation
 // tools show while an integrator sets up a trigger.
 type Samples struct {
-	log RecentEvents
+	log    RecentEvents
+	events *Catalogue
 }
 
 // NewSamples reads recent events from log.
-func NewSamples(log RecentEvents) *Samples { return &Samples{log: log} }
+func NewSamples(log RecentEvents) *Samples { return &Samples{log: log, events: Events} }
 
-// sourceOf names the domain event each outbound event comes from; checkout events have none yet.
-var sourceOf = map[string]string{
-	domain.EventFormSubmitted:    domain.FormSubmitted{}.EventType(),
-	domain.EventSchedulingBooked: domain.BookingCreated{}.EventType(),
-}
+// samplesPerEvent is how many of an account's recent events the samples show at most.
+const samplesPerEvent = 3
 
 // For returns up to three envelopes built from the account's own recent events of that type,
 // exactly as they were (or would have been) delivered, or one realistic made-up envelope when
-// the account has none.
+// the account has none (always, for an event no domain event produces yet).
 func (s *Samples) For(ctx context.Context, accountID, eventName string) ([]Envelope, error) {
-	eventName = domain.CanonicalEventName(eventName)
-	sample, known := madeUp(eventName)
-	if !known {
+	event, ok := s.events.lookup(eventName)
+	if !ok {
 		return nil, ErrUnknownEvent
 	}
-	if source, ok := sourceOf[eventName]; ok {
-		recent, err := s.log.ReadRecentEvents(ctx, accountID, []string{source}, 3)
+	if types := event.sourceTypes(); len(types) > 0 {
+		recent, err := s.log.ReadRecentEvents(ctx, accountID, types, samplesPerEvent)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("webhooks: recent events for %s samples: %w", event.name, err)
 		}
 		var out []Envelope
 		for _, r := range recent {
-			o, ok, err := toOutbound(r)
+			o, ok, err := s.events.toOutbound(r)
 			if err != nil {
 				return nil, err
 			}
@@ -63,66 +63,91 @@ func (s *Samples) For(ctx context.Context, accountID, eventName string) ([]Envel
 			return out, nil
 		}
 	}
-	return []Envelope{sample}, nil
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	return []Envelope{{ID: sampleID(event.name), Type: event.name, CreatedAt: wireformat.Time(now), Data: event.sample(now)}}, nil
 }
 
-// madeUp returns a realistic envelope of an event type, member for member as section 6 lists.
-func madeUp(eventName string) (Envelope, bool) {
-	now := time.Now().UTC().Truncate(time.Millisecond)
-	env := Envelope{ID: "evt_sample_" + eventName, Type: eventName, CreatedAt: wireformat.Time(now)}
-	contact := map[string]any{"contactId": "ct_sample", "email": "ada@example.com", "firstName": "Ada", "lastName": "Lovelace"}
-	product := map[string]any{"id": "prod_sample", "name": "Pro Plan", "internalName": "pro-monthly"}
-	customer := map[string]any{"email": "ada@example.com", "name": "Ada Lovelace", "contactId": "ct_sample"}
-	payment := func(isRebill bool, status string) map[string]any {
-		return map[string]any{
-			"isRebill": isRebill,
-			"product":  product,
-			"transaction": map[string]any{"id": "txn_sample", "txnId": "ch_3Psample", "amount": 4900, "currency": "USD",
-				"status": status, "processor": "stripe", "subscriptionId": "sub_sample"},
-			"pricing":  map[string]any{"tierIndex": 0, "tierName": "Monthly", "pricingTierId": "tier_sample", "bumpIndices": []int{}, "bumps": []any{}},
-			"customer": customer,
-			"contact":  contact,
-		}
+// sampleNamespace derives the ids of sample envelopes.
+var sampleNamespace = uuid.NewSHA1(uuid.NameSpaceURL, []byte("https://github.com/funnelhq/funnel/webhooks/samples"))
+
+// sampleID is the id of an event type's made-up envelope: UUID-shaped like a real envelope's id
+// (a domain event's UUIDv7), stable for the type, and never a real one (it is a version 5 UUID).
+func sampleID(eventName string) string {
+	return uuid.NewSHA1(sampleNamespace, []byte(eventName)).String()
+}
+
+// The sample builders below make realistic payloads, member for member as section 6 lists, of the
+// same types as real deliveries (events.go pairs each with its event's mappers).
+
+func formSubmittedSample(now time.Time) formSubmitted {
+	return formSubmitted{
+		FormID: "form_sample", FormName: "Newsletter signup", SubmissionID: "fsub_sample", SubmittedAt: wireformat.Time(now),
+		SubmissionData: map[string]any{"Email": "ada@example.com", "Name": "Ada Lovelace"},
+		Fields: []fieldEntry{
+			{ID: "fld_email", Label: "Email", Type: "email", ContactField: optional(domain.ContactFieldEmail), Value: "ada@example.com"},
+			{ID: "fld_name", Label: "Name", Type: "text", ContactField: optional(domain.ContactFieldFullName), Value: "Ada Lovelace"},
+		},
+		Contact: formContact{ContactID: "ct_sample", Email: "ada@example.com", FirstName: "Ada", LastName: "Lovelace", Phone: "",
+			CustomFields: map[string]string{}, CustomFieldsLabeled: []domain.LabeledValue{}},
 	}
-	switch eventName {
-	case domain.EventFormSubmitted:
-		env.Data = formSubmitted{
-			FormID: "form_sample", FormName: "Newsletter signup", SubmissionID: "sub_sample", SubmittedAt: wireformat.Time(now),
-			SubmissionData: map[string]any{"Email": "ada@example.com", "Name": "Ada Lovelace"},
-			Fields: []fieldEntry{
-				{ID: "fld_email", Label: "Email", Type: "email", ContactField: ptr(domain.ContactFieldEmail), Value: "ada@example.com"},
-				{ID: "fld_name", Label: "Name", Type: "text", ContactField: ptr(domain.ContactFieldFullName), Value: "Ada Lovelace"},
-			},
-			Contact: formContact{ContactID: "ct_sample", Email: "ada@example.com", FirstName: "Ada", LastName: "Lovelace", Phone: "",
-				CustomFields: map[string]string{}, CustomFieldsLabeled: []domain.LabeledValue{}},
-		}
-	case domain.EventSchedulingBooked:
-		env.Data = booked{
-			EventTypeID: "evt_sample", EventTypeName: "Discovery call", BookingID: "bkg_sample", When: wireformat.Time(now.Add(48 * time.Hour)),
-			MeetingURL: "https://meet.example.com/discovery",
-			Attendee: attendee{ContactFields: map[string]any{domain.ContactFieldEmail: "ada@example.com", domain.ContactFieldFullName: "Ada Lovelace"},
-				Answers: map[string]any{"q_email": "ada@example.com", "q_name": "Ada Lovelace"}},
-			Contact: bookedContact{ContactID: "ct_sample", Email: "ada@example.com", FirstName: "Ada", LastName: "Lovelace"},
-		}
-	case domain.EventCheckoutPurchased:
-		d := payment(false, "succeeded")
-		d["activation"] = map[string]any{"token": "act_sample", "url": "https://app.example.com/signup?token=act_sample", "expiresAt": wireformat.Time(now.Add(7 * 24 * time.Hour))}
-		env.Data = d
-	case domain.EventCheckoutRebilled:
-		env.Data = payment(true, "succeeded")
-	case domain.EventCheckoutRefunded:
-		d := payment(false, "refunded")
-		d["refund"] = map[string]any{"amountCents": 4900, "fullyRefunded": true, "refundedAt": wireformat.Time(now)}
-		env.Data = d
-	case domain.EventCheckoutCancelScheduled:
-		env.Data = map[string]any{"product": product, "customer": customer, "contact": contact,
-			"subscription": map[string]any{"id": "sub_sample", "status": "active", "processor": "stripe", "cancelAtPeriodEnd": true,
-				"currentPeriodEnd": wireformat.Time(now.Add(20 * 24 * time.Hour)), "scheduledAt": wireformat.Time(now)}}
-	case domain.EventCheckoutSubscriptionCancelled:
-		env.Data = map[string]any{"product": product, "customer": customer, "contact": contact,
-			"subscription": map[string]any{"id": "sub_sample", "status": "cancelled", "processor": "stripe", "cancelledAt": wireformat.Time(now)}}
-	default:
-		return Envelope{}, false
+}
+
+func bookedSample(now time.Time) booked {
+	return booked{
+		EventTypeID: "evt_sample", EventTypeName: "Discovery call", BookingID: "bkg_sample", When: wireformat.Time(now.Add(48 * time.Hour)),
+		MeetingURL: optional("https://meet.example.com/discovery"),
+		Attendee: attendee{ContactFields: map[string]any{domain.ContactFieldEmail: "ada@example.com", domain.ContactFieldFullName: "Ada Lovelace"},
+			Answers: map[string]any{"q_email": "ada@example.com", "q_name": "Ada Lovelace"}},
+		Contact: sampleContact,
 	}
-	return env, true
+}
+
+func purchasedSample(now time.Time) checkoutPayment {
+	p := samplePayment(false, "succeeded")
+	p.Activation = &checkoutActivation{Token: "act_sample", URL: "https://app.example.com/signup?token=act_sample", ExpiresAt: wireformat.Time(now.Add(7 * 24 * time.Hour))}
+	return p
+}
+
+func rebilledSample(time.Time) checkoutPayment { return samplePayment(true, "succeeded") }
+
+func refundedSample(now time.Time) checkoutRefunded {
+	return checkoutRefunded{
+		checkoutPayment: samplePayment(false, "refunded"),
+		Refund:          checkoutRefund{AmountCents: 4900, FullyRefunded: true, RefundedAt: wireformat.Time(now)},
+	}
+}
+
+func cancelScheduledSample(now time.Time) checkoutCancelScheduled {
+	return checkoutCancelScheduled{checkoutSubject: sampleSubject, Subscription: scheduledCancellation{
+		ID: "sub_sample", Status: "active", Processor: "stripe", CancelAtPeriodEnd: true,
+		CurrentPeriodEnd: wireformat.Time(now.Add(20 * 24 * time.Hour)), ScheduledAt: wireformat.Time(now),
+	}}
+}
+
+func subscriptionCancelledSample(now time.Time) checkoutSubscriptionCancelled {
+	return checkoutSubscriptionCancelled{checkoutSubject: sampleSubject, Subscription: endedSubscription{
+		ID: "sub_sample", Status: "cancelled", Processor: "stripe", CancelledAt: wireformat.Time(now),
+	}}
+}
+
+var (
+	sampleContact = contactSummary{ContactID: "ct_sample", Email: "ada@example.com", FirstName: "Ada", LastName: "Lovelace"}
+	sampleSubject = checkoutSubject{
+		Product:  checkoutProduct{ID: "prod_sample", Name: "Pro Plan", InternalName: "pro-monthly"},
+		Customer: checkoutCustomer{Email: "ada@example.com", Name: "Ada Lovelace", ContactID: "ct_sample"},
+		Contact:  sampleContact,
+	}
+)
+
+// samplePayment is a monthly plan paid with Stripe, without bumps.
+func samplePayment(isRebill bool, status string) checkoutPayment {
+	return checkoutPayment{
+		IsRebill: isRebill,
+		Product:  sampleSubject.Product,
+		Transaction: checkoutTransaction{ID: "txn_sample", TxnID: "ch_3Psample", Amount: 4900, Currency: "USD",
+			Status: status, Processor: "stripe", SubscriptionID: "sub_sample"},
+		Pricing:  checkoutPricing{TierIndex: 0, TierName: "Monthly", PricingTierID: "tier_sample", BumpIndices: []int{}, Bumps: []any{}},
+		Customer: sampleSubject.Customer,
+		Contact:  sampleSubject.Contact,
+	}
 }

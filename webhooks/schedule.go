@@ -12,8 +12,7 @@ import (
 // waits base × 3^(n-1), ±20% jitter, capped; a 429 or 503 with Retry-After waits that long
 // instead, capped too.
 type Schedule struct {
-	Base, Cap   time.Duration
-	MaxAttempts int
+	Base, Cap time.Duration
 }
 
 // delayAfter returns how long to wait after the n-th failed attempt.

@@ -7,7 +7,7 @@ import (
 )
 
 func TestRetryAfter(t *testing.T) {
-	s := Schedule{Base: time.Second, Cap: time.Minute, MaxAttempts: 10}
+	s := Schedule{Base: time.Second, Cap: time.Minute}
 	now := time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
 	for _, c := range []struct {
 		status int
@@ -39,7 +39,7 @@ func TestRetryAfter(t *testing.T) {
 
 // Attempt n+1 waits base × 3^(n-1), within ±20%, and never more than the cap.
 func TestDelayAfter(t *testing.T) {
-	s := Schedule{Base: time.Second, Cap: time.Minute, MaxAttempts: 10}
+	s := Schedule{Base: time.Second, Cap: time.Minute}
 	for n, want := range map[int]time.Duration{1: time.Second, 2: 3 * time.Second, 3: 9 * time.Second, 4: 27 * time.Second} {
 		for range 50 {
 			if got := s.delayAfter(n); got < want*8/10 || got > want*12/10 {

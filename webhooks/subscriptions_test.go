@@ -12,6 +12,7 @@ import (
 	"github.com/funnelhq/funnel/domain"
 	"github.com/funnelhq/funnel/infra/sqldb"
 	"github.com/funnelhq/funnel/infra/sqldb/sqldbtest"
+	"github.com/funnelhq/funnel/webhooks"
 	"github.com/funnelhq/funnel/webhooks/verify"
 )
 
@@ -173,7 +174,7 @@ func TestOperatorWebhooksAndSecretRotation(t *testing.T) {
 func TestSampleEvents(t *testing.T) {
 	apptest.Run(t, func(t *testing.T, svc *apptest.Service) {
 		acc := svc.NewAccount(t)
-		for _, name := range domain.OutboundEventTypes {
+		for _, name := range webhooks.Events.Names() {
 			events := svc.API.Get(t, "/api/v1/webhooks/events/"+name, acc.Key).Expect(t, http.StatusOK).List(t, "events")
 			if len(events) != 1 || events[0]["type"] != name || events[0]["id"] == nil || events[0]["createdAt"] == nil || events[0]["data"] == nil {
 				t.Fatalf("sample of %s = %v", name, events)
@@ -260,6 +261,26 @@ func TestTargetGuard(t *testing.T) {
 		}
 		if rcv.count() != 0 {
 			t.Fatal("the dialer connected to a loopback address")
+		}
+	})
+}
+
+// The event types of a subscription are checked with the messages integrators know.
+func TestSubscriptionEventTypeErrors(t *testing.T) {
+	apptest.Run(t, func(t *testing.T, svc *apptest.Service) {
+		acc := svc.NewAccount(t)
+		rcv := newReceiver(t)
+		for _, tc := range []struct {
+			body map[string]any
+			want string
+		}{
+			{map[string]any{"url": rcv.URL, "events": []string{}}, "events: at least one event type is required"},
+			{map[string]any{"url": rcv.URL, "events": []string{"form.submitted", "contact.created"}}, `events: unknown event type "contact.created"`},
+			{map[string]any{"url": rcv.URL, "event": "checkout.paid", "events": []string{"unknown.one"}}, `events: unknown event type "unknown.one"`},
+		} {
+			if got := svc.API.Post(t, "/api/v1/webhooks/subscriptions", acc.Key, tc.body).ExpectError(t, http.StatusBadRequest); got != tc.want {
+				t.Errorf("error = %q, want %q", got, tc.want)
+			}
 		}
 	})
 }

@@ -1,0 +1,184 @@
+package webhooks
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/funnelhq/funnel/domain"
+	"github.com/funnelhq/funnel/wireformat"
+)
+
+// outboundEvent is one entry of the table in events.go: an outbound event type, the filters that
+// apply to it, the domain events that produce it and its made-up sample. define builds it.
+type outboundEvent struct {
+	name string
+	// aliases are legacy names subscriptions and samples accept for it; it is never sent under them.
+	aliases []string
+	filters []filter
+	sources []mapping
+	sample  func(now time.Time) any
+}
+
+// mapping makes the payload of an outbound event from a decoded domain event of one type.
+type mapping struct {
+	eventType string
+	payload   func(domain.Event) (any, resources, error)
+}
+
+// source is a domain event type that produces an outbound event whose payload is a P.
+type source[P any] struct {
+	eventType string
+	payload   func(domain.Event) (P, resources, error)
+}
+
+// from declares that every domain event of type E produces the outbound event; payload makes
+// its data and names the resources it is about.
+func from[E domain.Event, P any](payload func(E) (P, resources)) source[P] {
+	var zero E
+	eventType := zero.EventType()
+	return source[P]{eventType: eventType, payload: func(e domain.Event) (P, resources, error) {
+		typed, ok := e.(E)
+		if !ok {
+			var none P
+			return none, resources{}, fmt.Errorf("webhooks: a %s event decoded as %T", eventType, e)
+		}
+		p, r := payload(typed)
+		return p, r, nil
+	}}
+}
+
+// define declares an outbound event: its name, the filters that apply to it, its made-up sample
+// and the domain events it comes from (none yet for checkout events). The sample and every
+// source make the same payload type P: a sample cannot drift from what is really delivered.
+func define[P any](name string, filters []filter, sample func(now time.Time) P, sources ...source[P]) outboundEvent {
+	e := outboundEvent{name: name, filters: filters, sample: func(now time.Time) any { return sample(now) }}
+	for _, s := range sources {
+		e.sources = append(e.sources, mapping{eventType: s.eventType, payload: func(d domain.Event) (any, resources, error) {
+			return s.payload(d)
+		}})
+	}
+	return e
+}
+
+// alsoKnownAs adds legacy names of the event.
+func (e outboundEvent) alsoKnownAs(aliases ...string) outboundEvent {
+	e.aliases = append(e.aliases, aliases...)
+	return e
+}
+
+// matches tells whether an event about r passes a subscription's filters: every filter that
+// applies to this event type must let it through.
+func (e *outboundEvent) matches(f domain.WebhookFilters, r resources) bool {
+	for _, passes := range e.filters {
+		if !passes(f, r) {
+			return false
+		}
+	}
+	return true
+}
+
+// sourceTypes are the domain event types the event comes from.
+func (e *outboundEvent) sourceTypes() []string {
+	types := make([]string, len(e.sources))
+	for i, s := range e.sources {
+		types[i] = s.eventType
+	}
+	return types
+}
+
+// Catalogue is the table of outbound events (events.go), looked up by name and by the domain
+// event type they come from.
+type Catalogue struct {
+	events   []*outboundEvent          // in the table's order: the contract's
+	byName   map[string]*outboundEvent // names and legacy aliases
+	bySource map[string]producer       // domain event types
+}
+
+// producer is the outbound event a domain event type produces, and how.
+type producer struct {
+	event   *outboundEvent
+	mapping mapping
+}
+
+// newCatalogue indexes the table. A name or a domain event type listed twice is a mistake in
+// the table, caught when the package loads: a domain event produces at most one outbound event,
+// since the envelope and delivery ids derive from the domain event's id.
+func newCatalogue(table ...outboundEvent) *Catalogue {
+	c := &Catalogue{byName: map[string]*outboundEvent{}, bySource: map[string]producer{}}
+	for i := range table {
+		e := &table[i]
+		c.events = append(c.events, e)
+		for _, name := range append([]string{e.name}, e.aliases...) {
+			if _, dup := c.byName[name]; dup {
+				panic("webhooks: outbound event " + name + " is listed twice")
+			}
+			c.byName[name] = e
+		}
+		for _, m := range e.sources {
+			if p, dup := c.bySource[m.eventType]; dup {
+				panic("webhooks: " + m.eventType + " produces both " + p.event.name + " and " + e.name)
+			}
+			c.bySource[m.eventType] = producer{event: e, mapping: m}
+		}
+	}
+	return c
+}
+
+// Names lists every outbound event type, in the contract's order (integration-api.md section 6).
+func (c *Catalogue) Names() []string {
+	names := make([]string, len(c.events))
+	for i, e := range c.events {
+		names[i] = e.name
+	}
+	return names
+}
+
+// Canonical checks the event types a subscription asks for (commands.OutboundEvents): a legacy
+// alias becomes the type it stands for, repeats are dropped, and an unknown name is a
+// domain.Invalid error. An empty list stays empty, for the subscription to refuse.
+func (c *Catalogue) Canonical(names []string) ([]string, error) {
+	seen := map[string]bool{}
+	var out []string
+	for _, n := range names {
+		e, ok := c.lookup(n)
+		if !ok {
+			return nil, domain.Invalid("events: unknown event type %q", n)
+		}
+		if !seen[e.name] {
+			seen[e.name] = true
+			out = append(out, e.name)
+		}
+	}
+	return out, nil
+}
+
+// lookup finds an outbound event by its name or a legacy alias.
+func (c *Catalogue) lookup(name string) (*outboundEvent, bool) {
+	e, ok := c.byName[name]
+	return e, ok
+}
+
+// handles tells whether domain events of a type produce an outbound event.
+func (c *Catalogue) handles(eventType string) bool {
+	_, ok := c.bySource[eventType]
+	return ok
+}
+
+// toOutbound maps a recorded domain event to its outbound event; ok is false for events that
+// have none.
+func (c *Catalogue) toOutbound(r domain.Recorded) (o outbound, ok bool, err error) {
+	p, ok := c.bySource[r.Type]
+	if !ok {
+		return outbound{}, false, nil
+	}
+	e, err := r.Decode()
+	if err != nil {
+		return outbound{}, false, fmt.Errorf("webhooks: decode %s: %w", r.Type, err)
+	}
+	data, about, err := p.mapping.payload(e)
+	if err != nil {
+		return outbound{}, false, err
+	}
+	env := Envelope{ID: r.ID, Type: p.event.name, CreatedAt: wireformat.Time(r.OccurredAt), Data: data}
+	return outbound{event: p.event, envelope: env, resources: about}, true, nil
+}

@@ -1,0 +1,227 @@
+package webhooks
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/funnelhq/funnel/infra/sqldb"
+)
+
+// claimed is a delivery this dispatcher holds a lease on, with its subscription's target and
+// secrets.
+type claimed struct {
+	id, accountID, subscriptionID, eventType string
+	body                                     []byte
+	attempts, maxAttempts                    int
+	claimedUntil                             int64 // the lease, which also tells this claim from a later one
+	url, secret, previous                    string
+	previousUntil                            int64
+	subscriptionStatus                       string
+}
+
+// claim takes up to n due deliveries for a lease. A delivery waits while an earlier one with the
+// same ordering key to the same subscription is still pending (decisions.md: per-resource order).
+func (d *Dispatcher) claim(ctx context.Context, n int) ([]claimed, error) {
+	now := time.Now().UnixMilli()
+	lock := ""
+	if d.db.Dialect == sqldb.Postgres {
+		lock = " FOR UPDATE OF d SKIP LOCKED"
+	}
+	until := now + d.lease.Milliseconds()
+	rows, err := d.db.Write.QueryContext(ctx, `UPDATE webhook_deliveries SET claimed_until = $1
+		WHERE id IN (
+			SELECT d.id FROM webhook_deliveries d
+			WHERE d.status = 'pending' AND d.next_attempt_at <= $2 AND d.claimed_until < $2
+			  AND (d.ordering_key = '' OR NOT EXISTS (
+				SELECT 1 FROM webhook_deliveries e
+				WHERE e.subscription_id = d.subscription_id AND e.ordering_key = d.ordering_key
+				  AND e.event_position < d.event_position AND e.status = 'pending'))
+			ORDER BY d.next_attempt_at, d.event_position
+			LIMIT $3`+lock+`)
+		RETURNING id, account_id, subscription_id, event_type, body, attempts, max_attempts`,
+		until, now, n)
+	if err != nil {
+		return nil, fmt.Errorf("webhooks: claim: %w", err)
+	}
+	var out []claimed
+	for rows.Next() {
+		var c claimed
+		var body string
+		if err := rows.Scan(&c.id, &c.accountID, &c.subscriptionID, &c.eventType, &body, &c.attempts, &c.maxAttempts); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("webhooks: scan claim: %w", err)
+		}
+		c.body, c.claimedUntil = []byte(body), until
+		out = append(out, c)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, fmt.Errorf("webhooks: claim: %w", err)
+	}
+	if len(out) == 0 {
+		return nil, nil
+	}
+	if err := d.attachSubscriptions(ctx, out); err != nil {
+		// Without its target nothing can be sent: hand the claims back, to be sent on the next
+		// claim, rather than leave them to lapse or mistake them for deliveries to give up.
+		d.release(out)
+		return nil, err
+	}
+	return out, nil
+}
+
+// release gives claims back unused. It runs even when the dispatcher is stopping.
+func (d *Dispatcher) release(batch []claimed) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for _, c := range batch {
+		if _, err := d.db.Write.ExecContext(ctx, `UPDATE webhook_deliveries SET claimed_until = 0 WHERE id = $1 AND claimed_until = $2`, c.id, c.claimedUntil); err != nil {
+			d.log.Warn("release a claim; it lapses by itself", zap.String("delivery", c.id), zap.Error(err))
+			return
+		}
+	}
+}
+
+// attachSubscriptions reads the target and secrets of each claimed delivery's subscription.
+func (d *Dispatcher) attachSubscriptions(ctx context.Context, batch []claimed) error {
+	ids := map[string]bool{}
+	var args []any
+	for _, c := range batch {
+		if !ids[c.subscriptionID] {
+			ids[c.subscriptionID] = true
+			args = append(args, c.subscriptionID)
+		}
+	}
+	rows, err := d.db.Read.QueryContext(ctx, `SELECT id, url, secret, previous_secret, previous_valid_until, status FROM webhook_subscriptions WHERE id IN (`+sqldb.Placeholders(d.db.Dialect, 1, len(args))+`)`, args...)
+	if err != nil {
+		return fmt.Errorf("webhooks: read subscriptions: %w", err)
+	}
+	defer rows.Close()
+	type sub struct {
+		url, secret, previous, status string
+		until                         int64
+	}
+	subs := map[string]sub{}
+	for rows.Next() {
+		var id string
+		var s sub
+		if err := rows.Scan(&id, &s.url, &s.secret, &s.previous, &s.until, &s.status); err != nil {
+			return fmt.Errorf("webhooks: scan subscription: %w", err)
+		}
+		subs[id] = s
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("webhooks: read subscriptions: %w", err)
+	}
+	for i := range batch {
+		s, ok := subs[batch[i].subscriptionID]
+		if !ok {
+			s.status = "missing" // deliveries are recorded with their subscription: never expected
+		}
+		batch[i].url, batch[i].secret, batch[i].previous, batch[i].previousUntil, batch[i].subscriptionStatus = s.url, s.secret, s.previous, s.until, s.status
+	}
+	return nil
+}
+
+// record writes the attempts and the next state of every delivery in one transaction (a few
+// multi-row statements), then disables the subscriptions whose target is gone. A delivery is
+// only updated while this dispatcher's claim on it holds: if it lapsed (a record that came too
+// late) and another claim took the delivery, that claim's own record decides. It returns when
+// the soonest retry is due.
+func (d *Dispatcher) record(done []outcome) (soonest time.Time, err error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	now := time.Now()
+	var updates [][]any
+	attempts := map[string][]any{}
+	givenUp := map[string]bool{}
+	var gone, unsent []claimed
+	for _, o := range done {
+		c := o.delivery
+		if o.unsent {
+			unsent = append(unsent, c)
+			continue
+		}
+		if o.skipReason != "" {
+			updates = append(updates, []any{c.id, c.claimedUntil, "failed", c.attempts, now.UnixMilli(), 0, o.skipReason})
+			givenUp[c.id] = true
+			continue
+		}
+		attempt := c.attempts + 1
+		status, next, result := "pending", now, "retrying"
+		switch {
+		case o.err == "":
+			status, result = "succeeded", "succeeded"
+		case o.status == http.StatusGone:
+			status, result = "failed", "gone"
+			gone = append(gone, c)
+		case attempt >= c.maxAttempts:
+			status, result = "failed", "failed"
+		default:
+			wait, ok := d.cfg.Schedule.retryAfter(o.status, o.header, now)
+			if !ok {
+				wait = d.cfg.Schedule.delayAfter(attempt)
+			}
+			next = now.Add(wait)
+			if soonest.IsZero() || next.Before(soonest) {
+				soonest = next
+			}
+		}
+		attempts[c.id] = []any{c.id, attempt, o.at.UnixMilli(), o.status, o.err, o.took.Milliseconds()}
+		updates = append(updates, []any{c.id, c.claimedUntil, status, attempt, next.UnixMilli(), o.status, o.err})
+		d.observer.DeliveryAttempted(result, o.took)
+	}
+	if len(unsent) > 0 {
+		d.release(unsent)
+		d.Wake() // they are due: claim them again, with a fresh lease
+	}
+	if len(updates) == 0 {
+		return soonest, nil
+	}
+	tx, err := d.db.Write.BeginTx(ctx, nil)
+	if err != nil {
+		return soonest, fmt.Errorf("webhooks: begin: %w", err)
+	}
+	defer tx.Rollback()
+	held, err := sqldb.QueryRowsStrings(ctx, tx, d.db.Dialect, `WITH v (id, claimed_until, status, attempts, next_attempt_at, status_code, error) AS (VALUES `,
+		fmt.Sprintf(`) UPDATE webhook_deliveries SET status = v.status, attempts = v.attempts, next_attempt_at = v.next_attempt_at,
+			claimed_until = 0, last_status_code = v.status_code, last_error = v.error, updated_at = %d
+			FROM v WHERE webhook_deliveries.id = v.id AND webhook_deliveries.claimed_until = v.claimed_until
+			RETURNING webhook_deliveries.id`, now.UnixMilli()),
+		updates, "TEXT", "BIGINT", "TEXT", "INTEGER", "BIGINT", "INTEGER", "TEXT")
+	if err != nil {
+		return soonest, fmt.Errorf("webhooks: update deliveries: %w", err)
+	}
+	var attempted [][]any
+	dropped := 0
+	for _, id := range held {
+		if a, ok := attempts[id]; ok {
+			attempted = append(attempted, a)
+		}
+		if givenUp[id] {
+			dropped++
+		}
+	}
+	if lapsed := len(updates) - len(held); lapsed > 0 {
+		d.log.Warn("attempts recorded after their claim lapsed; the deliveries were claimed again and are recorded by that claim", zap.Int("deliveries", lapsed))
+	}
+	if err := sqldb.ExecRows(ctx, tx, d.db.Dialect, `INSERT INTO webhook_attempts (delivery_id, attempt, at, status_code, error, duration_ms) VALUES `,
+		` ON CONFLICT (delivery_id, attempt) DO NOTHING`, attempted); err != nil {
+		return soonest, fmt.Errorf("webhooks: record attempts: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return soonest, fmt.Errorf("webhooks: commit attempts: %w", err)
+	}
+	for range dropped {
+		d.observer.DeliveryGivenUp()
+	}
+	for _, c := range gone {
+		if err := d.disable(ctx, c.accountID, c.subscriptionID, "the target answered 410 Gone"); err != nil {
+			d.log.Error("disable subscription after 410", zap.String("subscription", c.subscriptionID), zap.Error(err))
+		}
+	}
+	return soonest, nil
+}

@@ -1,0 +1,51 @@
+package webhooks
+
+import "time"
+
+// Config tunes delivery. A setting left zero (or negative) takes its default, in one place
+// (withDefaults), so that a Config with only a Policy delivers as the service does rather than
+// sending nothing:
+//
+//   - Timeout: an answer must come within it; 10 s.
+//   - Concurrency: deliveries in flight at once, per process; 64.
+//   - Poll: how often due retries (of other processes too) are looked for; 250 ms.
+//   - Schedule.Base and Schedule.Cap: the retry backoff; 60 s and 24 h, as
+//     FUNNEL_WEBHOOK_BACKOFF_BASE and FUNNEL_WEBHOOK_BACKOFF_CAP default to.
+//
+// How many attempts a delivery gets is recorded with it (NewProjector's maxAttempts).
+type Config struct {
+	Schedule    Schedule
+	Policy      TargetPolicy
+	Timeout     time.Duration
+	Concurrency int
+	Poll        time.Duration
+}
+
+// The defaults of Config (see its doc comment).
+const (
+	defaultTimeout     = 10 * time.Second
+	defaultConcurrency = 64
+	defaultPoll        = 250 * time.Millisecond
+	defaultBackoffBase = 60 * time.Second
+	defaultBackoffCap  = 24 * time.Hour
+)
+
+// withDefaults returns the config with every setting left zero set to its default.
+func (c Config) withDefaults() Config {
+	if c.Timeout <= 0 {
+		c.Timeout = defaultTimeout
+	}
+	if c.Concurrency <= 0 {
+		c.Concurrency = defaultConcurrency
+	}
+	if c.Poll <= 0 {
+		c.Poll = defaultPoll
+	}
+	if c.Schedule.Base <= 0 {
+		c.Schedule.Base = defaultBackoffBase
+	}
+	if c.Schedule.Cap <= 0 {
+		c.Schedule.Cap = defaultBackoffCap
+	}
+	return c
+}

@@ -1,0 +1,137 @@
+package webhooks
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/funnelhq/funnel/webhooks/verify"
+)
+
+// newClient is the HTTP client of deliveries: it dials only addresses the target policy allows,
+// through no proxy, and follows no redirect.
+func newClient(cfg Config) *http.Client {
+	dialer := &net.Dialer{Timeout: 5 * time.Second, Control: cfg.Policy.dialControl}
+	transport := &http.Transport{
+		Proxy:                 nil, // a proxy would dial for us, out of reach of the address check
+		DialContext:           dialer.DialContext,
+		TLSHandshakeTimeout:   5 * time.Second,
+		MaxIdleConns:          256,
+		MaxIdleConnsPerHost:   max(cfg.Concurrency, 2),
+		IdleConnTimeout:       90 * time.Second,
+		ResponseHeaderTimeout: cfg.Timeout,
+	}
+	return &http.Client{
+		Transport: transport,
+		Timeout:   cfg.Timeout,
+		// A redirect is an answer like any other: a failure, retried later (decisions.md).
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+}
+
+// outcome is what one attempt (or a decision not to make it) came to.
+type outcome struct {
+	delivery   claimed
+	at         time.Time
+	status     int
+	err        string
+	took       time.Duration
+	header     http.Header
+	skipReason string // not sent: the subscription ended meanwhile
+	unsent     bool   // not sent: too little of the claim was left; the claim is handed back
+}
+
+// leaseMargin separates the end of an attempt from the end of its claim, so that the attempt is
+// recorded while the claim still holds and no other dispatcher can be sending it meanwhile.
+const leaseMargin = 2 * time.Second
+
+// send makes one attempt.
+func (d *Dispatcher) send(c claimed) outcome {
+	now := time.Now()
+	out := outcome{delivery: c, at: now}
+	if c.subscriptionStatus != "active" {
+		out.skipReason = "given up: subscription " + c.subscriptionStatus
+		return out
+	}
+	// The attempt ends before the claim does, whatever delayed it since the claim was taken.
+	deadline := now.Add(d.cfg.Timeout)
+	if leaseEnd := time.UnixMilli(c.claimedUntil).Add(-leaseMargin); leaseEnd.Before(deadline) {
+		deadline = leaseEnd
+	}
+	if deadline.Sub(now) < d.cfg.Timeout/2 {
+		out.unsent = true
+		return out
+	}
+	ctx, cancel := context.WithDeadline(context.Background(), deadline)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(c.body))
+	if err != nil {
+		out.err = "invalid target url"
+		return out
+	}
+	setHeaders(req.Header, c, now)
+
+	res, err := d.client.Do(req)
+	if err != nil {
+		out.took = time.Since(now)
+		out.err = describe(err)
+		return out
+	}
+	// The status decides; the body is read (a little of it) so the connection can be reused, and
+	// the attempt's duration includes it.
+	_, _ = io.Copy(io.Discard, io.LimitReader(res.Body, 64<<10))
+	res.Body.Close()
+	out.took = time.Since(now)
+	out.status, out.header = res.StatusCode, res.Header
+	if res.StatusCode < 200 || res.StatusCode > 299 {
+		out.err = "HTTP " + strconv.Itoa(res.StatusCode)
+		if res.StatusCode >= 300 && res.StatusCode < 400 {
+			out.err += " (redirects are not followed)"
+		}
+	}
+	return out
+}
+
+// setHeaders sets the headers of an attempt made at now: the contract's, and Standard Webhooks'.
+// X-Service-Signature is exactly what the contract says, one hex digest, with the current
+// secret. During a rotation the previous secret signs too, in webhook-signature, whose format
+// (Standard Webhooks) carries several signatures.
+func setHeaders(h http.Header, c claimed, now time.Time) {
+	ts := now.Unix()
+	standard := []string{verify.StandardSignature(c.secret, c.id, ts, c.body)}
+	if c.previous != "" && now.UnixMilli() < c.previousUntil {
+		standard = append(standard, verify.StandardSignature(c.previous, c.id, ts, c.body))
+	}
+	h.Set("Content-Type", "application/json")
+	h.Set("User-Agent", "funnel-webhooks/1")
+	h.Set("X-Service-Event", c.eventType)
+	h.Set("X-Service-Delivery", c.id)
+	h.Set("X-Service-Signature", verify.ServiceSignature(c.secret, c.body))
+	h.Set("webhook-id", c.id)
+	h.Set("webhook-timestamp", strconv.FormatInt(ts, 10))
+	h.Set("webhook-signature", strings.Join(standard, " "))
+}
+
+// describe turns a transport error into a short message for the delivery log.
+func describe(err error) string {
+	var ne net.Error
+	switch {
+	case errors.As(err, &ne) && ne.Timeout():
+		return "timeout: no answer within the time limit"
+	case strings.Contains(err.Error(), "refusing to dial"):
+		return "refused: the target resolves to a private or loopback address"
+	case strings.Contains(err.Error(), "connection refused"):
+		return "connection refused"
+	}
+	msg := err.Error()
+	if len(msg) > 300 {
+		msg = msg[:300]
+	}
+	return msg
+}
