@@ -72,13 +72,8 @@ func New(db *sqldb.DB, log LogReader, logger *zap.Logger, observer Observer) *Pi
 }
 
 // AddReadModel adds a projection that GETs are served from: writes wait for it (read your writes).
-func (p *Pipeline) AddReadModel(pr projections.Projection) { p.add(pr, true) }
-
-// AddProjection adds a projection that writes do not wait for (the webhook projector).
-func (p *Pipeline) AddProjection(pr projections.Projection) { p.add(pr, false) }
-
-func (p *Pipeline) add(pr projections.Projection, readModel bool) {
-	p.projectors = append(p.projectors, &projector{projection: pr, readModel: readModel, db: p.db, log: p.log, tracker: p.tracker, observer: p.observer})
+func (p *Pipeline) AddReadModel(pr projections.Projection) {
+	p.projectors = append(p.projectors, &projector{projection: pr, db: p.db, log: p.log, tracker: p.tracker, observer: p.observer})
 }
 
 // Invalidator keeps in-memory caches right. It has no checkpoint: it starts empty and sees
@@ -125,7 +120,7 @@ func (p *Pipeline) Run(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		p.tracker.register(pr.projection.Name(), pr.readModel, pos)
+		p.tracker.register(pr.projection.Name(), pos)
 		if from < 0 || pos < from {
 			from = pos
 		}
@@ -135,7 +130,7 @@ func (p *Pipeline) Run(ctx context.Context) error {
 		return err
 	}
 	for _, inv := range p.invalidators {
-		p.tracker.register(inv.Name(), true, head) // empty caches hold nothing older
+		p.tracker.register(inv.Name(), head) // empty caches hold nothing older
 	}
 
 	wmLogger := zapAdapter{log: p.logger}
@@ -222,7 +217,7 @@ func (p *Pipeline) saveAll(ctx context.Context) {
 }
 
 func (p *Pipeline) signalReady(ctx context.Context, head int64) {
-	if err := p.tracker.WaitAll(ctx, head); err == nil {
+	if err := p.tracker.WaitReadModels(ctx, head); err == nil {
 		p.logger.Info("projections caught up", zap.Int64("position", head))
 		close(p.ready)
 	}
