@@ -20,8 +20,10 @@ var projectionsCommand = &cli.Command{
 }
 
 var rebuildProjectionCommand = &cli.Command{
-	Name:      "rebuild",
-	Usage:     "rebuild one read model from the event log and swap it in while the old one keeps serving",
+	Name:  "rebuild",
+	Usage: "rebuild one read model from the event log and swap it in while the old one keeps serving",
+	Description: "It runs beside a serving process, on SQLite too, and needs the schema of this binary:\n" +
+		"it applies no migration (run funnel migrate first).",
 	UsageText: "funnel projections rebuild NAME",
 	Action: func(ctx context.Context, cmd *cli.Command) error {
 		if cmd.Args().Len() != 1 {
@@ -29,22 +31,13 @@ var rebuildProjectionCommand = &cli.Command{
 		}
 		name := cmd.Args().First()
 		// A rebuild works on a database the service set up; it must not create one.
-		existing, err := sqldb.OpenExisting(ctx, cmd.String("database-url"))
+		db, err := sqldb.OpenExisting(ctx, cmd.String("database-url"))
 		if err != nil {
 			return err
 		}
-		existing.Close()
-		log, err := newLogger(cmd.String("log-level"))
-		if err != nil {
-			return err
-		}
-		a, err := app.Open(ctx, configFrom(cmd), log)
-		if err != nil {
-			return err
-		}
-		defer a.Close()
+		defer db.Close()
 		last := time.Now()
-		pos, err := a.RebuildProjection(ctx, name, func(pos, head int64) {
+		pos, err := app.Rebuild(ctx, db, name, func(pos, head int64) {
 			if time.Since(last) > time.Second {
 				fmt.Printf("%s: replayed %d of %d events\n", name, pos, head)
 				last = time.Now()

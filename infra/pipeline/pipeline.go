@@ -87,25 +87,6 @@ type Invalidator interface {
 // write's effect on a cache is visible to the next request.
 func (p *Pipeline) AddInvalidator(inv Invalidator) { p.invalidators = append(p.invalidators, inv) }
 
-// Projection returns the projection of a name.
-func (p *Pipeline) Projection(name string) (projections.Projection, bool) {
-	for _, pr := range p.projectors {
-		if pr.projection.Name() == name {
-			return pr.projection, true
-		}
-	}
-	return nil, false
-}
-
-// Names lists the projections, in the order they were added.
-func (p *Pipeline) Names() []string {
-	names := make([]string, len(p.projectors))
-	for i, pr := range p.projectors {
-		names[i] = pr.projection.Name()
-	}
-	return names
-}
-
 // Tracker tells how far the projections are.
 func (p *Pipeline) Tracker() *Tracker { return p.tracker }
 
