@@ -49,6 +49,12 @@ func (m readModels) all() []projections.Projection {
 	return []projections.Projection{m.accounts, m.tags, m.contacts, m.crms, m.leads, m.forms, m.submissions, m.eventTypes, m.bookings, m.webhooks}
 }
 
+// ProjectionStatus tells how far each projection is, and the log's head (`funnel projections
+// list`). It only reads db, so it runs beside a serving process.
+func ProjectionStatus(ctx context.Context, db *sqldb.DB) (int64, []pipeline.Status, error) {
+	return pipeline.Statuses(ctx, db, newReadModels(db, nil).all())
+}
+
 // Rebuild rebuilds one read model from the log and swaps it in (pipeline.Rebuild), on a database
 // that a serving process may be using (`funnel projections rebuild`): it needs the schema as this
 // binary knows it and changes it in no other way. The webhook outbox cannot be rebuilt: its

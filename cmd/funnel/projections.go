@@ -53,36 +53,25 @@ var rebuildProjectionCommand = &cli.Command{
 
 var listProjectionsCommand = &cli.Command{
 	Name:  "list",
-	Usage: "list every projection with its checkpoint and how far it is behind the log",
+	Usage: "list every projection with how far it reflects the log and how many events it has yet to apply",
+	Description: "POSITION is how far the read model reflects the log; BEHIND counts the events it has yet to\n" +
+		"apply. Events of types a projection does not handle change nothing in it: they are not counted.",
 	Action: func(ctx context.Context, cmd *cli.Command) error {
 		db, err := sqldb.OpenExisting(ctx, cmd.String("database-url"))
 		if err != nil {
 			return err
 		}
 		defer db.Close()
-		var head int64
-		if err := db.Read.QueryRowContext(ctx, `SELECT position FROM event_log_head WHERE id = 1`).Scan(&head); err != nil {
-			return fmt.Errorf("read the log head: %w", err)
-		}
-		rows, err := db.Read.QueryContext(ctx, `SELECT name, position FROM projection_checkpoints ORDER BY name`)
+		head, statuses, err := app.ProjectionStatus(ctx, db)
 		if err != nil {
 			return err
 		}
-		defer rows.Close()
 		w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(w, "PROJECTION\tPOSITION\tBEHIND")
-		for rows.Next() {
-			var name string
-			var pos int64
-			if err := rows.Scan(&name, &pos); err != nil {
-				return err
-			}
-			fmt.Fprintf(w, "%s\t%d\t%d\n", name, pos, head-pos)
+		for _, s := range statuses {
+			fmt.Fprintf(w, "%s\t%d\t%d\n", s.Name, s.Position, s.Behind)
 		}
 		fmt.Fprintf(w, "(log head)\t%d\t\n", head)
-		if err := rows.Err(); err != nil {
-			return err
-		}
 		return w.Flush()
 	},
 }
