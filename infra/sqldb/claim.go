@@ -13,7 +13,8 @@ import (
 var errLocked = errors.New("locked")
 
 // Claim makes this process the one that serves a SQLite database: SQLite mode is one process
-// (DESIGN.md invariant 9), and two would each relay the log and send every webhook. It takes an
+// (DESIGN.md invariant 9), with an in-process transport and commands serialized per stream inside
+// the process; two would each relay the log, project it and dispatch webhooks. It takes an
 // exclusive lock on a file beside the database, PATH.lock, held until Close. The operating system
 // drops the lock when the process ends, however it ends, so a crash never leaves a stale one; the
 // file itself stays, since deleting it could let two processes each lock a file of that name. A
