@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/gorilla/mux"
@@ -37,11 +36,13 @@ type App struct {
 	commands   commands.Handlers
 	api        *integration.Server
 	operator   *operator.Server
-	contacts   *projections.Contacts
 	dispatcher *webhooks.Dispatcher
+	// projections are those the pipeline runs, for rebuilds.
+	projections []projections.Projection
 }
 
-// Open connects to the database, applies pending migrations and wires the service.
+// Open connects to the database, claims a SQLite file for this process (sqldb.DB.Claim), applies
+// pending migrations and wires the service.
 func Open(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -50,41 +51,30 @@ func Open(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := db.Migrate(ctx); err != nil {
+	if err := db.Claim(); err != nil {
 		db.Close()
 		return nil, err
 	}
+	migrated, err := db.Migrate(ctx)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	logMigrations(log, migrated)
 	m := metrics.New()
 	store := eventstore.New(db)
 	store.SetObserver(m)
 
-	accounts := projections.NewAccounts(db.Read)
-	tags := projections.NewTags(db.Read)
-	contacts := projections.NewContacts(db.Read)
-	crms := projections.NewCRMs(db.Read)
-	leads := projections.NewLeads(db.Read)
-	forms := projections.NewForms(db.Read)
-	submissions := projections.NewFormSubmissions(db.Read)
-	eventTypes := projections.NewEventTypes(db.Read)
-	bookings := projections.NewBookings(db.Read)
-
+	a := &App{cfg: cfg, log: log, db: db, store: store, metrics: m}
+	models := newReadModels(db, m, func() { a.dispatcher.Wake() })
 	pipe := pipeline.New(db, store, log, m)
-	pipe.AddReadModel(accounts)
-	pipe.AddReadModel(tags)
-	pipe.AddReadModel(contacts)
-	pipe.AddReadModel(crms)
-	pipe.AddReadModel(leads)
-	pipe.AddReadModel(forms)
-	pipe.AddReadModel(submissions)
-	pipe.AddReadModel(eventTypes)
-	pipe.AddReadModel(bookings)
-	pipe.AddInvalidator(projections.NewCacheInvalidator(accounts, tags))
-
-	a := &App{cfg: cfg, log: log, db: db, store: store, pipeline: pipe, metrics: m, contacts: contacts}
-	// The webhook projector is a read model too: the subscription lists are served from its table.
-	pipe.AddReadModel(webhooks.NewProjector(db.Dialect, maxDeliveryAttempts, m, func() { a.dispatcher.Wake() }))
+	for _, p := range models.all() {
+		pipe.AddReadModel(p)
+	}
+	pipe.AddInvalidator(projections.NewCacheInvalidator(models.accounts, models.tags))
+	a.pipeline, a.projections = pipe, models.all()
 	policy := webhooks.TargetPolicy{AllowPrivate: cfg.WebhookAllowPrivate}
-	handlers := commands.NewHandlers(commands.Dependencies{Store: store, Tags: tags, Targets: policy, Events: webhooks.Events, Log: log, Observer: m})
+	handlers := commands.NewHandlers(commands.Dependencies{Store: store, Tags: models.tags, Targets: policy, Events: webhooks.Events, Log: log, Observer: m})
 	a.commands = handlers
 	// Timeout, concurrency and polling: webhooks.Config's defaults.
 	a.dispatcher = webhooks.NewDispatcher(db, webhooks.Config{
@@ -104,15 +94,15 @@ func Open(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 	subscriptions := webhooks.NewSubscriptions(db.Read)
 	a.api = integration.New(integration.Deps{
 		Commands:      handlers,
-		APIKeys:       accounts,
-		Contacts:      contacts,
-		Tags:          tags,
-		CRMs:          crms,
-		Leads:         leads,
-		Forms:         forms,
-		Submissions:   submissions,
-		EventTypes:    eventTypes,
-		Bookings:      bookings,
+		APIKeys:       models.accounts,
+		Contacts:      models.contacts,
+		Tags:          models.tags,
+		CRMs:          models.crms,
+		Leads:         models.leads,
+		Forms:         models.forms,
+		Submissions:   models.submissions,
+		EventTypes:    models.eventTypes,
+		Bookings:      models.bookings,
 		Subscriptions: subscriptions,
 		Samples:       webhooks.NewSamples(store),
 		ReadModels:    pipe.Tracker(),
@@ -123,14 +113,14 @@ func Open(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 	})
 	a.operator = operator.New(operator.Deps{
 		Commands:      handlers,
-		Accounts:      accounts,
-		Tags:          tags,
-		CRMs:          crms,
-		Leads:         leads,
-		Forms:         forms,
-		Submissions:   submissions,
-		EventTypes:    eventTypes,
-		Bookings:      bookings,
+		Accounts:      models.accounts,
+		Tags:          models.tags,
+		CRMs:          models.crms,
+		Leads:         models.leads,
+		Forms:         models.forms,
+		Submissions:   models.submissions,
+		EventTypes:    models.eventTypes,
+		Bookings:      models.bookings,
 		Subscriptions: subscriptions,
 		Deliveries:    deliveries,
 		History:       store,
@@ -180,15 +170,7 @@ func (a *App) isReady() bool {
 // RebuildProjection rebuilds one read model from the log and swaps it in (pipeline.Rebuild).
 // The webhook outbox cannot be rebuilt: its deliveries would all be sent again.
 func (a *App) RebuildProjection(ctx context.Context, name string, progress func(pos, head int64)) (int64, error) {
-	p, ok := a.pipeline.Projection(name)
-	if !ok {
-		return 0, fmt.Errorf("no projection %q; projections are %s", name, strings.Join(a.pipeline.Names(), ", "))
-	}
-	r, ok := p.(projections.Rebuildable)
-	if !ok {
-		return 0, fmt.Errorf("%s cannot be rebuilt: rebuilding it would send every delivery again", name)
-	}
-	return pipeline.Rebuild(ctx, a.db, a.store, r, progress)
+	return rebuild(ctx, a.db, a.store, a.projections, name, progress)
 }
 
 // maxDeliveryAttempts is how often a webhook is tried (integration-api.md section 8).
@@ -280,6 +262,16 @@ func newHTTPServer(h http.Handler) *http.Server {
 		WriteTimeout:      60 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
+	}
+}
+
+// logMigrations logs, at info, the migrations a start applied, or that there were none to apply.
+func logMigrations(log *zap.Logger, migrated sqldb.Migrated) {
+	for _, name := range migrated.Applied {
+		log.Info("applied migration", zap.String("migration", name))
+	}
+	if len(migrated.Applied) == 0 {
+		log.Info("schema already up to date", zap.Int64("version", migrated.Version))
 	}
 }
 

@@ -12,49 +12,45 @@ import (
 
 // Accounts is the read model of accounts, their API keys and their custom fields.
 type Accounts struct {
+	readModel[writer]
 	db   *sql.DB
 	keys *cache[string, APIKey] // by key hash; see CacheInvalidator
 }
 
 // NewAccounts reads the accounts read model from db.
 func NewAccounts(db *sql.DB) *Accounts {
-	return &Accounts{db: db, keys: newCache[string, APIKey](10000)}
+	return &Accounts{
+		readModel: eachEvent(db, "accounts", []string{"accounts", "api_keys", "custom_fields"},
+			on(insertAccount),
+			on(insertAPIKey),
+			on(revokeAPIKey),
+			on(insertCustomField),
+		),
+		db:   db,
+		keys: newCache[string, APIKey](10000),
+	}
 }
 
-// Name identifies the projection's checkpoint.
-func (*Accounts) Name() string { return "accounts" }
+func insertAccount(w writer, r domain.Recorded, e domain.AccountCreated) error {
+	return w.exec(`INSERT INTO accounts (id, name, created_at) VALUES ($1, $2, $3)`, e.AccountID, e.Name, millis(r.OccurredAt))
+}
 
-// Tables are the tables of the read model, which a rebuild replaces.
-func (*Accounts) Tables() []string { return []string{"accounts", "api_keys", "custom_fields"} }
+func insertAPIKey(w writer, r domain.Recorded, e domain.APIKeyIssued) error {
+	scopes, err := json.Marshal(e.Scopes)
+	if err != nil {
+		return fmt.Errorf("api key scopes: %w", err)
+	}
+	return w.exec(`INSERT INTO api_keys (id, account_id, name, scopes, key_hash, created_at) VALUES ($1, $2, $3, $4, $5, $6)`,
+		e.KeyID, e.AccountID, e.Name, string(scopes), e.KeyHash, millis(r.OccurredAt))
+}
 
-// Handles tells whether the projection applies events of a type.
-func (*Accounts) Handles(eventType string) bool { return accountEvents[eventType] }
+func revokeAPIKey(w writer, r domain.Recorded, e domain.APIKeyRevoked) error {
+	return w.exec(`UPDATE api_keys SET revoked_at = $1 WHERE id = $2`, millis(r.OccurredAt), e.KeyID)
+}
 
-var accountEvents = handles(domain.AccountCreated{}, domain.APIKeyIssued{}, domain.APIKeyRevoked{}, domain.CustomFieldDefined{})
-
-// Apply applies account events.
-func (*Accounts) Apply(ctx context.Context, tx *sql.Tx, batch []domain.Recorded) error {
-	return accountEvents.each(batch, func(r domain.Recorded, e domain.Event) error {
-		var err error
-		switch e := e.(type) {
-		case domain.AccountCreated:
-			_, err = tx.ExecContext(ctx, `INSERT INTO accounts (id, name, created_at) VALUES ($1, $2, $3)`,
-				e.AccountID, e.Name, millis(r.OccurredAt))
-		case domain.APIKeyIssued:
-			scopes, _ := json.Marshal(e.Scopes)
-			_, err = tx.ExecContext(ctx, `INSERT INTO api_keys (id, account_id, name, scopes, key_hash, created_at) VALUES ($1, $2, $3, $4, $5, $6)`,
-				e.KeyID, e.AccountID, e.Name, string(scopes), e.KeyHash, millis(r.OccurredAt))
-		case domain.APIKeyRevoked:
-			_, err = tx.ExecContext(ctx, `UPDATE api_keys SET revoked_at = $1 WHERE id = $2`, millis(r.OccurredAt), e.KeyID)
-		case domain.CustomFieldDefined:
-			_, err = tx.ExecContext(ctx, `INSERT INTO custom_fields (id, account_id, name, created_at, position) VALUES ($1, $2, $3, $4, $5)`,
-				e.FieldID, e.AccountID, e.Name, millis(r.OccurredAt), r.Position)
-		}
-		if err != nil {
-			return fmt.Errorf("projections: accounts: %s at %d: %w", r.Type, r.Position, err)
-		}
-		return nil
-	})
+func insertCustomField(w writer, r domain.Recorded, e domain.CustomFieldDefined) error {
+	return w.exec(`INSERT INTO custom_fields (id, account_id, name, created_at, position) VALUES ($1, $2, $3, $4, $5)`,
+		e.FieldID, e.AccountID, e.Name, millis(r.OccurredAt), r.Position)
 }
 
 // Account is an account as the operator API shows it.

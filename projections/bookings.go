@@ -9,51 +9,46 @@ import (
 	"time"
 
 	"github.com/funnelhq/funnel/domain"
-	"github.com/funnelhq/funnel/infra/sqldb"
 	"github.com/funnelhq/funnel/paging"
 )
 
 // Bookings is the read model of calendar bookings.
 type Bookings struct {
-	db      *sql.DB
-	dialect sqldb.Dialect // of the database the projection writes to: the same as db's
+	readModel[*bookingBatch]
+	db *sql.DB
 }
 
 // NewBookings reads the bookings read model from db.
-func NewBookings(db *sql.DB) *Bookings { return &Bookings{db: db, dialect: sqldb.DialectOf(db)} }
+func NewBookings(db *sql.DB) *Bookings {
+	return &Bookings{db: db, readModel: folded(db, "bookings", []string{"bookings"}, newBookingBatch,
+		on((*bookingBatch).created),
+	)}
+}
 
-// Name identifies the projection's checkpoint.
-func (*Bookings) Name() string { return "bookings" }
+// bookingBatch collects a batch's bookings, and flush inserts them with one statement per 100.
+type bookingBatch struct {
+	writer
+	rows [][]any
+}
 
-// Tables are the tables of the read model, which a rebuild replaces.
-func (*Bookings) Tables() []string { return []string{"bookings"} }
+func newBookingBatch(w writer) *bookingBatch { return &bookingBatch{writer: w} }
 
-// Handles tells whether the projection applies events of a type.
-func (*Bookings) Handles(eventType string) bool { return bookingEvents[eventType] }
-
-var bookingEvents = handles(domain.BookingCreated{})
-
-// Apply inserts the batch's bookings with one statement per 100.
-func (p *Bookings) Apply(ctx context.Context, tx *sql.Tx, batch []domain.Recorded) error {
-	var rows [][]any
-	err := bookingEvents.each(batch, func(r domain.Recorded, e domain.Event) error {
-		b := e.(domain.BookingCreated)
-		if b.Answers == nil {
-			b.Answers = domain.Answers{}
-		}
-		answers, err := json.Marshal(b.Answers)
-		if err != nil {
-			return fmt.Errorf("projections: bookings: %s at %d: %w", r.Type, r.Position, err)
-		}
-		rows = append(rows, []any{b.BookingID, b.AccountID, b.EventTypeID, nullString(b.ContactID), millis(b.StartTime), millis(b.EndTime),
-			b.Timezone, b.MeetingURL, string(answers), millis(r.OccurredAt), r.Position})
-		return nil
-	})
-	if err != nil {
-		return err
+func (b *bookingBatch) created(r domain.Recorded, e domain.BookingCreated) error {
+	if e.Answers == nil {
+		e.Answers = domain.Answers{}
 	}
-	return insertRows(ctx, tx, p.dialect, "bookings", []string{"id", "account_id", "event_type_id", "contact_id", "start_time", "end_time",
-		"timezone", "meeting_url", "answers", "created_at", "seq"}, rows, "")
+	answers, err := json.Marshal(e.Answers)
+	if err != nil {
+		return fmt.Errorf("booking answers: %w", err)
+	}
+	b.rows = append(b.rows, []any{e.BookingID, e.AccountID, e.EventTypeID, nullString(e.ContactID), millis(e.StartTime), millis(e.EndTime),
+		e.Timezone, e.MeetingURL, string(answers), millis(r.OccurredAt), r.Position})
+	return nil
+}
+
+func (b *bookingBatch) flush() error {
+	return b.insertRows("bookings", []string{"id", "account_id", "event_type_id", "contact_id", "start_time", "end_time",
+		"timezone", "meeting_url", "answers", "created_at", "seq"}, b.rows, "")
 }
 
 // Booking is a booking as the APIs show it.

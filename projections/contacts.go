@@ -10,24 +10,24 @@ import (
 	"time"
 
 	"github.com/funnelhq/funnel/domain"
-	"github.com/funnelhq/funnel/infra/sqldb"
 	"github.com/funnelhq/funnel/paging"
 )
 
 // Contacts is the read model of contacts with their tags and custom fields.
 type Contacts struct {
-	db      *sql.DB
-	dialect sqldb.Dialect // of the database the projection writes to: the same as db's
+	readModel[*contactBatch]
+	db *sql.DB
 }
 
 // NewContacts reads the contacts read model from db.
-func NewContacts(db *sql.DB) *Contacts { return &Contacts{db: db, dialect: sqldb.DialectOf(db)} }
-
-// Name identifies the projection's checkpoint.
-func (*Contacts) Name() string { return "contacts" }
-
-// Tables are the tables of the read model, which a rebuild replaces.
-func (*Contacts) Tables() []string { return []string{"contacts"} }
+func NewContacts(db *sql.DB) *Contacts {
+	return &Contacts{db: db, readModel: folded(db, "contacts", []string{"contacts"}, newContactBatch,
+		on((*contactBatch).created),
+		on((*contactBatch).updated),
+		on((*contactBatch).tagApplied),
+		on((*contactBatch).tagRemoved),
+	)}
+}
 
 // Contact is a contact as the integration API shows it.
 type Contact struct {
@@ -44,88 +44,104 @@ type Contact struct {
 	seq          int64
 }
 
-// Handles tells whether the projection applies events of a type.
-func (*Contacts) Handles(eventType string) bool { return contactEvents[eventType] }
+// contactBatch folds a batch's events into each contact they touch, in memory, and flush writes
+// every touched contact once: a burst of tag events for one contact costs one row write.
+type contactBatch struct {
+	writer
+	touched map[string]*Contact
+	order   []string // the touched ids, in the order they were first touched
+}
 
-var contactEvents = handles(domain.ContactCreated{}, domain.ContactUpdated{}, domain.TagApplied{}, domain.TagRemoved{})
+func newContactBatch(w writer) *contactBatch {
+	return &contactBatch{writer: w, touched: map[string]*Contact{}}
+}
 
-// Apply folds the batch's events into each contact they touch in memory and writes every touched
-// contact once: a burst of tag events for one contact costs one row write.
-func (p *Contacts) Apply(ctx context.Context, tx *sql.Tx, batch []domain.Recorded) error {
-	touched := map[string]*Contact{}
-	var order []string
-	get := func(id string) (*Contact, error) {
-		if c, ok := touched[id]; ok {
-			return c, nil
-		}
-		c, err := scanContact(tx.QueryRowContext(ctx, selectContacts+` WHERE id = $1`, id))
-		if err != nil {
-			return nil, err
-		}
-		touched[id] = &c
-		order = append(order, id)
-		return &c, nil
+func (b *contactBatch) created(r domain.Recorded, e domain.ContactCreated) error {
+	b.touched[e.ContactID] = &Contact{
+		ID: e.ContactID, AccountID: e.AccountID, Email: e.Email,
+		FirstName: e.FirstName, LastName: e.LastName, Phone: e.Phone,
+		TagIDs: []string{}, CustomFields: e.CustomFields,
+		CreatedAt: r.OccurredAt, UpdatedAt: r.OccurredAt, seq: r.Position,
 	}
-	err := contactEvents.each(batch, func(r domain.Recorded, e domain.Event) error {
-		if created, ok := e.(domain.ContactCreated); ok {
-			touched[created.ContactID] = &Contact{
-				ID: created.ContactID, AccountID: created.AccountID, Email: created.Email,
-				FirstName: created.FirstName, LastName: created.LastName, Phone: created.Phone,
-				TagIDs: []string{}, CustomFields: created.CustomFields,
-				CreatedAt: r.OccurredAt, UpdatedAt: r.OccurredAt, seq: r.Position,
-			}
-			order = append(order, created.ContactID)
-			return nil
-		}
-		c, err := get(e.(domain.ContactEvent).ContactRef())
-		if err != nil {
-			return fmt.Errorf("projections: contacts: %s at %d: %w", r.Type, r.Position, err)
-		}
-		c.UpdatedAt = r.OccurredAt
-		switch e := e.(type) {
-		case domain.ContactUpdated:
-			setIf(&c.FirstName, e.FirstName)
-			setIf(&c.LastName, e.LastName)
-			setIf(&c.Phone, e.Phone)
-			for id, v := range e.CustomFields {
-				if v == "" {
-					delete(c.CustomFields, id)
-				} else {
-					c.CustomFields[id] = v
-				}
-			}
-		case domain.TagApplied:
-			if !slices.Contains(c.TagIDs, e.TagID) {
-				c.TagIDs = append(c.TagIDs, e.TagID)
-			}
-		case domain.TagRemoved:
-			c.TagIDs = slices.DeleteFunc(c.TagIDs, func(id string) bool { return id == e.TagID })
-		}
-		return nil
-	})
+	b.order = append(b.order, e.ContactID)
+	return nil
+}
+
+func (b *contactBatch) updated(r domain.Recorded, e domain.ContactUpdated) error {
+	c, err := b.changed(e.ContactID, r)
 	if err != nil {
 		return err
 	}
-	rows := make([]*Contact, len(order))
-	for i, id := range order {
-		rows[i] = touched[id]
+	setIf(&c.FirstName, e.FirstName)
+	setIf(&c.LastName, e.LastName)
+	setIf(&c.Phone, e.Phone)
+	for id, v := range e.CustomFields {
+		if v == "" {
+			delete(c.CustomFields, id)
+		} else {
+			c.CustomFields[id] = v
+		}
 	}
-	return upsertContacts(ctx, tx, p.dialect, rows)
+	return nil
 }
 
-// upsertContacts writes the touched contacts, a multi-row statement per 100.
-func upsertContacts(ctx context.Context, tx *sql.Tx, dialect sqldb.Dialect, contacts []*Contact) error {
-	rows := make([][]any, len(contacts))
-	for i, c := range contacts {
+func (b *contactBatch) tagApplied(r domain.Recorded, e domain.TagApplied) error {
+	c, err := b.changed(e.ContactID, r)
+	if err != nil {
+		return err
+	}
+	if !slices.Contains(c.TagIDs, e.TagID) {
+		c.TagIDs = append(c.TagIDs, e.TagID)
+	}
+	return nil
+}
+
+func (b *contactBatch) tagRemoved(r domain.Recorded, e domain.TagRemoved) error {
+	c, err := b.changed(e.ContactID, r)
+	if err != nil {
+		return err
+	}
+	c.TagIDs = slices.DeleteFunc(c.TagIDs, func(id string) bool { return id == e.TagID })
+	return nil
+}
+
+// changed returns the contact an event changes, read from the transaction the first time the
+// batch touches it, with its updated time moved to the event's.
+func (b *contactBatch) changed(id string, r domain.Recorded) (*Contact, error) {
+	c, ok := b.touched[id]
+	if !ok {
+		found, err := scanContact(b.tx.QueryRowContext(b.ctx, selectContacts+` WHERE id = $1`, id))
+		if err != nil {
+			return nil, err
+		}
+		c = &found
+		b.touched[id] = c
+		b.order = append(b.order, id)
+	}
+	c.UpdatedAt = r.OccurredAt
+	return c, nil
+}
+
+// flush writes the touched contacts, a multi-row statement per 100.
+func (b *contactBatch) flush() error {
+	rows := make([][]any, len(b.order))
+	for i, id := range b.order {
+		c := b.touched[id]
 		if c.CustomFields == nil {
 			c.CustomFields = map[string]string{}
 		}
-		tags, _ := json.Marshal(c.TagIDs)
-		fields, _ := json.Marshal(c.CustomFields)
+		tags, err := json.Marshal(c.TagIDs)
+		if err != nil {
+			return fmt.Errorf("contact %s tags: %w", c.ID, err)
+		}
+		fields, err := json.Marshal(c.CustomFields)
+		if err != nil {
+			return fmt.Errorf("contact %s custom fields: %w", c.ID, err)
+		}
 		rows[i] = []any{c.ID, c.AccountID, c.Email, domain.EmailKey(c.Email), c.FirstName, c.LastName, c.Phone,
 			string(tags), string(fields), millis(c.CreatedAt), millis(c.UpdatedAt), c.seq}
 	}
-	return insertRows(ctx, tx, dialect, "contacts",
+	return b.insertRows("contacts",
 		[]string{"id", "account_id", "email", "email_key", "first_name", "last_name", "phone", "tag_ids", "custom_fields", "created_at", "updated_at", "seq"},
 		rows, `ON CONFLICT (id) DO UPDATE SET first_name = excluded.first_name, last_name = excluded.last_name, phone = excluded.phone,
 			tag_ids = excluded.tag_ids, custom_fields = excluded.custom_fields, updated_at = excluded.updated_at`)

@@ -7,45 +7,31 @@ import (
 	"time"
 
 	"github.com/funnelhq/funnel/domain"
-	"github.com/funnelhq/funnel/infra/sqldb"
 	"github.com/funnelhq/funnel/paging"
 )
 
 // CRMs is the read model of CRM pipelines and their stages.
 type CRMs struct {
-	db      *sql.DB
-	dialect sqldb.Dialect // of the database the projection writes to: the same as db's
+	readModel[writer]
+	db *sql.DB
 }
 
-// NewCRMs reads the CRMs read model from db.
-func NewCRMs(db *sql.DB) *CRMs { return &CRMs{db: db, dialect: sqldb.DialectOf(db)} }
+// NewCRMs reads the CRMs read model from db. CRMs are created by an operator, one at a time:
+// there is no burst worth batching.
+func NewCRMs(db *sql.DB) *CRMs {
+	return &CRMs{db: db, readModel: eachEvent(db, "crms", []string{"crms", "crm_stages"}, on(insertCRM))}
+}
 
-// Name identifies the projection's checkpoint.
-func (*CRMs) Name() string { return "crms" }
-
-// Tables are the tables of the read model, which a rebuild replaces.
-func (*CRMs) Tables() []string { return []string{"crms", "crm_stages"} }
-
-// Handles tells whether the projection applies events of a type.
-func (*CRMs) Handles(eventType string) bool { return crmEvents[eventType] }
-
-var crmEvents = handles(domain.CRMCreated{})
-
-// Apply applies CRM events. CRMs are created by an operator, one at a time: there is no burst
-// worth batching.
-func (p *CRMs) Apply(ctx context.Context, tx *sql.Tx, batch []domain.Recorded) error {
-	return crmEvents.each(batch, func(r domain.Recorded, e domain.Event) error {
-		created := e.(domain.CRMCreated)
-		if _, err := tx.ExecContext(ctx, `INSERT INTO crms (id, account_id, name, created_at, seq) VALUES ($1, $2, $3, $4, $5)`,
-			created.CRMID, created.AccountID, created.Name, millis(r.OccurredAt), r.Position); err != nil {
-			return fmt.Errorf("projections: crms: %s at %d: %w", r.Type, r.Position, err)
-		}
-		stages := make([][]any, len(created.Stages))
-		for i, s := range created.Stages {
-			stages[i] = []any{s.ID, created.CRMID, created.AccountID, s.Name, s.Order}
-		}
-		return insertRows(ctx, tx, p.dialect, "crm_stages", []string{"id", "crm_id", "account_id", "name", "sort_order"}, stages, "")
-	})
+func insertCRM(w writer, r domain.Recorded, e domain.CRMCreated) error {
+	if err := w.exec(`INSERT INTO crms (id, account_id, name, created_at, seq) VALUES ($1, $2, $3, $4, $5)`,
+		e.CRMID, e.AccountID, e.Name, millis(r.OccurredAt), r.Position); err != nil {
+		return err
+	}
+	stages := make([][]any, len(e.Stages))
+	for i, s := range e.Stages {
+		stages[i] = []any{s.ID, e.CRMID, e.AccountID, s.Name, s.Order}
+	}
+	return w.insertRows("crm_stages", []string{"id", "crm_id", "account_id", "name", "sort_order"}, stages, "")
 }
 
 // CRM is a CRM pipeline as the APIs show it, with its stages in order.

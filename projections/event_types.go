@@ -14,35 +14,23 @@ import (
 
 // EventTypes is the read model of calendars (event types) and their questions.
 type EventTypes struct {
+	readModel[writer]
 	db *sql.DB
 }
 
-// NewEventTypes reads the event types read model from db.
-func NewEventTypes(db *sql.DB) *EventTypes { return &EventTypes{db: db} }
+// NewEventTypes reads the event types read model from db. Calendars are created by an operator,
+// one at a time: there is no burst worth batching.
+func NewEventTypes(db *sql.DB) *EventTypes {
+	return &EventTypes{db: db, readModel: eachEvent(db, "event-types", []string{"event_types"}, on(insertEventType))}
+}
 
-// Name identifies the projection's checkpoint.
-func (*EventTypes) Name() string { return "event-types" }
-
-// Tables are the tables of the read model, which a rebuild replaces.
-func (*EventTypes) Tables() []string { return []string{"event_types"} }
-
-// Handles tells whether the projection applies events of a type.
-func (*EventTypes) Handles(eventType string) bool { return eventTypeEvents[eventType] }
-
-var eventTypeEvents = handles(domain.EventTypeCreated{})
-
-// Apply applies calendar events. Calendars are created by an operator, one at a time.
-func (*EventTypes) Apply(ctx context.Context, tx *sql.Tx, batch []domain.Recorded) error {
-	return eventTypeEvents.each(batch, func(r domain.Recorded, e domain.Event) error {
-		created := e.(domain.EventTypeCreated)
-		questions, _ := json.Marshal(wireformat.List(created.Questions))
-		_, err := tx.ExecContext(ctx, `INSERT INTO event_types (id, account_id, name, duration_minutes, meeting_url, questions, created_at, seq) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-			created.EventTypeID, created.AccountID, created.Name, created.DurationMinutes, created.MeetingURL, string(questions), millis(r.OccurredAt), r.Position)
-		if err != nil {
-			return fmt.Errorf("projections: event types: %s at %d: %w", r.Type, r.Position, err)
-		}
-		return nil
-	})
+func insertEventType(w writer, r domain.Recorded, e domain.EventTypeCreated) error {
+	questions, err := json.Marshal(wireformat.List(e.Questions))
+	if err != nil {
+		return fmt.Errorf("event type questions: %w", err)
+	}
+	return w.exec(`INSERT INTO event_types (id, account_id, name, duration_minutes, meeting_url, questions, created_at, seq) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+		e.EventTypeID, e.AccountID, e.Name, e.DurationMinutes, e.MeetingURL, string(questions), millis(r.OccurredAt), r.Position)
 }
 
 // EventType is a calendar as the APIs show it.

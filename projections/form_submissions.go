@@ -8,55 +8,48 @@ import (
 	"time"
 
 	"github.com/funnelhq/funnel/domain"
-	"github.com/funnelhq/funnel/infra/sqldb"
 	"github.com/funnelhq/funnel/paging"
 )
 
 // FormSubmissions is the read model of form submissions.
 type FormSubmissions struct {
-	db      *sql.DB
-	dialect sqldb.Dialect // of the database the projection writes to: the same as db's
+	readModel[*submissionBatch]
+	db *sql.DB
 }
 
 // NewFormSubmissions reads the submissions read model from db.
 func NewFormSubmissions(db *sql.DB) *FormSubmissions {
-	return &FormSubmissions{db: db, dialect: sqldb.DialectOf(db)}
+	return &FormSubmissions{db: db, readModel: folded(db, "form-submissions", []string{"form_submissions"}, newSubmissionBatch,
+		on((*submissionBatch).submitted),
+	)}
 }
 
-// Name identifies the projection's checkpoint.
-func (*FormSubmissions) Name() string { return "form-submissions" }
+// submissionBatch collects a batch's submissions, and flush inserts them with one statement per
+// 100: a busy form is the one write here that comes in bursts.
+type submissionBatch struct {
+	writer
+	rows [][]any
+}
 
-// Tables are the tables of the read model, which a rebuild replaces.
-func (*FormSubmissions) Tables() []string { return []string{"form_submissions"} }
+func newSubmissionBatch(w writer) *submissionBatch { return &submissionBatch{writer: w} }
 
-// Handles tells whether the projection applies events of a type.
-func (*FormSubmissions) Handles(eventType string) bool { return submissionEvents[eventType] }
-
-var submissionEvents = handles(domain.FormSubmitted{})
-
-// Apply inserts the batch's submissions with one statement per 100: a busy form is the one
-// write here that comes in bursts.
-func (p *FormSubmissions) Apply(ctx context.Context, tx *sql.Tx, batch []domain.Recorded) error {
-	var rows [][]any
-	err := submissionEvents.each(batch, func(r domain.Recorded, e domain.Event) error {
-		s := e.(domain.FormSubmitted)
-		answers := map[string]any{}
-		for _, f := range s.Fields {
-			if f.Value != nil {
-				answers[f.ID] = f.Value
-			}
+func (b *submissionBatch) submitted(r domain.Recorded, e domain.FormSubmitted) error {
+	answers := map[string]any{}
+	for _, f := range e.Fields {
+		if f.Value != nil {
+			answers[f.ID] = f.Value
 		}
-		encoded, err := json.Marshal(answers)
-		if err != nil {
-			return fmt.Errorf("projections: form submissions: %s at %d: %w", r.Type, r.Position, err)
-		}
-		rows = append(rows, []any{s.SubmissionID, s.AccountID, s.FormID, nullString(s.ContactID), millis(s.SubmittedAt), string(encoded), r.Position})
-		return nil
-	})
-	if err != nil {
-		return err
 	}
-	return insertRows(ctx, tx, p.dialect, "form_submissions", []string{"id", "account_id", "form_id", "contact_id", "submitted_at", "answers", "seq"}, rows, "")
+	encoded, err := json.Marshal(answers)
+	if err != nil {
+		return fmt.Errorf("submission answers: %w", err)
+	}
+	b.rows = append(b.rows, []any{e.SubmissionID, e.AccountID, e.FormID, nullString(e.ContactID), millis(e.SubmittedAt), string(encoded), r.Position})
+	return nil
+}
+
+func (b *submissionBatch) flush() error {
+	return b.insertRows("form_submissions", []string{"id", "account_id", "form_id", "contact_id", "submitted_at", "answers", "seq"}, b.rows, "")
 }
 
 // Submission is a form submission as the APIs show it.

@@ -14,36 +14,27 @@ import (
 
 // Forms is the read model of forms and their fields.
 type Forms struct {
+	readModel[writer]
 	db *sql.DB
 }
 
-// NewForms reads the forms read model from db.
-func NewForms(db *sql.DB) *Forms { return &Forms{db: db} }
+// NewForms reads the forms read model from db. Forms are created by an operator, one at a time:
+// there is no burst worth batching.
+func NewForms(db *sql.DB) *Forms {
+	return &Forms{db: db, readModel: eachEvent(db, "forms", []string{"forms"}, on(insertForm))}
+}
 
-// Name identifies the projection's checkpoint.
-func (*Forms) Name() string { return "forms" }
-
-// Tables are the tables of the read model, which a rebuild replaces.
-func (*Forms) Tables() []string { return []string{"forms"} }
-
-// Handles tells whether the projection applies events of a type.
-func (*Forms) Handles(eventType string) bool { return formEvents[eventType] }
-
-var formEvents = handles(domain.FormCreated{})
-
-// Apply applies form events. Forms are created by an operator, one at a time.
-func (*Forms) Apply(ctx context.Context, tx *sql.Tx, batch []domain.Recorded) error {
-	return formEvents.each(batch, func(r domain.Recorded, e domain.Event) error {
-		created := e.(domain.FormCreated)
-		fields, _ := json.Marshal(wireformat.List(created.Fields))
-		tagIDs, _ := json.Marshal(wireformat.List(created.TagIDs))
-		_, err := tx.ExecContext(ctx, `INSERT INTO forms (id, account_id, name, fields, tag_ids, created_at, seq) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-			created.FormID, created.AccountID, created.Name, string(fields), string(tagIDs), millis(r.OccurredAt), r.Position)
-		if err != nil {
-			return fmt.Errorf("projections: forms: %s at %d: %w", r.Type, r.Position, err)
-		}
-		return nil
-	})
+func insertForm(w writer, r domain.Recorded, e domain.FormCreated) error {
+	fields, err := json.Marshal(wireformat.List(e.Fields))
+	if err != nil {
+		return fmt.Errorf("form fields: %w", err)
+	}
+	tagIDs, err := json.Marshal(wireformat.List(e.TagIDs))
+	if err != nil {
+		return fmt.Errorf("form tag ids: %w", err)
+	}
+	return w.exec(`INSERT INTO forms (id, account_id, name, fields, tag_ids, created_at, seq) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+		e.FormID, e.AccountID, e.Name, string(fields), string(tagIDs), millis(r.OccurredAt), r.Position)
 }
 
 // Form is a form as the APIs show it.
@@ -97,12 +88,4 @@ func (p *Forms) List(ctx context.Context, accountID string, page paging.Page) ([
 	}
 	out, next := paging.Cut(out, page.Limit, func(f Form) any { return f.seq })
 	return out, next, nil
-}
-
-// nonNilSlice turns a nil slice into an empty one, so that JSON columns hold [] rather than null.
-func nonNilSlice[T any](s []T) []T {
-	if s == nil {
-		return []T{}
-	}
-	return s
 }

@@ -8,29 +8,23 @@ import (
 	"time"
 
 	"github.com/funnelhq/funnel/domain"
-	"github.com/funnelhq/funnel/infra/sqldb"
 	"github.com/funnelhq/funnel/paging"
 )
 
 // Leads is the read model of CRM leads.
 type Leads struct {
-	db      *sql.DB
-	dialect sqldb.Dialect // of the database the projection writes to: the same as db's
+	readModel[*leadBatch]
+	db *sql.DB
 }
 
 // NewLeads reads the leads read model from db.
-func NewLeads(db *sql.DB) *Leads { return &Leads{db: db, dialect: sqldb.DialectOf(db)} }
-
-// Name identifies the projection's checkpoint.
-func (*Leads) Name() string { return "leads" }
-
-// Tables are the tables of the read model, which a rebuild replaces.
-func (*Leads) Tables() []string { return []string{"leads"} }
-
-// Handles tells whether the projection applies events of a type.
-func (*Leads) Handles(eventType string) bool { return leadEvents[eventType] }
-
-var leadEvents = handles(domain.LeadCreated{}, domain.LeadMoved{}, domain.LeadUpdated{})
+func NewLeads(db *sql.DB) *Leads {
+	return &Leads{db: db, readModel: folded(db, "leads", []string{"leads"}, newLeadBatch,
+		on((*leadBatch).created),
+		on((*leadBatch).moved),
+		on((*leadBatch).updated),
+	)}
+}
 
 // Lead is a lead as the APIs show it.
 type Lead struct {
@@ -46,60 +40,73 @@ type Lead struct {
 	seq       int64
 }
 
-// Apply folds the batch's events into each lead they touch in memory and writes every touched
-// lead once: a tag burst that creates and moves leads costs one statement per 100 leads.
-func (p *Leads) Apply(ctx context.Context, tx *sql.Tx, batch []domain.Recorded) error {
-	touched := map[string]*Lead{}
-	var order []string
-	err := leadEvents.each(batch, func(r domain.Recorded, e domain.Event) error {
-		if created, ok := e.(domain.LeadCreated); ok {
-			touched[created.LeadID] = &Lead{
-				ID: created.LeadID, AccountID: created.AccountID, CRMID: created.CRMID, StageID: created.StageID,
-				ContactID: created.ContactID, Title: created.Title, CreatedAt: r.OccurredAt, UpdatedAt: r.OccurredAt, seq: r.Position,
-			}
-			order = append(order, created.LeadID)
-			return nil
-		}
-		var id string
-		switch e := e.(type) {
-		case domain.LeadMoved:
-			id = e.LeadID
-		case domain.LeadUpdated:
-			id = e.LeadID
-		}
-		l, ok := touched[id]
-		if !ok {
-			found, err := scanLead(tx.QueryRowContext(ctx, selectLeads+` WHERE id = $1`, id))
-			if err != nil {
-				return fmt.Errorf("projections: leads: %s at %d: %w", r.Type, r.Position, err)
-			}
-			l = &found
-			touched[id] = l
-			order = append(order, id)
-		}
-		l.UpdatedAt = r.OccurredAt
-		switch e := e.(type) {
-		case domain.LeadMoved:
-			l.StageID = e.ToStageID
-		case domain.LeadUpdated:
-			if e.Title != nil {
-				l.Title = *e.Title
-			}
-			if e.Amount != nil {
-				l.Amount = *e.Amount
-			}
-		}
-		return nil
-	})
+// leadBatch folds a batch's events into each lead they touch, in memory, and flush writes every
+// touched lead once: a tag burst that creates and moves leads costs one statement per 100 leads.
+type leadBatch struct {
+	writer
+	touched map[string]*Lead
+	order   []string // the touched ids, in the order they were first touched
+}
+
+func newLeadBatch(w writer) *leadBatch { return &leadBatch{writer: w, touched: map[string]*Lead{}} }
+
+func (b *leadBatch) created(r domain.Recorded, e domain.LeadCreated) error {
+	b.touched[e.LeadID] = &Lead{
+		ID: e.LeadID, AccountID: e.AccountID, CRMID: e.CRMID, StageID: e.StageID,
+		ContactID: e.ContactID, Title: e.Title, CreatedAt: r.OccurredAt, UpdatedAt: r.OccurredAt, seq: r.Position,
+	}
+	b.order = append(b.order, e.LeadID)
+	return nil
+}
+
+func (b *leadBatch) moved(r domain.Recorded, e domain.LeadMoved) error {
+	l, err := b.changed(e.LeadID, r)
 	if err != nil {
 		return err
 	}
-	rows := make([][]any, len(order))
-	for i, id := range order {
-		l := touched[id]
+	l.StageID = e.ToStageID
+	return nil
+}
+
+func (b *leadBatch) updated(r domain.Recorded, e domain.LeadUpdated) error {
+	l, err := b.changed(e.LeadID, r)
+	if err != nil {
+		return err
+	}
+	if e.Title != nil {
+		l.Title = *e.Title
+	}
+	if e.Amount != nil {
+		l.Amount = *e.Amount
+	}
+	return nil
+}
+
+// changed returns the lead an event changes, read from the transaction the first time the batch
+// touches it, with its updated time moved to the event's.
+func (b *leadBatch) changed(id string, r domain.Recorded) (*Lead, error) {
+	l, ok := b.touched[id]
+	if !ok {
+		found, err := scanLead(b.tx.QueryRowContext(b.ctx, selectLeads+` WHERE id = $1`, id))
+		if err != nil {
+			return nil, err
+		}
+		l = &found
+		b.touched[id] = l
+		b.order = append(b.order, id)
+	}
+	l.UpdatedAt = r.OccurredAt
+	return l, nil
+}
+
+// flush writes the touched leads, a multi-row statement per 100.
+func (b *leadBatch) flush() error {
+	rows := make([][]any, len(b.order))
+	for i, id := range b.order {
+		l := b.touched[id]
 		rows[i] = []any{l.ID, l.AccountID, l.CRMID, l.StageID, l.ContactID, l.Title, l.Amount, millis(l.CreatedAt), millis(l.UpdatedAt), l.seq}
 	}
-	return insertRows(ctx, tx, p.dialect, "leads",
+	return b.insertRows("leads",
 		[]string{"id", "account_id", "crm_id", "stage_id", "contact_id", "title", "amount", "created_at", "updated_at", "seq"}, rows,
 		`ON CONFLICT (id) DO UPDATE SET stage_id = excluded.stage_id, title = excluded.title, amount = excluded.amount, updated_at = excluded.updated_at`)
 }

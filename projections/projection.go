@@ -1,7 +1,8 @@
 // Package projections builds the read models every GET is served from. Each projection is a
 // Watermill handler (infra/pipeline) that applies a batch of events inside the transaction that
 // also moves its checkpoint, so a redelivered batch changes nothing twice. Each file holds one
-// read model: how events change it, and the queries that read it.
+// read model: its declaration (read_model.go: a name, its tables, one typed handler per event
+// type), how those events change it, and the queries that read it.
 package projections
 
 import (
@@ -45,32 +46,4 @@ func notFound(err error) error {
 		return ErrNotFound
 	}
 	return err
-}
-
-// eventTypes is the set of event types a projection decodes; it skips the rest undecoded.
-type eventTypes map[string]bool
-
-func handles(events ...domain.Event) eventTypes {
-	set := eventTypes{}
-	for _, e := range events {
-		set[e.EventType()] = true
-	}
-	return set
-}
-
-// each decodes the batch's events of the handled types and calls fn for each, in order.
-func (t eventTypes) each(batch []domain.Recorded, fn func(r domain.Recorded, e domain.Event) error) error {
-	for _, r := range batch {
-		if !t[r.Type] {
-			continue
-		}
-		e, err := r.Decode()
-		if err != nil {
-			return err
-		}
-		if err := fn(r, e); err != nil {
-			return err
-		}
-	}
-	return nil
 }

@@ -3,22 +3,9 @@ package projections
 import (
 	"context"
 	"database/sql"
-	"fmt"
-	"strings"
 
 	"github.com/funnelhq/funnel/infra/sqldb"
 )
-
-// insertRows writes rows into table with one multi-row INSERT per 100 rows, so that a burst of
-// events costs a few statements instead of one per event. Each row holds a value per column.
-// suffix follows the VALUES list (an ON CONFLICT clause, or "").
-func insertRows(ctx context.Context, tx *sql.Tx, dialect sqldb.Dialect, table string, columns []string, rows [][]any, suffix string) error {
-	head := fmt.Sprintf("INSERT INTO %s (%s) VALUES ", table, strings.Join(columns, ", "))
-	if err := sqldb.ExecRows(ctx, tx, dialect, head, " "+suffix, rows); err != nil {
-		return fmt.Errorf("projections: %s: write %d rows: %w", table, len(rows), err)
-	}
-	return nil
-}
 
 // inList returns the parameters from, from+1, … for the values (sqldb.Placeholders), and the
 // values as query arguments.

@@ -13,38 +13,27 @@ import (
 
 // Tags is the read model of tags and their automations.
 type Tags struct {
+	readModel[writer]
 	db        *sql.DB
 	byAccount *cache[string, []domain.TagRef] // see CacheInvalidator
 }
 
 // NewTags reads the tags read model from db.
 func NewTags(db *sql.DB) *Tags {
-	return &Tags{db: db, byAccount: newCache[string, []domain.TagRef](1000)}
+	return &Tags{
+		readModel: eachEvent(db, "tags", []string{"tags"}, on(insertTag)),
+		db:        db,
+		byAccount: newCache[string, []domain.TagRef](1000),
+	}
 }
 
-// Name identifies the projection's checkpoint.
-func (*Tags) Name() string { return "tags" }
-
-// Tables are the tables of the read model, which a rebuild replaces.
-func (*Tags) Tables() []string { return []string{"tags"} }
-
-// Handles tells whether the projection applies events of a type.
-func (*Tags) Handles(eventType string) bool { return tagEvents[eventType] }
-
-var tagEvents = handles(domain.TagCreated{})
-
-// Apply applies tag events.
-func (*Tags) Apply(ctx context.Context, tx *sql.Tx, batch []domain.Recorded) error {
-	return tagEvents.each(batch, func(r domain.Recorded, e domain.Event) error {
-		created := e.(domain.TagCreated)
-		automations, _ := json.Marshal(created.Automations)
-		_, err := tx.ExecContext(ctx, `INSERT INTO tags (id, account_id, name, name_key, sort_order, automations, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-			created.TagID, created.AccountID, created.Name, domain.NameKey(created.Name), created.Order, string(automations), millis(r.OccurredAt))
-		if err != nil {
-			return fmt.Errorf("projections: tags: %s at %d: %w", r.Type, r.Position, err)
-		}
-		return nil
-	})
+func insertTag(w writer, r domain.Recorded, e domain.TagCreated) error {
+	automations, err := json.Marshal(e.Automations)
+	if err != nil {
+		return fmt.Errorf("tag automations: %w", err)
+	}
+	return w.exec(`INSERT INTO tags (id, account_id, name, name_key, sort_order, automations, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+		e.TagID, e.AccountID, e.Name, domain.NameKey(e.Name), e.Order, string(automations), millis(r.OccurredAt))
 }
 
 // Tag is a tag as the APIs show it.

@@ -7,12 +7,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/funnelhq/funnel/infra/sqldb"
 	"github.com/funnelhq/funnel/infra/sqldb/sqldbtest"
@@ -151,4 +154,165 @@ func TestReadingCommandsNeedAnExistingDatabase(t *testing.T) {
 			t.Fatalf("projections list on an empty database: exit %d, %s", code, errOut)
 		}
 	})
+}
+
+// migrationFiles lists the schema's migrations in order, and the version the last one brings.
+func migrationFiles(t *testing.T) ([]string, int) {
+	t.Helper()
+	entries, err := os.ReadDir("../../infra/sqldb/migrations")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var files []string
+	for _, e := range entries {
+		files = append(files, e.Name())
+	}
+	version, err := strconv.Atoi(strings.SplitN(files[len(files)-1], "_", 2)[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files, version
+}
+
+// migrate names each migration it applies, or says that the schema was up to date; serve logs
+// the same at info.
+func TestMigrateNamesWhatItApplies(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: this test builds and runs the binary")
+	}
+	bin := buildBinary(t)
+	files, version := migrationFiles(t)
+	sqldbtest.Run(t, func(t *testing.T, dialect sqldb.Dialect) {
+		dbURL := sqldbtest.URL(t, dialect)
+		out, errOut, code := run(t, bin, dbURL, "migrate")
+		want := ""
+		for _, f := range files {
+			want += "applied " + f + "\n"
+		}
+		want += fmt.Sprintf("migrations applied: the schema is at version %d\n", version)
+		if code != 0 || out != want {
+			t.Fatalf("first migrate: exit %d\n%s\nwant\n%s%s", code, out, want, errOut)
+		}
+		out, errOut, code = run(t, bin, dbURL, "migrate")
+		if want := fmt.Sprintf("already up to date at version %d\n", version); code != 0 || out != want {
+			t.Fatalf("second migrate: exit %d, %q, want %q %s", code, out, want, errOut)
+		}
+		srv := startServer(t, bin, dbURL)
+		srv.stop(t)
+		if log := srv.logTail(); !strings.Contains(log, `"msg":"schema already up to date","version":`+strconv.Itoa(version)) {
+			t.Errorf("serve on a migrated database did not log that the schema was up to date:\n%s", log)
+		}
+
+		fresh := startServer(t, bin, sqldbtest.URL(t, dialect))
+		fresh.stop(t)
+		for _, f := range files {
+			if log := fresh.logTail(); !strings.Contains(log, `"msg":"applied migration","migration":"`+f+`"`) {
+				t.Errorf("serve on a new database did not log that it applied %s:\n%s", f, log)
+			}
+		}
+	})
+}
+
+// projectionStatus runs projections list and returns each row's position and what it is behind,
+// and the log's head.
+func projectionStatus(t *testing.T, bin, dbURL string) (map[string][2]int64, int64) {
+	t.Helper()
+	out, errOut, code := run(t, bin, dbURL, "projections", "list")
+	if code != 0 {
+		t.Fatalf("projections list: exit %d\n%s%s", code, out, errOut)
+	}
+	rows := map[string][2]int64{}
+	head := int64(-1)
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n")[1:] {
+		if rest, ok := strings.CutPrefix(line, "(log head)"); ok {
+			head, _ = strconv.ParseInt(strings.TrimSpace(rest), 10, 64)
+			continue
+		}
+		var name string
+		var pos, behind int64
+		if _, err := fmt.Sscan(line, &name, &pos, &behind); err != nil {
+			t.Fatalf("projections list line %q: %v", line, err)
+		}
+		rows[name] = [2]int64{pos, behind}
+	}
+	if head <= 0 || len(rows) < 10 {
+		t.Fatalf("projections list shows %d projections and head %d:\n%s", len(rows), head, out)
+	}
+	return rows, head
+}
+
+// projections list shows no false lag: after writes that concern only some read models, every
+// projection is at the log's head with nothing to apply while the service runs idle, and still
+// after a crash left the checkpoints of the idle ones wherever the saver last wrote them.
+func TestProjectionsListShowsNoFalseLag(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: this test builds and runs the binary")
+	}
+	bin := buildBinary(t)
+	sqldbtest.Run(t, func(t *testing.T, dialect sqldb.Dialect) {
+		dbURL := sqldbtest.URL(t, dialect)
+		srv := startServer(t, bin, dbURL)
+		fx := setUpAccount(t, srv)
+		for i := range 5 { // contacts and tags only: leads, forms, bookings … have nothing to apply
+			body := map[string]any{"email": fmt.Sprintf("lag%d@example.com", i), "tagNames": []string{"VIP"}}
+			if status, raw, err := srv.do(context.Background(), http.MethodPost, srv.apiURL+"/api/v1/contacts", apiHost, fx.key, body); err != nil || status != http.StatusOK {
+				t.Fatalf("upsert: %d %v %s", status, err, raw)
+			}
+		}
+		check := func(when string) {
+			rows, head := projectionStatus(t, bin, dbURL)
+			for name, row := range rows {
+				if row != [2]int64{head, 0} {
+					t.Errorf("%s: %s at %d, %d behind; the log head is %d", when, name, row[0], row[1], head)
+				}
+			}
+		}
+		check("idle")
+		srv.kill(t)
+		check("after a crash")
+	})
+}
+
+// SQLite mode is one process: a second serve on one file refuses to start and names the process
+// that serves it; the commands that only read run beside it, and so does a rebuild, while
+// migrate waits for the service to stop. Once it stopped, a new one starts.
+func TestOneServePerSQLiteFile(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: this test builds and runs the binary")
+	}
+	bin := buildBinary(t)
+	dbURL := sqldbtest.URL(t, sqldb.SQLite)
+	srv := startServer(t, bin, dbURL)
+	fx := setUpAccount(t, srv)
+	if status, raw, err := srv.do(context.Background(), http.MethodPost, srv.apiURL+"/api/v1/contacts", apiHost, fx.key, map[string]any{"email": "one@example.com"}); err != nil || status != http.StatusOK {
+		t.Fatalf("upsert: %d %v %s", status, err, raw)
+	}
+	served := fmt.Sprintf("%s is already served by another process (pid %d)", dbURL, srv.cmd.Process.Pid)
+
+	second := launch(t, bin, dbURL)
+	select {
+	case <-second.exited:
+	case <-time.After(30 * time.Second):
+		t.Fatal("a second serve on one SQLite file is still running")
+	}
+	if second.waitErr == nil || !strings.Contains(second.logTail(), served) {
+		t.Fatalf("a second serve: %v, want an error with %q:\n%s", second.waitErr, served, second.logTail())
+	}
+	if _, errOut, code := run(t, bin, dbURL, "migrate"); code == 0 || !strings.Contains(errOut, served) {
+		t.Fatalf("migrate beside serve: exit %d, %s", code, errOut)
+	}
+	for _, args := range [][]string{{"projections", "list"}, {"history", "--account", fx.accountID, "--email", "one@example.com"}, {"projections", "rebuild", "contacts"}} {
+		if out, errOut, code := run(t, bin, dbURL, args...); code != 0 {
+			t.Errorf("%v beside serve: exit %d\n%s%s", args, code, out, errOut)
+		}
+	}
+	if !srv.ready() {
+		t.Fatal("the first service stopped serving")
+	}
+
+	srv.stop(t)
+	startServer(t, bin, dbURL).stop(t)
+	if out, errOut, code := run(t, bin, dbURL, "migrate"); code != 0 || !strings.Contains(out, "already up to date") {
+		t.Fatalf("migrate once the service stopped: exit %d\n%s%s", code, out, errOut)
+	}
 }

@@ -399,7 +399,7 @@ func copyEventLog(t *testing.T, fromURL, toURL string) {
 	ctx := context.Background()
 	from := openDB(t, fromURL)
 	to := openDB(t, toURL)
-	if err := to.Migrate(ctx); err != nil {
+	if _, err := to.Migrate(ctx); err != nil {
 		t.Fatal(err)
 	}
 	rows, err := from.Read.QueryContext(ctx, `SELECT position, event_id, stream_id, version, type, schema_version, occurred_at, account_id, contact_id, data, metadata FROM events ORDER BY position`)

@@ -20,8 +20,10 @@ var projectionsCommand = &cli.Command{
 }
 
 var rebuildProjectionCommand = &cli.Command{
-	Name:      "rebuild",
-	Usage:     "rebuild one read model from the event log and swap it in while the old one keeps serving",
+	Name:  "rebuild",
+	Usage: "rebuild one read model from the event log and swap it in while the old one keeps serving",
+	Description: "It runs beside a serving process, on SQLite too, and needs the schema of this binary:\n" +
+		"it applies no migration (run funnel migrate first).",
 	UsageText: "funnel projections rebuild NAME",
 	Action: func(ctx context.Context, cmd *cli.Command) error {
 		if cmd.Args().Len() != 1 {
@@ -29,22 +31,13 @@ var rebuildProjectionCommand = &cli.Command{
 		}
 		name := cmd.Args().First()
 		// A rebuild works on a database the service set up; it must not create one.
-		existing, err := sqldb.OpenExisting(ctx, cmd.String("database-url"))
+		db, err := sqldb.OpenExisting(ctx, cmd.String("database-url"))
 		if err != nil {
 			return err
 		}
-		existing.Close()
-		log, err := newLogger(cmd.String("log-level"))
-		if err != nil {
-			return err
-		}
-		a, err := app.Open(ctx, configFrom(cmd), log)
-		if err != nil {
-			return err
-		}
-		defer a.Close()
+		defer db.Close()
 		last := time.Now()
-		pos, err := a.RebuildProjection(ctx, name, func(pos, head int64) {
+		pos, err := app.Rebuild(ctx, db, name, func(pos, head int64) {
 			if time.Since(last) > time.Second {
 				fmt.Printf("%s: replayed %d of %d events\n", name, pos, head)
 				last = time.Now()
@@ -60,36 +53,25 @@ var rebuildProjectionCommand = &cli.Command{
 
 var listProjectionsCommand = &cli.Command{
 	Name:  "list",
-	Usage: "list every projection with its checkpoint and how far it is behind the log",
+	Usage: "list every projection with how far it reflects the log and how many events it has yet to apply",
+	Description: "POSITION is how far the read model reflects the log; BEHIND counts the events it has yet to\n" +
+		"apply. Events of types a projection does not handle change nothing in it: they are not counted.",
 	Action: func(ctx context.Context, cmd *cli.Command) error {
 		db, err := sqldb.OpenExisting(ctx, cmd.String("database-url"))
 		if err != nil {
 			return err
 		}
 		defer db.Close()
-		var head int64
-		if err := db.Read.QueryRowContext(ctx, `SELECT position FROM event_log_head WHERE id = 1`).Scan(&head); err != nil {
-			return fmt.Errorf("read the log head: %w", err)
-		}
-		rows, err := db.Read.QueryContext(ctx, `SELECT name, position FROM projection_checkpoints ORDER BY name`)
+		head, statuses, err := app.ProjectionStatus(ctx, db)
 		if err != nil {
 			return err
 		}
-		defer rows.Close()
 		w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(w, "PROJECTION\tPOSITION\tBEHIND")
-		for rows.Next() {
-			var name string
-			var pos int64
-			if err := rows.Scan(&name, &pos); err != nil {
-				return err
-			}
-			fmt.Fprintf(w, "%s\t%d\t%d\n", name, pos, head-pos)
+		for _, s := range statuses {
+			fmt.Fprintf(w, "%s\t%d\t%d\n", s.Name, s.Position, s.Behind)
 		}
 		fmt.Fprintf(w, "(log head)\t%d\t\n", head)
-		if err := rows.Err(); err != nil {
-			return err
-		}
 		return w.Flush()
 	},
 }

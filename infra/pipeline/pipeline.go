@@ -72,13 +72,8 @@ func New(db *sqldb.DB, log LogReader, logger *zap.Logger, observer Observer) *Pi
 }
 
 // AddReadModel adds a projection that GETs are served from: writes wait for it (read your writes).
-func (p *Pipeline) AddReadModel(pr projections.Projection) { p.add(pr, true) }
-
-// AddProjection adds a projection that writes do not wait for (the webhook projector).
-func (p *Pipeline) AddProjection(pr projections.Projection) { p.add(pr, false) }
-
-func (p *Pipeline) add(pr projections.Projection, readModel bool) {
-	p.projectors = append(p.projectors, &projector{projection: pr, readModel: readModel, db: p.db, log: p.log, tracker: p.tracker, observer: p.observer})
+func (p *Pipeline) AddReadModel(pr projections.Projection) {
+	p.projectors = append(p.projectors, &projector{projection: pr, db: p.db, log: p.log, tracker: p.tracker, observer: p.observer})
 }
 
 // Invalidator keeps in-memory caches right. It has no checkpoint: it starts empty and sees
@@ -91,25 +86,6 @@ type Invalidator interface {
 // AddInvalidator adds a cache invalidator; writes wait for it like for a read model, so that a
 // write's effect on a cache is visible to the next request.
 func (p *Pipeline) AddInvalidator(inv Invalidator) { p.invalidators = append(p.invalidators, inv) }
-
-// Projection returns the projection of a name.
-func (p *Pipeline) Projection(name string) (projections.Projection, bool) {
-	for _, pr := range p.projectors {
-		if pr.projection.Name() == name {
-			return pr.projection, true
-		}
-	}
-	return nil, false
-}
-
-// Names lists the projections, in the order they were added.
-func (p *Pipeline) Names() []string {
-	names := make([]string, len(p.projectors))
-	for i, pr := range p.projectors {
-		names[i] = pr.projection.Name()
-	}
-	return names
-}
 
 // Tracker tells how far the projections are.
 func (p *Pipeline) Tracker() *Tracker { return p.tracker }
@@ -125,7 +101,7 @@ func (p *Pipeline) Run(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		p.tracker.register(pr.projection.Name(), pr.readModel, pos)
+		p.tracker.register(pr.projection.Name(), pos)
 		if from < 0 || pos < from {
 			from = pos
 		}
@@ -135,7 +111,7 @@ func (p *Pipeline) Run(ctx context.Context) error {
 		return err
 	}
 	for _, inv := range p.invalidators {
-		p.tracker.register(inv.Name(), true, head) // empty caches hold nothing older
+		p.tracker.register(inv.Name(), head) // empty caches hold nothing older
 	}
 
 	wmLogger := zapAdapter{log: p.logger}
@@ -222,7 +198,7 @@ func (p *Pipeline) saveAll(ctx context.Context) {
 }
 
 func (p *Pipeline) signalReady(ctx context.Context, head int64) {
-	if err := p.tracker.WaitAll(ctx, head); err == nil {
+	if err := p.tracker.WaitReadModels(ctx, head); err == nil {
 		p.logger.Info("projections caught up", zap.Int64("position", head))
 		close(p.ready)
 	}

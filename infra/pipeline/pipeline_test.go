@@ -82,8 +82,16 @@ type running struct {
 
 func start(t *testing.T, db *sqldb.DB, s *eventstore.Store) running {
 	t.Helper()
+	return startWith(t, db, s, projections.NewContacts(db.Read))
+}
+
+// startWith runs a pipeline of these projections until it is ready.
+func startWith(t *testing.T, db *sqldb.DB, s *eventstore.Store, prs ...projections.Projection) running {
+	t.Helper()
 	p := New(db, s, zap.NewNop(), nopObserver{})
-	p.AddReadModel(projections.NewContacts(db.Read))
+	for _, pr := range prs {
+		p.AddReadModel(pr)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- p.Run(ctx) }()
@@ -187,7 +195,7 @@ func TestProjectorFillsGapsFromTheLog(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		pr := &projector{projection: projections.NewContacts(db.Read), readModel: true, db: db, log: s, tracker: newTracker(), observer: nopObserver{}}
+		pr := &projector{projection: projections.NewContacts(db.Read), db: db, log: s, tracker: newTracker(), observer: nopObserver{}}
 		if _, err := pr.checkpoint(context.Background()); err != nil {
 			t.Fatal(err)
 		}

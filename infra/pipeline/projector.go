@@ -23,7 +23,6 @@ import (
 // would be harmless anyway: it holds nothing the projection applies.
 type projector struct {
 	projection projections.Projection
-	readModel  bool
 	db         *sqldb.DB
 	log        LogReader
 	tracker    *Tracker

@@ -181,7 +181,7 @@ func openMigrated(t *testing.T, url string) *sqldb.DB {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	if err := db.Migrate(context.Background()); err != nil {
+	if _, err := db.Migrate(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	return db

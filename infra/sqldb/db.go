@@ -38,6 +38,9 @@ type DB struct {
 	// outbox). In PostgreSQL mode it is a pool of its own whose commits do not wait for the disk
 	// (synchronous_commit=off): see BeginDerivedTx. The event log always commits synchronously.
 	Projections *sql.DB
+
+	path  string   // of the SQLite file
+	claim *os.File // the lock file Claim holds, released by Close
 }
 
 // Open connects to a "sqlite:PATH" or "postgres://…" URL.
@@ -134,10 +137,11 @@ func openSQLite(ctx context.Context, path string) (*DB, error) {
 	}
 	read.SetMaxOpenConns(8)
 	read.SetMaxIdleConns(8)
-	return &DB{Dialect: SQLite, Write: write, Read: read, Projections: write}, nil
+	return &DB{Dialect: SQLite, Write: write, Read: read, Projections: write, path: path}, nil
 }
 
-// Close closes every pool.
+// Close closes every pool, then gives up the claim on a SQLite file (Claim): only once nothing of
+// this process writes to it any more.
 func (db *DB) Close() error {
 	closed := map[*sql.DB]bool{}
 	var errs []error
@@ -146,6 +150,10 @@ func (db *DB) Close() error {
 			closed[pool] = true
 			errs = append(errs, pool.Close())
 		}
+	}
+	if db.claim != nil {
+		errs = append(errs, db.claim.Close())
+		db.claim = nil
 	}
 	return errors.Join(errs...)
 }

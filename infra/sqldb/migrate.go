@@ -5,6 +5,7 @@ import (
 	"embed"
 	"fmt"
 	"io/fs"
+	"path"
 
 	"github.com/pressly/goose/v3"
 	"github.com/pressly/goose/v3/lock"
@@ -16,12 +17,56 @@ import (
 //go:embed migrations/*.sql
 var migrations embed.FS
 
+// Migrated is what Migrate did.
+type Migrated struct {
+	// Applied names the migrations it applied, in order, by file: "00004_webhooks.sql".
+	Applied []string
+	// Version is the schema version the database is at now: the number of its last migration.
+	Version int64
+}
+
 // Migrate applies every pending migration. Several processes may start at once on one PostgreSQL
 // database: a session lock lets one migrate while the others wait.
-func (db *DB) Migrate(ctx context.Context) error {
+func (db *DB) Migrate(ctx context.Context) (Migrated, error) {
+	provider, err := db.migrations()
+	if err != nil {
+		return Migrated{}, err
+	}
+	results, err := provider.Up(ctx)
+	if err != nil {
+		return Migrated{}, fmt.Errorf("sqldb: migrate: %w", err)
+	}
+	var done Migrated
+	for _, r := range results {
+		done.Applied = append(done.Applied, path.Base(r.Source.Path))
+	}
+	if done.Version, err = provider.GetDBVersion(ctx); err != nil {
+		return Migrated{}, fmt.Errorf("sqldb: schema version: %w", err)
+	}
+	return done, nil
+}
+
+// RequireCurrentSchema fails when migrations are pending: for a command that works on the
+// database beside a serving process, and so must not change its schema (projections rebuild).
+func (db *DB) RequireCurrentSchema(ctx context.Context) error {
+	provider, err := db.migrations()
+	if err != nil {
+		return err
+	}
+	current, target, err := provider.GetVersions(ctx)
+	if err != nil {
+		return fmt.Errorf("sqldb: schema version: %w", err)
+	}
+	if current < target {
+		return fmt.Errorf("sqldb: the schema is at version %d and this binary needs %d: run funnel migrate first", current, target)
+	}
+	return nil
+}
+
+func (db *DB) migrations() (*goose.Provider, error) {
 	dir, err := fs.Sub(migrations, "migrations")
 	if err != nil {
-		return fmt.Errorf("sqldb: migrations: %w", err)
+		return nil, fmt.Errorf("sqldb: migrations: %w", err)
 	}
 	dialect := goose.DialectSQLite3
 	var opts []goose.ProviderOption
@@ -29,16 +74,13 @@ func (db *DB) Migrate(ctx context.Context) error {
 		dialect = goose.DialectPostgres
 		locker, err := lock.NewPostgresSessionLocker()
 		if err != nil {
-			return fmt.Errorf("sqldb: migration lock: %w", err)
+			return nil, fmt.Errorf("sqldb: migration lock: %w", err)
 		}
 		opts = append(opts, goose.WithSessionLocker(locker))
 	}
 	provider, err := goose.NewProvider(dialect, db.Write, dir, opts...)
 	if err != nil {
-		return fmt.Errorf("sqldb: migrations: %w", err)
+		return nil, fmt.Errorf("sqldb: migrations: %w", err)
 	}
-	if _, err := provider.Up(ctx); err != nil {
-		return fmt.Errorf("sqldb: migrate: %w", err)
-	}
-	return nil
+	return provider, nil
 }

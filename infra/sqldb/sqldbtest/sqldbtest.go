@@ -53,7 +53,7 @@ func Open(t testing.TB, dialect sqldb.Dialect) *sqldb.DB {
 		t.Fatalf("open %s: %v", dialect, err)
 	}
 	t.Cleanup(func() { db.Close() })
-	if err := db.Migrate(ctx); err != nil {
+	if _, err := db.Migrate(ctx); err != nil {
 		t.Fatalf("migrate %s: %v", dialect, err)
 	}
 	return db

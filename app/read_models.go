@@ -1,0 +1,86 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/funnelhq/funnel/infra/eventstore"
+	"github.com/funnelhq/funnel/infra/pipeline"
+	"github.com/funnelhq/funnel/infra/sqldb"
+	"github.com/funnelhq/funnel/projections"
+	"github.com/funnelhq/funnel/webhooks"
+)
+
+// readModels are the service's projections on one database.
+type readModels struct {
+	accounts    *projections.Accounts
+	tags        *projections.Tags
+	contacts    *projections.Contacts
+	crms        *projections.CRMs
+	leads       *projections.Leads
+	forms       *projections.Forms
+	submissions *projections.FormSubmissions
+	eventTypes  *projections.EventTypes
+	bookings    *projections.Bookings
+	// webhooks is a read model too: the subscription lists are served from its table.
+	webhooks *webhooks.Projector
+}
+
+// newReadModels builds the projections; the webhook projector reports deliveries it gives up to
+// observer, and wakeDispatcher is told when deliveries were recorded (both nil where no
+// dispatcher runs: the operator commands only read their names or rebuild other read models).
+func newReadModels(db *sqldb.DB, observer webhooks.Observer, wakeDispatcher func()) readModels {
+	return readModels{
+		accounts:    projections.NewAccounts(db.Read),
+		tags:        projections.NewTags(db.Read),
+		contacts:    projections.NewContacts(db.Read),
+		crms:        projections.NewCRMs(db.Read),
+		leads:       projections.NewLeads(db.Read),
+		forms:       projections.NewForms(db.Read),
+		submissions: projections.NewFormSubmissions(db.Read),
+		eventTypes:  projections.NewEventTypes(db.Read),
+		bookings:    projections.NewBookings(db.Read),
+		webhooks:    webhooks.NewProjector(db.Dialect, maxDeliveryAttempts, observer, wakeDispatcher),
+	}
+}
+
+// all lists the projections in the order the pipeline runs them.
+func (m readModels) all() []projections.Projection {
+	return []projections.Projection{m.accounts, m.tags, m.contacts, m.crms, m.leads, m.forms, m.submissions, m.eventTypes, m.bookings, m.webhooks}
+}
+
+// ProjectionStatus tells how far each projection is, and the log's head (`funnel projections
+// list`). It only reads db, so it runs beside a serving process.
+func ProjectionStatus(ctx context.Context, db *sqldb.DB) (int64, []pipeline.Status, error) {
+	return pipeline.Statuses(ctx, db, newReadModels(db, nil, nil).all())
+}
+
+// Rebuild rebuilds one read model from the log and swaps it in (pipeline.Rebuild), on a database
+// that a serving process may be using (`funnel projections rebuild`): it needs the schema as this
+// binary knows it and changes it in no other way. The webhook outbox cannot be rebuilt: its
+// deliveries would all be sent again.
+func Rebuild(ctx context.Context, db *sqldb.DB, name string, progress func(pos, head int64)) (int64, error) {
+	if err := db.RequireCurrentSchema(ctx); err != nil {
+		return 0, err
+	}
+	store := eventstore.New(db)
+	defer store.Close()
+	return rebuild(ctx, db, store, newReadModels(db, nil, nil).all(), name, progress)
+}
+
+func rebuild(ctx context.Context, db *sqldb.DB, log pipeline.LogReader, all []projections.Projection, name string, progress func(pos, head int64)) (int64, error) {
+	names := make([]string, len(all))
+	for i, p := range all {
+		names[i] = p.Name()
+		if p.Name() != name {
+			continue
+		}
+		r, ok := p.(projections.Rebuildable)
+		if !ok {
+			return 0, fmt.Errorf("%s cannot be rebuilt: rebuilding it would send every delivery again", name)
+		}
+		return pipeline.Rebuild(ctx, db, log, r, progress)
+	}
+	return 0, fmt.Errorf("no projection %q; projections are %s", name, strings.Join(names, ", "))
+}
