@@ -48,22 +48,18 @@ type Contact struct {
 // every touched contact once: a burst of tag events for one contact costs one row write.
 type contactBatch struct {
 	writer
-	touched map[string]*Contact
-	order   []string // the touched ids, in the order they were first touched
+	contacts touchedRows[Contact]
 }
 
-func newContactBatch(w writer) *contactBatch {
-	return &contactBatch{writer: w, touched: map[string]*Contact{}}
-}
+func newContactBatch(w writer) *contactBatch { return &contactBatch{writer: w} }
 
 func (b *contactBatch) created(r domain.Recorded, e domain.ContactCreated) error {
-	b.touched[e.ContactID] = &Contact{
+	b.contacts.add(e.ContactID, &Contact{
 		ID: e.ContactID, AccountID: e.AccountID, Email: e.Email,
 		FirstName: e.FirstName, LastName: e.LastName, Phone: e.Phone,
 		TagIDs: []string{}, CustomFields: e.CustomFields,
 		CreatedAt: r.OccurredAt, UpdatedAt: r.OccurredAt, seq: r.Position,
-	}
-	b.order = append(b.order, e.ContactID)
+	})
 	return nil
 }
 
@@ -108,15 +104,11 @@ func (b *contactBatch) tagRemoved(r domain.Recorded, e domain.TagRemoved) error 
 // changed returns the contact an event changes, read from the transaction the first time the
 // batch touches it, with its updated time moved to the event's.
 func (b *contactBatch) changed(id string, r domain.Recorded) (*Contact, error) {
-	c, ok := b.touched[id]
-	if !ok {
-		found, err := scanContact(b.tx.QueryRowContext(b.ctx, selectContacts+` WHERE id = $1`, id))
-		if err != nil {
-			return nil, err
-		}
-		c = &found
-		b.touched[id] = c
-		b.order = append(b.order, id)
+	c, err := b.contacts.get(id, func() (Contact, error) {
+		return scanContact(b.tx.QueryRowContext(b.ctx, selectContacts+` WHERE id = $1`, id))
+	})
+	if err != nil {
+		return nil, err
 	}
 	c.UpdatedAt = r.OccurredAt
 	return c, nil
@@ -124,9 +116,9 @@ func (b *contactBatch) changed(id string, r domain.Recorded) (*Contact, error) {
 
 // flush writes the touched contacts, a multi-row statement per 100.
 func (b *contactBatch) flush() error {
-	rows := make([][]any, len(b.order))
-	for i, id := range b.order {
-		c := b.touched[id]
+	contacts := b.contacts.inOrder()
+	rows := make([][]any, len(contacts))
+	for i, c := range contacts {
 		if c.CustomFields == nil {
 			c.CustomFields = map[string]string{}
 		}

@@ -44,18 +44,16 @@ type Lead struct {
 // touched lead once: a tag burst that creates and moves leads costs one statement per 100 leads.
 type leadBatch struct {
 	writer
-	touched map[string]*Lead
-	order   []string // the touched ids, in the order they were first touched
+	leads touchedRows[Lead]
 }
 
-func newLeadBatch(w writer) *leadBatch { return &leadBatch{writer: w, touched: map[string]*Lead{}} }
+func newLeadBatch(w writer) *leadBatch { return &leadBatch{writer: w} }
 
 func (b *leadBatch) created(r domain.Recorded, e domain.LeadCreated) error {
-	b.touched[e.LeadID] = &Lead{
+	b.leads.add(e.LeadID, &Lead{
 		ID: e.LeadID, AccountID: e.AccountID, CRMID: e.CRMID, StageID: e.StageID,
 		ContactID: e.ContactID, Title: e.Title, CreatedAt: r.OccurredAt, UpdatedAt: r.OccurredAt, seq: r.Position,
-	}
-	b.order = append(b.order, e.LeadID)
+	})
 	return nil
 }
 
@@ -85,15 +83,11 @@ func (b *leadBatch) updated(r domain.Recorded, e domain.LeadUpdated) error {
 // changed returns the lead an event changes, read from the transaction the first time the batch
 // touches it, with its updated time moved to the event's.
 func (b *leadBatch) changed(id string, r domain.Recorded) (*Lead, error) {
-	l, ok := b.touched[id]
-	if !ok {
-		found, err := scanLead(b.tx.QueryRowContext(b.ctx, selectLeads+` WHERE id = $1`, id))
-		if err != nil {
-			return nil, err
-		}
-		l = &found
-		b.touched[id] = l
-		b.order = append(b.order, id)
+	l, err := b.leads.get(id, func() (Lead, error) {
+		return scanLead(b.tx.QueryRowContext(b.ctx, selectLeads+` WHERE id = $1`, id))
+	})
+	if err != nil {
+		return nil, err
 	}
 	l.UpdatedAt = r.OccurredAt
 	return l, nil
@@ -101,9 +95,9 @@ func (b *leadBatch) changed(id string, r domain.Recorded) (*Lead, error) {
 
 // flush writes the touched leads, a multi-row statement per 100.
 func (b *leadBatch) flush() error {
-	rows := make([][]any, len(b.order))
-	for i, id := range b.order {
-		l := b.touched[id]
+	leads := b.leads.inOrder()
+	rows := make([][]any, len(leads))
+	for i, l := range leads {
 		rows[i] = []any{l.ID, l.AccountID, l.CRMID, l.StageID, l.ContactID, l.Title, l.Amount, millis(l.CreatedAt), millis(l.UpdatedAt), l.seq}
 	}
 	return b.insertRows("leads",

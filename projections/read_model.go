@@ -76,6 +76,44 @@ type batch interface {
 	flush() error
 }
 
+// touchedRows are the rows a folding batch changed, by id, in the order it first touched them, so
+// that its flush writes each once.
+type touchedRows[R any] struct {
+	byID  map[string]*R
+	order []string
+}
+
+// add puts a new row in.
+func (t *touchedRows[R]) add(id string, row *R) {
+	if t.byID == nil {
+		t.byID = map[string]*R{}
+	}
+	t.byID[id] = row
+	t.order = append(t.order, id)
+}
+
+// get returns the row of an id, read with load the first time the batch touches it.
+func (t *touchedRows[R]) get(id string, load func() (R, error)) (*R, error) {
+	if row, ok := t.byID[id]; ok {
+		return row, nil
+	}
+	row, err := load()
+	if err != nil {
+		return nil, err
+	}
+	t.add(id, &row)
+	return &row, nil
+}
+
+// inOrder returns the rows in the order they were first touched.
+func (t *touchedRows[R]) inOrder() []*R {
+	rows := make([]*R, len(t.order))
+	for i, id := range t.order {
+		rows[i] = t.byID[id]
+	}
+	return rows
+}
+
 // eachEvent declares a projection whose handlers write each event as it comes. db is the
 // database it reads (its queries) and writes (through the transactions Apply gets).
 func eachEvent(db *sql.DB, name string, tables []string, handlers ...handler[writer]) readModel[writer] {
