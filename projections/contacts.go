@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -54,10 +55,13 @@ type contactBatch struct {
 func newContactBatch(w writer) *contactBatch { return &contactBatch{writer: w} }
 
 func (b *contactBatch) created(r domain.Recorded, e domain.ContactCreated) error {
+	// A later event of the same batch may set custom fields: start from a map, never nil.
+	fields := make(map[string]string, len(e.CustomFields))
+	maps.Copy(fields, e.CustomFields)
 	b.contacts.add(e.ContactID, &Contact{
 		ID: e.ContactID, AccountID: e.AccountID, Email: e.Email,
 		FirstName: e.FirstName, LastName: e.LastName, Phone: e.Phone,
-		TagIDs: []string{}, CustomFields: e.CustomFields,
+		TagIDs: []string{}, CustomFields: fields,
 		CreatedAt: r.OccurredAt, UpdatedAt: r.OccurredAt, seq: r.Position,
 	})
 	return nil
@@ -119,9 +123,6 @@ func (b *contactBatch) flush() error {
 	contacts := b.contacts.inOrder()
 	rows := make([][]any, len(contacts))
 	for i, c := range contacts {
-		if c.CustomFields == nil {
-			c.CustomFields = map[string]string{}
-		}
 		tags, err := json.Marshal(c.TagIDs)
 		if err != nil {
 			return fmt.Errorf("contact %s tags: %w", c.ID, err)
@@ -153,6 +154,9 @@ func scanContact(row interface{ Scan(...any) error }) (Contact, error) {
 	}
 	if err := json.Unmarshal([]byte(fields), &c.CustomFields); err != nil {
 		return Contact{}, fmt.Errorf("projections: contact custom fields: %w", err)
+	}
+	if c.CustomFields == nil { // a row stored as null: the fold below may add to it
+		c.CustomFields = map[string]string{}
 	}
 	c.CreatedAt, c.UpdatedAt = fromMillis(created), fromMillis(updated)
 	return c, nil
