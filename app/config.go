@@ -51,7 +51,7 @@ func (c Config) Validate() error {
 	if c.AdminAddr == "" {
 		bad("FUNNEL_ADMIN_ADDR is empty")
 	}
-	if c.Addr != "" && c.Addr == c.AdminAddr {
+	if c.Addr != "" && c.Addr == c.AdminAddr && !strings.HasSuffix(c.Addr, ":0") { // port 0: each listener gets its own
 		bad("FUNNEL_ADDR and FUNNEL_ADMIN_ADDR are both %s: the two APIs need a listener each", c.Addr)
 	}
 	if strings.TrimSpace(c.APIHost) == "" {

@@ -10,6 +10,11 @@ func TestDefaultsAreValid(t *testing.T) {
 	if err := Defaults().Validate(); err != nil {
 		t.Fatalf("the documented defaults are refused: %v", err)
 	}
+	c := Defaults()
+	c.Addr, c.AdminAddr = "127.0.0.1:0", "127.0.0.1:0" // a free port each, as tests ask
+	if err := c.Validate(); err != nil {
+		t.Fatalf("two listeners on free ports are refused: %v", err)
+	}
 }
 
 // A setting that would make the service run other than the operator meant stops the start, and

@@ -25,13 +25,16 @@ var serveCommand = &cli.Command{
 			return err
 		}
 		defer log.Sync()
-		if cfg.AdminToken == "" {
+		generated := cfg.AdminToken == ""
+		if generated {
 			cfg.AdminToken = randomToken()
-			fmt.Printf("operator token (FUNNEL_ADMIN_TOKEN was not set): %s\n", cfg.AdminToken)
 		}
 		a, err := app.Open(ctx, cfg, log)
 		if err != nil {
 			return err
+		}
+		if generated { // printed once the service can start: a refused start shows no token
+			fmt.Printf("operator token (FUNNEL_ADMIN_TOKEN was not set): %s\n", cfg.AdminToken)
 		}
 		defer a.Close()
 		ln, err := a.Listen()
