@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"go.uber.org/zap/zapcore"
+
+	"github.com/funnelhq/funnel/webhooks"
 )
 
 // Config is the service's configuration (operator-api.md "Processes and configuration").
@@ -31,8 +33,8 @@ func Defaults() Config {
 		APIHost:            "api.localhost",
 		AdminAddr:          "127.0.0.1:8081",
 		DatabaseURL:        "sqlite:funnel.db",
-		WebhookBackoffBase: 60 * time.Second,
-		WebhookBackoffCap:  24 * time.Hour,
+		WebhookBackoffBase: webhooks.DefaultBackoffBase,
+		WebhookBackoffCap:  webhooks.DefaultBackoffCap,
 		RateLimits:         true,
 		LogLevel:           "info",
 	}

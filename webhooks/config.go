@@ -26,8 +26,12 @@ const (
 	defaultTimeout     = 10 * time.Second
 	defaultConcurrency = 64
 	defaultPoll        = 250 * time.Millisecond
-	defaultBackoffBase = 60 * time.Second
-	defaultBackoffCap  = 24 * time.Hour
+)
+
+// The default retry schedule, which FUNNEL_WEBHOOK_BACKOFF_BASE and _CAP also default to.
+const (
+	DefaultBackoffBase = 60 * time.Second
+	DefaultBackoffCap  = 24 * time.Hour
 )
 
 // withDefaults returns the config with every setting left zero set to its default.
@@ -42,10 +46,10 @@ func (c Config) withDefaults() Config {
 		c.Poll = defaultPoll
 	}
 	if c.Schedule.Base <= 0 {
-		c.Schedule.Base = defaultBackoffBase
+		c.Schedule.Base = DefaultBackoffBase
 	}
 	if c.Schedule.Cap <= 0 {
-		c.Schedule.Cap = defaultBackoffCap
+		c.Schedule.Cap = DefaultBackoffCap
 	}
 	return c
 }
