@@ -37,8 +37,6 @@ type App struct {
 	api        *integration.Server
 	operator   *operator.Server
 	dispatcher *webhooks.Dispatcher
-	// projections are those the pipeline runs, for rebuilds.
-	projections []projections.Projection
 }
 
 // Open connects to the database, claims a SQLite file for this process (sqldb.DB.Claim), applies
@@ -72,7 +70,7 @@ func Open(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 		pipe.AddReadModel(p)
 	}
 	pipe.AddInvalidator(projections.NewCacheInvalidator(models.accounts, models.tags))
-	a.pipeline, a.projections = pipe, models.all()
+	a.pipeline = pipe
 	policy := webhooks.TargetPolicy{AllowPrivate: cfg.WebhookAllowPrivate}
 	handlers := commands.NewHandlers(commands.Dependencies{Store: store, Tags: models.tags, Targets: policy, Events: webhooks.Events, Log: log, Observer: m})
 	a.commands = handlers
@@ -165,12 +163,6 @@ func (a *App) isReady() bool {
 	default:
 		return false
 	}
-}
-
-// RebuildProjection rebuilds one read model from the log and swaps it in (pipeline.Rebuild).
-// The webhook outbox cannot be rebuilt: its deliveries would all be sent again.
-func (a *App) RebuildProjection(ctx context.Context, name string, progress func(pos, head int64)) (int64, error) {
-	return rebuild(ctx, a.db, a.store, a.projections, name, progress)
 }
 
 // maxDeliveryAttempts is how often a webhook is tried (integration-api.md section 8).

@@ -66,10 +66,7 @@ func Rebuild(ctx context.Context, db *sqldb.DB, name string, progress func(pos, 
 	}
 	store := eventstore.New(db)
 	defer store.Close()
-	return rebuild(ctx, db, store, newReadModels(db, nil, nil).all(), name, progress)
-}
-
-func rebuild(ctx context.Context, db *sqldb.DB, log pipeline.LogReader, all []projections.Projection, name string, progress func(pos, head int64)) (int64, error) {
+	all := newReadModels(db, nil, nil).all()
 	names := make([]string, len(all))
 	for i, p := range all {
 		names[i] = p.Name()
@@ -80,7 +77,7 @@ func rebuild(ctx context.Context, db *sqldb.DB, log pipeline.LogReader, all []pr
 		if !ok {
 			return 0, fmt.Errorf("%s cannot be rebuilt: rebuilding it would send every delivery again", name)
 		}
-		return pipeline.Rebuild(ctx, db, log, r, progress)
+		return pipeline.Rebuild(ctx, db, store, r, progress)
 	}
 	return 0, fmt.Errorf("no projection %q; projections are %s", name, strings.Join(names, ", "))
 }

@@ -55,6 +55,7 @@ func TestServeLogsListenersAndRequests(t *testing.T) {
 		call(t, http.MethodPost, operator+"/admin/v1/accounts/"+accountID+"/api-keys", "", cfg.AdminToken, "req-key", `{}`, http.StatusCreated, &key)
 		call(t, http.MethodGet, "http://"+ln.API.Addr().String()+"/api/v1/contacts/ct_missing", cfg.APIHost, key.APIKey.Key, "req-read", "", http.StatusNotFound, nil)
 		call(t, http.MethodGet, "http://"+ln.API.Addr().String()+"/api/v1/nowhere/ct_missing", cfg.APIHost, key.APIKey.Key, "req-unknown", "", http.StatusNotFound, nil)
+		call(t, http.MethodGet, operator+"/admin/v1/accounts/"+accountID, "", "not-the-token", "req-refused", "", http.StatusUnauthorized, nil)
 
 		stop()
 		if err := <-served; err != nil {
@@ -79,6 +80,8 @@ func TestServeLogsListenersAndRequests(t *testing.T) {
 			{"requestId": "req-key", "listener": "operator", "method": "POST", "route": "/admin/v1/accounts/{accountId}/api-keys", "status": int64(201), "accountId": accountID},
 			{"requestId": "req-read", "listener": "api", "method": "GET", "route": "/api/v1/contacts/{contactId}", "status": int64(404), "accountId": accountID},
 			{"requestId": "req-unknown", "listener": "api", "method": "GET", "route": "unmatched", "status": int64(404), "accountId": nil},
+			// Refused before it proved a claim to any account: logged without one.
+			{"requestId": "req-refused", "listener": "operator", "method": "GET", "route": "/admin/v1/accounts/{accountId}", "status": int64(401), "accountId": nil},
 		} {
 			lines := logs.FilterMessage("request").FilterField(zap.String("requestId", want["requestId"].(string))).All()
 			if len(lines) != 1 || lines[0].Level != zapcore.InfoLevel {

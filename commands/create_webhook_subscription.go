@@ -57,18 +57,11 @@ func (h createWebhookSubscriptionHandler) Handle(ctx context.Context, cmd Create
 		if err := checkFilterIDs(ctx, h.store, cmd.Meta.AccountID, spec.Filters); err != nil {
 			return err
 		}
-		// Checked here, after the account and the filter ids, as when the domain checked them: a
-		// request with several faults keeps getting the error it got.
-		events, err := h.events.Canonical(spec.Events)
-		if err != nil {
-			return err
-		}
-		spec.Events = events
 		sub := domain.WebhookSubscriptionStream(id)
 		if err := s.load(ctx, sub); err != nil {
 			return err
 		}
-		return sub.Subscribe(cmd.Meta.AccountID, spec)
+		return sub.Subscribe(cmd.Meta.AccountID, spec, h.events)
 	})
 	if err != nil {
 		return CreateWebhookSubscriptionResult{}, err

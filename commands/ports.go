@@ -51,10 +51,6 @@ type TargetChecker interface {
 	CheckURL(ctx context.Context, rawURL string) (string, error)
 }
 
-// OutboundEvents is the catalogue of outbound webhook event types (webhooks.Events). Which types
-// a subscription may name is its knowledge, not the domain's.
-type OutboundEvents interface {
-	// Canonical returns the names with legacy aliases replaced by the types they stand for and
-	// repeats dropped; an unknown name is a domain.Invalid error.
-	Canonical(names []string) ([]string, error)
-}
+// OutboundEvents is the catalogue of outbound webhook event types (webhooks.Events), which a
+// subscription checks the types it names against.
+type OutboundEvents = domain.EventNames

@@ -58,6 +58,13 @@ func (w *WebhookSubscription) Exists() bool { return w.exists && w.status != "de
 // AccountID is the account the subscription belongs to.
 func (w *WebhookSubscription) AccountID() string { return w.accountID }
 
+// EventNames knows the outbound event types a subscription may name: the webhooks table, not the
+// domain, holds them. Canonical replaces legacy aliases by the types they stand for, drops
+// repeats, and refuses an unknown name with an Invalid error.
+type EventNames interface {
+	Canonical(names []string) ([]string, error)
+}
+
 // SubscriptionSpec is what a new subscription asks for.
 type SubscriptionSpec struct {
 	Kind string
@@ -70,7 +77,7 @@ type SubscriptionSpec struct {
 }
 
 // Subscribe creates the subscription.
-func (w *WebhookSubscription) Subscribe(accountID string, spec SubscriptionSpec) error {
+func (w *WebhookSubscription) Subscribe(accountID string, spec SubscriptionSpec, known EventNames) error {
 	switch spec.Kind {
 	case WebhookKindCustom, WebhookKindZapier, WebhookKindMake, WebhookKindRESTHook:
 	default:
@@ -82,6 +89,11 @@ func (w *WebhookSubscription) Subscribe(accountID string, spec SubscriptionSpec)
 	if len(spec.Events) == 0 {
 		return Invalid("events: at least one event type is required")
 	}
+	events, err := known.Canonical(spec.Events)
+	if err != nil {
+		return err
+	}
+	spec.Events = events
 	filters, err := spec.Filters.normalized()
 	if err != nil {
 		return err

@@ -88,6 +88,14 @@ func (l Listener) observe(next http.Handler) http.Handler {
 		if ex.accountID != "" {
 			fields = append(fields, zap.String("accountId", ex.accountID))
 		}
+		if probes[ex.route] {
+			log.Debug("request", fields...) // a load balancer or scraper asks every few seconds
+			return
+		}
 		log.Info("request", fields...)
 	})
 }
+
+// probes are the routes that health checks and metric scrapers call all day: their access lines
+// go to debug, so that the info log holds what integrators and operators did.
+var probes = map[string]bool{"/healthz": true, "/readyz": true, "/metrics": true}

@@ -11,22 +11,14 @@ import (
 
 // contactView is a contact as the integration API shows it.
 func contactView(c projections.Contact) httpapi.Object {
-	tagIDs := c.TagIDs
-	if tagIDs == nil {
-		tagIDs = []string{}
-	}
-	fields := c.CustomFields
-	if fields == nil {
-		fields = map[string]string{}
-	}
 	return httpapi.Object{
 		"id":           c.ID,
 		"email":        c.Email,
 		"firstName":    c.FirstName,
 		"lastName":     c.LastName,
 		"phone":        c.Phone,
-		"tagIds":       tagIDs,
-		"customFields": fields,
+		"tagIds":       wireformat.List(c.TagIDs),
+		"customFields": wireformat.Object(c.CustomFields),
 		"createdAt":    wireformat.Time(c.CreatedAt),
 		"updatedAt":    wireformat.Time(c.UpdatedAt),
 	}

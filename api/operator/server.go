@@ -59,7 +59,7 @@ func (s *Server) Handler() http.Handler {
 		root.Handle("/metrics", s.deps.Metrics).Methods(http.MethodGet)
 	}
 	admin := func(method, path string, h http.HandlerFunc) {
-		root.Handle("/admin/v1"+path, accountFromPath(s.operatorOnly(h))).Methods(method)
+		root.Handle("/admin/v1"+path, s.operatorOnly(accountFromPath(h))).Methods(method)
 	}
 
 	admin(http.MethodPost, "/accounts", s.createAccount)
@@ -90,7 +90,8 @@ func (s *Server) Handler() http.Handler {
 	return httpapi.Listener{Name: "operator", Log: s.deps.Log, Observer: s.deps.Observer}.Handler(root)
 }
 
-// accountFromPath notes the account a request names in its path, for the access log.
+// accountFromPath notes the account an authenticated request names in its path, for the access
+// log: a refused request is logged with no account, since its caller proved no claim to one.
 func accountFromPath(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		httpapi.RecordAccount(r, mux.Vars(r)["accountId"])

@@ -20,6 +20,9 @@ var serveCommand = &cli.Command{
 	},
 	Action: func(ctx context.Context, cmd *cli.Command) error {
 		cfg := configFrom(cmd)
+		if err := cfg.Validate(); err != nil { // before the logger: its level is one of the settings
+			return err
+		}
 		log, err := newLogger(cfg.LogLevel)
 		if err != nil {
 			return err

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net/url"
 	"os"
 
 	"github.com/funnelhq/funnel/infra/sqldb/sqldbtest"
@@ -23,7 +24,7 @@ func main() {
 		}
 		if !*after {
 			fmt.Printf("PostgreSQL: each test creates its own database (funnel_test_…) on the server of %s\n"+
-				"(FUNNEL_TEST_DATABASE_URL, default %s) and drops it when it ends.\n", sqldbtest.BaseURL(), sqldbtest.DefaultPostgresURL)
+				"(FUNNEL_TEST_DATABASE_URL, default %s) and drops it when it ends.\n", redacted(sqldbtest.BaseURL()), sqldbtest.DefaultPostgresURL)
 		}
 	case errors.Is(err, sqldbtest.ErrNoPostgres) && os.Getenv("CI") != "true":
 		fmt.Printf("\n"+
@@ -36,4 +37,13 @@ func main() {
 		// In CI the tests themselves fail on a missing server; say why up front too.
 		fmt.Fprintf(os.Stderr, "pgcheck: %v\n", err)
 	}
+}
+
+// redacted hides the password of a database URL, which a terminal or a CI log must not show.
+func redacted(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(an unparsable FUNNEL_TEST_DATABASE_URL)"
+	}
+	return u.Redacted()
 }
