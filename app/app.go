@@ -74,7 +74,7 @@ func Open(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 	pipe.AddInvalidator(projections.NewCacheInvalidator(models.accounts, models.tags))
 	a.pipeline, a.projections = pipe, models.all()
 	policy := webhooks.TargetPolicy{AllowPrivate: cfg.WebhookAllowPrivate}
-	handlers := commands.NewHandlers(commands.Dependencies{Store: store, Tags: models.tags, Targets: policy, Events: webhooks.Events, Log: log, Observer: m})
+	handlers := commands.NewHandlers(commands.Dependencies{Store: store, Tags: models.tags, Targets: policy, Events: webhooks.Events, Products: models.products, Log: log, Observer: m})
 	a.commands = handlers
 	// Timeout, concurrency and polling: webhooks.Config's defaults.
 	a.dispatcher = webhooks.NewDispatcher(db, webhooks.Config{
@@ -103,6 +103,7 @@ func Open(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 		Submissions:   models.submissions,
 		EventTypes:    models.eventTypes,
 		Bookings:      models.bookings,
+		Products:      models.products,
 		Subscriptions: subscriptions,
 		Samples:       webhooks.NewSamples(store),
 		ReadModels:    pipe.Tracker(),
@@ -121,6 +122,7 @@ func Open(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 		Submissions:   models.submissions,
 		EventTypes:    models.eventTypes,
 		Bookings:      models.bookings,
+		Products:      models.products,
 		Subscriptions: subscriptions,
 		Deliveries:    deliveries,
 		History:       store,
