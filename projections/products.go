@@ -82,15 +82,10 @@ func (p *Products) Product(ctx context.Context, id string) (Product, error) {
 
 // List returns one page of an account's products, in creation order.
 func (p *Products) List(ctx context.Context, accountID string, page paging.Page) ([]Product, string, error) {
-	after, err := seqAfter(page)
-	if err != nil {
-		return nil, "", err
-	}
-	out, err := queryAll(ctx, p.db, scanProduct, selectProducts+fmt.Sprintf(` WHERE account_id = $1 AND seq > $2 ORDER BY seq LIMIT %d`, page.Limit+1), accountID, after)
+	out, next, err := listInCreationOrder(ctx, p.db, scanProduct, func(product Product) int64 { return product.seq }, page, selectProducts, `account_id = $1`, accountID)
 	if err != nil {
 		return nil, "", fmt.Errorf("projections: list products: %w", err)
 	}
-	out, next := paging.Cut(out, page.Limit, func(product Product) any { return product.seq })
 	return out, next, nil
 }
 
