@@ -72,7 +72,7 @@ func Open(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 	pipe.AddInvalidator(projections.NewCacheInvalidator(models.accounts, models.tags))
 	a.pipeline = pipe
 	policy := webhooks.TargetPolicy{AllowPrivate: cfg.WebhookAllowPrivate}
-	handlers := commands.NewHandlers(commands.Dependencies{Store: store, Tags: models.tags, Targets: policy, Events: webhooks.Events, Log: log, Observer: m})
+	handlers := commands.NewHandlers(commands.Dependencies{Store: store, Tags: models.tags, Targets: policy, Events: webhooks.Events, Products: models.products, Log: log, Observer: m})
 	a.commands = handlers
 	// Timeout, concurrency and polling: webhooks.Config's defaults.
 	a.dispatcher = webhooks.NewDispatcher(db, webhooks.Config{
@@ -101,6 +101,7 @@ func Open(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 		Submissions:   models.submissions,
 		EventTypes:    models.eventTypes,
 		Bookings:      models.bookings,
+		Products:      models.products,
 		Subscriptions: subscriptions,
 		Samples:       webhooks.NewSamples(store),
 		ReadModels:    pipe.Tracker(),
@@ -119,6 +120,7 @@ func Open(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 		Submissions:   models.submissions,
 		EventTypes:    models.eventTypes,
 		Bookings:      models.bookings,
+		Products:      models.products,
 		Subscriptions: subscriptions,
 		Deliveries:    deliveries,
 		History:       store,

@@ -2,6 +2,7 @@ package commands
 
 import (
 	"context"
+	"slices"
 	"sort"
 	"strings"
 
@@ -28,14 +29,15 @@ type CreateWebhookSubscriptionResult struct {
 type CreateWebhookSubscriptionHandler = Handler[CreateWebhookSubscription, CreateWebhookSubscriptionResult]
 
 // NewCreateWebhookSubscriptionHandler returns the handler of CreateWebhookSubscription, logged and measured.
-func NewCreateWebhookSubscriptionHandler(store EventStore, targets TargetChecker, events OutboundEvents, log *zap.Logger, obs Observer) CreateWebhookSubscriptionHandler {
-	return decorate[CreateWebhookSubscription, CreateWebhookSubscriptionResult](createWebhookSubscriptionHandler{store: store, targets: targets, events: events}, log, obs)
+func NewCreateWebhookSubscriptionHandler(store EventStore, targets TargetChecker, events OutboundEvents, products ProductCatalogue, log *zap.Logger, obs Observer) CreateWebhookSubscriptionHandler {
+	return decorate[CreateWebhookSubscription, CreateWebhookSubscriptionResult](createWebhookSubscriptionHandler{store: store, targets: targets, events: events, products: products}, log, obs)
 }
 
 type createWebhookSubscriptionHandler struct {
-	store   EventStore
-	targets TargetChecker
-	events  OutboundEvents
+	store    EventStore
+	targets  TargetChecker
+	events   OutboundEvents
+	products ProductCatalogue
 }
 
 // Handle creates the subscription.
@@ -54,7 +56,7 @@ func (h createWebhookSubscriptionHandler) Handle(ctx context.Context, cmd Create
 		if _, err := loadAccount(ctx, s, cmd.Meta.AccountID); err != nil {
 			return err
 		}
-		if err := checkFilterIDs(ctx, h.store, cmd.Meta.AccountID, spec.Filters); err != nil {
+		if err := checkFilterIDs(ctx, h.store, h.products, cmd.Meta.AccountID, spec.Filters); err != nil {
 			return err
 		}
 		sub := domain.WebhookSubscriptionStream(id)
@@ -69,12 +71,20 @@ func (h createWebhookSubscriptionHandler) Handle(ctx context.Context, cmd Create
 	return CreateWebhookSubscriptionResult{SubscriptionID: id, Secret: spec.Secret, Position: pos}, nil
 }
 
-// checkFilterIDs refuses form and calendar ids that are not the account's own (checkout ids are
-// checked for shape only until checkouts exist). Whether a form or a calendar exists, and whose it
-// is, never changes, so they are read outside the session: a calendar's stream also takes every
-// booking, and the subscription must not conflict with those.
-func checkFilterIDs(ctx context.Context, store EventStore, accountID string, f domain.WebhookFilters) error {
-	var unknownForms, unknownCalendars []string
+// ProductCatalogue lists the pricing tiers and bumps of an account's products (the products read
+// model), which webhook filters may name. Products are created through the operator API, which
+// waits for the read model before it answers, so a created product is always there to check.
+type ProductCatalogue interface {
+	PricingOptions(ctx context.Context, accountID string) (tierIDs, bumpIDs []string, err error)
+}
+
+// checkFilterIDs refuses form, calendar and product ids that are not the account's own, and
+// pricing tier and bump ids that belong to none of its products ("__none__" is not an id). Whether
+// a form, a calendar or a product exists, and whose it is, never changes, so they are read outside
+// the session: a calendar's stream also takes every booking, and the subscription must not
+// conflict with those.
+func checkFilterIDs(ctx context.Context, store EventStore, products ProductCatalogue, accountID string, f domain.WebhookFilters) error {
+	var unknownForms, unknownCalendars, unknownProducts []string
 	for _, id := range f.FormIDs {
 		form := domain.FormStream(strings.TrimSpace(id))
 		if err := read(ctx, store, form); err != nil {
@@ -93,6 +103,24 @@ func checkFilterIDs(ctx context.Context, store EventStore, accountID string, f d
 			unknownCalendars = append(unknownCalendars, id)
 		}
 	}
+	for _, id := range f.ProductIDs {
+		id = strings.TrimSpace(id)
+		if id == "" || id == domain.FilterNone {
+			continue // not ids at all: the domain refuses them with a message that says why
+		}
+		// The prefix keeps a stream of another kind from being read as a product.
+		if !isID(id, productPrefix) {
+			unknownProducts = append(unknownProducts, id)
+			continue
+		}
+		product := domain.ProductStream(id)
+		if err := read(ctx, store, product); err != nil {
+			return err
+		}
+		if !product.Exists() || product.AccountID() != accountID {
+			unknownProducts = append(unknownProducts, id)
+		}
+	}
 	if len(unknownForms) > 0 {
 		sort.Strings(unknownForms)
 		return domain.Invalid("formIds: unknown form ids: %s", strings.Join(unknownForms, ", "))
@@ -101,5 +129,43 @@ func checkFilterIDs(ctx context.Context, store EventStore, accountID string, f d
 		sort.Strings(unknownCalendars)
 		return domain.Invalid("eventTypeIds: unknown event type ids: %s", strings.Join(unknownCalendars, ", "))
 	}
+	if len(unknownProducts) > 0 {
+		sort.Strings(unknownProducts)
+		return domain.Invalid("productIds: unknown product ids: %s", strings.Join(unknownProducts, ", "))
+	}
+	return checkPricingFilterIDs(ctx, products, accountID, f)
+}
+
+// checkPricingFilterIDs refuses pricingTierIds and bumpIds that belong to none of the account's
+// products. It reads the catalogue only when a filter names ids.
+func checkPricingFilterIDs(ctx context.Context, products ProductCatalogue, accountID string, f domain.WebhookFilters) error {
+	named := func(ids []string) bool { return len(ids) > 0 && !(len(ids) == 1 && ids[0] == domain.FilterNone) }
+	if !named(f.PricingTierIDs) && !named(f.BumpIDs) {
+		return nil
+	}
+	tierIDs, bumpIDs, err := products.PricingOptions(ctx, accountID)
+	if err != nil {
+		return err
+	}
+	if unknown := unknownIDs(f.PricingTierIDs, tierIDs); len(unknown) > 0 {
+		return domain.Invalid("pricingTierIds: not pricing tiers of this account's products: %s", strings.Join(unknown, ", "))
+	}
+	if unknown := unknownIDs(f.BumpIDs, bumpIDs); len(unknown) > 0 {
+		return domain.Invalid("bumpIds: not bumps of this account's products: %s", strings.Join(unknown, ", "))
+	}
 	return nil
+}
+
+// unknownIDs returns, sorted, the ids asked for that are not known ("__none__" and blanks aside:
+// the domain refuses blanks).
+func unknownIDs(asked, known []string) []string {
+	var unknown []string
+	for _, id := range asked {
+		id = strings.TrimSpace(id)
+		if id != "" && id != domain.FilterNone && !slices.Contains(known, id) {
+			unknown = append(unknown, id)
+		}
+	}
+	sort.Strings(unknown)
+	return unknown
 }

@@ -22,6 +22,7 @@ type Handlers struct {
 	SubmitForm        SubmitFormHandler
 	CreateEventType   CreateEventTypeHandler
 	BookEvent         BookEventHandler
+	CreateProduct     CreateProductHandler
 
 	CreateWebhookSubscription  CreateWebhookSubscriptionHandler
 	DeleteWebhookSubscription  DeleteWebhookSubscriptionHandler
@@ -35,6 +36,7 @@ type Dependencies struct {
 	Tags     TagCatalogue
 	Targets  TargetChecker
 	Events   OutboundEvents
+	Products ProductCatalogue
 	Log      *zap.Logger
 	Observer Observer
 	// Now is the clock that dates submissions and decides what is in the past; nil is time.Now.
@@ -62,8 +64,9 @@ func NewHandlers(d Dependencies) Handlers {
 		SubmitForm:        NewSubmitFormHandler(d.Store, d.Tags, now, d.Log, d.Observer),
 		CreateEventType:   NewCreateEventTypeHandler(d.Store, d.Log, d.Observer),
 		BookEvent:         NewBookEventHandler(d.Store, now, d.Log, d.Observer),
+		CreateProduct:     NewCreateProductHandler(d.Store, d.Log, d.Observer),
 
-		CreateWebhookSubscription:  NewCreateWebhookSubscriptionHandler(d.Store, d.Targets, d.Events, d.Log, d.Observer),
+		CreateWebhookSubscription:  NewCreateWebhookSubscriptionHandler(d.Store, d.Targets, d.Events, d.Products, d.Log, d.Observer),
 		DeleteWebhookSubscription:  NewDeleteWebhookSubscriptionHandler(d.Store, d.Log, d.Observer),
 		DisableWebhookSubscription: NewDisableWebhookSubscriptionHandler(d.Store, d.Log, d.Observer),
 		RotateWebhookSecret:        NewRotateWebhookSecretHandler(d.Store, d.Log, d.Observer),

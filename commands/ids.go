@@ -21,6 +21,14 @@ const (
 	bookingPrefix    = "bkg"
 )
 
+// Prefixes of the checkout catalogue: products, and their pricing tiers and bumps, whose ids
+// webhook payloads and filters carry.
+const (
+	productPrefix     = "prod"
+	pricingTierPrefix = "tier"
+	bumpPrefix        = "bump"
+)
+
 // isID tells whether id has the shape of an id with that prefix.
 func isID(id, prefix string) bool { return strings.HasPrefix(id, prefix+"_") }
 

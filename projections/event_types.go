@@ -72,14 +72,9 @@ func (p *EventTypes) EventType(ctx context.Context, id string) (EventType, error
 
 // List returns one page of an account's calendars, in creation order.
 func (p *EventTypes) List(ctx context.Context, accountID string, page paging.Page) ([]EventType, string, error) {
-	after, err := seqAfter(page)
-	if err != nil {
-		return nil, "", err
-	}
-	out, err := queryAll(ctx, p.db, scanEventType, selectEventTypes+fmt.Sprintf(` WHERE account_id = $1 AND seq > $2 ORDER BY seq LIMIT %d`, page.Limit+1), accountID, after)
+	out, next, err := listInCreationOrder(ctx, p.db, scanEventType, func(t EventType) int64 { return t.seq }, page, selectEventTypes, `account_id = $1`, accountID)
 	if err != nil {
 		return nil, "", fmt.Errorf("projections: list event types: %w", err)
 	}
-	out, next := paging.Cut(out, page.Limit, func(t EventType) any { return t.seq })
 	return out, next, nil
 }

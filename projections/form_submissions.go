@@ -91,15 +91,10 @@ func (p *FormSubmissions) Submission(ctx context.Context, id string) (Submission
 
 // List returns one page of a form's submissions, in the order they were made.
 func (p *FormSubmissions) List(ctx context.Context, accountID, formID string, page paging.Page) ([]Submission, string, error) {
-	after, err := seqAfter(page)
-	if err != nil {
-		return nil, "", err
-	}
-	out, err := queryAll(ctx, p.db, scanSubmission, selectSubmissions+fmt.Sprintf(` WHERE account_id = $1 AND form_id = $2 AND seq > $3 ORDER BY seq LIMIT %d`, page.Limit+1),
-		accountID, formID, after)
+	out, next, err := listInCreationOrder(ctx, p.db, scanSubmission, func(s Submission) int64 { return s.seq }, page, selectSubmissions,
+		`account_id = $1 AND form_id = $2`, accountID, formID)
 	if err != nil {
 		return nil, "", fmt.Errorf("projections: list submissions: %w", err)
 	}
-	out, next := paging.Cut(out, page.Limit, func(s Submission) any { return s.seq })
 	return out, next, nil
 }

@@ -78,14 +78,9 @@ func (p *Forms) Form(ctx context.Context, id string) (Form, error) {
 
 // List returns one page of an account's forms, in creation order.
 func (p *Forms) List(ctx context.Context, accountID string, page paging.Page) ([]Form, string, error) {
-	after, err := seqAfter(page)
-	if err != nil {
-		return nil, "", err
-	}
-	out, err := queryAll(ctx, p.db, scanForm, selectForms+fmt.Sprintf(` WHERE account_id = $1 AND seq > $2 ORDER BY seq LIMIT %d`, page.Limit+1), accountID, after)
+	out, next, err := listInCreationOrder(ctx, p.db, scanForm, func(f Form) int64 { return f.seq }, page, selectForms, `account_id = $1`, accountID)
 	if err != nil {
 		return nil, "", fmt.Errorf("projections: list forms: %w", err)
 	}
-	out, next := paging.Cut(out, page.Limit, func(f Form) any { return f.seq })
 	return out, next, nil
 }

@@ -82,3 +82,25 @@ func filtersView(f domain.WebhookFilters) Object {
 	return Object{"formIds": wireformat.List(f.FormIDs), "eventTypeIds": wireformat.List(f.EventTypeIDs), "productIds": wireformat.List(f.ProductIDs),
 		"pricingTierIds": wireformat.List(f.PricingTierIDs), "bumpIds": wireformat.List(f.BumpIDs)}
 }
+
+// ProductView is a checkout product as integrators see it: what a checkout integration needs to
+// show and map purchases (its pricing tiers and bumps, by index, with their stable ids, and whether
+// purchases forward a SaaS signup). The signup page a saas_signup product sends buyers to is the
+// operator's configuration: the operator API adds it.
+func ProductView(p projections.Product) Object {
+	tiers := make([]Object, len(p.PricingTiers))
+	for i, t := range p.PricingTiers {
+		tiers[i] = Object{"id": t.ID, "index": t.Index, "name": t.Name, "amount": t.Amount, "currency": t.Currency, "interval": t.Interval}
+		if t.Interval == domain.IntervalSplit {
+			tiers[i]["installments"] = t.Installments
+		}
+	}
+	bumps := make([]Object, len(p.Bumps))
+	for i, b := range p.Bumps {
+		bumps[i] = Object{"id": b.ID, "index": b.Index, "name": b.Name, "amount": b.Amount}
+	}
+	return Object{
+		"id": p.ID, "name": p.Name, "internalName": p.InternalName, "forwarding": p.Forwarding,
+		"pricingTiers": tiers, "bumps": bumps, "createdAt": wireformat.Time(p.CreatedAt),
+	}
+}

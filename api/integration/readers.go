@@ -63,6 +63,12 @@ type Bookings interface {
 	Booking(ctx context.Context, id string) (projections.Booking, error)
 }
 
+// Products reads checkout products.
+type Products interface {
+	Product(ctx context.Context, id string) (projections.Product, error)
+	List(ctx context.Context, accountID string, p paging.Page) ([]projections.Product, string, error)
+}
+
 // Samples are the sample payloads automation tools ask for when a REST Hook is set up
 // (webhooks.ErrUnknownEvent for an event name that does not exist).
 type Samples interface {

@@ -30,6 +30,7 @@ type Deps struct {
 	Submissions Submissions
 	EventTypes  EventTypes
 	Bookings    Bookings
+	Products    Products
 	// Subscriptions reads the REST Hook subscriptions the webhook projector keeps.
 	Subscriptions httpapi.SubscriptionReader
 	Samples       Samples
@@ -92,6 +93,9 @@ func (s *Server) Router() *mux.Router {
 	v1(http.MethodGet, "/scheduling/event-types", domain.ScopeSchedulingRead, s.listEventTypes)
 	v1(http.MethodGet, "/scheduling/event-types/{eventTypeId}", domain.ScopeSchedulingRead, s.getEventType)
 	v1(http.MethodPost, "/scheduling/{eventTypeId}/bookings", domain.ScopeSchedulingWrite, s.bookEvent)
+
+	v1(http.MethodGet, "/products", domain.ScopeCheckoutRead, s.listProducts)
+	v1(http.MethodGet, "/products/{productId}", domain.ScopeCheckoutRead, s.getProduct)
 
 	v1(http.MethodPost, "/webhooks/subscriptions", domain.ScopeWebhooksWrite, s.subscribeRESTHook)
 	v1(http.MethodDelete, "/webhooks/subscriptions/{id}", domain.ScopeWebhooksWrite, s.unsubscribeRESTHook)

@@ -61,6 +61,12 @@ type Bookings interface {
 	List(ctx context.Context, accountID, eventTypeID string, p paging.Page) ([]projections.Booking, string, error)
 }
 
+// Products reads checkout products.
+type Products interface {
+	Product(ctx context.Context, id string) (projections.Product, error)
+	List(ctx context.Context, accountID string, p paging.Page) ([]projections.Product, string, error)
+}
+
 // Subscriptions reads webhook subscriptions (the webhook projector's table).
 type Subscriptions interface {
 	Get(ctx context.Context, id string) (webhooks.Subscription, error)

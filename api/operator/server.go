@@ -25,6 +25,7 @@ type Deps struct {
 	Submissions   Submissions
 	EventTypes    EventTypes
 	Bookings      Bookings
+	Products      Products
 	Subscriptions Subscriptions
 	Deliveries    Deliveries
 	History       History
@@ -80,6 +81,9 @@ func (s *Server) Handler() http.Handler {
 	admin(http.MethodPost, "/accounts/{accountId}/event-types", s.createEventType)
 	admin(http.MethodGet, "/accounts/{accountId}/event-types", s.listEventTypes)
 	admin(http.MethodGet, "/accounts/{accountId}/event-types/{eventTypeId}/bookings", s.listBookings)
+	admin(http.MethodPost, "/accounts/{accountId}/products", s.createProduct)
+	admin(http.MethodGet, "/accounts/{accountId}/products", s.listProducts)
+	admin(http.MethodGet, "/accounts/{accountId}/products/{productId}", s.getProduct)
 	admin(http.MethodGet, "/accounts/{accountId}/history", s.history)
 	admin(http.MethodPost, "/accounts/{accountId}/webhooks", s.createWebhook)
 	admin(http.MethodGet, "/accounts/{accountId}/webhooks", s.listWebhooks)

@@ -96,6 +96,20 @@ func (s *Service) NewEventType(t testing.TB, accountID, name string, durationMin
 	return et["id"].(string), idsOf(t, et["questions"])
 }
 
+// Product is a checkout product made by NewProduct: its id and the ids of its tiers and bumps, by index.
+type Product struct {
+	ID      string
+	TierIDs []string
+	BumpIDs []string
+}
+
+// NewProduct creates a product from a POST /admin/v1/accounts/{a}/products body.
+func (s *Service) NewProduct(t testing.TB, accountID string, body map[string]any) Product {
+	t.Helper()
+	p := s.Operator.Post(t, "/admin/v1/accounts/"+accountID+"/products", "", body).Expect(t, http.StatusCreated).Object(t, "product")
+	return Product{ID: p["id"].(string), TierIDs: idsOf(t, p["pricingTiers"]), BumpIDs: idsOf(t, p["bumps"])}
+}
+
 func idsOf(t testing.TB, list any) []string {
 	t.Helper()
 	items, ok := list.([]any)

@@ -76,6 +76,17 @@ func seedDemo(ctx context.Context, a *app.App, cfg app.Config, apiAddr string) e
 	}}); err != nil {
 		return err
 	}
+	// A SaaS plan sold once or monthly, with a bump: each first purchase issues a signup activation.
+	if _, err := cmds.CreateProduct.Handle(ctx, commands.CreateProduct{Meta: meta, Spec: domain.ProductSpec{
+		Name: "Pro Plan", InternalName: "pro", Forwarding: domain.ForwardingSaaSSignup, ActivationBaseURL: "https://app.example.com/signup",
+		Tiers: []domain.PricingTierSpec{
+			{Name: "Lifetime", Amount: 49900, Currency: "USD", Interval: domain.IntervalOneTime},
+			{Name: "Monthly", Amount: 4900, Currency: "USD", Interval: domain.IntervalMonth},
+		},
+		Bumps: []domain.BumpSpec{{Name: "Onboarding call", Amount: 19900}},
+	}}); err != nil {
+		return err
+	}
 	key, err := cmds.IssueAPIKey.Handle(ctx, commands.IssueAPIKey{Meta: meta, Name: "demo key"})
 	if err != nil {
 		return err

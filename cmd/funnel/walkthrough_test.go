@@ -51,9 +51,9 @@ func TestReadmeWalkthroughRunsAsWritten(t *testing.T) {
 			t.Fatalf("the walk-through failed: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
 		}
 		out := stdout.String()
-		// Steps print what they found: the lead it patched, the sample built from the demo form,
-		// and what the log recorded for Acme's contact (created and tagged).
-		for _, want := range []string{`"amount": 49900`, `"Newsletter signup"`, "ContactCreated", "TagApplied"} {
+		// Steps print what they found: the lead it patched, the demo checkout's monthly tier, the
+		// sample built from the demo form, and what the log recorded for Acme's contact (created and tagged).
+		for _, want := range []string{`"amount": 49900`, `"interval": "month"`, `"Newsletter signup"`, "ContactCreated", "TagApplied"} {
 			if !strings.Contains(out, want) {
 				t.Errorf("the walk-through's output lacks %s:\n%s", want, out)
 			}

@@ -1,0 +1,28 @@
+package integration
+
+import (
+	"net/http"
+
+	"github.com/gorilla/mux"
+
+	"github.com/funnelhq/funnel/api/httpapi"
+	"github.com/funnelhq/funnel/paging"
+	"github.com/funnelhq/funnel/projections"
+)
+
+// listProducts serves GET /api/v1/products: the account's checkouts with their pricing tiers and
+// bumps, in creation order.
+func (s *Server) listProducts(w http.ResponseWriter, r *http.Request) {
+	httpapi.WritePage(w, r, "products", func(page paging.Page) ([]projections.Product, string, error) {
+		return s.deps.Products.List(r.Context(), principalOf(r.Context()).accountID(), page)
+	}, httpapi.ProductView)
+}
+
+// getProduct serves GET /api/v1/products/{productId}: a checkout with its pricing options and bumps.
+func (s *Server) getProduct(w http.ResponseWriter, r *http.Request) {
+	product, err := s.deps.Products.Product(r.Context(), mux.Vars(r)["productId"])
+	if !owned(w, r, "product", product.AccountID, err) {
+		return
+	}
+	httpapi.WriteJSON(w, http.StatusOK, httpapi.Object{"product": httpapi.ProductView(product)})
+}
