@@ -71,13 +71,6 @@ func (h createWebhookSubscriptionHandler) Handle(ctx context.Context, cmd Create
 	return CreateWebhookSubscriptionResult{SubscriptionID: id, Secret: spec.Secret, Position: pos}, nil
 }
 
-// ProductCatalogue lists the pricing tiers and bumps of an account's products (the products read
-// model), which webhook filters may name. Products are created through the operator API, which
-// waits for the read model before it answers, so a created product is always there to check.
-type ProductCatalogue interface {
-	PricingOptions(ctx context.Context, accountID string) (tierIDs, bumpIDs []string, err error)
-}
-
 // checkFilterIDs refuses form, calendar and product ids that are not the account's own, and
 // pricing tier and bump ids that belong to none of its products ("__none__" is not an id). Whether
 // a form, a calendar or a product exists, and whose it is, never changes, so they are read outside

@@ -45,6 +45,13 @@ func (m Meta) metadata() domain.Metadata {
 	}
 }
 
+// ProductCatalogue lists the pricing tiers and bumps of an account's products (the products read
+// model), which webhook filters may name. Products are created through the operator API, which
+// waits for the read model before it answers, so a created product is always there to check.
+type ProductCatalogue interface {
+	PricingOptions(ctx context.Context, accountID string) (tierIDs, bumpIDs []string, err error)
+}
+
 // TargetChecker decides whether a URL may receive webhooks (the SSRF guard) and returns it
 // normalized; refusals are domain.Invalid errors.
 type TargetChecker interface {
