@@ -24,6 +24,13 @@ type Handlers struct {
 	BookEvent         BookEventHandler
 	CreateProduct     CreateProductHandler
 
+	Purchase           PurchaseHandler
+	Rebill             RebillHandler
+	Refund             RefundHandler
+	CancelSubscription CancelSubscriptionHandler
+	ValidateActivation ValidateActivationHandler
+	CompleteActivation CompleteActivationHandler
+
 	CreateWebhookSubscription  CreateWebhookSubscriptionHandler
 	DeleteWebhookSubscription  DeleteWebhookSubscriptionHandler
 	DisableWebhookSubscription DisableWebhookSubscriptionHandler
@@ -39,7 +46,8 @@ type Dependencies struct {
 	Products ProductCatalogue
 	Log      *zap.Logger
 	Observer Observer
-	// Now is the clock that dates submissions and decides what is in the past; nil is time.Now.
+	// Now is the clock that dates submissions and payments, decides what is in the past, and
+	// judges billing periods and activation expiry; nil is time.Now.
 	Now func() time.Time
 }
 
@@ -65,6 +73,13 @@ func NewHandlers(d Dependencies) Handlers {
 		CreateEventType:   NewCreateEventTypeHandler(d.Store, d.Log, d.Observer),
 		BookEvent:         NewBookEventHandler(d.Store, now, d.Log, d.Observer),
 		CreateProduct:     NewCreateProductHandler(d.Store, d.Log, d.Observer),
+
+		Purchase:           NewPurchaseHandler(d.Store, now, d.Log, d.Observer),
+		Rebill:             NewRebillHandler(d.Store, now, d.Log, d.Observer),
+		Refund:             NewRefundHandler(d.Store, now, d.Log, d.Observer),
+		CancelSubscription: NewCancelSubscriptionHandler(d.Store, now, d.Log, d.Observer),
+		ValidateActivation: NewValidateActivationHandler(d.Store, now, d.Log, d.Observer),
+		CompleteActivation: NewCompleteActivationHandler(d.Store, now, d.Log, d.Observer),
 
 		CreateWebhookSubscription:  NewCreateWebhookSubscriptionHandler(d.Store, d.Targets, d.Events, d.Products, d.Log, d.Observer),
 		DeleteWebhookSubscription:  NewDeleteWebhookSubscriptionHandler(d.Store, d.Log, d.Observer),

@@ -10,15 +10,17 @@ import (
 // prefix lets a command refuse an id of the wrong kind as unknown before it reads any stream, so
 // that a stream is never loaded as the wrong aggregate.
 const (
-	crmPrefix        = "crm"
-	stagePrefix      = "stg"
-	leadPrefix       = "lead"
-	formPrefix       = "form"
-	fieldPrefix      = "fld"
-	submissionPrefix = "fsub" // "sub_" is checkout subscriptions' (as in Stripe); submissions made before keep their "sub_" ids
-	eventTypePrefix  = "evt"
-	questionPrefix   = "q"
-	bookingPrefix    = "bkg"
+	crmPrefix          = "crm"
+	stagePrefix        = "stg"
+	leadPrefix         = "lead"
+	formPrefix         = "form"
+	fieldPrefix        = "fld"
+	submissionPrefix   = "fsub" // "sub_" is checkout subscriptions' (as in Stripe); submissions made before keep their "sub_" ids
+	eventTypePrefix    = "evt"
+	questionPrefix     = "q"
+	bookingPrefix      = "bkg"
+	transactionPrefix  = "txn"
+	subscriptionPrefix = "sub"
 )
 
 // Prefixes of the checkout catalogue: products, and their pricing tiers and bumps, whose ids

@@ -58,20 +58,28 @@ func (h upsertContactHandler) Handle(ctx context.Context, cmd UpsertContact) (Co
 		if err := checkCustomFields(ctx, s, cmd.Meta.AccountID, cmd.Profile.CustomFields); err != nil {
 			return err
 		}
-		contact := domain.ContactStream(res.ContactID)
-		if err := s.load(ctx, contact); err != nil {
-			return err
-		}
-		res.Created, err = contact.Upsert(cmd.Meta.AccountID, email, cmd.Profile)
-		if err != nil {
-			return err
-		}
-		return applyTags(ctx, s, contact, resolution.Tags)
+		_, res.Created, err = upsertContactIn(ctx, s, cmd.Meta.AccountID, email, cmd.Profile, resolution.Tags)
+		return err
 	})
 	if err != nil {
 		return ContactResult{}, err
 	}
 	return res, nil
+}
+
+// upsertContactIn creates or updates the contact of a normalized email in a session and applies
+// tags with their automations: the one way every command that names a buyer or a lead by email
+// writes the contact. It reports whether the contact was created.
+func upsertContactIn(ctx context.Context, s *session, accountID, email string, profile domain.ContactProfile, tags []domain.TagRef) (*domain.Contact, bool, error) {
+	contact, err := loadOnce(ctx, s, domain.ContactIDFor(accountID, email), domain.ContactStream)
+	if err != nil {
+		return nil, false, err
+	}
+	created, err := contact.Upsert(accountID, email, profile)
+	if err != nil {
+		return nil, false, err
+	}
+	return contact, created, applyTags(ctx, s, contact, tags)
 }
 
 // resolveTags validates a tag request and matches it against the account's tags.

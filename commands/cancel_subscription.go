@@ -1,0 +1,59 @@
+package commands
+
+import (
+	"context"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// CancelSubscription cancels a checkout subscription
+// (POST /admin/v1/accounts/{a}/checkout/subscriptions/{id}/cancel): at the end of its current
+// period (it stays active until then) or at once.
+type CancelSubscription struct {
+	Meta           Meta
+	SubscriptionID string
+	AtPeriodEnd    bool
+}
+
+// CancelSubscriptionResult is the subscription after the cancellation.
+type CancelSubscriptionResult struct {
+	Status            string
+	CancelAtPeriodEnd bool
+	CurrentPeriodEnd  time.Time
+	Position          int64
+}
+
+// CancelSubscriptionHandler handles CancelSubscription.
+type CancelSubscriptionHandler = Handler[CancelSubscription, CancelSubscriptionResult]
+
+// NewCancelSubscriptionHandler returns the handler of CancelSubscription, logged and measured.
+func NewCancelSubscriptionHandler(store EventStore, now func() time.Time, log *zap.Logger, obs Observer) CancelSubscriptionHandler {
+	return decorate[CancelSubscription, CancelSubscriptionResult](cancelSubscriptionHandler{store: store, now: now}, log, obs)
+}
+
+type cancelSubscriptionHandler struct {
+	store EventStore
+	now   func() time.Time
+}
+
+// Handle cancels the subscription.
+func (h cancelSubscriptionHandler) Handle(ctx context.Context, cmd CancelSubscription) (CancelSubscriptionResult, error) {
+	var res CancelSubscriptionResult
+	pos, err := execute(ctx, h.store, cmd.Meta, cmd.SubscriptionID, func(ctx context.Context, s *session) error {
+		sub, err := loadCheckoutSubscription(ctx, s, cmd.Meta.AccountID, cmd.SubscriptionID)
+		if err != nil {
+			return err
+		}
+		if err := sub.Cancel(cmd.AtPeriodEnd, h.now()); err != nil {
+			return err
+		}
+		res.Status, res.CancelAtPeriodEnd, res.CurrentPeriodEnd = sub.Status(), sub.CancelAtPeriodEnd(), sub.CurrentPeriodEnd()
+		return nil
+	})
+	if err != nil {
+		return CancelSubscriptionResult{}, err
+	}
+	res.Position = pos
+	return res, nil
+}

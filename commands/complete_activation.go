@@ -1,0 +1,60 @@
+package commands
+
+import (
+	"context"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/funnelhq/funnel/domain"
+)
+
+// CompleteActivation marks a SaaS signup done (POST /api/v1/checkout/activations/:token/complete),
+// with the integrating app's user id when given. Completing again with the same id, or none,
+// succeeds and changes nothing; with another id: 409. An expired activation: 400, and its expiry
+// is recorded.
+type CompleteActivation struct {
+	Meta           Meta
+	Token          string
+	ExternalUserID string
+}
+
+// CompleteActivationHandler handles CompleteActivation.
+type CompleteActivationHandler = Handler[CompleteActivation, ActivationView]
+
+// NewCompleteActivationHandler returns the handler of CompleteActivation, logged and measured.
+func NewCompleteActivationHandler(store EventStore, now func() time.Time, log *zap.Logger, obs Observer) CompleteActivationHandler {
+	return decorate[CompleteActivation, ActivationView](completeActivationHandler{store: store, now: now}, log, obs)
+}
+
+type completeActivationHandler struct {
+	store EventStore
+	now   func() time.Time
+}
+
+// Handle completes the activation.
+func (h completeActivationHandler) Handle(ctx context.Context, cmd CompleteActivation) (ActivationView, error) {
+	var view ActivationView
+	pos, err := execute(ctx, h.store, cmd.Meta, domain.ActivationIDFor(cmd.Token), func(ctx context.Context, s *session) error {
+		activation, err := loadActivation(ctx, s, cmd.Meta.AccountID, cmd.Token, h.now)
+		if err != nil {
+			return err
+		}
+		// An expired activation is refused after its expiry is committed, not instead of it.
+		if activation.Status() != domain.ActivationStatusExpired {
+			if err := activation.Complete(cmd.ExternalUserID, h.now()); err != nil {
+				return err
+			}
+		}
+		view, err = viewActivation(activation, cmd.Token)
+		return err
+	})
+	if err != nil {
+		return ActivationView{}, err
+	}
+	if view.Status == domain.ActivationStatusExpired {
+		return ActivationView{}, domain.Invalid("activation token has expired")
+	}
+	view.Position = pos
+	return view, nil
+}

@@ -1,0 +1,145 @@
+package commands
+
+import (
+	"context"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/funnelhq/funnel/domain"
+)
+
+// Purchase records the first successful payment of a checkout (POST /admin/v1/accounts/{a}/checkout/purchases).
+// It upserts the buyer's contact through the contact path every command takes, registers the
+// customer of the email, records the transaction, opens a subscription for a recurring or split
+// tier and issues an activation for a saas_signup product: all appended together or not at all.
+type Purchase struct {
+	Meta          Meta
+	ProductID     string
+	PricingTierID string
+	BumpIDs       []string
+	Email         string
+	Name          string // optional: the buyer's full name, split into the contact's first and last name
+	Processor     string // optional: domain.DefaultProcessor
+	TxnID         string // optional: the processor's id of the payment; the transaction id when absent
+}
+
+// PurchaseResult names what the purchase recorded. SubscriptionID is "" for a one-time tier;
+// ActivationID and ActivationToken are "" unless the product forwards to a SaaS signup. The
+// token is shown here and in checkout.purchased only: the activation keeps its hash.
+type PurchaseResult struct {
+	ContactID       string
+	CustomerID      string
+	CustomerCreated bool
+	TransactionID   string
+	SubscriptionID  string
+	ActivationID    string
+	ActivationToken string
+	Position        int64
+}
+
+// PurchaseHandler handles Purchase.
+type PurchaseHandler = Handler[Purchase, PurchaseResult]
+
+// NewPurchaseHandler returns the handler of Purchase, logged and measured.
+func NewPurchaseHandler(store EventStore, now func() time.Time, log *zap.Logger, obs Observer) PurchaseHandler {
+	return decorate[Purchase, PurchaseResult](purchaseHandler{store: store, now: now}, log, obs)
+}
+
+type purchaseHandler struct {
+	store EventStore
+	now   func() time.Time
+}
+
+// Handle records the purchase.
+func (h purchaseHandler) Handle(ctx context.Context, cmd Purchase) (PurchaseResult, error) {
+	accountID := cmd.Meta.AccountID
+	email, err := domain.NormalizeEmail(cmd.Email)
+	if err != nil {
+		return PurchaseResult{}, err
+	}
+	profile := domain.BuyerProfile(cmd.Name)
+	if err := profile.Validate(); err != nil {
+		return PurchaseResult{}, err
+	}
+	product, err := readProduct(ctx, h.store, accountID, cmd.ProductID)
+	if err != nil {
+		return PurchaseResult{}, err
+	}
+	order, err := domain.NewOrder(product, cmd.PricingTierID, cmd.BumpIDs)
+	if err != nil {
+		return PurchaseResult{}, err
+	}
+	pay, err := domain.NewPayment(cmd.Processor, cmd.TxnID, h.now())
+	if err != nil {
+		return PurchaseResult{}, err
+	}
+	res := PurchaseResult{
+		ContactID:     domain.ContactIDFor(accountID, email),
+		CustomerID:    domain.CustomerIDFor(accountID, email),
+		TransactionID: domain.NewID(transactionPrefix),
+	}
+	if order.Tier.Recurring() {
+		res.SubscriptionID = domain.NewID(subscriptionPrefix)
+	}
+	if product.Forwarding() == domain.ForwardingSaaSSignup {
+		if res.ActivationToken, err = domain.NewActivationToken(); err != nil {
+			return PurchaseResult{}, err
+		}
+		res.ActivationID = domain.ActivationIDFor(res.ActivationToken)
+	}
+
+	res.Position, err = execute(ctx, h.store, cmd.Meta, res.ContactID, func(ctx context.Context, s *session) error {
+		account, err := loadAccount(ctx, s, accountID)
+		if err != nil {
+			return err
+		}
+		contact, _, err := upsertContactIn(ctx, s, accountID, email, profile, nil)
+		if err != nil {
+			return err
+		}
+		customer, err := loadOnce(ctx, s, res.CustomerID, domain.CustomerStream)
+		if err != nil {
+			return err
+		}
+		if res.CustomerCreated, err = customer.Register(accountID, email, cmd.Name, contact.StreamID()); err != nil {
+			return err
+		}
+		// Tracked in the order the log should show them: the payment, then what it opened.
+		txn := domain.TransactionStream(res.TransactionID)
+		var sub *domain.Subscription
+		var activation *domain.Activation
+		if err := s.track(txn); err != nil {
+			return err
+		}
+		if res.SubscriptionID != "" {
+			sub = domain.SubscriptionStream(res.SubscriptionID)
+			if err := s.track(sub); err != nil {
+				return err
+			}
+		}
+		if res.ActivationID != "" {
+			activation = domain.ActivationStream(res.ActivationID)
+			if err := s.track(activation); err != nil {
+				return err
+			}
+		}
+		var grant *domain.ActivationGrant
+		if activation != nil {
+			g, err := activation.Issue(res.ActivationToken, product, customer, res.TransactionID, res.SubscriptionID, pay.At)
+			if err != nil {
+				return err
+			}
+			grant = &g
+		}
+		txn.Purchase(order, customer, domain.NewSaleContact(contact.Snapshot(account.CustomFieldNames())), pay, res.SubscriptionID, grant)
+		if sub != nil {
+			sub.Start(order, txn)
+		}
+		return nil
+	})
+	if err != nil {
+		return PurchaseResult{}, err
+	}
+	return res, nil
+}

@@ -1,0 +1,240 @@
+package domain
+
+import "time"
+
+// Subscription status values. A subscription is active until it is cancelled; a split plan whose
+// last installment is paid is completed: it ends by itself, and the buyer keeps what was paid
+// for, so no cancellation is reported.
+const (
+	SubscriptionStatusActive    = "active"
+	SubscriptionStatusCancelled = "cancelled"
+	SubscriptionStatusCompleted = "completed"
+)
+
+// Subscription is the billing of a recurring tier (month, year) or a split tier: each rebill
+// pays one more period, until it is cancelled or, for a split plan, its last installment is paid.
+type Subscription struct {
+	id                string
+	exists            bool
+	accountID         string
+	customerID        string
+	interval          string
+	installments      int // split plans only: payments in all
+	payments          int // payments made, the purchase included
+	renewalAmount     int64
+	startedAt         time.Time
+	currentPeriodEnd  time.Time
+	status            string
+	cancelAtPeriodEnd bool
+	sale              Sale // the latest payment, as the subscription's events report it
+	changes
+}
+
+// SubscriptionStream returns an empty subscription to load stream id into.
+func SubscriptionStream(id string) *Subscription { return &Subscription{id: id} }
+
+// StreamID is the subscription id.
+func (s *Subscription) StreamID() string { return s.id }
+
+// Exists tells whether the subscription was opened.
+func (s *Subscription) Exists() bool { return s.exists }
+
+// AccountID is the account billed through the subscription.
+func (s *Subscription) AccountID() string { return s.accountID }
+
+// Status is active, cancelled or completed.
+func (s *Subscription) Status() string { return s.status }
+
+// CancelAtPeriodEnd tells whether an active subscription ends when its current period does.
+func (s *Subscription) CancelAtPeriodEnd() bool { return s.cancelAtPeriodEnd }
+
+// CurrentPeriodEnd is when the period paid for last ends.
+func (s *Subscription) CurrentPeriodEnd() time.Time { return s.currentPeriodEnd }
+
+// Payments counts the payments made, the purchase included.
+func (s *Subscription) Payments() int { return s.payments }
+
+// Processor is the processor that bills the subscription.
+func (s *Subscription) Processor() string { return s.sale.Transaction.Processor }
+
+// Start opens the subscription of a purchase at a recurring tier; purchase is the transaction of
+// its first payment, which pays the first period.
+func (s *Subscription) Start(order Order, purchase *Transaction) {
+	s.record(SubscriptionStarted{
+		SubscriptionID: s.id, AccountID: purchase.AccountID(), CustomerID: purchase.customerID,
+		Interval: order.Tier.Interval, Installments: order.Tier.Installments, RenewalAmount: order.Tier.Amount,
+		StartedAt: purchase.paidAt, CurrentPeriodEnd: PeriodEnd(purchase.paidAt, order.Tier.Interval, 1), Sale: purchase.Sale(),
+	})
+}
+
+// Rebill records the next payment of the subscription on txn, a new transaction, and pays one
+// more period: the tier's amount (bumps are paid once, with the purchase), on the processor that
+// billed the purchase. A split plan's last installment completes it.
+func (s *Subscription) Rebill(txn *Transaction, pay Payment) error {
+	switch {
+	case s.status == SubscriptionStatusCancelled:
+		return Conflict("subscription is cancelled")
+	case s.status == SubscriptionStatusCompleted:
+		return Conflict("split plan is paid in full")
+	case s.cancelAtPeriodEnd:
+		return Conflict("subscription is cancelled at period end and does not renew")
+	}
+	pay.Processor = s.Processor()
+	sale := s.sale
+	sale.Transaction = txn.saleTransaction(pay, s.renewalAmount, s.sale.Transaction.Currency, s.id)
+	payments := s.payments + 1
+	txn.rebill(s.accountID, s.customerID, sale, payments, pay.At)
+	s.record(SubscriptionRenewed{SubscriptionID: s.id, TransactionID: txn.StreamID(), Payments: payments,
+		CurrentPeriodEnd: PeriodEnd(s.startedAt, s.interval, payments), Sale: sale})
+	if s.interval == IntervalSplit && payments >= s.installments {
+		s.record(SubscriptionCompleted{SubscriptionID: s.id, CompletedAt: pay.At})
+	}
+	return nil
+}
+
+// Cancel stops the subscription: at the end of the current period (it stays active until then,
+// with cancelAtPeriodEnd) or at once. Either way the cancellation is scheduled first, which is
+// when checkout.subscription_cancel_scheduled fires. Cancelling at period end twice changes
+// nothing; cancelling at once a subscription that was to end at period end ends it now.
+func (s *Subscription) Cancel(atPeriodEnd bool, at time.Time) error {
+	switch {
+	case s.status == SubscriptionStatusCancelled:
+		return Conflict("subscription is already cancelled")
+	case s.status == SubscriptionStatusCompleted:
+		return Conflict("split plan is paid in full and has nothing left to cancel")
+	case s.cancelAtPeriodEnd && atPeriodEnd:
+		return nil
+	}
+	at = at.UTC()
+	if !s.cancelAtPeriodEnd {
+		s.record(SubscriptionCancelScheduled{AccountID: s.accountID, CustomerID: s.customerID, Sale: s.sale,
+			Subscription: ScheduledSubscription{ID: s.id, Status: SubscriptionStatusActive, Processor: s.Processor(),
+				CancelAtPeriodEnd: atPeriodEnd, CurrentPeriodEnd: s.currentPeriodEnd, ScheduledAt: at}})
+	}
+	if !atPeriodEnd {
+		s.end(at)
+	}
+	return nil
+}
+
+// EndIfDue ends a subscription cancelled at period end once that period is over, at the moment
+// it ended. It tells whether it did: the durable timer of cancellations calls it when it fires.
+func (s *Subscription) EndIfDue(now time.Time) bool {
+	if s.status != SubscriptionStatusActive || !s.cancelAtPeriodEnd || now.Before(s.currentPeriodEnd) {
+		return false
+	}
+	s.end(s.currentPeriodEnd)
+	return true
+}
+
+func (s *Subscription) end(at time.Time) {
+	s.record(SubscriptionCancelled{AccountID: s.accountID, CustomerID: s.customerID, Sale: s.sale,
+		Subscription: CancelledSubscription{ID: s.id, Status: SubscriptionStatusCancelled, Processor: s.Processor(), CancelledAt: at}})
+}
+
+// Replay applies one event of the subscription's stream.
+func (s *Subscription) Replay(e Event) { s.when(e) }
+
+func (s *Subscription) record(e Event) {
+	s.when(e)
+	s.pending = append(s.pending, e)
+}
+
+func (s *Subscription) when(e Event) {
+	switch e := e.(type) {
+	case SubscriptionStarted:
+		s.exists, s.accountID, s.customerID, s.status = true, e.AccountID, e.CustomerID, SubscriptionStatusActive
+		s.interval, s.installments, s.renewalAmount, s.payments = e.Interval, e.Installments, e.RenewalAmount, 1
+		s.startedAt, s.currentPeriodEnd, s.sale = e.StartedAt, e.CurrentPeriodEnd, e.Sale
+	case SubscriptionRenewed:
+		s.payments, s.currentPeriodEnd, s.sale = e.Payments, e.CurrentPeriodEnd, e.Sale
+	case SubscriptionCompleted:
+		s.status = SubscriptionStatusCompleted
+	case SubscriptionCancelScheduled:
+		s.cancelAtPeriodEnd = e.Subscription.CancelAtPeriodEnd
+	case SubscriptionCancelled:
+		s.status = SubscriptionStatusCancelled
+	}
+}
+
+// ScheduledSubscription is the subscription as checkout.subscription_cancel_scheduled reports it.
+type ScheduledSubscription struct {
+	ID                string    `json:"id"`
+	Status            string    `json:"status"`
+	Processor         string    `json:"processor"`
+	CancelAtPeriodEnd bool      `json:"cancelAtPeriodEnd"`
+	CurrentPeriodEnd  time.Time `json:"currentPeriodEnd"`
+	ScheduledAt       time.Time `json:"scheduledAt"`
+}
+
+// CancelledSubscription is the subscription as checkout.subscription_cancelled reports it.
+type CancelledSubscription struct {
+	ID          string    `json:"id"`
+	Status      string    `json:"status"`
+	Processor   string    `json:"processor"`
+	CancelledAt time.Time `json:"cancelledAt"`
+}
+
+// SubscriptionStarted opens the subscription of a purchase; its first period is paid.
+type SubscriptionStarted struct {
+	SubscriptionID   string    `json:"subscriptionId"`
+	AccountID        string    `json:"accountId"`
+	CustomerID       string    `json:"customerId"`
+	Interval         string    `json:"interval"`
+	Installments     int       `json:"installments,omitempty"`
+	RenewalAmount    int64     `json:"renewalAmount"`
+	StartedAt        time.Time `json:"startedAt"`
+	CurrentPeriodEnd time.Time `json:"currentPeriodEnd"`
+	Sale             Sale      `json:"sale"`
+}
+
+// SubscriptionRenewed records that a rebill paid one more period.
+type SubscriptionRenewed struct {
+	SubscriptionID   string    `json:"subscriptionId"`
+	TransactionID    string    `json:"transactionId"`
+	Payments         int       `json:"payments"`
+	CurrentPeriodEnd time.Time `json:"currentPeriodEnd"`
+	Sale             Sale      `json:"sale"`
+}
+
+// SubscriptionCompleted records that a split plan's last installment was paid.
+type SubscriptionCompleted struct {
+	SubscriptionID string    `json:"subscriptionId"`
+	CompletedAt    time.Time `json:"completedAt"`
+}
+
+// SubscriptionCancelScheduled is a cancellation asked for (checkout.subscription_cancel_scheduled):
+// the subscription stays active, until its period ends when CancelAtPeriodEnd is set.
+type SubscriptionCancelScheduled struct {
+	AccountID  string `json:"accountId"`
+	CustomerID string `json:"customerId"`
+	Sale
+	Subscription ScheduledSubscription `json:"subscription"`
+}
+
+// SubscriptionCancelled is the end of a subscription, when access should stop
+// (checkout.subscription_cancelled).
+type SubscriptionCancelled struct {
+	AccountID  string `json:"accountId"`
+	CustomerID string `json:"customerId"`
+	Sale
+	Subscription CancelledSubscription `json:"subscription"`
+}
+
+func (SubscriptionStarted) EventType() string         { return "SubscriptionStarted" }
+func (SubscriptionRenewed) EventType() string         { return "SubscriptionRenewed" }
+func (SubscriptionCompleted) EventType() string       { return "SubscriptionCompleted" }
+func (SubscriptionCancelScheduled) EventType() string { return "SubscriptionCancelScheduled" }
+func (SubscriptionCancelled) EventType() string       { return "SubscriptionCancelled" }
+
+// Cancellations belong to the buyer's contact history too (domain.ContactEvent).
+func (e SubscriptionCancelScheduled) ContactRef() string { return e.Contact.ContactID }
+func (e SubscriptionCancelled) ContactRef() string       { return e.Contact.ContactID }
+
+func init() {
+	register(SubscriptionStarted{}, 1, nil)
+	register(SubscriptionRenewed{}, 1, nil)
+	register(SubscriptionCompleted{}, 1, nil)
+	register(SubscriptionCancelScheduled{}, 1, nil)
+	register(SubscriptionCancelled{}, 1, nil)
+}

@@ -1,0 +1,257 @@
+package domain
+
+import (
+	"regexp"
+	"strings"
+	"time"
+)
+
+// Transaction status values (decisions.md "Checkout, subscriptions, activations").
+const (
+	TransactionSucceeded         = "succeeded"
+	TransactionPartiallyRefunded = "partially_refunded"
+	TransactionRefunded          = "refunded"
+)
+
+// DefaultProcessor is the processor of a payment recorded without one: the operator API stands
+// in for a card processor's callbacks, and Stripe is the one integrators most expect to see.
+const DefaultProcessor = "stripe"
+
+const maxTxnIDLength = 255
+
+// processorName is a processor's name as payloads carry it: short, lower case, no spaces.
+var processorName = regexp.MustCompile(`^[a-z0-9][a-z0-9_.-]{0,31}$`)
+
+// Payment is what a processor reports of money received.
+type Payment struct {
+	Processor string
+	TxnID     string // the processor's id of the payment; "" takes the transaction's own id
+	At        time.Time
+}
+
+// NewPayment checks a payment's processor (default DefaultProcessor) and processor id.
+func NewPayment(processor, txnID string, at time.Time) (Payment, error) {
+	processor, txnID = strings.TrimSpace(processor), strings.TrimSpace(txnID)
+	if processor == "" {
+		processor = DefaultProcessor
+	}
+	if !processorName.MatchString(processor) {
+		return Payment{}, Invalid("processor must be a short lower-case name such as stripe or paypal")
+	}
+	if err := checkLength("txnId", txnID, maxTxnIDLength); err != nil {
+		return Payment{}, err
+	}
+	return Payment{Processor: processor, TxnID: txnID, At: at.UTC()}, nil
+}
+
+// Order is a valid choice of a product's pricing tier and bumps.
+type Order struct {
+	Product *Product
+	Tier    PricingTier
+	Bumps   []Bump
+}
+
+// NewOrder checks that the tier and the bumps (each at most once) belong to the product.
+func NewOrder(product *Product, tierID string, bumpIDs []string) (Order, error) {
+	tier, ok := product.Tier(tierID)
+	if !ok {
+		return Order{}, Invalid("pricingTierId is not a pricing tier of this product")
+	}
+	order := Order{Product: product, Tier: tier}
+	seen := map[string]bool{}
+	for i, id := range bumpIDs {
+		bump, ok := product.Bump(id)
+		if !ok {
+			return Order{}, Invalid("bumpIds[%d] is not a bump of this product", i)
+		}
+		if seen[id] {
+			return Order{}, Invalid("bumpIds[%d] repeats a bump", i)
+		}
+		seen[id] = true
+		order.Bumps = append(order.Bumps, bump)
+	}
+	return order, nil
+}
+
+// Amount is what the first payment of the order costs: the tier and every bump.
+func (o Order) Amount() int64 {
+	amount := o.Tier.Amount
+	for _, b := range o.Bumps {
+		amount += b.Amount
+	}
+	return amount
+}
+
+// Transaction is one payment: the first one of a purchase, or a rebill of a subscription. Its
+// refunds are recorded on its stream, so that two concurrent refunds are decided one after the
+// other and never return more than was paid.
+type Transaction struct {
+	id         string
+	exists     bool
+	accountID  string
+	customerID string
+	sale       Sale
+	paidAt     time.Time
+	refunded   int64
+	changes
+}
+
+// TransactionStream returns an empty transaction to load stream id into.
+func TransactionStream(id string) *Transaction { return &Transaction{id: id} }
+
+// StreamID is the transaction id.
+func (t *Transaction) StreamID() string { return t.id }
+
+// Exists tells whether the payment was recorded.
+func (t *Transaction) Exists() bool { return t.exists }
+
+// AccountID is the account that was paid.
+func (t *Transaction) AccountID() string { return t.accountID }
+
+// Status is succeeded, partially_refunded or refunded.
+func (t *Transaction) Status() string { return t.sale.Transaction.Status }
+
+// Amount is what was paid, in minor units.
+func (t *Transaction) Amount() int64 { return t.sale.Transaction.Amount }
+
+// Refunded is what was returned so far, in minor units.
+func (t *Transaction) Refunded() int64 { return t.refunded }
+
+// Sale is the payment as checkout events show it.
+func (t *Transaction) Sale() Sale { return t.sale }
+
+// Purchase records the first payment of an order. subscriptionID is the subscription it opens
+// ("" for a one-time tier); activation is the SaaS signup it hands over (nil when none).
+func (t *Transaction) Purchase(order Order, customer *Customer, contact SaleContact, pay Payment, subscriptionID string, activation *ActivationGrant) {
+	sale := Sale{
+		Product:     SaleProduct{ID: order.Product.StreamID(), Name: order.Product.Name(), InternalName: order.Product.InternalName()},
+		Transaction: t.saleTransaction(pay, order.Amount(), order.Tier.Currency, subscriptionID),
+		Pricing:     pricingOf(order.Tier, order.Bumps),
+		Customer:    customer.Sale(),
+		Contact:     contact,
+	}
+	t.record(CheckoutPurchased{AccountID: customer.AccountID(), CustomerID: customer.StreamID(), Sale: sale, Activation: activation, PurchasedAt: pay.At})
+}
+
+// rebill records a renewal payment of a subscription; the subscription decides it (Subscription.Rebill).
+func (t *Transaction) rebill(accountID, customerID string, sale Sale, installment int, at time.Time) {
+	t.record(CheckoutRebilled{AccountID: accountID, CustomerID: customerID, Sale: sale, Installment: installment, RebilledAt: at})
+}
+
+func (t *Transaction) saleTransaction(pay Payment, amount int64, currency, subscriptionID string) SaleTransaction {
+	txnID := pay.TxnID
+	if txnID == "" {
+		txnID = t.id
+	}
+	return SaleTransaction{ID: t.id, TxnID: txnID, Amount: amount, Currency: currency, Status: TransactionSucceeded,
+		Processor: pay.Processor, SubscriptionID: subscriptionID}
+}
+
+// Refund returns amountCents of the payment (nil: all that remains). It never returns more than
+// remains: a refund of a refunded transaction is a conflict, an amount above what remains invalid.
+func (t *Transaction) Refund(amountCents *int64, at time.Time) (Refund, error) {
+	remaining := t.Amount() - t.refunded
+	if remaining == 0 {
+		return Refund{}, Conflict("transaction is already fully refunded")
+	}
+	amount := remaining
+	if amountCents != nil {
+		amount = *amountCents
+	}
+	switch {
+	case amount <= 0:
+		return Refund{}, Invalid("amountCents must be a positive amount in minor units")
+	case amount > remaining:
+		return Refund{}, Invalid("amountCents must be at most %d, what remains of the transaction", remaining)
+	}
+	refund := Refund{AmountCents: amount, FullyRefunded: amount == remaining, RefundedAt: at.UTC()}
+	sale := t.sale
+	sale.Transaction.Status = TransactionPartiallyRefunded
+	if refund.FullyRefunded {
+		sale.Transaction.Status = TransactionRefunded
+	}
+	t.record(CheckoutRefunded{AccountID: t.accountID, CustomerID: t.customerID, Sale: sale, Refund: refund})
+	return refund, nil
+}
+
+// Replay applies one event of the transaction's stream.
+func (t *Transaction) Replay(e Event) { t.when(e) }
+
+func (t *Transaction) record(e Event) {
+	t.when(e)
+	t.pending = append(t.pending, e)
+}
+
+func (t *Transaction) when(e Event) {
+	switch e := e.(type) {
+	case CheckoutPurchased:
+		t.exists, t.accountID, t.customerID, t.sale, t.paidAt = true, e.AccountID, e.CustomerID, e.Sale, e.PurchasedAt
+	case CheckoutRebilled:
+		t.exists, t.accountID, t.customerID, t.sale, t.paidAt = true, e.AccountID, e.CustomerID, e.Sale, e.RebilledAt
+	case CheckoutRefunded:
+		t.sale.Transaction.Status = e.Sale.Transaction.Status
+		t.refunded += e.Refund.AmountCents
+	}
+}
+
+// Refund is money returned from a transaction, as checkout.refunded reports it.
+type Refund struct {
+	AmountCents   int64     `json:"amountCents"`
+	FullyRefunded bool      `json:"fullyRefunded"`
+	RefundedAt    time.Time `json:"refundedAt"`
+}
+
+// CheckoutPurchased is the first successful payment of a purchase (checkout.purchased). It
+// carries the activation token of a saas_signup product, which the webhook hands over: the one
+// place the log keeps the token, hidden from every view of the log (SecretEvent).
+type CheckoutPurchased struct {
+	AccountID  string `json:"accountId"`
+	CustomerID string `json:"customerId"`
+	Sale
+	Activation  *ActivationGrant `json:"activation,omitempty"`
+	PurchasedAt time.Time        `json:"purchasedAt"`
+}
+
+// CheckoutRebilled is a renewal payment of a subscription or a split plan (checkout.rebilled).
+// Installment counts the subscription's payments, this one included (the purchase is the first).
+type CheckoutRebilled struct {
+	AccountID  string `json:"accountId"`
+	CustomerID string `json:"customerId"`
+	Sale
+	Installment int       `json:"installment"`
+	RebilledAt  time.Time `json:"rebilledAt"`
+}
+
+// CheckoutRefunded is money returned from a transaction (checkout.refunded); its sale shows the
+// transaction's status after the refund.
+type CheckoutRefunded struct {
+	AccountID  string `json:"accountId"`
+	CustomerID string `json:"customerId"`
+	Sale
+	Refund Refund `json:"refund"`
+}
+
+func (CheckoutPurchased) EventType() string { return "CheckoutPurchased" }
+func (CheckoutRebilled) EventType() string  { return "CheckoutRebilled" }
+func (CheckoutRefunded) EventType() string  { return "CheckoutRefunded" }
+
+// Payments belong to the buyer's contact history too (domain.ContactEvent).
+func (e CheckoutPurchased) ContactRef() string { return e.Contact.ContactID }
+func (e CheckoutRebilled) ContactRef() string  { return e.Contact.ContactID }
+func (e CheckoutRefunded) ContactRef() string  { return e.Contact.ContactID }
+
+// Redacted is the purchase with its activation token hidden (SecretEvent).
+func (e CheckoutPurchased) Redacted() Event {
+	if e.Activation != nil {
+		grant := *e.Activation
+		grant.Token, grant.URL = RedactedSecret, RedactedSecret
+		e.Activation = &grant
+	}
+	return e
+}
+
+func init() {
+	register(CheckoutPurchased{}, 1, nil)
+	register(CheckoutRebilled{}, 1, nil)
+	register(CheckoutRefunded{}, 1, nil)
+}
