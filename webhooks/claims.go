@@ -2,6 +2,7 @@ package webhooks
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"net/http"
 	"time"
@@ -190,10 +191,15 @@ func (d *Dispatcher) record(done []outcome) (soonest time.Time, err error) {
 		fmt.Sprintf(`) UPDATE webhook_deliveries SET status = v.status, attempts = v.attempts, next_attempt_at = v.next_attempt_at,
 			claimed_until = 0, last_status_code = v.status_code, last_error = v.error, updated_at = %d
 			FROM v WHERE webhook_deliveries.id = v.id AND webhook_deliveries.claimed_until = v.claimed_until
+			  AND webhook_deliveries.status = 'pending'
 			RETURNING webhook_deliveries.id`, now.UnixMilli()),
 		updates, "TEXT", "BIGINT", "TEXT", "INTEGER", "BIGINT", "INTEGER", "TEXT")
 	if err != nil {
 		return soonest, fmt.Errorf("webhooks: update deliveries: %w", err)
+	}
+	ended, err := d.endedWhileSending(ctx, tx, updates, held)
+	if err != nil {
+		return soonest, err
 	}
 	var attempted [][]any
 	dropped := 0
@@ -205,7 +211,12 @@ func (d *Dispatcher) record(done []outcome) (soonest time.Time, err error) {
 			dropped++
 		}
 	}
-	if lapsed := len(updates) - len(held); lapsed > 0 {
+	for _, id := range ended {
+		if a, ok := attempts[id]; ok {
+			attempted = append(attempted, a)
+		}
+	}
+	if lapsed := len(updates) - len(held) - len(ended); lapsed > 0 {
 		d.log.Warn("attempts recorded after their claim lapsed; the deliveries were claimed again and are recorded by that claim", zap.Int("deliveries", lapsed))
 	}
 	if err := sqldb.ExecRows(ctx, tx, d.db.Dialect, `INSERT INTO webhook_attempts (delivery_id, attempt, at, status_code, error, duration_ms) VALUES `,
@@ -224,4 +235,35 @@ func (d *Dispatcher) record(done []outcome) (soonest time.Time, err error) {
 		}
 	}
 	return soonest, nil
+}
+
+// endedWhileSending releases the claims on deliveries that their subscription's end gave up while
+// this dispatcher was sending them (the projector gives up every pending delivery, claimed or
+// not, at once). They stay given up, counted once by the projector; the attempt made meanwhile
+// is still recorded, as it was made. A delivery whose claim lapsed and was taken again is not one
+// of them: its later claim records it.
+func (d *Dispatcher) endedWhileSending(ctx context.Context, tx *sql.Tx, updates [][]any, held []string) ([]string, error) {
+	recorded := make(map[string]bool, len(held))
+	for _, id := range held {
+		recorded[id] = true
+	}
+	var rest [][]any
+	for _, u := range updates {
+		if !recorded[u[0].(string)] {
+			rest = append(rest, []any{u[0], u[1]})
+		}
+	}
+	if len(rest) == 0 {
+		return nil, nil
+	}
+	ended, err := sqldb.QueryRowsStrings(ctx, tx, d.db.Dialect, `WITH v (id, claimed_until) AS (VALUES `,
+		`) UPDATE webhook_deliveries SET claimed_until = 0
+			FROM v WHERE webhook_deliveries.id = v.id AND webhook_deliveries.claimed_until = v.claimed_until
+			  AND webhook_deliveries.status <> 'pending'
+			RETURNING webhook_deliveries.id`,
+		rest, "TEXT", "BIGINT")
+	if err != nil {
+		return nil, fmt.Errorf("webhooks: release deliveries given up while sent: %w", err)
+	}
+	return ended, nil
 }

@@ -213,18 +213,16 @@ func (p *Projector) applySubscription(ctx context.Context, tx *sql.Tx, r domain.
 	return nil
 }
 
-// stop ends a subscription and gives up its pending deliveries, counting them for the
+// stop ends a subscription and gives up its pending deliveries at once, counting them for the
 // observer. A replayed stop finds none pending: nothing is counted twice. A delivery a dispatcher
-// has claimed is being sent right now: it is left to that dispatcher, which records what the
-// attempt got, and gives the delivery up (and counts it) at its next claim if it is still pending.
-// Giving it up here too would count it twice, or mark failed what was in fact delivered.
+// is sending at that moment is given up too; the dispatcher records its attempt but leaves the
+// delivery given up (Dispatcher.endedWhileSending), so it is neither counted twice nor retried.
 func (p *Projector) stop(ctx context.Context, tx *sql.Tx, id, status, reason string, at int64) error {
 	if _, err := tx.ExecContext(ctx, `UPDATE webhook_subscriptions SET status = $1, status_reason = $2, updated_at = $3 WHERE id = $4`, status, reason, at, id); err != nil {
 		return err
 	}
-	res, err := tx.ExecContext(ctx, `UPDATE webhook_deliveries SET status = 'failed', last_error = $1, updated_at = $2
-		WHERE subscription_id = $3 AND status = 'pending' AND claimed_until < $4`,
-		strings.TrimSpace("given up: "+reason), at, id, time.Now().UnixMilli())
+	res, err := tx.ExecContext(ctx, `UPDATE webhook_deliveries SET status = 'failed', last_error = $1, updated_at = $2 WHERE subscription_id = $3 AND status = 'pending'`,
+		strings.TrimSpace("given up: "+reason), at, id)
 	if err != nil {
 		return err
 	}

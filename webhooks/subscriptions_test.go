@@ -3,6 +3,8 @@ package webhooks_test
 import (
 	"bytes"
 	"net/http"
+	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -283,4 +285,71 @@ func TestSubscriptionEventTypeErrors(t *testing.T) {
 			}
 		}
 	})
+}
+
+// A delivery being sent when its subscription is deleted is given up at once and counted once:
+// the attempt in flight is recorded when it ends, but neither revives the delivery nor counts it
+// again, whatever the target answered.
+func TestDeletingASubscriptionWhileADeliveryIsInFlight(t *testing.T) {
+	for _, answer := range []int{http.StatusOK, http.StatusInternalServerError} {
+		t.Run(strconv.Itoa(answer), func(t *testing.T) {
+			run(t, func(c *app.Config) { c.WebhookBackoffBase = time.Hour; c.WebhookBackoffCap = time.Hour }, func(t *testing.T, svc *apptest.Service) {
+				arrived, release := make(chan struct{}, 1), make(chan struct{})
+				target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+					arrived <- struct{}{}
+					<-release
+					w.WriteHeader(answer)
+				}))
+				t.Cleanup(target.Close)
+				t.Cleanup(func() {
+					select {
+					case <-release:
+					default:
+						close(release)
+					}
+				})
+				acc := svc.NewAccount(t)
+				form := newForm(t, svc, acc.ID, "Signup")
+				id, _ := subscribe(t, svc, acc.ID, map[string]any{"url": target.URL, "events": []string{"form.submitted"}})
+				submit(t, svc, acc.ID, form, "inflight@example.com")
+				select {
+				case <-arrived:
+				case <-time.After(10 * time.Second):
+					t.Fatal("the delivery was never sent")
+				}
+				svc.Operator.Delete(t, "/admin/v1/accounts/"+acc.ID+"/webhooks/"+id, "").Expect(t, http.StatusOK)
+				waitDelivery(t, svc, acc.ID, "failed", 5*time.Second)
+				close(release)
+				// The attempt ends and is recorded; the delivery stays given up.
+				deadline := time.Now().Add(10 * time.Second)
+				for {
+					d := deliveries(t, svc, acc.ID, "")[0]
+					if attempts, _ := d["attempts"].([]any); len(attempts) == 1 {
+						if d["status"] != "failed" || !strings.Contains(d["lastError"].(string), "deleted") {
+							t.Fatalf("after the attempt in flight ended the delivery is %v", d)
+						}
+						break
+					}
+					if time.Now().After(deadline) {
+						t.Fatalf("the attempt in flight was never recorded: %v", d)
+					}
+					time.Sleep(20 * time.Millisecond)
+				}
+				metrics := string(svc.Operator.Get(t, "/metrics", "").Expect(t, http.StatusOK).Raw)
+				if !strings.Contains(metrics, `funnel_webhook_deliveries_total{outcome="given_up"} 1`+"\n") {
+					t.Fatalf("given_up is not counted exactly once:\n%s", grepLines(metrics, "funnel_webhook_deliveries_total"))
+				}
+			})
+		})
+	}
+}
+
+func grepLines(text, prefix string) string {
+	var out []string
+	for _, line := range strings.Split(text, "\n") {
+		if strings.HasPrefix(line, prefix) {
+			out = append(out, line)
+		}
+	}
+	return strings.Join(out, "\n")
 }
