@@ -42,11 +42,7 @@ func (s *Server) purchase(w http.ResponseWriter, r *http.Request) {
 		Meta: operatorMeta(r), ProductID: req.ProductID, PricingTierID: req.PricingTierID, BumpIDs: req.BumpIDs,
 		Email: req.Email, Name: req.Name, Processor: req.Processor, TxnID: req.TxnID,
 	})
-	if err != nil {
-		failPayment(w, r, err)
-		return
-	}
-	if !httpapi.AwaitReadModels(w, r, s.deps.ReadModels, res.Position) {
+	if !s.recorded(w, r, err, res.Position) {
 		return
 	}
 	c := res.Sale.Customer
@@ -75,11 +71,7 @@ func (s *Server) rebill(w http.ResponseWriter, r *http.Request) {
 	res, err := s.deps.Commands.Rebill.Handle(r.Context(), commands.Rebill{
 		Meta: operatorMeta(r), SubscriptionID: mux.Vars(r)["subscriptionId"], TxnID: req.TxnID,
 	})
-	if err != nil {
-		failPayment(w, r, err)
-		return
-	}
-	if !httpapi.AwaitReadModels(w, r, s.deps.ReadModels, res.Position) {
+	if !s.recorded(w, r, err, res.Position) {
 		return
 	}
 	httpapi.WriteJSON(w, http.StatusOK, httpapi.Object{"transaction": transactionView(res.Sale, 0)})
@@ -97,11 +89,7 @@ func (s *Server) refund(w http.ResponseWriter, r *http.Request) {
 	res, err := s.deps.Commands.Refund.Handle(r.Context(), commands.Refund{
 		Meta: operatorMeta(r), TransactionID: mux.Vars(r)["transactionId"], AmountCents: req.AmountCents,
 	})
-	if err != nil {
-		failPayment(w, r, err)
-		return
-	}
-	if !httpapi.AwaitReadModels(w, r, s.deps.ReadModels, res.Position) {
+	if !s.recorded(w, r, err, res.Position) {
 		return
 	}
 	httpapi.WriteJSON(w, http.StatusOK, httpapi.Object{
@@ -128,11 +116,7 @@ func (s *Server) cancelSubscription(w http.ResponseWriter, r *http.Request) {
 	res, err := s.deps.Commands.CancelSubscription.Handle(r.Context(), commands.CancelSubscription{
 		Meta: operatorMeta(r), SubscriptionID: id, AtPeriodEnd: *req.AtPeriodEnd,
 	})
-	if err != nil {
-		failPayment(w, r, err)
-		return
-	}
-	if !httpapi.AwaitReadModels(w, r, s.deps.ReadModels, res.Position) {
+	if !s.recorded(w, r, err, res.Position) {
 		return
 	}
 	httpapi.WriteJSON(w, http.StatusOK, httpapi.Object{
@@ -163,13 +147,18 @@ func subscriptionView(id, status, processor string, cancelAtPeriodEnd bool, curr
 		"cancelAtPeriodEnd": cancelAtPeriodEnd, "currentPeriodEnd": wireformat.Time(currentPeriodEnd)}
 }
 
-// failPayment answers a refused payment command. The operator names the account, so a product,
-// transaction or subscription of another account is simply not one of this account's: 404,
-// where the integration API's ownership rule says 403.
-func failPayment(w http.ResponseWriter, r *http.Request, err error) {
-	if domain.KindOf(err) == domain.KindForbidden {
+// recorded answers a refused payment command, or waits until the read models show what one
+// recorded at position (as every write does); it reports whether the handler goes on to answer.
+// The operator names the account, so a product, transaction or subscription of another account
+// is simply not one of this account's: 404, where the integration API's ownership rule says 403.
+func (s *Server) recorded(w http.ResponseWriter, r *http.Request, err error, position int64) bool {
+	switch {
+	case domain.KindOf(err) == domain.KindForbidden:
 		httpapi.WriteError(w, http.StatusNotFound, "not found in this account")
-		return
+		return false
+	case err != nil:
+		httpapi.Fail(w, r, err)
+		return false
 	}
-	httpapi.Fail(w, r, err)
+	return httpapi.AwaitReadModels(w, r, s.deps.ReadModels, position)
 }
