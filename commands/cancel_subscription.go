@@ -19,6 +19,7 @@ type CancelSubscription struct {
 // CancelSubscriptionResult is the subscription after the cancellation.
 type CancelSubscriptionResult struct {
 	Status            string
+	Processor         string
 	CancelAtPeriodEnd bool
 	CurrentPeriodEnd  time.Time
 	Position          int64
@@ -48,7 +49,7 @@ func (h cancelSubscriptionHandler) Handle(ctx context.Context, cmd CancelSubscri
 		if err := sub.Cancel(cmd.AtPeriodEnd, h.now()); err != nil {
 			return err
 		}
-		res.Status, res.CancelAtPeriodEnd, res.CurrentPeriodEnd = sub.Status(), sub.CancelAtPeriodEnd(), sub.CurrentPeriodEnd()
+		res.Status, res.Processor, res.CancelAtPeriodEnd, res.CurrentPeriodEnd = sub.Status(), sub.Processor(), sub.CancelAtPeriodEnd(), sub.CurrentPeriodEnd()
 		return nil
 	})
 	if err != nil {

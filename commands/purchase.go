@@ -26,7 +26,8 @@ type Purchase struct {
 
 // PurchaseResult names what the purchase recorded. SubscriptionID is "" for a one-time tier;
 // ActivationID and ActivationToken are "" unless the product forwards to a SaaS signup. The
-// token is shown here and in checkout.purchased only: the activation keeps its hash.
+// token is shown here and in checkout.purchased only: the activation keeps its hash. Sale,
+// Activation and CurrentPeriodEnd are what the operator API answers with, as recorded.
 type PurchaseResult struct {
 	ContactID       string
 	CustomerID      string
@@ -35,7 +36,11 @@ type PurchaseResult struct {
 	SubscriptionID  string
 	ActivationID    string
 	ActivationToken string
-	Position        int64
+	Sale            domain.Sale             // the payment as checkout.purchased reports it
+	Activation      *domain.ActivationGrant // nil unless the product forwards to a SaaS signup
+	// CurrentPeriodEnd is when the first period of the subscription ends (zero without one).
+	CurrentPeriodEnd time.Time
+	Position         int64
 }
 
 // PurchaseHandler handles Purchase.
@@ -133,8 +138,10 @@ func (h purchaseHandler) Handle(ctx context.Context, cmd Purchase) (PurchaseResu
 			grant = &g
 		}
 		txn.Purchase(order, customer, domain.NewSaleContact(contact.Snapshot(account.CustomFieldNames())), pay, res.SubscriptionID, grant)
+		res.Sale, res.Activation = txn.Sale(), grant
 		if sub != nil {
 			sub.Start(order, txn)
+			res.CurrentPeriodEnd = sub.CurrentPeriodEnd()
 		}
 		return nil
 	})

@@ -21,7 +21,8 @@ type Rebill struct {
 // RebillResult names the new transaction and says what the subscription became.
 type RebillResult struct {
 	TransactionID    string
-	Status           string // active, or completed after a split plan's last installment
+	Sale             domain.Sale // the payment as checkout.rebilled reports it
+	Status           string      // active, or completed after a split plan's last installment
 	CurrentPeriodEnd time.Time
 	Position         int64
 }
@@ -60,7 +61,7 @@ func (h rebillHandler) Handle(ctx context.Context, cmd Rebill) (RebillResult, er
 		if err := sub.Rebill(txn, pay); err != nil {
 			return err
 		}
-		res.Status, res.CurrentPeriodEnd = sub.Status(), sub.CurrentPeriodEnd()
+		res.Sale, res.Status, res.CurrentPeriodEnd = txn.Sale(), sub.Status(), sub.CurrentPeriodEnd()
 		return nil
 	})
 	if err != nil {

@@ -21,6 +21,7 @@ type Refund struct {
 // RefundResult is the refund and the transaction's status after it.
 type RefundResult struct {
 	Refund   domain.Refund
+	Sale     domain.Sale // the payment after the refund, as checkout.refunded reports it
 	Status   string
 	Refunded int64 // refunded so far, this refund included
 	Position int64
@@ -50,7 +51,7 @@ func (h refundHandler) Handle(ctx context.Context, cmd Refund) (RefundResult, er
 		if res.Refund, err = txn.Refund(cmd.AmountCents, h.now()); err != nil {
 			return err
 		}
-		res.Status, res.Refunded = txn.Status(), txn.Refunded()
+		res.Sale, res.Status, res.Refunded = txn.Sale(), txn.Status(), txn.Refunded()
 		return nil
 	})
 	if err != nil {

@@ -48,7 +48,7 @@ func from[E domain.Event, P any](payload func(E) (P, resources)) source[P] {
 }
 
 // define declares an outbound event: its name, the filters that apply to it, its made-up sample
-// and the domain events it comes from (none yet for checkout events). The sample and every
+// and the domain events it comes from. The sample and every
 // source make the same payload type P: a sample cannot drift from what is really delivered.
 func define[P any](name string, filters []filter, sample func(now time.Time) P, sources ...source[P]) outboundEvent {
 	e := outboundEvent{name: name, filters: filters, sample: func(now time.Time) any { return sample(now) }}

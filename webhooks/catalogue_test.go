@@ -73,8 +73,8 @@ func TestSampleEnvelopeIDs(t *testing.T) {
 	}
 }
 
-// The checkout samples are section 6's tables member for member (until checkouts exist, they
-// are all an integrator sees of those events).
+// The checkout samples are section 6's tables member for member (before its first sale, they
+// are all an integrator of an account sees of those events).
 func TestCheckoutSamplesFollowTheContract(t *testing.T) {
 	payment := []string{"contact", "customer", "isRebill", "pricing", "product", "transaction"}
 	cancellation := []string{"contact", "customer", "product", "subscription"}

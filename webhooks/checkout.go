@@ -1,8 +1,13 @@
 package webhooks
 
+import (
+	"github.com/funnelhq/funnel/domain"
+	"github.com/funnelhq/funnel/wireformat"
+)
+
 // The checkout payloads (integration-api.md section 6), member for member, in the contract's
-// order. No domain event produces them yet: until checkouts exist they are only samples. The
-// checkout issue adds a mapper per event and names it as the event's source in events.go.
+// order, and their mappers: each checkout webhook is made from its one domain event, whose
+// embedded domain.Sale names the members as the payloads do (domain/checkout_sale.go).
 
 // checkoutPayment is the checkout.purchased and checkout.rebilled payload.
 type checkoutPayment struct {
@@ -62,9 +67,9 @@ type checkoutPricing struct {
 	TierName      string `json:"tierName"`
 	PricingTierID string `json:"pricingTierId"`
 	BumpIndices   []int  `json:"bumpIndices"`
-	// Bumps are the bump offers bought with the plan; the contract does not list a bump's
-	// members yet, the checkout issue does.
-	Bumps []any `json:"bumps"`
+	// Bumps are the bump offers bought with the plan: {id, index, name, amount}, as the
+	// products API lists them (the contract leaves their members open).
+	Bumps []domain.Bump `json:"bumps"`
 }
 
 type checkoutCustomer struct {
@@ -99,4 +104,78 @@ type endedSubscription struct {
 	Status      string `json:"status"`
 	Processor   string `json:"processor"`
 	CancelledAt string `json:"cancelledAt"`
+}
+
+// purchasedData maps a first payment. Its activation is there when the product forwards to a
+// SaaS signup.
+func purchasedData(e domain.CheckoutPurchased) (checkoutPayment, resources) {
+	p := paymentOf(e.Sale, false)
+	if a := e.Activation; a != nil {
+		p.Activation = &checkoutActivation{Token: a.Token, URL: a.URL, ExpiresAt: wireformat.Time(a.ExpiresAt)}
+	}
+	return p, saleResources(e.Sale, e.Transaction.SubscriptionID)
+}
+
+// rebilledData maps a renewal payment.
+func rebilledData(e domain.CheckoutRebilled) (checkoutPayment, resources) {
+	return paymentOf(e.Sale, true), saleResources(e.Sale, e.Transaction.SubscriptionID)
+}
+
+// refundedData maps a refund: the payment, with its status after the refund, and the refund.
+func refundedData(e domain.CheckoutRefunded) (checkoutRefunded, resources) {
+	r := e.Refund
+	return checkoutRefunded{
+		checkoutPayment: paymentOf(e.Sale, false),
+		Refund:          checkoutRefund{AmountCents: r.AmountCents, FullyRefunded: r.FullyRefunded, RefundedAt: wireformat.Time(r.RefundedAt)},
+	}, saleResources(e.Sale, e.Transaction.SubscriptionID)
+}
+
+// cancelScheduledData maps a cancellation as it is asked for.
+func cancelScheduledData(e domain.SubscriptionCancelScheduled) (checkoutCancelScheduled, resources) {
+	s := e.Subscription
+	return checkoutCancelScheduled{checkoutSubject: subjectOf(e.Sale), Subscription: scheduledCancellation{
+		ID: s.ID, Status: s.Status, Processor: s.Processor, CancelAtPeriodEnd: s.CancelAtPeriodEnd,
+		CurrentPeriodEnd: wireformat.Time(s.CurrentPeriodEnd), ScheduledAt: wireformat.Time(s.ScheduledAt),
+	}}, saleResources(e.Sale, s.ID)
+}
+
+// subscriptionCancelledData maps the end of a subscription.
+func subscriptionCancelledData(e domain.SubscriptionCancelled) (checkoutSubscriptionCancelled, resources) {
+	s := e.Subscription
+	return checkoutSubscriptionCancelled{checkoutSubject: subjectOf(e.Sale), Subscription: endedSubscription{
+		ID: s.ID, Status: s.Status, Processor: s.Processor, CancelledAt: wireformat.Time(s.CancelledAt),
+	}}, saleResources(e.Sale, s.ID)
+}
+
+// paymentOf is the payment members of a sale.
+func paymentOf(s domain.Sale, isRebill bool) checkoutPayment {
+	t := s.Transaction
+	return checkoutPayment{
+		IsRebill: isRebill,
+		Product:  checkoutProduct{ID: s.Product.ID, Name: s.Product.Name, InternalName: s.Product.InternalName},
+		Transaction: checkoutTransaction{ID: t.ID, TxnID: t.TxnID, Amount: t.Amount, Currency: t.Currency, Status: t.Status,
+			Processor: t.Processor, SubscriptionID: t.SubscriptionID},
+		Pricing: checkoutPricing{TierIndex: s.Pricing.TierIndex, TierName: s.Pricing.TierName, PricingTierID: s.Pricing.PricingTierID,
+			BumpIndices: wireformat.List(s.Pricing.BumpIndices), Bumps: wireformat.List(s.Pricing.Bumps)},
+		Customer: checkoutCustomer{Email: s.Customer.Email, Name: s.Customer.Name, ContactID: s.Customer.ContactID},
+		Contact:  contactSummary{ContactID: s.Contact.ContactID, Email: s.Contact.Email, FirstName: s.Contact.FirstName, LastName: s.Contact.LastName},
+	}
+}
+
+// subjectOf is what a cancellation is about: the members it shares with a payment.
+func subjectOf(s domain.Sale) checkoutSubject {
+	p := paymentOf(s, false)
+	return checkoutSubject{Product: p.Product, Customer: p.Customer, Contact: p.Contact}
+}
+
+// saleResources are the ids a checkout event is about: what the product, pricing and bump
+// filters match, and the billing subscription whose events reach a webhook in order
+// (decisions.md "Webhooks"). A one-time purchase has no subscription: its events are
+// independent.
+func saleResources(s domain.Sale, subscriptionID string) resources {
+	r := resources{productID: s.Product.ID, pricingTierID: s.Pricing.PricingTierID, orderingKey: subscriptionID}
+	for _, b := range s.Pricing.Bumps {
+		r.bumpIDs = append(r.bumpIDs, b.ID)
+	}
+	return r
 }

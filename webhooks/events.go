@@ -7,17 +7,16 @@ package webhooks
 // matching, the samples, the types a subscription may name and their legacy aliases.
 //
 // To add an outbound event, add one entry here (with its payload type, its mapper and its sample
-// builder). To give a checkout event its domain source once checkouts exist, add
-// from(itsMapper) to its entry. The compiler checks that the sample and every mapper of an entry
+// builder). The compiler checks that the sample and every mapper of an entry
 // make the same payload type.
 var Events = newCatalogue(
 	define("form.submitted", []filter{byForm}, formSubmittedSample, from(formSubmittedData)),
 	define("scheduling.booked", []filter{byEventType}, bookedSample, from(bookedData)),
-	define("checkout.purchased", paymentFilters, purchasedSample).alsoKnownAs("checkout.paid"),
-	define("checkout.rebilled", paymentFilters, rebilledSample),
-	define("checkout.refunded", paymentFilters, refundedSample),
-	define("checkout.subscription_cancel_scheduled", []filter{byProduct}, cancelScheduledSample),
-	define("checkout.subscription_cancelled", []filter{byProduct}, subscriptionCancelledSample),
+	define("checkout.purchased", paymentFilters, purchasedSample, from(purchasedData)).alsoKnownAs("checkout.paid"),
+	define("checkout.rebilled", paymentFilters, rebilledSample, from(rebilledData)),
+	define("checkout.refunded", paymentFilters, refundedSample, from(refundedData)),
+	define("checkout.subscription_cancel_scheduled", []filter{byProduct}, cancelScheduledSample, from(cancelScheduledData)),
+	define("checkout.subscription_cancelled", []filter{byProduct}, subscriptionCancelledSample, from(subscriptionCancelledData)),
 )
 
 // paymentFilters apply to the events of one payment: the checkout, its pricing option, its bumps.

@@ -38,7 +38,7 @@ const samplesPerEvent = 3
 
 // For returns up to three envelopes built from the account's own recent events of that type,
 // exactly as they were (or would have been) delivered, or one realistic made-up envelope when
-// the account has none (always, for an event no domain event produces yet).
+// the account has none.
 func (s *Samples) For(ctx context.Context, accountID, eventName string) ([]Envelope, error) {
 	event, ok := s.events.lookup(eventName)
 	if !ok {
@@ -146,7 +146,7 @@ func samplePayment(isRebill bool, status string) checkoutPayment {
 		Product:  sampleSubject.Product,
 		Transaction: checkoutTransaction{ID: "txn_sample", TxnID: "ch_3Psample", Amount: 4900, Currency: "USD",
 			Status: status, Processor: "stripe", SubscriptionID: "sub_sample"},
-		Pricing:  checkoutPricing{TierIndex: 0, TierName: "Monthly", PricingTierID: "tier_sample", BumpIndices: []int{}, Bumps: []any{}},
+		Pricing:  checkoutPricing{TierIndex: 0, TierName: "Monthly", PricingTierID: "tier_sample", BumpIndices: []int{}, Bumps: []domain.Bump{}},
 		Customer: sampleSubject.Customer,
 		Contact:  sampleSubject.Contact,
 	}
