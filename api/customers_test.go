@@ -8,8 +8,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/funnelhq/funnel/app"
 	"github.com/funnelhq/funnel/app/apptest"
 	"github.com/funnelhq/funnel/commands"
+	"github.com/funnelhq/funnel/infra/sqldb/sqldbtest"
 )
 
 // buy records a purchase through the command (the operator endpoint is the operator API's) and
@@ -196,6 +198,60 @@ func TestCustomersTenancyAndScopes(t *testing.T) {
 				t.Fatalf("403 message %q does not name checkout:read", msg)
 			}
 			svc.API.Get(t, p, withScope).Expect(t, http.StatusOK)
+		}
+	})
+}
+
+// The checkout read models rebuilt from the log come back exactly as their projections built them.
+func TestRebuildCheckoutReadModels(t *testing.T) {
+	apptest.Run(t, func(t *testing.T, svc *apptest.Service) {
+		ctx := context.Background()
+		acc := svc.NewAccount(t)
+		pro := svc.NewProduct(t, acc.ID, proPlan())
+		first := buy(t, svc, purchaseOf(acc.ID, pro, 1, "alan@example.com", "Alan", pro.BumpIDs[0]))
+		buy(t, svc, purchaseOf(acc.ID, pro, 2, "alan@example.com", "Alan Turing"))
+		buy(t, svc, purchaseOf(acc.ID, pro, 0, "joan@example.com", ""))
+		cmds := svc.App.Commands()
+		meta := commands.Meta{AccountID: acc.ID}
+		rebill, err := cmds.Rebill.Handle(ctx, commands.Rebill{Meta: meta, SubscriptionID: first.SubscriptionID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		refund, err := cmds.Refund.Handle(ctx, commands.Refund{Meta: meta, TransactionID: first.TransactionID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cancel, err := cmds.CancelSubscription.Handle(ctx, commands.CancelSubscription{Meta: meta, SubscriptionID: first.SubscriptionID, AtPeriodEnd: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		done, err := cmds.CompleteActivation.Handle(ctx, commands.CompleteActivation{Meta: meta, Token: first.ActivationToken, ExternalUserID: "u-1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, pos := range []int64{rebill.Position, refund.Position, cancel.Position, done.Position} {
+			if err := svc.App.ReadModels().WaitReadModels(ctx, pos); err != nil {
+				t.Fatal(err)
+			}
+		}
+		db := svc.App.DB()
+		for _, name := range []string{"customers", "transactions", "subscriptions", "activations"} {
+			want := sqldbtest.Dump(t, db.Read, name, "id")
+			if len(want) < 2 {
+				t.Fatalf("%s holds %d rows: the rebuild would prove little", name, len(want))
+			}
+			if _, err := db.Write.ExecContext(ctx, `DELETE FROM `+name+` WHERE account_id = $1`, acc.ID); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := app.Rebuild(ctx, db, name, nil); err != nil {
+				t.Fatalf("rebuild %s: %v", name, err)
+			}
+			if diff := sqldbtest.DiffRows(want, sqldbtest.Dump(t, db.Read, name, "id"), 5); diff != "" {
+				t.Fatalf("rebuilt %s differ:\n%s", name, diff)
+			}
+		}
+		if list := svc.API.Get(t, "/api/v1/customers", acc.Key).Expect(t, http.StatusOK).List(t, "customers"); len(list) != 2 {
+			t.Fatalf("%d customers after the rebuild, want 2", len(list))
 		}
 	})
 }
