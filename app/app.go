@@ -72,7 +72,7 @@ func Open(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 	pipe.AddInvalidator(projections.NewCacheInvalidator(models.accounts, models.tags))
 	a.pipeline = pipe
 	policy := webhooks.TargetPolicy{AllowPrivate: cfg.WebhookAllowPrivate}
-	handlers := commands.NewHandlers(commands.Dependencies{Store: store, Tags: models.tags, Targets: policy, Events: webhooks.Events, Products: models.products, Log: log, Observer: m})
+	handlers := commands.NewHandlers(commands.Dependencies{Store: store, Tags: models.tags, Targets: policy, Events: webhooks.Events, Products: models.products, Now: cfg.Now, Log: log, Observer: m})
 	a.commands = handlers
 	// Timeout, concurrency and polling: webhooks.Config's defaults.
 	a.dispatcher = webhooks.NewDispatcher(db, webhooks.Config{
@@ -102,6 +102,7 @@ func Open(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 		EventTypes:    models.eventTypes,
 		Bookings:      models.bookings,
 		Products:      models.products,
+		Customers:     models.customers,
 		Subscriptions: subscriptions,
 		Samples:       webhooks.NewSamples(store),
 		ReadModels:    pipe.Tracker(),
@@ -109,6 +110,10 @@ func Open(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 		APIHost:       cfg.APIHost,
 		Log:           log,
 		Observer:      m,
+		// The checkout read models of a customer's payments and of activations.
+		Transactions:          models.payments,
+		CheckoutSubscriptions: models.subs,
+		Activations:           models.activations,
 	})
 	a.operator = operator.New(operator.Deps{
 		Commands:      handlers,

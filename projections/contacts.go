@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/funnelhq/funnel/domain"
@@ -178,27 +177,11 @@ type ContactFilter struct {
 
 // List returns one page of an account's contacts, newest first.
 func (p *Contacts) List(ctx context.Context, accountID string, filter ContactFilter, page paging.Page) ([]Contact, string, error) {
-	var sb strings.Builder
-	sb.WriteString(selectContacts + ` WHERE account_id = $1`)
-	args := []any{accountID}
-	if filter.Email != "" {
-		args = append(args, domain.EmailKey(filter.Email))
-		fmt.Fprintf(&sb, ` AND email_key = $%d`, len(args))
-	}
-	if page.Cursor != "" {
-		var before int64
-		if err := paging.DecodeCursor(page.Cursor, &before); err != nil {
-			return nil, "", err
-		}
-		args = append(args, before)
-		fmt.Fprintf(&sb, ` AND seq < $%d`, len(args))
-	}
-	fmt.Fprintf(&sb, ` ORDER BY seq DESC LIMIT %d`, page.Limit+1)
-	out, err := queryAll(ctx, p.db, scanContact, sb.String(), args...)
+	where, args := ofAccountWithEmail(accountID, filter.Email)
+	out, next, err := listNewestFirst(ctx, p.db, scanContact, func(c Contact) int64 { return c.seq }, page, selectContacts, where, args...)
 	if err != nil {
 		return nil, "", fmt.Errorf("projections: list contacts: %w", err)
 	}
-	out, next := paging.Cut(out, page.Limit, func(c Contact) any { return c.seq })
 	return out, next, nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 
+	"github.com/funnelhq/funnel/domain"
 	"github.com/funnelhq/funnel/paging"
 )
 
@@ -35,4 +36,34 @@ func listInCreationOrder[T any](ctx context.Context, db *sql.DB, scan func(inter
 	}
 	out, next := paging.Cut(out, page.Limit, func(row T) any { return seqOf(row) })
 	return out, next, nil
+}
+
+// listNewestFirst returns one page of the rows of selectFrom that match where (whose parameters
+// are args), newest first (the seq column, descending), and the cursor of the next page.
+func listNewestFirst[T any](ctx context.Context, db *sql.DB, scan func(interface{ Scan(...any) error }) (T, error), seqOf func(T) int64,
+	page paging.Page, selectFrom, where string, args ...any) ([]T, string, error) {
+	if page.Cursor != "" {
+		var before int64
+		if err := paging.DecodeCursor(page.Cursor, &before); err != nil {
+			return nil, "", err
+		}
+		args = append(args, before)
+		where += fmt.Sprintf(` AND seq < $%d`, len(args))
+	}
+	query := fmt.Sprintf(`%s WHERE %s ORDER BY seq DESC LIMIT %d`, selectFrom, where, page.Limit+1)
+	out, err := queryAll(ctx, db, scan, query, args...)
+	if err != nil {
+		return nil, "", err
+	}
+	out, next := paging.Cut(out, page.Limit, func(row T) any { return seqOf(row) })
+	return out, next, nil
+}
+
+// ofAccountWithEmail is the condition of a list of an account's rows that have an email_key
+// column, narrowed to one email (exact, case-insensitive) unless email is "".
+func ofAccountWithEmail(accountID, email string) (string, []any) {
+	if email == "" {
+		return `account_id = $1`, []any{accountID}
+	}
+	return `account_id = $1 AND email_key = $2`, []any{accountID, domain.EmailKey(email)}
 }

@@ -74,3 +74,24 @@ type Products interface {
 type Samples interface {
 	For(ctx context.Context, accountID, eventName string) ([]webhooks.Envelope, error)
 }
+
+// Customers reads checkout customers.
+type Customers interface {
+	Customer(ctx context.Context, id string) (projections.Customer, error)
+	List(ctx context.Context, accountID string, f projections.CustomerFilter, p paging.Page) ([]projections.Customer, string, error)
+}
+
+// Transactions reads the payments of a customer.
+type Transactions interface {
+	OfCustomer(ctx context.Context, customerID string) ([]projections.Transaction, error)
+}
+
+// CheckoutSubscriptions reads the subscriptions of a customer.
+type CheckoutSubscriptions interface {
+	OfCustomer(ctx context.Context, customerID string) ([]projections.Subscription, error)
+}
+
+// Activations reads one SaaS signup activation.
+type Activations interface {
+	Activation(ctx context.Context, id string) (projections.Activation, error)
+}

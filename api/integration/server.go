@@ -31,6 +31,11 @@ type Deps struct {
 	EventTypes  EventTypes
 	Bookings    Bookings
 	Products    Products
+	Customers   Customers
+	// Transactions and CheckoutSubscriptions read a customer's payments and subscriptions.
+	Transactions          Transactions
+	CheckoutSubscriptions CheckoutSubscriptions
+	Activations           Activations
 	// Subscriptions reads the REST Hook subscriptions the webhook projector keeps.
 	Subscriptions httpapi.SubscriptionReader
 	Samples       Samples
@@ -96,6 +101,10 @@ func (s *Server) Router() *mux.Router {
 
 	v1(http.MethodGet, "/products", domain.ScopeCheckoutRead, s.listProducts)
 	v1(http.MethodGet, "/products/{productId}", domain.ScopeCheckoutRead, s.getProduct)
+	v1(http.MethodGet, "/customers", domain.ScopeCheckoutRead, s.listCustomers)
+	v1(http.MethodGet, "/customers/{customerId}", domain.ScopeCheckoutRead, s.getCustomer)
+	v1(http.MethodGet, "/checkout/activations/{token}", domain.ScopeCheckoutRead, s.validateActivation)
+	v1(http.MethodPost, "/checkout/activations/{token}/complete", domain.ScopeCheckoutWrite, s.completeActivation)
 
 	v1(http.MethodPost, "/webhooks/subscriptions", domain.ScopeWebhooksWrite, s.subscribeRESTHook)
 	v1(http.MethodDelete, "/webhooks/subscriptions/{id}", domain.ScopeWebhooksWrite, s.unsubscribeRESTHook)

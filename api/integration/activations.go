@@ -1,0 +1,78 @@
+package integration
+
+import (
+	"net/http"
+
+	"github.com/gorilla/mux"
+
+	"github.com/funnelhq/funnel/api/httpapi"
+	"github.com/funnelhq/funnel/commands"
+	"github.com/funnelhq/funnel/domain"
+	"github.com/funnelhq/funnel/wireformat"
+)
+
+// validateActivation serves GET /api/v1/checkout/activations/{token}. It goes through the
+// ValidateActivation command, since using a token past its expiry records that it expired; an
+// expired activation is answered 200 with status expired.
+func (s *Server) validateActivation(w http.ResponseWriter, r *http.Request) {
+	token := mux.Vars(r)["token"]
+	res, err := s.deps.Commands.ValidateActivation.Handle(r.Context(), commands.ValidateActivation{Meta: principalOf(r.Context()).meta(r), Token: token})
+	if err != nil {
+		httpapi.Fail(w, r, err)
+		return
+	}
+	s.answerActivation(w, r, res, token)
+}
+
+type completeActivationRequest struct {
+	ExternalUserID *string `json:"externalUserId"`
+}
+
+// completeActivation serves POST /api/v1/checkout/activations/{token}/complete: idempotent with
+// the same externalUserId or none, 409 with another one, 400 once expired. The body is
+// optional: none at all is the same as {}.
+func (s *Server) completeActivation(w http.ResponseWriter, r *http.Request) {
+	var req completeActivationRequest
+	if r.ContentLength != 0 && !httpapi.Decode(w, r, &req) {
+		return
+	}
+	cmd := commands.CompleteActivation{Meta: principalOf(r.Context()).meta(r), Token: mux.Vars(r)["token"]}
+	if req.ExternalUserID != nil {
+		cmd.ExternalUserID = *req.ExternalUserID
+	}
+	res, err := s.deps.Commands.CompleteActivation.Handle(r.Context(), cmd)
+	if err != nil {
+		httpapi.Fail(w, r, err)
+		return
+	}
+	s.answerActivation(w, r, res, cmd.Token)
+}
+
+// answerActivation waits for the read models to show what the command saw or recorded, and
+// answers with the activation as the read model holds it, with the signup URL of the token the
+// caller presented (the read model keeps no token).
+func (s *Server) answerActivation(w http.ResponseWriter, r *http.Request, res commands.ActivationView, token string) {
+	if !httpapi.AwaitReadModels(w, r, s.deps.ReadModels, res.Position) {
+		return
+	}
+	a, err := s.deps.Activations.Activation(r.Context(), res.ActivationID)
+	if err != nil {
+		httpapi.Fail(w, r, err)
+		return
+	}
+	link, err := domain.ActivationURL(a.ActivationBaseURL, token)
+	if err != nil {
+		httpapi.Fail(w, r, err)
+		return
+	}
+	view := httpapi.Object{
+		"id": a.ID, "status": a.Status, "email": a.Email, "product": httpapi.Object{"id": a.ProductID, "name": a.ProductName},
+		"expiresAt": wireformat.Time(a.ExpiresAt), "activationUrl": link, "customerId": a.CustomerID,
+		"transactionId": a.TransactionID, "subscriptionId": wireformat.OrNull(a.SubscriptionID),
+		"externalUserId": wireformat.OrNull(a.ExternalUserID), "completedAt": nil,
+	}
+	if !a.CompletedAt.IsZero() {
+		view["completedAt"] = wireformat.Time(a.CompletedAt)
+	}
+	httpapi.WriteJSON(w, http.StatusOK, httpapi.Object{"activation": view})
+}

@@ -1,0 +1,81 @@
+package projections
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+
+	"github.com/funnelhq/funnel/domain"
+	"github.com/funnelhq/funnel/paging"
+)
+
+// Customers is the read model of checkout customers: one per account and email.
+type Customers struct {
+	readModel[writer]
+	db *sql.DB
+}
+
+// NewCustomers reads the customers read model from db. A customer is created by its first
+// purchase and only ever renamed afterwards: each event is one small write.
+func NewCustomers(db *sql.DB) *Customers {
+	return &Customers{db: db, readModel: eachEvent(db, "customers", []string{"customers"},
+		on(insertCustomer), on(renameCustomer))}
+}
+
+func insertCustomer(w writer, r domain.Recorded, e domain.CustomerCreated) error {
+	return w.exec(`INSERT INTO customers (id, account_id, email, email_key, name, contact_id, created_at, seq)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+		e.CustomerID, e.AccountID, e.Email, domain.EmailKey(e.Email), e.Name, e.ContactID, millis(r.OccurredAt), r.Position)
+}
+
+func renameCustomer(w writer, _ domain.Recorded, e domain.CustomerRenamed) error {
+	return w.exec(`UPDATE customers SET name = $1 WHERE id = $2`, e.Name, e.CustomerID)
+}
+
+// Customer is a checkout customer as the APIs show it.
+type Customer struct {
+	ID        string
+	AccountID string
+	Email     string // as the first purchase spelt it
+	Name      string
+	ContactID string
+	CreatedAt time.Time
+	seq       int64
+}
+
+const selectCustomers = `SELECT id, account_id, email, name, contact_id, created_at, seq FROM customers`
+
+func scanCustomer(row interface{ Scan(...any) error }) (Customer, error) {
+	var c Customer
+	var created int64
+	if err := row.Scan(&c.ID, &c.AccountID, &c.Email, &c.Name, &c.ContactID, &created, &c.seq); err != nil {
+		return Customer{}, notFound(err)
+	}
+	c.CreatedAt = fromMillis(created)
+	return c, nil
+}
+
+// Customer returns one customer of any account; the caller checks the account.
+func (p *Customers) Customer(ctx context.Context, id string) (Customer, error) {
+	c, err := scanCustomer(p.db.QueryRowContext(ctx, selectCustomers+` WHERE id = $1`, id))
+	if err != nil {
+		return Customer{}, fmt.Errorf("projections: customer %s: %w", id, err)
+	}
+	return c, nil
+}
+
+// CustomerFilter narrows a customer list.
+type CustomerFilter struct {
+	Email string // exact, case-insensitive
+}
+
+// List returns one page of an account's customers, newest first.
+func (p *Customers) List(ctx context.Context, accountID string, filter CustomerFilter, page paging.Page) ([]Customer, string, error) {
+	where, args := ofAccountWithEmail(accountID, filter.Email)
+	out, next, err := listNewestFirst(ctx, p.db, scanCustomer, func(c Customer) int64 { return c.seq }, page, selectCustomers, where, args...)
+	if err != nil {
+		return nil, "", fmt.Errorf("projections: list customers: %w", err)
+	}
+	return out, next, nil
+}
