@@ -24,6 +24,7 @@ type readModels struct {
 	eventTypes  *projections.EventTypes
 	bookings    *projections.Bookings
 	products    *projections.Products
+	timers      *projections.SubscriptionTimers
 	// webhooks is a read model too: the subscription lists are served from its table.
 	webhooks *webhooks.Projector
 }
@@ -43,13 +44,14 @@ func newReadModels(db *sqldb.DB, observer webhooks.Observer, wakeDispatcher func
 		eventTypes:  projections.NewEventTypes(db.Read),
 		bookings:    projections.NewBookings(db.Read),
 		products:    projections.NewProducts(db.Read),
+		timers:      projections.NewSubscriptionTimers(db.Read),
 		webhooks:    webhooks.NewProjector(db.Dialect, maxDeliveryAttempts, observer, wakeDispatcher),
 	}
 }
 
 // all lists the projections in the order the pipeline runs them.
 func (m readModels) all() []projections.Projection {
-	return []projections.Projection{m.accounts, m.tags, m.contacts, m.crms, m.leads, m.forms, m.submissions, m.eventTypes, m.bookings, m.products, m.webhooks}
+	return []projections.Projection{m.accounts, m.tags, m.contacts, m.crms, m.leads, m.forms, m.submissions, m.eventTypes, m.bookings, m.products, m.timers, m.webhooks}
 }
 
 // ProjectionStatus tells how far each projection is, and the log's head (`funnel projections
