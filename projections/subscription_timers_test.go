@@ -32,17 +32,7 @@ func TestSubscriptionTimersFollowTheLog(t *testing.T) {
 			for i, e := range events {
 				batch[i] = recorded(t, int64(i+1), at, e)
 			}
-			tx, err := db.Projections.BeginTx(ctx, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer tx.Rollback()
-			if err := timers.Apply(ctx, tx, batch); err != nil {
-				t.Fatalf("apply: %v", err)
-			}
-			if err := tx.Commit(); err != nil {
-				t.Fatal(err)
-			}
+			applyBatch(t, db, timers, batch)
 		}
 		soonest := func() []projections.SubscriptionTimer {
 			t.Helper()
