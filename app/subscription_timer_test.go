@@ -79,13 +79,13 @@ func cancellations(t *testing.T, svc *apptest.Service, subscriptionID string) []
 	return out
 }
 
-// awaitCancelled waits until the subscriptions are cancelled and no timer is pending in the read
+// awaitCancelled waits until the subscriptions are cancelled and their timers gone from the read
 // model, and returns the cancellations of each: exactly one each is wanted.
 func awaitCancelled(t *testing.T, svc *apptest.Service, subscriptionIDs ...string) map[string][]domain.SubscriptionCancelled {
 	t.Helper()
 	deadline := time.Now().Add(15 * time.Second)
 	for _, id := range subscriptionIDs {
-		for len(cancellations(t, svc, id)) == 0 || len(pendingTimers(t, svc.App.DB())) != 0 {
+		for len(cancellations(t, svc, id)) == 0 || hasTimer(t, svc.App.DB(), id) {
 			if time.Now().After(deadline) {
 				t.Fatalf("subscription %s was not cancelled by its timer (pending timers: %v)", id, pendingTimers(t, svc.App.DB()))
 			}
@@ -103,6 +103,15 @@ func awaitCancelled(t *testing.T, svc *apptest.Service, subscriptionIDs ...strin
 func pendingTimers(t *testing.T, db *sqldb.DB) []string {
 	t.Helper()
 	return sqldbtest.Dump(t, db.Read, "subscription_timers", "id")
+}
+
+func hasTimer(t *testing.T, db *sqldb.DB, subscriptionID string) bool {
+	t.Helper()
+	var n int
+	if err := db.Read.QueryRow(`SELECT COUNT(*) FROM subscription_timers WHERE id = $1`, subscriptionID).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n > 0
 }
 
 func wantOneCancellationAt(t *testing.T, got []domain.SubscriptionCancelled, periodEnd time.Time) {
@@ -225,5 +234,25 @@ func TestSubscriptionTimersRebuildFromTheLog(t *testing.T) {
 
 		clock.Set(periodEnd)
 		wantOneCancellationAt(t, awaitCancelled(t, svc, sub)[sub], periodEnd)
+	})
+}
+
+// A timer that fails (here one whose subscription is not in the log, written behind the
+// projection's back) is logged and tried again; it stops neither the loop nor the other timers.
+func TestSubscriptionTimerFailureStopsNoOtherTimer(t *testing.T) {
+	sqldbtest.Run(t, func(t *testing.T, d sqldb.Dialect) {
+		clock := newTestClock()
+		svc := apptest.Start(t, d, clock.configure)
+		acc := svc.NewAccount(t)
+		if _, err := svc.App.DB().Write.Exec(`INSERT INTO subscription_timers (id, account_id, due_at) VALUES ($1, $2, $3)`,
+			"sub_not_in_the_log", acc.ID, int64(1)); err != nil {
+			t.Fatal(err)
+		}
+		sub, periodEnd := cancellingSubscription(t, svc, acc.ID)
+		clock.Set(periodEnd.Add(time.Minute))
+		wantOneCancellationAt(t, awaitCancelled(t, svc, sub)[sub], periodEnd)
+		if !hasTimer(t, svc.App.DB(), "sub_not_in_the_log") {
+			t.Fatal("the failing timer vanished: it should stay, to be tried again")
+		}
 	})
 }
