@@ -21,7 +21,7 @@ type SubscriptionTimers struct {
 // NewSubscriptionTimers reads the timers read model from db. A cancellation is one operator
 // request at a time: there is no burst worth batching.
 func NewSubscriptionTimers(db *sql.DB) *SubscriptionTimers {
-	return &SubscriptionTimers{db: db, readModel: eachEvent(db, "subscription_timers", []string{"subscription_timers"},
+	return &SubscriptionTimers{db: db, readModel: eachEvent(db, "subscription-timers", []string{"subscription_timers"},
 		on(setTimer), on(moveTimer), on(removeTimerOfCancelled), on(removeTimerOfCompleted))}
 }
 
