@@ -37,6 +37,7 @@ type App struct {
 	api        *integration.Server
 	operator   *operator.Server
 	dispatcher *webhooks.Dispatcher
+	timer      subscriptionTimer
 }
 
 // Open connects to the database, claims a SQLite file for this process (sqldb.DB.Claim), applies
@@ -72,8 +73,13 @@ func Open(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 	pipe.AddInvalidator(projections.NewCacheInvalidator(models.accounts, models.tags))
 	a.pipeline = pipe
 	policy := webhooks.TargetPolicy{AllowPrivate: cfg.WebhookAllowPrivate}
-	handlers := commands.NewHandlers(commands.Dependencies{Store: store, Tags: models.tags, Targets: policy, Events: webhooks.Events, Products: models.products, Now: cfg.Now, Log: log, Observer: m})
+	now := cfg.Now
+	if now == nil {
+		now = time.Now
+	}
+	handlers := commands.NewHandlers(commands.Dependencies{Store: store, Tags: models.tags, Targets: policy, Events: webhooks.Events, Products: models.products, Log: log, Observer: m, Now: now})
 	a.commands = handlers
+	a.timer = subscriptionTimer{timers: models.timers, end: handlers.EndSubscriptionIfDue, now: now, log: log.Named("timer")}
 	// Timeout, concurrency and polling: webhooks.Config's defaults.
 	a.dispatcher = webhooks.NewDispatcher(db, webhooks.Config{
 		Schedule: webhooks.Schedule{Base: cfg.WebhookBackoffBase, Cap: cfg.WebhookBackoffCap},
@@ -175,11 +181,13 @@ func (a *App) isReady() bool {
 // maxDeliveryAttempts is how often a webhook is tried (integration-api.md section 8).
 const maxDeliveryAttempts = 10
 
-// RunBackground runs the relay, the projections and the webhook dispatcher until ctx ends.
+// RunBackground runs the relay, the projections, the webhook dispatcher and the subscription
+// timers until ctx ends.
 func (a *App) RunBackground(ctx context.Context) error {
 	g, ctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return a.pipeline.Run(ctx) })
 	g.Go(func() error { return a.dispatcher.Run(ctx) })
+	g.Go(func() error { return a.timer.Run(ctx) })
 	return g.Wait()
 }
 

@@ -24,8 +24,8 @@ type Config struct {
 	RateLimits          bool          // FUNNEL_RATE_LIMITS
 	RedisURL            string        // FUNNEL_REDIS_URL
 	LogLevel            string        // FUNNEL_LOG_LEVEL
-	// Now is the clock of the commands (payments, billing periods, activation expiry); nil is
-	// time.Now. Tests set it to move time without waiting.
+	// Now is the clock of the commands and of the subscription timers; nil is time.Now. Tests
+	// move it to let billing periods pass without waiting.
 	Now func() time.Time
 }
 

@@ -28,6 +28,7 @@ type readModels struct {
 	payments    *projections.Transactions  // checkout transactions
 	subs        *projections.Subscriptions // checkout subscriptions
 	activations *projections.Activations
+	timers      *projections.SubscriptionTimers
 	// webhooks is a read model too: the subscription lists are served from its table.
 	webhooks *webhooks.Projector
 }
@@ -51,6 +52,7 @@ func newReadModels(db *sqldb.DB, observer webhooks.Observer, wakeDispatcher func
 		payments:    projections.NewTransactions(db.Read),
 		subs:        projections.NewSubscriptions(db.Read),
 		activations: projections.NewActivations(db.Read),
+		timers:      projections.NewSubscriptionTimers(db.Read),
 		webhooks:    webhooks.NewProjector(db.Dialect, maxDeliveryAttempts, observer, wakeDispatcher),
 	}
 }
@@ -58,7 +60,7 @@ func newReadModels(db *sqldb.DB, observer webhooks.Observer, wakeDispatcher func
 // all lists the projections in the order the pipeline runs them.
 func (m readModels) all() []projections.Projection {
 	return []projections.Projection{m.accounts, m.tags, m.contacts, m.crms, m.leads, m.forms, m.submissions, m.eventTypes, m.bookings, m.products,
-		m.customers, m.payments, m.subs, m.activations, m.webhooks}
+		m.customers, m.payments, m.subs, m.activations, m.timers, m.webhooks}
 }
 
 // ProjectionStatus tells how far each projection is, and the log's head (`funnel projections

@@ -31,6 +31,9 @@ type Handlers struct {
 	ValidateActivation ValidateActivationHandler
 	CompleteActivation CompleteActivationHandler
 
+	// EndSubscriptionIfDue is run by the durable timer of cancellations, not by a request.
+	EndSubscriptionIfDue EndSubscriptionIfDueHandler
+
 	CreateWebhookSubscription  CreateWebhookSubscriptionHandler
 	DeleteWebhookSubscription  DeleteWebhookSubscriptionHandler
 	DisableWebhookSubscription DisableWebhookSubscriptionHandler
@@ -80,6 +83,8 @@ func NewHandlers(d Dependencies) Handlers {
 		CancelSubscription: NewCancelSubscriptionHandler(d.Store, now, d.Log, d.Observer),
 		ValidateActivation: NewValidateActivationHandler(d.Store, now, d.Log, d.Observer),
 		CompleteActivation: NewCompleteActivationHandler(d.Store, now, d.Log, d.Observer),
+
+		EndSubscriptionIfDue: NewEndSubscriptionIfDueHandler(d.Store, now, d.Log, d.Observer),
 
 		CreateWebhookSubscription:  NewCreateWebhookSubscriptionHandler(d.Store, d.Targets, d.Events, d.Products, d.Log, d.Observer),
 		DeleteWebhookSubscription:  NewDeleteWebhookSubscriptionHandler(d.Store, d.Log, d.Observer),

@@ -24,17 +24,7 @@ func TestContactCreatedThenGivenACustomFieldInOneBatch(t *testing.T) {
 			recorded(t, 1, at, domain.ContactCreated{ContactID: "ct_1", AccountID: "acc_1", Email: "ada@example.com"}),
 			recorded(t, 2, at, domain.ContactUpdated{ContactID: "ct_1", CustomFields: map[string]string{"cf_company": "Analytical Engines"}}),
 		}
-		tx, err := db.Projections.BeginTx(ctx, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer tx.Rollback()
-		if err := contacts.Apply(ctx, tx, batch); err != nil {
-			t.Fatalf("apply: %v", err)
-		}
-		if err := tx.Commit(); err != nil {
-			t.Fatal(err)
-		}
+		applyBatch(t, db, contacts, batch)
 		c, err := contacts.Contact(ctx, "ct_1")
 		if err != nil {
 			t.Fatal(err)
@@ -43,6 +33,23 @@ func TestContactCreatedThenGivenACustomFieldInOneBatch(t *testing.T) {
 			t.Fatalf("custom fields %v, want cf_company only", c.CustomFields)
 		}
 	})
+}
+
+// applyBatch applies a batch to a projection in one transaction, as the pipeline does.
+func applyBatch(t *testing.T, db *sqldb.DB, p projections.Projection, batch []domain.Recorded) {
+	t.Helper()
+	ctx := context.Background()
+	tx, err := db.Projections.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	if err := p.Apply(ctx, tx, batch); err != nil {
+		t.Fatalf("apply: %v", err)
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func recorded(t *testing.T, pos int64, at time.Time, e domain.Event) domain.Recorded {

@@ -1,0 +1,258 @@
+package app_test
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/funnelhq/funnel/app"
+	"github.com/funnelhq/funnel/app/apptest"
+	"github.com/funnelhq/funnel/commands"
+	"github.com/funnelhq/funnel/domain"
+	"github.com/funnelhq/funnel/infra/sqldb"
+	"github.com/funnelhq/funnel/infra/sqldb/sqldbtest"
+)
+
+// The durable cancel-at-period-end timer, through the whole service: billing periods pass on an
+// injected clock (app.Config.Now), not in real time.
+
+// testClock is the clock of every process of a test: tests move it instead of sleeping for a
+// month.
+type testClock struct{ now atomic.Int64 }
+
+func newTestClock() *testClock {
+	c := &testClock{}
+	c.Set(time.Date(2025, 1, 31, 9, 0, 0, 0, time.UTC))
+	return c
+}
+
+func (c *testClock) Now() time.Time  { return time.Unix(0, c.now.Load()).UTC() }
+func (c *testClock) Set(t time.Time) { c.now.Store(t.UnixNano()) }
+
+func (c *testClock) configure(cfg *app.Config) { cfg.Now = c.Now }
+
+// timerLooks is long enough for the timer loop to have looked at its read model twice.
+const timerLooks = 2500 * time.Millisecond
+
+// cancellingSubscription buys a monthly subscription and cancels it at period end through the
+// commands of svc, and returns it with the end of its period.
+func cancellingSubscription(t *testing.T, svc *apptest.Service, accountID string) (string, time.Time) {
+	t.Helper()
+	ctx := context.Background()
+	product := svc.NewProduct(t, accountID, map[string]any{"name": "Club", "pricingTiers": []any{
+		map[string]any{"name": "Monthly", "amount": 900, "currency": "EUR", "interval": "month"}}})
+	meta := commands.Meta{AccountID: accountID, Actor: domain.OperatorActor}
+	bought, err := svc.App.Commands().Purchase.Handle(ctx, commands.Purchase{Meta: meta, ProductID: product.ID,
+		PricingTierID: product.TierIDs[0], Email: "member@example.com"})
+	if err != nil {
+		t.Fatalf("purchase: %v", err)
+	}
+	cancel, err := svc.App.Commands().CancelSubscription.Handle(ctx, commands.CancelSubscription{Meta: meta,
+		SubscriptionID: bought.SubscriptionID, AtPeriodEnd: true})
+	if err != nil {
+		t.Fatalf("cancel at period end: %v", err)
+	}
+	if err := svc.App.ReadModels().WaitReadModels(ctx, cancel.Position); err != nil {
+		t.Fatal(err)
+	}
+	return bought.SubscriptionID, cancel.CurrentPeriodEnd
+}
+
+// cancellations returns the SubscriptionCancelled events of a subscription's stream.
+func cancellations(t *testing.T, svc *apptest.Service, subscriptionID string) []domain.SubscriptionCancelled {
+	t.Helper()
+	recs, err := svc.App.Store().ReadStream(context.Background(), subscriptionID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []domain.SubscriptionCancelled
+	for _, r := range recs {
+		e, err := r.Decode()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c, ok := e.(domain.SubscriptionCancelled); ok {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// awaitCancelled waits until the subscriptions are cancelled and their timers gone from the read
+// model, and returns the cancellations of each: exactly one each is wanted.
+func awaitCancelled(t *testing.T, svc *apptest.Service, subscriptionIDs ...string) map[string][]domain.SubscriptionCancelled {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for _, id := range subscriptionIDs {
+		for len(cancellations(t, svc, id)) == 0 || hasTimer(t, svc.App.DB(), id) {
+			if time.Now().After(deadline) {
+				t.Fatalf("subscription %s was not cancelled by its timer (pending timers: %v)", id, pendingTimers(t, svc.App.DB()))
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	time.Sleep(timerLooks) // room for a second cancellation to show up
+	out := map[string][]domain.SubscriptionCancelled{}
+	for _, id := range subscriptionIDs {
+		out[id] = cancellations(t, svc, id)
+	}
+	return out
+}
+
+func pendingTimers(t *testing.T, db *sqldb.DB) []string {
+	t.Helper()
+	return sqldbtest.Dump(t, db.Read, "subscription_timers", "id")
+}
+
+func hasTimer(t *testing.T, db *sqldb.DB, subscriptionID string) bool {
+	t.Helper()
+	var n int
+	if err := db.Read.QueryRow(`SELECT COUNT(*) FROM subscription_timers WHERE id = $1`, subscriptionID).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n > 0
+}
+
+func wantOneCancellationAt(t *testing.T, got []domain.SubscriptionCancelled, periodEnd time.Time) {
+	t.Helper()
+	if len(got) != 1 {
+		t.Fatalf("%d SubscriptionCancelled in the stream, want exactly 1: %+v", len(got), got)
+	}
+	if !got[0].Subscription.CancelledAt.Equal(periodEnd) || got[0].Subscription.Status != domain.SubscriptionStatusCancelled {
+		t.Fatalf("cancellation %+v, want cancelled at the period end %s", got[0].Subscription, periodEnd)
+	}
+}
+
+// A subscription cancelled at period end stays active while its period runs and is cancelled,
+// once, when the clock passes the period end.
+func TestSubscriptionTimerCancelsWhenThePeriodEnds(t *testing.T) {
+	sqldbtest.Run(t, func(t *testing.T, d sqldb.Dialect) {
+		clock := newTestClock()
+		svc := apptest.Start(t, d, clock.configure)
+		acc := svc.NewAccount(t)
+		sub, periodEnd := cancellingSubscription(t, svc, acc.ID)
+		if timers := pendingTimers(t, svc.App.DB()); len(timers) != 1 {
+			t.Fatalf("pending timers after the cancellation: %v", timers)
+		}
+
+		clock.Set(periodEnd.Add(-time.Second))
+		time.Sleep(timerLooks)
+		if got := cancellations(t, svc, sub); len(got) != 0 {
+			t.Fatalf("cancelled a second before the period ends: %+v", got)
+		}
+
+		clock.Set(periodEnd.Add(time.Second))
+		wantOneCancellationAt(t, awaitCancelled(t, svc, sub)[sub], periodEnd)
+	})
+}
+
+// The timer outlives the process: a cancellation recorded while no service runs (another
+// process's commands, nothing projecting them) fires after the next start, once its period ends.
+func TestSubscriptionTimerFiresAfterARestart(t *testing.T) {
+	sqldbtest.Run(t, func(t *testing.T, d sqldb.Dialect) {
+		clock := newTestClock()
+		dbURL := sqldbtest.URL(t, d)
+		first := apptest.StartOn(t, dbURL, clock.configure)
+		acc := first.NewAccount(t)
+		sub, periodEnd := cancellingSubscription(t, first, acc.ID)
+		first.Stop()
+
+		// While no service runs, the period ends.
+		clock.Set(periodEnd.Add(time.Hour))
+		second := apptest.StartOn(t, dbURL, clock.configure)
+		wantOneCancellationAt(t, awaitCancelled(t, second, sub)[sub], periodEnd)
+	})
+}
+
+// Two processes on one PostgreSQL database both run the timer loop: each due timer fires exactly
+// once. Both ask EndSubscriptionIfDue; the subscription stream's expected version lets one append
+// and the other finds the subscription ended.
+func TestSubscriptionTimerFiresOnceWithTwoProcesses(t *testing.T) {
+	clock := newTestClock()
+	url := sqldbtest.URL(t, sqldb.Postgres)
+	first := apptest.StartOn(t, url, clock.configure)
+	second := apptest.StartOn(t, url, clock.configure)
+	acc := first.NewAccount(t)
+	type pending struct {
+		id        string
+		periodEnd time.Time
+	}
+	var subs []pending
+	for i := range 6 {
+		svc := first
+		if i%2 == 1 {
+			svc = second
+		}
+		id, end := cancellingSubscription(t, svc, acc.ID)
+		subs = append(subs, pending{id, end})
+	}
+	clock.Set(subs[0].periodEnd.Add(time.Hour))
+	ids := make([]string, len(subs))
+	for i, s := range subs {
+		ids[i] = s.id
+	}
+	got := awaitCancelled(t, second, ids...)
+	for _, s := range subs {
+		wantOneCancellationAt(t, got[s.id], s.periodEnd)
+	}
+}
+
+// The timers are a read model of the log: rebuilt from it, the pending timer comes back (and
+// cancelled ones do not), and it fires.
+func TestSubscriptionTimersRebuildFromTheLog(t *testing.T) {
+	sqldbtest.Run(t, func(t *testing.T, d sqldb.Dialect) {
+		ctx := context.Background()
+		clock := newTestClock()
+		svc := apptest.Start(t, d, clock.configure)
+		acc := svc.NewAccount(t)
+		ended, _ := cancellingSubscription(t, svc, acc.ID)
+		res, err := svc.App.Commands().CancelSubscription.Handle(ctx, commands.CancelSubscription{
+			Meta: commands.Meta{AccountID: acc.ID, Actor: domain.OperatorActor}, SubscriptionID: ended})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := svc.App.ReadModels().WaitReadModels(ctx, res.Position); err != nil {
+			t.Fatal(err)
+		}
+		sub, periodEnd := cancellingSubscription(t, svc, acc.ID)
+		db := svc.App.DB()
+		want := pendingTimers(t, db)
+		if len(want) != 1 {
+			t.Fatalf("pending timers %v, want the one of %s", want, sub)
+		}
+
+		if _, err := db.Write.ExecContext(ctx, `DELETE FROM subscription_timers`); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := app.Rebuild(ctx, db, "subscription-timers", nil); err != nil {
+			t.Fatalf("rebuild: %v", err)
+		}
+		if diff := sqldbtest.DiffRows(want, pendingTimers(t, db), 5); diff != "" {
+			t.Fatalf("rebuilt timers differ:\n%s", diff)
+		}
+
+		clock.Set(periodEnd)
+		wantOneCancellationAt(t, awaitCancelled(t, svc, sub)[sub], periodEnd)
+	})
+}
+
+// A timer that fails (here one whose subscription is not in the log, written behind the
+// projection's back) is logged and tried again; it stops neither the loop nor the other timers.
+func TestSubscriptionTimerFailureStopsNoOtherTimer(t *testing.T) {
+	sqldbtest.Run(t, func(t *testing.T, d sqldb.Dialect) {
+		clock := newTestClock()
+		svc := apptest.Start(t, d, clock.configure)
+		acc := svc.NewAccount(t)
+		if _, err := svc.App.DB().Write.Exec(`INSERT INTO subscription_timers (id, account_id, due_at) VALUES ($1, $2, $3)`,
+			"sub_not_in_the_log", acc.ID, int64(1)); err != nil {
+			t.Fatal(err)
+		}
+		sub, periodEnd := cancellingSubscription(t, svc, acc.ID)
+		clock.Set(periodEnd.Add(time.Minute))
+		wantOneCancellationAt(t, awaitCancelled(t, svc, sub)[sub], periodEnd)
+		if !hasTimer(t, svc.App.DB(), "sub_not_in_the_log") {
+			t.Fatal("the failing timer vanished: it should stay, to be tried again")
+		}
+	})
+}
