@@ -227,6 +227,13 @@ func (SubscriptionCompleted) EventType() string       { return "SubscriptionComp
 func (SubscriptionCancelScheduled) EventType() string { return "SubscriptionCancelScheduled" }
 func (SubscriptionCancelled) EventType() string       { return "SubscriptionCancelled" }
 
+// Every event of the subscription's stream is in its history (domain.SubscriptionEvent).
+func (e SubscriptionStarted) SubscriptionRef() string         { return e.SubscriptionID }
+func (e SubscriptionRenewed) SubscriptionRef() string         { return e.SubscriptionID }
+func (e SubscriptionCompleted) SubscriptionRef() string       { return e.SubscriptionID }
+func (e SubscriptionCancelScheduled) SubscriptionRef() string { return e.Subscription.ID }
+func (e SubscriptionCancelled) SubscriptionRef() string       { return e.Subscription.ID }
+
 // Cancellations belong to the buyer's contact history too (domain.ContactEvent).
 func (e SubscriptionCancelScheduled) ContactRef() string { return e.Contact.ContactID }
 func (e SubscriptionCancelled) ContactRef() string       { return e.Contact.ContactID }

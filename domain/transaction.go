@@ -235,6 +235,11 @@ func (CheckoutPurchased) EventType() string { return "CheckoutPurchased" }
 func (CheckoutRebilled) EventType() string  { return "CheckoutRebilled" }
 func (CheckoutRefunded) EventType() string  { return "CheckoutRefunded" }
 
+// Payments of a subscription belong to its history (domain.SubscriptionEvent).
+func (e CheckoutPurchased) SubscriptionRef() string { return e.Transaction.SubscriptionID }
+func (e CheckoutRebilled) SubscriptionRef() string  { return e.Transaction.SubscriptionID }
+func (e CheckoutRefunded) SubscriptionRef() string  { return e.Transaction.SubscriptionID }
+
 // Payments belong to the buyer's contact history too (domain.ContactEvent).
 func (e CheckoutPurchased) ContactRef() string { return e.Contact.ContactID }
 func (e CheckoutRebilled) ContactRef() string  { return e.Contact.ContactID }

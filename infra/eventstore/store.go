@@ -129,12 +129,15 @@ func (s *Store) ReadContactHistory(ctx context.Context, accountID, contactID str
 	return scanEvents(rows)
 }
 
-// ReadStreamHistory returns every event of one stream of an account, in position order.
-func (s *Store) ReadStreamHistory(ctx context.Context, accountID, streamID string) ([]domain.Recorded, error) {
+// ReadSubscriptionHistory returns every event of an account that belongs to a subscription
+// (domain.SubscriptionEvent), in position order: for a billing subscription its own stream, the
+// purchase, rebills and refunds on its transactions' streams and the activation its purchase
+// issued; for a webhook subscription its stream.
+func (s *Store) ReadSubscriptionHistory(ctx context.Context, accountID, subscriptionID string) ([]domain.Recorded, error) {
 	rows, err := s.db.Read.QueryContext(ctx,
-		selectEvents+` WHERE stream_id = $1 AND account_id = $2 ORDER BY version`, streamID, accountID)
+		selectEvents+` WHERE subscription_id = $1 AND account_id = $2 ORDER BY position`, subscriptionID, accountID)
 	if err != nil {
-		return nil, fmt.Errorf("eventstore: read stream history: %w", err)
+		return nil, fmt.Errorf("eventstore: read subscription history: %w", err)
 	}
 	return scanEvents(rows)
 }
