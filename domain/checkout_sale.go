@@ -7,6 +7,11 @@ import "strings"
 // checkout.* webhook payloads name them (integration-api.md section 6), so that each webhook is
 // built from its one domain event alone, as form.submitted is built from FormSubmitted.
 type Sale struct {
+	// IsRebill tells whether the payment is a renewal (checkout.rebilled) rather than a first
+	// purchase; a refund or a cancellation reports the payment it concerns. (Sales recorded
+	// before it was added decode as false: only their CheckoutRebilled events are rebills, which
+	// the webhooks know by the event's type.)
+	IsRebill    bool            `json:"isRebill"`
 	Product     SaleProduct     `json:"product"`
 	Transaction SaleTransaction `json:"transaction"`
 	Pricing     SalePricing     `json:"pricing"`
