@@ -76,13 +76,18 @@ func pricingOf(tier PricingTier, bumps []Bump) SalePricing {
 	return p
 }
 
-// BuyerProfile is the contact profile a purchase writes: the buyer's name split into first and
-// last name as builtin:fullName splits it. No name leaves the contact's name as it is.
-func BuyerProfile(name string) ContactProfile {
+// BuyerProfile is the contact profile a purchase writes: the buyer's name (at most 255
+// characters, as the customer keeps it) split into first and last name as builtin:fullName splits
+// it. No name leaves the contact's name as it is.
+func BuyerProfile(name string) (ContactProfile, error) {
+	if err := checkLength("name", name, MaxNameLength); err != nil {
+		return ContactProfile{}, err
+	}
 	name = strings.TrimSpace(name)
 	if name == "" {
-		return ContactProfile{}
+		return ContactProfile{}, nil
 	}
 	first, last := splitFullName(name)
-	return ContactProfile{FirstName: &first, LastName: &last}
+	profile := ContactProfile{FirstName: &first, LastName: &last}
+	return profile, profile.Validate()
 }

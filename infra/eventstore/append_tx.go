@@ -45,6 +45,19 @@ func (s *Store) inTx(ctx context.Context, fn func(appendTx) error) error {
 	return fn(&sqlAppendTx{tx: tx})
 }
 
+// pgStreamVersions reads the version of each stream of an append with one backward probe of the
+// (stream_id, version) index per stream, a plan no statistics can turn into a scan of the log.
+// (MAX(version) over stream_id = ANY($1) was planned, on a large log never analyzed, as a
+// parallel sequential scan under the head lock: appends fell twentyfold.)
+const pgStreamVersions = `SELECT s.id, COALESCE((SELECT e.version FROM events e WHERE e.stream_id = s.id ORDER BY e.version DESC LIMIT 1), 0)
+	FROM unnest($1::text[]) AS s(id)`
+
+// sqliteStreamVersions reads the versions of n streams; SQLite answers MAX over the unique
+// (stream_id, version) index with one seek per stream.
+func sqliteStreamVersions(n int) string {
+	return `SELECT stream_id, MAX(version) FROM events WHERE stream_id IN (` + sqldb.Placeholders(sqldb.SQLite, 1, n) + `) GROUP BY stream_id`
+}
+
 // pgxAppendTx pipelines each step: BEGIN, lock and versions in one round trip; insert, head and
 // COMMIT in the next. The versions query runs after the lock was granted (its own statement, so
 // its own snapshot under READ COMMITTED), so no append committed before it is missed.
@@ -56,7 +69,7 @@ func (t *pgxAppendTx) lock(ctx context.Context, streamIDs []string) (int64, map[
 	b := &pgx.Batch{}
 	b.Queue(`BEGIN`)
 	b.Queue(`SELECT position FROM event_log_head WHERE id = 1 FOR UPDATE`)
-	b.Queue(`SELECT stream_id, MAX(version) FROM events WHERE stream_id = ANY($1) GROUP BY stream_id`, streamIDs)
+	b.Queue(pgStreamVersions, streamIDs)
 	res := t.conn.SendBatch(ctx, b)
 	defer res.Close()
 	if _, err := res.Exec(); err != nil {
@@ -160,7 +173,7 @@ func (t *sqlAppendTx) lock(ctx context.Context, streamIDs []string) (int64, map[
 		for i, id := range part {
 			args[i] = id
 		}
-		rows, err := t.tx.QueryContext(ctx, `SELECT stream_id, MAX(version) FROM events WHERE stream_id IN (`+sqldb.Placeholders(sqldb.SQLite, 1, len(part))+`) GROUP BY stream_id`, args...)
+		rows, err := t.tx.QueryContext(ctx, sqliteStreamVersions(len(part)), args...)
 		if err != nil {
 			return 0, nil, fmt.Errorf("eventstore: read stream versions: %w", err)
 		}

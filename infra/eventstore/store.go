@@ -100,9 +100,16 @@ func (s *Store) signal() {
 
 const selectEvents = `SELECT position, event_id, stream_id, version, type, schema_version, occurred_at, data, metadata FROM events`
 
+// The reads of the write path and of the relay, each answered from an index (plans_test.go
+// checks it on a large log, analyzed or not).
+const (
+	readStream = selectEvents + ` WHERE stream_id = $1 ORDER BY version`
+	readLog    = selectEvents + ` WHERE position > $1 ORDER BY position LIMIT $2`
+)
+
 // ReadStream returns every event of one stream, oldest first.
 func (s *Store) ReadStream(ctx context.Context, streamID string) ([]domain.Recorded, error) {
-	rows, err := s.db.Read.QueryContext(ctx, selectEvents+` WHERE stream_id = $1 ORDER BY version`, streamID)
+	rows, err := s.db.Read.QueryContext(ctx, readStream, streamID)
 	if err != nil {
 		return nil, fmt.Errorf("eventstore: read stream %s: %w", streamID, err)
 	}
@@ -111,7 +118,7 @@ func (s *Store) ReadStream(ctx context.Context, streamID string) ([]domain.Recor
 
 // ReadLog returns up to limit events after a global position, in position order.
 func (s *Store) ReadLog(ctx context.Context, after int64, limit int) ([]domain.Recorded, error) {
-	rows, err := s.db.Read.QueryContext(ctx, selectEvents+` WHERE position > $1 ORDER BY position LIMIT $2`, after, limit)
+	rows, err := s.db.Read.QueryContext(ctx, readLog, after, limit)
 	if err != nil {
 		return nil, fmt.Errorf("eventstore: read log after %d: %w", after, err)
 	}

@@ -30,6 +30,7 @@ type Metrics struct {
 	relayPosition   prometheus.Gauge
 	deliveries      *prometheus.CounterVec
 	attemptDuration prometheus.Histogram
+	timerLooks      prometheus.Counter
 }
 
 // New registers every collector.
@@ -50,7 +51,8 @@ func New() *Metrics {
 	m.relayPosition = prometheus.NewGauge(prometheus.GaugeOpts{Name: "funnel_relay_position", Help: "Last log position the relay published."})
 	m.deliveries = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "funnel_webhook_deliveries_total", Help: "Webhook delivery attempts by outcome: succeeded, retrying, failed, gone; given_up counts deliveries dropped unsent because their webhook ended; not_opened those that failed unsent because a secret they carry could not be opened with the configured keys (FUNNEL_SECRET_KEY)."}, []string{"outcome"})
 	m.attemptDuration = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "funnel_webhook_attempt_duration_seconds", Help: "Time from sending a webhook to its answer.", Buckets: latencyBuckets})
-	for _, c := range []prometheus.Collector{m.requests, m.requestDuration, m.commands, m.commandDuration, m.appendedEvents, m.appendBatch, m.appendCommit, m.projectionPos, m.projectionLag, m.relayPosition, m.deliveries, m.attemptDuration} {
+	m.timerLooks = prometheus.NewCounter(prometheus.CounterOpts{Name: "funnel_subscription_timer_looks_total", Help: "Looks of the cancel-at-period-end timer loop at its pending timers (it looks at least once a second while it runs)."})
+	for _, c := range []prometheus.Collector{m.requests, m.requestDuration, m.commands, m.commandDuration, m.appendedEvents, m.appendBatch, m.appendCommit, m.projectionPos, m.projectionLag, m.relayPosition, m.deliveries, m.attemptDuration, m.timerLooks} {
 		f(c)
 	}
 	return m
@@ -113,6 +115,9 @@ func (m *Metrics) DeliveryGivenUp() { m.deliveries.WithLabelValues("given_up").I
 // it carries (an activation token, a sealed body) could not be opened with the configured keys
 // (webhooks.Observer).
 func (m *Metrics) DeliveryNotOpened() { m.deliveries.WithLabelValues("not_opened").Inc() }
+
+// TimerLooked records one look of the subscription timer loop at its due timers.
+func (m *Metrics) TimerLooked() { m.timerLooks.Inc() }
 
 // WatchBacklog exposes the number of webhook deliveries still to be sent, counted when scraped.
 func (m *Metrics) WatchBacklog(count func() float64) {

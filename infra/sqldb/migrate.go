@@ -42,6 +42,14 @@ func (db *DB) Migrate(ctx context.Context) (Migrated, error) {
 	for _, r := range results {
 		done.Applied = append(done.Applied, path.Base(r.Source.Path))
 	}
+	if len(done.Applied) > 0 {
+		// New tables and indexes start without statistics, and PostgreSQL may run with autovacuum
+		// off: nothing would ever analyze them. (The write path's plans do not depend on it:
+		// infra/eventstore/plans_test.go.)
+		if _, err := db.Write.ExecContext(ctx, `ANALYZE`); err != nil {
+			return Migrated{}, fmt.Errorf("sqldb: analyze after migrating: %w", err)
+		}
+	}
 	if done.Version, err = provider.GetDBVersion(ctx); err != nil {
 		return Migrated{}, fmt.Errorf("sqldb: schema version: %w", err)
 	}
