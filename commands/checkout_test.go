@@ -16,6 +16,7 @@ import (
 	"github.com/funnelhq/funnel/domain"
 	"github.com/funnelhq/funnel/infra/eventstore"
 	"github.com/funnelhq/funnel/infra/sealing"
+	"github.com/funnelhq/funnel/infra/sealing/sealingtest"
 	"github.com/funnelhq/funnel/infra/sqldb"
 	"github.com/funnelhq/funnel/infra/sqldb/sqldbtest"
 )
@@ -52,17 +53,7 @@ func newCheckout(t *testing.T, dialect sqldb.Dialect) *checkout {
 	t.Cleanup(store.Close)
 	c := &checkout{store: store, clock: &clock{}}
 	c.clock.Set(start)
-	key, err := sealing.NewKey()
-	if err != nil {
-		t.Fatal(err)
-	}
-	keys, err := sealing.ParseKeys(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if c.sealer, err = sealing.New(keys...); err != nil {
-		t.Fatal(err)
-	}
+	_, c.sealer = sealingtest.NewKey(t)
 	c.h = commands.NewHandlers(commands.Dependencies{Store: store, Sealer: c.sealer, Log: zap.NewNop(), Observer: noObserver{}, Now: c.clock.Now})
 	c.meta = c.newAccount(t)
 	c.product = c.newProduct(t, c.meta.AccountID)

@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/funnelhq/funnel/infra/sealing"
+	"github.com/funnelhq/funnel/infra/sealing/sealingtest"
 	"github.com/funnelhq/funnel/infra/sqldb"
 	"github.com/funnelhq/funnel/infra/sqldb/sqldbtest"
 )
@@ -24,19 +25,7 @@ func (o *countingObserver) DeliveryNotOpened()                      { o.notOpene
 
 // testSealer is a sealer of a fresh random key.
 func testSealer(t testing.TB) *sealing.Sealer {
-	t.Helper()
-	text, err := sealing.NewKey()
-	if err != nil {
-		t.Fatal(err)
-	}
-	keys, err := sealing.ParseKeys(text)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := sealing.New(keys...)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, s := sealingtest.NewKey(t)
 	return s
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/funnelhq/funnel/app/apptest"
 	"github.com/funnelhq/funnel/domain"
 	"github.com/funnelhq/funnel/infra/sealing"
+	"github.com/funnelhq/funnel/infra/sealing/sealingtest"
 	"github.com/funnelhq/funnel/infra/sqldb"
 	"github.com/funnelhq/funnel/infra/sqldb/sqldbtest"
 )
@@ -138,22 +139,13 @@ func tablesHolding(t *testing.T, db *sqldb.DB, s string) []string {
 	return found
 }
 
-// newServerKey is a fresh FUNNEL_SECRET_KEY and its sealer.
-func newServerKey(t *testing.T) (string, *sealing.Sealer) {
+// purchasesTo makes an account with the pro product whose checkout.purchased webhooks go to rcv.
+func purchasesTo(t *testing.T, svc *apptest.Service, rcv *receiver) (apptest.Account, apptest.Product) {
 	t.Helper()
-	text, err := sealing.NewKey()
-	if err != nil {
-		t.Fatal(err)
-	}
-	key, err := sealing.ParseKey(text)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := sealing.New(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return text, s
+	acc := svc.NewAccount(t)
+	p := pro(t, svc, acc.ID)
+	subscribe(t, svc, acc.ID, map[string]any{"url": rcv.URL, "events": []string{"checkout.purchased"}})
+	return acc, p
 }
 
 // purchasedWith is a purchase of a saas_signup product as a service sealing with sealer records
@@ -217,16 +209,14 @@ func retry(t *testing.T, svc *apptest.Service, accountID, deliveryID string) app
 func TestATokenSealedWithAnOldKeyIsDeliveredAfterARotation(t *testing.T) {
 	sqldbtest.Run(t, func(t *testing.T, d sqldb.Dialect) {
 		url := sqldbtest.URL(t, d)
-		oldKey, oldSealer := newServerKey(t)
-		newKey, newSealer := newServerKey(t)
+		oldKey, oldSealer := sealingtest.NewKey(t)
+		newKey, newSealer := sealingtest.NewKey(t)
 		rcv := newReceiver(t, http.StatusInternalServerError, http.StatusOK)
 		svc := apptest.StartOn(t, url, func(c *app.Config) {
 			c.SecretKey = oldKey
 			c.WebhookBackoffBase, c.WebhookBackoffCap = time.Hour, time.Hour // the retry waits for the rotation
 		})
-		acc := svc.NewAccount(t)
-		p := pro(t, svc, acc.ID)
-		subscribe(t, svc, acc.ID, map[string]any{"url": rcv.URL, "events": []string{"checkout.purchased"}})
+		acc, p := purchasesTo(t, svc, rcv)
 		token := pay(t, svc, acc.ID, "purchases", map[string]any{"productId": p.ID, "pricingTierId": p.TierIDs[0], "email": "ada@example.com"}).
 			Object(t, "activation")["token"].(string)
 		pending := waitAttempts(t, svc, acc.ID, 1)
@@ -272,11 +262,9 @@ func TestATokenSealedWithAnOldKeyIsDeliveredAfterARotation(t *testing.T) {
 // the payload without its token.
 func TestAPurchaseWhoseTokenCannotBeOpenedFailsAlone(t *testing.T) {
 	apptest.Run(t, func(t *testing.T, svc *apptest.Service) {
-		acc := svc.NewAccount(t)
-		p := pro(t, svc, acc.ID)
 		rcv := newReceiver(t)
-		subscribe(t, svc, acc.ID, map[string]any{"url": rcv.URL, "events": []string{"checkout.purchased"}})
-		_, foreign := newServerKey(t)
+		acc, p := purchasesTo(t, svc, rcv)
+		_, foreign := sealingtest.NewKey(t)
 		unopenable, _ := purchasedWith(t, foreign, acc.ID, p.ID)
 		record(t, svc, acc.ID, domain.StreamAppend{StreamID: unopenable.Transaction.ID, Events: []domain.Event{unopenable}})
 
@@ -308,10 +296,8 @@ func TestAPurchaseWhoseTokenCannotBeOpenedFailsAlone(t *testing.T) {
 // and the outbox keeps that body sealed like any other that carries a token.
 func TestAVersion1PurchaseStillDeliversItsToken(t *testing.T) {
 	apptest.Run(t, func(t *testing.T, svc *apptest.Service) {
-		acc := svc.NewAccount(t)
-		p := pro(t, svc, acc.ID)
 		rcv := newReceiver(t)
-		subscribe(t, svc, acc.ID, map[string]any{"url": rcv.URL, "events": []string{"checkout.purchased"}})
+		acc, p := purchasesTo(t, svc, rcv)
 
 		token, err := domain.NewActivationToken()
 		if err != nil {
@@ -396,9 +382,7 @@ func TestTheKeyFileBesideASQLiteDatabase(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	acc := svc.NewAccount(t)
-	p := pro(t, svc, acc.ID)
-	subscribe(t, svc, acc.ID, map[string]any{"url": rcv.URL, "events": []string{"checkout.purchased"}})
+	acc, p := purchasesTo(t, svc, rcv)
 	buy := func(svc *apptest.Service, email string) string {
 		return pay(t, svc, acc.ID, "purchases", map[string]any{"productId": p.ID, "pricingTierId": p.TierIDs[0], "email": email}).
 			Object(t, "activation")["token"].(string)
