@@ -201,3 +201,32 @@ func TestKeyFileCreatedByConcurrentStartsHoldsOneKey(t *testing.T) {
 		t.Fatalf("%d starts created the key file", n)
 	}
 }
+
+// BenchmarkSealAndOpen seals and opens a checkout.purchased body of about 1 KB, as the projector
+// and the dispatcher do once per delivery (and a purchase once for its token).
+func BenchmarkSealAndOpen(b *testing.B) {
+	text, err := NewKey()
+	if err != nil {
+		b.Fatal(err)
+	}
+	key, err := ParseKey(text)
+	if err != nil {
+		b.Fatal(err)
+	}
+	s, err := New(key)
+	if err != nil {
+		b.Fatal(err)
+	}
+	body := bytes.Repeat([]byte("x"), 1024)
+	ad := []byte("funnel webhook delivery body\x00dlv_1")
+	b.SetBytes(int64(len(body)))
+	for b.Loop() {
+		sealed, err := s.Seal(body, ad)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := s.Open(sealed, ad); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
