@@ -15,11 +15,11 @@ import (
 // keyFileSuffix names the key file of a SQLite database: PATH.key beside PATH.
 const keyFileSuffix = ".key"
 
-// newSealer returns the sealer of the server key (DESIGN: secrets the database must hold but not
-// reveal, docs/architecture.md "Secrets"). FUNNEL_SECRET_KEY gives the keys when it is set
-// (Validate checked them, and that PostgreSQL has them). Otherwise the database is SQLite, whose
-// key lives in a file beside it, created with a fresh random key on the first start: `serve`
-// needs no setup, and a copy of the database without its key file reveals no token.
+// newSealer returns the sealer of the server key, which seals the secrets the database must
+// hold but must not reveal (docs/architecture.md "Secrets"). FUNNEL_SECRET_KEY gives the keys
+// when it is set (Validate checked them, and that PostgreSQL has them). Otherwise the database is
+// SQLite, whose key lives in a file beside it, created with a fresh random key on the first
+// start: `serve` needs no setup, and a copy of the database without its key file reveals no token.
 func newSealer(cfg Config, db *sqldb.DB, log *zap.Logger) (*sealing.Sealer, error) {
 	keyFile := ""
 	if db.Dialect == sqldb.SQLite {
