@@ -54,6 +54,12 @@ func Open(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 		db.Close()
 		return nil, err
 	}
+	// After the claim: on SQLite only the process that serves the file may create its key file.
+	sealer, err := newSealer(cfg, db, log)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
 	migrated, err := db.Migrate(ctx)
 	if err != nil {
 		db.Close()
@@ -65,7 +71,7 @@ func Open(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 	store.SetObserver(m)
 
 	a := &App{cfg: cfg, log: log, db: db, store: store, metrics: m}
-	models := newReadModels(db, m, func() { a.dispatcher.Wake() })
+	models := newReadModels(db, sealer, m, log, func() { a.dispatcher.Wake() })
 	pipe := pipeline.New(db, store, log, m)
 	for _, p := range models.all() {
 		pipe.AddReadModel(p)
@@ -77,14 +83,14 @@ func Open(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 	if now == nil {
 		now = time.Now
 	}
-	handlers := commands.NewHandlers(commands.Dependencies{Store: store, Tags: models.tags, Targets: policy, Events: webhooks.Events, Products: models.products, Log: log, Observer: m, Now: now})
+	handlers := commands.NewHandlers(commands.Dependencies{Store: store, Tags: models.tags, Targets: policy, Events: webhooks.Events, Products: models.products, Sealer: sealer, Log: log, Observer: m, Now: now})
 	a.commands = handlers
 	a.timer = subscriptionTimer{timers: models.timers, end: handlers.EndSubscriptionIfDue, now: now, log: log.Named("timer"), looked: m.TimerLooked}
 	// Timeout, concurrency and polling: webhooks.Config's defaults.
 	a.dispatcher = webhooks.NewDispatcher(db, webhooks.Config{
 		Schedule: webhooks.Schedule{Base: cfg.WebhookBackoffBase, Cap: cfg.WebhookBackoffCap},
 		Policy:   policy,
-	}, func(ctx context.Context, accountID, subscriptionID, reason string) error {
+	}, sealer, func(ctx context.Context, accountID, subscriptionID, reason string) error {
 		_, err := handlers.DisableWebhookSubscription.Handle(ctx, commands.DisableWebhookSubscription{AccountID: accountID, SubscriptionID: subscriptionID, Reason: reason})
 		return err
 	}, m, log)

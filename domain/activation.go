@@ -69,11 +69,39 @@ func ActivationURL(baseURL, token string) (string, error) {
 }
 
 // ActivationGrant is what a purchase hands the integrating app of a saas_signup product
-// (the activation member of checkout.purchased).
+// (the activation member of checkout.purchased, and the operator's purchase answer). The log never
+// keeps it as it is: CheckoutPurchased keeps a SealedActivationGrant.
 type ActivationGrant struct {
-	Token     string    `json:"token"`
-	URL       string    `json:"url"`
-	ExpiresAt time.Time `json:"expiresAt"`
+	Token     string
+	URL       string
+	ExpiresAt time.Time
+}
+
+// ActivationTokenSealing is the associated data an activation token is sealed with: its purpose
+// and its activation, so that a token sealed for one activation opens as nothing else, neither
+// another activation's token nor any other sealed value.
+func ActivationTokenSealing(activationID string) []byte {
+	return []byte("funnel activation token\x00" + activationID)
+}
+
+// SealedActivationGrant is what the log keeps of an ActivationGrant (the activation member of
+// CheckoutPurchased since schema version 2): the token sealed with the server key, which the
+// webhook projector opens to hand it over in checkout.purchased, and the product's signup page
+// without the token. Whoever reads the log without the key learns no token.
+type SealedActivationGrant struct {
+	ActivationID string `json:"activationId"`
+	// SealedToken is the token sealed with ActivationTokenSealing(ActivationID).
+	SealedToken string `json:"sealedToken,omitempty"`
+	// PlainToken is the token of a purchase recorded before tokens were sealed (schema version 1),
+	// as it was recorded: the log is append-only. It is never recorded now.
+	PlainToken        string    `json:"token,omitempty"`
+	ActivationBaseURL string    `json:"activationBaseUrl"`
+	ExpiresAt         time.Time `json:"expiresAt"`
+}
+
+// URL is the signup page with token.
+func (g SealedActivationGrant) URL(token string) (string, error) {
+	return ActivationURL(g.ActivationBaseURL, token)
 }
 
 // Activation is the SaaS signup a purchase of a saas_signup product issues: the integrating app
@@ -151,6 +179,12 @@ func (a *Activation) Issue(token string, product *Product, customer *Customer, t
 	return ActivationGrant{Token: token, URL: link, ExpiresAt: a.expiresAt}, nil
 }
 
+// Sealed is what a purchase records of the activation it issued: sealedToken is its token sealed
+// with ActivationTokenSealing(a.StreamID()).
+func (a *Activation) Sealed(sealedToken string) SealedActivationGrant {
+	return SealedActivationGrant{ActivationID: a.id, SealedToken: sealedToken, ActivationBaseURL: a.baseURL, ExpiresAt: a.expiresAt}
+}
+
 // ExpireIfDue records that a pending activation expired, once its expiry has passed. Expiry is
 // judged when the token is used, and recorded then, once.
 func (a *Activation) ExpireIfDue(now time.Time) {
@@ -201,7 +235,7 @@ func (a *Activation) when(e Event) {
 }
 
 // ActivationIssued is the SaaS signup a purchase issued. It keeps the SHA-256 of the token, never
-// the token: the buyer's checkout.purchased (CheckoutPurchased) carries that.
+// the token: the purchase (CheckoutPurchased) keeps it sealed for the buyer's checkout.purchased.
 type ActivationIssued struct {
 	ActivationID      string    `json:"activationId"`
 	AccountID         string    `json:"accountId"`

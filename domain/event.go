@@ -13,9 +13,10 @@ type Event interface {
 	EventType() string
 }
 
-// SecretEvent is implemented by events that hold a secret (a webhook signing secret). The log
-// keeps it, since deliveries are signed with it, but every view of the log outside the service
-// (the history of auditors) shows Redacted instead.
+// SecretEvent is implemented by events that hold a secret: a webhook signing secret, which the
+// log keeps in the clear since deliveries are signed with it, or an activation token, which it
+// keeps sealed with the server key. Every view of the log outside the service (the history of
+// auditors) shows Redacted instead.
 type SecretEvent interface {
 	Event
 	Redacted() Event

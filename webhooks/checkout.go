@@ -1,6 +1,8 @@
 package webhooks
 
 import (
+	"fmt"
+
 	"github.com/funnelhq/funnel/domain"
 	"github.com/funnelhq/funnel/wireformat"
 )
@@ -101,14 +103,39 @@ type endedSubscription struct {
 	CancelledAt string `json:"cancelledAt"`
 }
 
+// holdsSecret tells whether the payload carries an activation token (secretCarrier).
+func (p checkoutPayment) holdsSecret() bool { return p.Activation != nil }
+
 // purchasedData maps a first payment. Its activation is there when the product forwards to a
-// SaaS signup.
-func purchasedData(e domain.CheckoutPurchased) (checkoutPayment, resources) {
-	p := paymentOf(e.Sale)
+// SaaS signup: the token, which the purchase keeps sealed, opened with open, and the signup URL
+// with it, as the purchase's answer gave them.
+func purchasedData(e domain.CheckoutPurchased, open Opener) (checkoutPayment, resources, error) {
+	p, about := paymentOf(e.Sale), saleResources(e.Sale, e.Transaction.SubscriptionID)
 	if a := e.Activation; a != nil {
-		p.Activation = &checkoutActivation{Token: a.Token, URL: a.URL, ExpiresAt: wireformat.Time(a.ExpiresAt)}
+		token, err := activationToken(*a, open)
+		if err != nil {
+			return p, about, err
+		}
+		link, err := a.URL(token)
+		if err != nil {
+			return p, about, fmt.Errorf("webhooks: activation %s: %w", a.ActivationID, err)
+		}
+		p.Activation = &checkoutActivation{Token: token, URL: link, ExpiresAt: wireformat.Time(a.ExpiresAt)}
 	}
-	return p, saleResources(e.Sale, e.Transaction.SubscriptionID)
+	return p, about, nil
+}
+
+// activationToken is the token of a purchase's activation: opened, or as recorded by a purchase
+// from before tokens were sealed (domain.SealedActivationGrant.PlainToken).
+func activationToken(a domain.SealedActivationGrant, open Opener) (string, error) {
+	if a.SealedToken == "" {
+		return a.PlainToken, nil
+	}
+	token, err := open.Open(a.SealedToken, domain.ActivationTokenSealing(a.ActivationID))
+	if err != nil {
+		return "", fmt.Errorf("its activation token %w: %w", errNotOpened, err)
+	}
+	return string(token), nil
 }
 
 // rebilledData maps a renewal payment.

@@ -59,7 +59,7 @@ func (s *Samples) For(ctx context.Context, accountID, eventName string) ([]Envel
 			if secret, ok := e.(domain.SecretEvent); ok {
 				e = secret.Redacted()
 			}
-			o, ok, err := s.events.outboundOf(r, e)
+			o, ok, err := s.events.outboundOf(r, e, redacting{})
 			if err != nil {
 				return nil, err
 			}

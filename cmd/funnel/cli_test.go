@@ -25,7 +25,8 @@ import (
 func run(t *testing.T, bin, dbURL string, args ...string) (string, string, int) {
 	t.Helper()
 	cmd := exec.Command(bin, args...)
-	cmd.Env = append(os.Environ(), "FUNNEL_DATABASE_URL="+dbURL)
+	// No server key: the commands other than serve do not need one.
+	cmd.Env = append(os.Environ(), "FUNNEL_DATABASE_URL="+dbURL, "FUNNEL_SECRET_KEY=")
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
@@ -51,6 +52,14 @@ func TestOperatorCommands(t *testing.T) {
 		}
 		if _, _, code := run(t, bin, dbURL, "migrate"); code != 0 {
 			t.Fatal("a second migrate must do nothing and succeed")
+		}
+		// The commands here run without the server key (run sets none); serve on PostgreSQL
+		// refuses to start without it, and says how to make one.
+		if dialect == sqldb.Postgres {
+			_, errOut, code := run(t, bin, dbURL, "serve")
+			if code == 0 || !strings.Contains(errOut, "FUNNEL_SECRET_KEY is required with a postgres:// database") || !strings.Contains(errOut, "openssl rand -base64 32") {
+				t.Fatalf("serve on PostgreSQL without FUNNEL_SECRET_KEY: exit %d\n%s", code, errOut)
+			}
 		}
 
 		srv := startServer(t, bin, dbURL)

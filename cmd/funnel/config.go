@@ -31,6 +31,8 @@ var configFlags = []cli.Flag{
 			return nil
 		}},
 	&cli.StringFlag{Name: "redis-url", Sources: cli.EnvVars("FUNNEL_REDIS_URL"), Usage: "shared rate-limit state when several processes serve one deployment"},
+	&cli.StringFlag{Name: "secret-key", Sources: cli.EnvVars("FUNNEL_SECRET_KEY"),
+		Usage: "server key sealing activation tokens in the database: base64 of 32 random bytes (openssl rand -base64 32), or several comma-separated, the first sealing (required on PostgreSQL; default on SQLite: the key file PATH.key beside the database)"},
 	&cli.StringFlag{Name: "log-level", Value: defaults.LogLevel, Sources: cli.EnvVars("FUNNEL_LOG_LEVEL"), Usage: "debug, info, warn or error"},
 }
 
@@ -47,6 +49,7 @@ func configFrom(cmd *cli.Command) app.Config {
 		RateLimits:          cmd.String("rate-limits") != "off",
 		RedisURL:            cmd.String("redis-url"),
 		LogLevel:            cmd.String("log-level"),
+		SecretKey:           cmd.String("secret-key"),
 	}
 }
 

@@ -24,6 +24,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/funnelhq/funnel/app/apptest"
 	"github.com/funnelhq/funnel/infra/sqldb"
 	"github.com/funnelhq/funnel/infra/sqldb/sqldbtest"
 )
@@ -618,6 +619,8 @@ func launchServe(t *testing.T, bin, dbURL string, flags []string, env ...string)
 		"FUNNEL_RATE_LIMITS=off",
 		"FUNNEL_LOG_LEVEL=info",
 		"FUNNEL_REDIS_URL=",
+		// PostgreSQL needs the server key, the same one at every start; SQLite makes its key file.
+		"FUNNEL_SECRET_KEY="+apptest.SecretKey(dbURL),
 	)
 	cmd.Env = append(cmd.Env, env...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile

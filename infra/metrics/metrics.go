@@ -49,7 +49,7 @@ func New() *Metrics {
 	m.projectionPos = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "funnel_projection_position", Help: "Last log position each projection applied."}, []string{"projection"})
 	m.projectionLag = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "funnel_projection_lag_seconds", Help: "Time from an event's append to its projection.", Buckets: latencyBuckets}, []string{"projection"})
 	m.relayPosition = prometheus.NewGauge(prometheus.GaugeOpts{Name: "funnel_relay_position", Help: "Last log position the relay published."})
-	m.deliveries = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "funnel_webhook_deliveries_total", Help: "Webhook delivery attempts by outcome: succeeded, retrying, failed, gone; given_up counts deliveries dropped unsent because their webhook ended."}, []string{"outcome"})
+	m.deliveries = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "funnel_webhook_deliveries_total", Help: "Webhook delivery attempts by outcome: succeeded, retrying, failed, gone; given_up counts deliveries dropped unsent because their webhook ended; not_opened those that failed unsent because a secret they carry could not be opened with the configured keys (FUNNEL_SECRET_KEY)."}, []string{"outcome"})
 	m.attemptDuration = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "funnel_webhook_attempt_duration_seconds", Help: "Time from sending a webhook to its answer.", Buckets: latencyBuckets})
 	m.timerLooks = prometheus.NewCounter(prometheus.CounterOpts{Name: "funnel_subscription_timer_looks_total", Help: "Looks of the cancel-at-period-end timer loop at its pending timers (it looks at least once a second while it runs)."})
 	for _, c := range []prometheus.Collector{m.requests, m.requestDuration, m.commands, m.commandDuration, m.appendedEvents, m.appendBatch, m.appendCommit, m.projectionPos, m.projectionLag, m.relayPosition, m.deliveries, m.attemptDuration, m.timerLooks} {
@@ -110,6 +110,11 @@ func (m *Metrics) DeliveryAttempted(outcome string, took time.Duration) {
 // DeliveryGivenUp records a webhook delivery given up without an attempt: its subscription was
 // deleted or disabled before it was sent (webhooks.Observer).
 func (m *Metrics) DeliveryGivenUp() { m.deliveries.WithLabelValues("given_up").Inc() }
+
+// DeliveryNotOpened records a webhook delivery that failed without an attempt because a secret
+// it carries (an activation token, a sealed body) could not be opened with the configured keys
+// (webhooks.Observer).
+func (m *Metrics) DeliveryNotOpened() { m.deliveries.WithLabelValues("not_opened").Inc() }
 
 // TimerLooked records one look of the subscription timer loop at its due timers.
 func (m *Metrics) TimerLooked() { m.timerLooks.Inc() }

@@ -43,6 +43,10 @@ type DB struct {
 	claim *os.File // the lock file Claim holds, released by Close
 }
 
+// Path is the file of a SQLite database, "" on PostgreSQL. Files that belong to the database sit
+// beside it under this name: the claim's lock (PATH.lock), the server key (PATH.key).
+func (db *DB) Path() string { return db.path }
+
 // Open connects to a "sqlite:PATH" or "postgres://…" URL.
 func Open(ctx context.Context, rawURL string) (*DB, error) {
 	switch {
