@@ -15,6 +15,10 @@ func TestDefaultsAreValid(t *testing.T) {
 	if err := c.Validate(); err != nil {
 		t.Fatalf("two listeners on free ports are refused: %v", err)
 	}
+	c.RedisURL, c.TrustedProxies = "redis://127.0.0.1:6379/2", " 10.0.0.0/8, 192.0.2.7,2001:db8::/32 "
+	if err := c.Validate(); err != nil {
+		t.Fatalf("a Redis URL and trusted proxies are refused: %v", err)
+	}
 }
 
 // A setting that would make the service run other than the operator meant stops the start, and
@@ -32,6 +36,9 @@ func TestValidateNamesTheBadSetting(t *testing.T) {
 		{"zero backoff", func(c *Config) { c.WebhookBackoffBase = 0 }, "FUNNEL_WEBHOOK_BACKOFF_BASE must be positive"},
 		{"cap below base", func(c *Config) { c.WebhookBackoffCap = time.Second }, "FUNNEL_WEBHOOK_BACKOFF_CAP"},
 		{"log level", func(c *Config) { c.LogLevel = "loud" }, "FUNNEL_LOG_LEVEL"},
+		{"redis URL", func(c *Config) { c.RedisURL = "127.0.0.1:6379" }, "FUNNEL_REDIS_URL"},
+		{"trusted proxy", func(c *Config) { c.TrustedProxies = "10.0.0.1, proxy.internal" }, "FUNNEL_TRUSTED_PROXIES"},
+		{"trusted range", func(c *Config) { c.TrustedProxies = "10.0.0.0/33" }, "FUNNEL_TRUSTED_PROXIES"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
