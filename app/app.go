@@ -85,7 +85,7 @@ func Open(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 	}
 	handlers := commands.NewHandlers(commands.Dependencies{Store: store, Tags: models.tags, Targets: policy, Events: webhooks.Events, Products: models.products, Log: log, Observer: m, Now: now})
 	a.commands = handlers
-	a.timer = subscriptionTimer{timers: models.timers, end: handlers.EndSubscriptionIfDue, now: now, log: log.Named("timer")}
+	a.timer = subscriptionTimer{timers: models.timers, end: handlers.EndSubscriptionIfDue, now: now, log: log.Named("timer"), looked: m.TimerLooked}
 	// Timeout, concurrency and polling: webhooks.Config's defaults.
 	a.dispatcher = webhooks.NewDispatcher(db, webhooks.Config{
 		Schedule: webhooks.Schedule{Base: cfg.WebhookBackoffBase, Cap: cfg.WebhookBackoffCap},

@@ -63,8 +63,8 @@ func (h purchaseHandler) Handle(ctx context.Context, cmd Purchase) (PurchaseResu
 	if err != nil {
 		return PurchaseResult{}, err
 	}
-	profile := domain.BuyerProfile(cmd.Name)
-	if err := profile.Validate(); err != nil {
+	profile, err := domain.BuyerProfile(cmd.Name)
+	if err != nil {
 		return PurchaseResult{}, err
 	}
 	product, err := readProduct(ctx, h.store, accountID, cmd.ProductID)

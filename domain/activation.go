@@ -91,6 +91,7 @@ type Activation struct {
 	expiresAt      time.Time
 	status         string
 	externalUserID string
+	subscriptionID string
 	changes
 }
 
@@ -154,7 +155,7 @@ func (a *Activation) Issue(token string, product *Product, customer *Customer, t
 // judged when the token is used, and recorded then, once.
 func (a *Activation) ExpireIfDue(now time.Time) {
 	if a.status == ActivationStatusPending && !now.Before(a.expiresAt) {
-		a.record(ActivationExpired{ActivationID: a.id, ExpiredAt: a.expiresAt})
+		a.record(ActivationExpired{ActivationID: a.id, ExpiredAt: a.expiresAt, SubscriptionID: a.subscriptionID})
 	}
 }
 
@@ -174,7 +175,7 @@ func (a *Activation) Complete(externalUserID string, now time.Time) error {
 		}
 		return nil
 	}
-	a.record(ActivationCompleted{ActivationID: a.id, ExternalUserID: externalUserID, CompletedAt: now.UTC()})
+	a.record(ActivationCompleted{ActivationID: a.id, ExternalUserID: externalUserID, CompletedAt: now.UTC(), SubscriptionID: a.subscriptionID})
 	return nil
 }
 
@@ -191,6 +192,7 @@ func (a *Activation) when(e Event) {
 	case ActivationIssued:
 		a.exists, a.accountID, a.tokenHash, a.email, a.status = true, e.AccountID, e.TokenHash, e.Email, ActivationStatusPending
 		a.productID, a.productName, a.baseURL, a.expiresAt = e.ProductID, e.ProductName, e.ActivationBaseURL, e.ExpiresAt
+		a.subscriptionID = e.SubscriptionID
 	case ActivationCompleted:
 		a.status, a.externalUserID = ActivationStatusCompleted, e.ExternalUserID
 	case ActivationExpired:
@@ -220,6 +222,10 @@ type ActivationCompleted struct {
 	ActivationID   string    `json:"activationId"`
 	ExternalUserID string    `json:"externalUserId,omitempty"`
 	CompletedAt    time.Time `json:"completedAt"`
+	// SubscriptionID is the subscription the purchase opened, if any: it puts the completion in
+	// that subscription's history. (Added after the first completions were recorded: absent in
+	// those, whose history column migration 00008 filled from the stream's ActivationIssued.)
+	SubscriptionID string `json:"subscriptionId,omitempty"`
 }
 
 // ActivationExpired records that a pending activation outlived its seven days; it was found so
@@ -227,6 +233,8 @@ type ActivationCompleted struct {
 type ActivationExpired struct {
 	ActivationID string    `json:"activationId"`
 	ExpiredAt    time.Time `json:"expiredAt"`
+	// SubscriptionID: as in ActivationCompleted.
+	SubscriptionID string `json:"subscriptionId,omitempty"`
 }
 
 func (ActivationIssued) EventType() string    { return "ActivationIssued" }
@@ -235,6 +243,11 @@ func (ActivationExpired) EventType() string   { return "ActivationExpired" }
 
 // The issue belongs to the buyer's contact history too (domain.ContactEvent).
 func (e ActivationIssued) ContactRef() string { return e.ContactID }
+
+// An activation issued with a subscription is part of its history (domain.SubscriptionEvent).
+func (e ActivationIssued) SubscriptionRef() string    { return e.SubscriptionID }
+func (e ActivationCompleted) SubscriptionRef() string { return e.SubscriptionID }
+func (e ActivationExpired) SubscriptionRef() string   { return e.SubscriptionID }
 
 func init() {
 	register(ActivationIssued{}, 1, nil)

@@ -244,6 +244,54 @@ func TestCancelAtPeriodEndStaysActiveUntilThePeriodEnds(t *testing.T) {
 	}
 }
 
+// A subscription whose period is over (no rebill came) ends as it is cancelled, even at period
+// end: its end is never dated before the cancellation.
+func TestCancelAtPeriodEndOfAnOverduePeriodEndsAtOnce(t *testing.T) {
+	_, sub := purchase(t, "tier_2")
+	at := sub.CurrentPeriodEnd().Add(72 * time.Hour)
+	if err := sub.Cancel(true, at); err != nil {
+		t.Fatal(err)
+	}
+	changes := sub.Changes()
+	if len(changes) != 3 || sub.Status() != SubscriptionStatusCancelled {
+		t.Fatalf("status %s, changes %+v", sub.Status(), changes)
+	}
+	scheduled, cancelled := changes[1].(SubscriptionCancelScheduled), changes[2].(SubscriptionCancelled)
+	if !scheduled.Subscription.CancelAtPeriodEnd || !scheduled.Subscription.ScheduledAt.Equal(at) || !cancelled.Subscription.CancelledAt.Equal(at) {
+		t.Fatalf("scheduled %+v, cancelled %+v", scheduled.Subscription, cancelled.Subscription)
+	}
+	if sub.EndIfDue(at.Add(time.Hour)) {
+		t.Fatal("ended twice")
+	}
+}
+
+// A rebill's sale says it is one, and so do a refund of it and the cancellations after it.
+func TestRebillSalesAreMarkedAsRebills(t *testing.T) {
+	txn, sub := purchase(t, "tier_2")
+	if txn.Sale().IsRebill {
+		t.Fatal("the purchase is marked as a rebill")
+	}
+	renewal, err := rebill(t, sub, "txn_2", jan31.AddDate(0, 1, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !renewal.Sale().IsRebill {
+		t.Fatal("the rebill is not marked as one")
+	}
+	if _, err := renewal.Refund(nil, jan31.AddDate(0, 1, 1)); err != nil {
+		t.Fatal(err)
+	}
+	refunded := renewal.Changes()[1].(CheckoutRefunded)
+	if err := sub.Cancel(false, jan31.AddDate(0, 1, 2)); err != nil {
+		t.Fatal(err)
+	}
+	changes := sub.Changes()
+	cancelled := changes[len(changes)-1].(SubscriptionCancelled)
+	if !refunded.IsRebill || !cancelled.IsRebill || cancelled.Transaction.ID != "txn_2" {
+		t.Fatalf("refund %+v, cancellation %+v", refunded.Sale, cancelled.Sale)
+	}
+}
+
 func TestCancelAtOnceEndsTheSubscriptionAndRefusesRebills(t *testing.T) {
 	_, sub := purchase(t, "tier_2")
 	if err := sub.Cancel(false, jan31.Add(time.Hour)); err != nil {

@@ -31,6 +31,16 @@ type ContactEvent interface {
 	ContactRef() string
 }
 
+// SubscriptionEvent is implemented by events that belong to a subscription's history, whichever
+// stream they live on, so that the history can list them in log order: for a billing
+// subscription its payments, refunds and cancellation and the activation its purchase issued;
+// for a webhook subscription its own stream. SubscriptionRef is "" for an event of a one-time
+// purchase.
+type SubscriptionEvent interface {
+	Event
+	SubscriptionRef() string
+}
+
 // Metadata travels with every recorded event: whose data it is and what caused it.
 type Metadata struct {
 	AccountID     string `json:"accountId"`

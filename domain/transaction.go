@@ -1,6 +1,7 @@
 package domain
 
 import (
+	"net/url"
 	"regexp"
 	"strings"
 	"time"
@@ -235,6 +236,11 @@ func (CheckoutPurchased) EventType() string { return "CheckoutPurchased" }
 func (CheckoutRebilled) EventType() string  { return "CheckoutRebilled" }
 func (CheckoutRefunded) EventType() string  { return "CheckoutRefunded" }
 
+// Payments of a subscription belong to its history (domain.SubscriptionEvent).
+func (e CheckoutPurchased) SubscriptionRef() string { return e.Transaction.SubscriptionID }
+func (e CheckoutRebilled) SubscriptionRef() string  { return e.Transaction.SubscriptionID }
+func (e CheckoutRefunded) SubscriptionRef() string  { return e.Transaction.SubscriptionID }
+
 // Payments belong to the buyer's contact history too (domain.ContactEvent).
 func (e CheckoutPurchased) ContactRef() string { return e.Contact.ContactID }
 func (e CheckoutRebilled) ContactRef() string  { return e.Contact.ContactID }
@@ -244,10 +250,23 @@ func (e CheckoutRefunded) ContactRef() string  { return e.Contact.ContactID }
 func (e CheckoutPurchased) Redacted() Event {
 	if e.Activation != nil {
 		grant := *e.Activation
-		grant.Token, grant.URL = RedactedSecret, RedactedSecret
+		grant.Token, grant.URL = RedactedSecret, redactedURL(grant.URL)
 		e.Activation = &grant
 	}
 	return e
+}
+
+// redactedURL is an activation's signup URL with its token hidden: still a URL, of the product's
+// signup page.
+func redactedURL(link string) string {
+	u, err := url.Parse(link)
+	if err != nil {
+		return RedactedSecret
+	}
+	q := u.Query()
+	q.Set("token", RedactedSecret)
+	u.RawQuery = q.Encode()
+	return u.String()
 }
 
 func init() {

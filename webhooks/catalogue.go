@@ -167,13 +167,21 @@ func (c *Catalogue) handles(eventType string) bool {
 // toOutbound maps a recorded domain event to its outbound event; ok is false for events that
 // have none.
 func (c *Catalogue) toOutbound(r domain.Recorded) (o outbound, ok bool, err error) {
-	p, ok := c.bySource[r.Type]
-	if !ok {
+	if !c.handles(r.Type) {
 		return outbound{}, false, nil
 	}
 	e, err := r.Decode()
 	if err != nil {
 		return outbound{}, false, fmt.Errorf("webhooks: decode %s: %w", r.Type, err)
+	}
+	return c.outboundOf(r, e)
+}
+
+// outboundOf maps the decoded event e of r to its outbound event.
+func (c *Catalogue) outboundOf(r domain.Recorded, e domain.Event) (o outbound, ok bool, err error) {
+	p, ok := c.bySource[r.Type]
+	if !ok {
+		return outbound{}, false, nil
 	}
 	data, about, err := p.mapping.payload(e)
 	if err != nil {

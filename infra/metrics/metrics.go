@@ -30,6 +30,7 @@ type Metrics struct {
 	relayPosition   prometheus.Gauge
 	deliveries      *prometheus.CounterVec
 	attemptDuration prometheus.Histogram
+	timerLooks      prometheus.Counter
 	redisDown       prometheus.Gauge
 	localDecisions  prometheus.Counter
 }
@@ -54,7 +55,8 @@ func New() *Metrics {
 	m.attemptDuration = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "funnel_webhook_attempt_duration_seconds", Help: "Time from sending a webhook to its answer.", Buckets: latencyBuckets})
 	m.redisDown = prometheus.NewGauge(prometheus.GaugeOpts{Name: "funnel_rate_limit_redis_unreachable", Help: "1 while Redis (FUNNEL_REDIS_URL) does not answer and each process enforces the rate limits alone; 0 otherwise."})
 	m.localDecisions = prometheus.NewCounter(prometheus.CounterOpts{Name: "funnel_rate_limit_local_decisions_total", Help: "Rate-limit decisions taken in this process's memory because Redis did not answer."})
-	for _, c := range []prometheus.Collector{m.requests, m.requestDuration, m.commands, m.commandDuration, m.appendedEvents, m.appendBatch, m.appendCommit, m.projectionPos, m.projectionLag, m.relayPosition, m.deliveries, m.attemptDuration, m.redisDown, m.localDecisions} {
+	m.timerLooks = prometheus.NewCounter(prometheus.CounterOpts{Name: "funnel_subscription_timer_looks_total", Help: "Looks of the cancel-at-period-end timer loop at its pending timers (it looks at least once a second while it runs)."})
+	for _, c := range []prometheus.Collector{m.requests, m.requestDuration, m.commands, m.commandDuration, m.appendedEvents, m.appendBatch, m.appendCommit, m.projectionPos, m.projectionLag, m.relayPosition, m.deliveries, m.attemptDuration, m.timerLooks, m.redisDown, m.localDecisions} {
 		f(c)
 	}
 	return m
@@ -112,6 +114,9 @@ func (m *Metrics) DeliveryAttempted(outcome string, took time.Duration) {
 // DeliveryGivenUp records a webhook delivery given up without an attempt: its subscription was
 // deleted or disabled before it was sent (webhooks.Observer).
 func (m *Metrics) DeliveryGivenUp() { m.deliveries.WithLabelValues("given_up").Inc() }
+
+// TimerLooked records one look of the subscription timer loop at its due timers.
+func (m *Metrics) TimerLooked() { m.timerLooks.Inc() }
 
 // RedisUnreachable records whether the rate limits are decided per process because Redis does
 // not answer (ratelimit.Observer).
