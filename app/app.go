@@ -38,6 +38,7 @@ type App struct {
 	operator   *operator.Server
 	dispatcher *webhooks.Dispatcher
 	timer      subscriptionTimer
+	rateLimits rateLimits
 }
 
 // Open connects to the database, claims a SQLite file for this process (sqldb.DB.Claim), applies
@@ -67,10 +68,15 @@ func Open(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 	}
 	logMigrations(log, migrated)
 	m := metrics.New()
+	limits, err := newRateLimits(cfg, m, log)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
 	store := eventstore.New(db)
 	store.SetObserver(m)
 
-	a := &App{cfg: cfg, log: log, db: db, store: store, metrics: m}
+	a := &App{cfg: cfg, log: log, db: db, store: store, metrics: m, rateLimits: limits}
 	models := newReadModels(db, sealer, m, log, func() { a.dispatcher.Wake() })
 	pipe := pipeline.New(db, store, log, m)
 	for _, p := range models.all() {
@@ -122,6 +128,8 @@ func Open(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 		APIHost:       cfg.APIHost,
 		Log:           log,
 		Observer:      m,
+		RateLimits:    limits.limits,
+		Limits:        limits.rules,
 		// The checkout read models of a customer's payments and of activations.
 		Transactions:          models.payments,
 		CheckoutSubscriptions: models.subs,
@@ -197,10 +205,12 @@ func (a *App) RunBackground(ctx context.Context) error {
 	return g.Wait()
 }
 
-// Close stops the appender and closes the database. Call it after Run returned.
+// Close stops the appender and closes the database and the Redis client. Call it after Run
+// returned.
 func (a *App) Close() {
 	a.store.Close()
 	a.db.Close()
+	a.rateLimits.close()
 }
 
 // Listeners are the two listening sockets, opened before Run so that a taken port fails at once.
@@ -242,7 +252,8 @@ func (a *App) Serve(ctx context.Context, ln Listeners) error {
 		})
 	}
 	a.log.Info("serving", zap.String("api", ln.API.Addr().String()), zap.String("apiHost", a.cfg.APIHost),
-		zap.String("operator", ln.Operator.Addr().String()), zap.String("database", string(a.db.Dialect)))
+		zap.String("operator", ln.Operator.Addr().String()), zap.String("database", string(a.db.Dialect)),
+		zap.String("rateLimits", a.rateLimits.mode))
 
 	var pipeErr error
 	select {

@@ -19,6 +19,10 @@ func TestDefaultsAreValid(t *testing.T) {
 	if err := c.Validate(); err != nil {
 		t.Fatalf("postgres with a rotation list of server keys is refused: %v", err)
 	}
+	c.RedisURL, c.TrustedProxies = "redis://127.0.0.1:6379/2", " 10.0.0.0/8, 192.0.2.7,2001:db8::/32 "
+	if err := c.Validate(); err != nil {
+		t.Fatalf("a Redis URL and trusted proxies are refused: %v", err)
+	}
 }
 
 // testKey is a server key: base64 of 32 bytes.
@@ -45,6 +49,9 @@ func TestValidateNamesTheBadSetting(t *testing.T) {
 		{"a server key of 16 bytes", func(c *Config) { c.SecretKey = "AAECAwQFBgcICQoLDA0ODw==" }, "FUNNEL_SECRET_KEY: key 1 of the list: sealing: a key must be 32 random bytes, this one is 16"},
 		{"a server key that is no base64", func(c *Config) { c.SecretKey = "correct horse battery staple" }, "FUNNEL_SECRET_KEY: key 1 of the list: sealing: a key must be written in base64"},
 		{"a rotation list with a bad second key", func(c *Config) { c.SecretKey = testKey + ",oops" }, "FUNNEL_SECRET_KEY: key 2 of the list"},
+		{"redis URL", func(c *Config) { c.RedisURL = "127.0.0.1:6379" }, "FUNNEL_REDIS_URL"},
+		{"trusted proxy", func(c *Config) { c.TrustedProxies = "10.0.0.1, proxy.internal" }, "FUNNEL_TRUSTED_PROXIES"},
+		{"trusted range", func(c *Config) { c.TrustedProxies = "10.0.0.0/33" }, "FUNNEL_TRUSTED_PROXIES"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -31,6 +31,8 @@ type Metrics struct {
 	deliveries      *prometheus.CounterVec
 	attemptDuration prometheus.Histogram
 	timerLooks      prometheus.Counter
+	redisDown       prometheus.Gauge
+	localDecisions  prometheus.Counter
 }
 
 // New registers every collector.
@@ -51,8 +53,10 @@ func New() *Metrics {
 	m.relayPosition = prometheus.NewGauge(prometheus.GaugeOpts{Name: "funnel_relay_position", Help: "Last log position the relay published."})
 	m.deliveries = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "funnel_webhook_deliveries_total", Help: "Webhook delivery attempts by outcome: succeeded, retrying, failed, gone; given_up counts deliveries dropped unsent because their webhook ended; not_opened those that failed unsent because a secret they carry could not be opened with the configured keys (FUNNEL_SECRET_KEY)."}, []string{"outcome"})
 	m.attemptDuration = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "funnel_webhook_attempt_duration_seconds", Help: "Time from sending a webhook to its answer.", Buckets: latencyBuckets})
+	m.redisDown = prometheus.NewGauge(prometheus.GaugeOpts{Name: "funnel_rate_limit_redis_unreachable", Help: "1 while Redis (FUNNEL_REDIS_URL) does not answer and each process enforces the rate limits alone; 0 otherwise."})
+	m.localDecisions = prometheus.NewCounter(prometheus.CounterOpts{Name: "funnel_rate_limit_local_decisions_total", Help: "Rate-limit decisions taken in this process's memory because Redis did not answer."})
 	m.timerLooks = prometheus.NewCounter(prometheus.CounterOpts{Name: "funnel_subscription_timer_looks_total", Help: "Looks of the cancel-at-period-end timer loop at its pending timers (it looks at least once a second while it runs)."})
-	for _, c := range []prometheus.Collector{m.requests, m.requestDuration, m.commands, m.commandDuration, m.appendedEvents, m.appendBatch, m.appendCommit, m.projectionPos, m.projectionLag, m.relayPosition, m.deliveries, m.attemptDuration, m.timerLooks} {
+	for _, c := range []prometheus.Collector{m.requests, m.requestDuration, m.commands, m.commandDuration, m.appendedEvents, m.appendBatch, m.appendCommit, m.projectionPos, m.projectionLag, m.relayPosition, m.deliveries, m.attemptDuration, m.timerLooks, m.redisDown, m.localDecisions} {
 		f(c)
 	}
 	return m
@@ -118,6 +122,20 @@ func (m *Metrics) DeliveryNotOpened() { m.deliveries.WithLabelValues("not_opened
 
 // TimerLooked records one look of the subscription timer loop at its due timers.
 func (m *Metrics) TimerLooked() { m.timerLooks.Inc() }
+
+// RedisUnreachable records whether the rate limits are decided per process because Redis does
+// not answer (ratelimit.Observer).
+func (m *Metrics) RedisUnreachable(unreachable bool) {
+	v := 0.0
+	if unreachable {
+		v = 1
+	}
+	m.redisDown.Set(v)
+}
+
+// LocalDecision counts a rate-limit decision taken in memory because Redis did not answer
+// (ratelimit.Observer).
+func (m *Metrics) LocalDecision() { m.localDecisions.Inc() }
 
 // WatchBacklog exposes the number of webhook deliveries still to be sent, counted when scraped.
 func (m *Metrics) WatchBacklog(count func() float64) {
