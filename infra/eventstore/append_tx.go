@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/stdlib"
@@ -45,6 +46,22 @@ func (s *Store) inTx(ctx context.Context, fn func(appendTx) error) error {
 	return fn(&sqlAppendTx{tx: tx})
 }
 
+// The versions of the streams an append writes are read under the head lock, where a slow plan
+// would stall every append. Each stream's version is one backward step on the (stream_id, version)
+// index, so the cost does not grow with the streams' length and no statistics can turn it into a
+// scan of the log or of a long stream (a GROUP BY over "stream_id IN (...)" read every version of
+// each stream, and without statistics PostgreSQL planned it as a sequential scan). A test checks
+// both plans.
+const (
+	pgStreamVersions     = `SELECT id, COALESCE((SELECT version FROM events WHERE stream_id = id ORDER BY version DESC LIMIT 1), 0) FROM unnest($1::text[]) AS id`
+	sqliteStreamVersions = `SELECT column1, COALESCE((SELECT version FROM events WHERE stream_id = column1 ORDER BY version DESC LIMIT 1), 0) FROM (VALUES %s)`
+)
+
+// sqliteVersionsOf is sqliteStreamVersions for n streams.
+func sqliteVersionsOf(n int) string {
+	return fmt.Sprintf(sqliteStreamVersions, strings.TrimSuffix(strings.Repeat("(?), ", n), ", "))
+}
+
 // pgxAppendTx pipelines each step: BEGIN, lock and versions in one round trip; insert, head and
 // COMMIT in the next. The versions query runs after the lock was granted (its own statement, so
 // its own snapshot under READ COMMITTED), so no append committed before it is missed.
@@ -56,7 +73,7 @@ func (t *pgxAppendTx) lock(ctx context.Context, streamIDs []string) (int64, map[
 	b := &pgx.Batch{}
 	b.Queue(`BEGIN`)
 	b.Queue(`SELECT position FROM event_log_head WHERE id = 1 FOR UPDATE`)
-	b.Queue(`SELECT stream_id, MAX(version) FROM events WHERE stream_id = ANY($1) GROUP BY stream_id`, streamIDs)
+	b.Queue(pgStreamVersions, streamIDs)
 	res := t.conn.SendBatch(ctx, b)
 	defer res.Close()
 	if _, err := res.Exec(); err != nil {
@@ -160,7 +177,7 @@ func (t *sqlAppendTx) lock(ctx context.Context, streamIDs []string) (int64, map[
 		for i, id := range part {
 			args[i] = id
 		}
-		rows, err := t.tx.QueryContext(ctx, `SELECT stream_id, MAX(version) FROM events WHERE stream_id IN (`+sqldb.Placeholders(sqldb.SQLite, 1, len(part))+`) GROUP BY stream_id`, args...)
+		rows, err := t.tx.QueryContext(ctx, sqliteVersionsOf(len(part)), args...)
 		if err != nil {
 			return 0, nil, fmt.Errorf("eventstore: read stream versions: %w", err)
 		}

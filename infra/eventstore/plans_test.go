@@ -1,0 +1,152 @@
+package eventstore_test
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/funnelhq/funnel/domain"
+	"github.com/funnelhq/funnel/infra/eventstore"
+	"github.com/funnelhq/funnel/infra/sqldb"
+	"github.com/funnelhq/funnel/infra/sqldb/sqldbtest"
+)
+
+// The two statements of the write path that touch a stream (the tail a command reads, the
+// versions an append checks under the head lock) walk the (stream_id, version) index whatever the
+// statistics say: with none (PostgreSQL here runs with autovacuum off, so nothing is analyzed),
+// after ANALYZE while one stream is nearly the whole log, and, on PostgreSQL, with the generic
+// plan a prepared statement may switch to. A sequential scan there would make a write cost the
+// length of the log.
+func TestWritePathStatementsUseTheStreamIndex(t *testing.T) {
+	sqldbtest.Run(t, func(t *testing.T, dialect sqldb.Dialect) {
+		s, db := newStore(t, dialect)
+		ctx := context.Background()
+		const long = 20000
+		for version := 0; version < long; version += 2000 {
+			if _, err := s.Append(ctx, meta, domain.StreamAppend{StreamID: "ct_long", ExpectedVersion: int64(version), Events: tagged("ct_long", 2000)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for i := range 20 {
+			stream := fmt.Sprintf("ct_short_%d", i)
+			if _, err := s.Append(ctx, meta, domain.StreamAppend{StreamID: stream, Events: tagged(stream, 3)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		conn, err := db.Write.Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		check := func(when string) {
+			t.Helper()
+			for _, c := range []struct {
+				name  string
+				plans []string
+			}{
+				{"tail of the long stream", explain(t, conn, dialect, tailStatement(dialect), "ct_long", long-3)},
+				{"tail of a short stream", explain(t, conn, dialect, tailStatement(dialect), "ct_short_1", 1)},
+				{"versions of an append", explain(t, conn, dialect, versionsStatement(dialect), "ct_long", "ct_short_1")},
+			} {
+				for _, plan := range c.plans {
+					if strings.Contains(plan, "Seq Scan on events") || strings.Contains(plan, "SCAN events") ||
+						!strings.Contains(plan, streamIndex(dialect)) {
+						t.Errorf("%s, %s: the plan does not walk the stream index:\n%s", when, c.name, plan)
+					}
+				}
+			}
+		}
+		check("no statistics")
+		if _, err := conn.ExecContext(ctx, `ANALYZE`); err != nil {
+			t.Fatal(err)
+		}
+		check("after ANALYZE with one stream nearly the whole log")
+	})
+}
+
+func tailStatement(dialect sqldb.Dialect) string {
+	if dialect == sqldb.Postgres {
+		return eventstore.ReadStreamFromQuery
+	}
+	return strings.NewReplacer("$1", "?", "$2", "?").Replace(eventstore.ReadStreamFromQuery)
+}
+
+func versionsStatement(dialect sqldb.Dialect) string {
+	if dialect == sqldb.Postgres {
+		// the append sends the ids as one array
+		return strings.Replace(eventstore.PGStreamVersions, "$1::text[]", "ARRAY[$1, $2]::text[]", 1)
+	}
+	return eventstore.SQLiteVersionsOf(2)
+}
+
+func streamIndex(dialect sqldb.Dialect) string {
+	if dialect == sqldb.Postgres {
+		return "events_stream_id_version_key"
+	}
+	return "sqlite_autoindex_events_" // the index of UNIQUE (stream_id, version), named by SQLite
+}
+
+// explain returns the plans of a statement with these arguments: on PostgreSQL the plan for the
+// values and the generic plan of the prepared statement, on SQLite its one plan.
+func explain(t *testing.T, conn *sql.Conn, dialect sqldb.Dialect, statement string, args ...any) []string {
+	t.Helper()
+	ctx := context.Background()
+	if dialect == sqldb.SQLite {
+		return []string{queryPlan(t, conn, `EXPLAIN QUERY PLAN `+statement, 3, args...)}
+	}
+	custom := queryPlan(t, conn, `EXPLAIN `+statement, 0, args...)
+	types := make([]string, len(args))
+	literals := make([]string, len(args))
+	for i, a := range args {
+		switch v := a.(type) {
+		case string:
+			types[i], literals[i] = "text", "'"+v+"'"
+		default:
+			types[i], literals[i] = "bigint", fmt.Sprint(v)
+		}
+	}
+	for _, stmt := range []string{
+		`SET plan_cache_mode = force_generic_plan`,
+		`PREPARE planned (` + strings.Join(types, ", ") + `) AS ` + statement,
+	} {
+		if _, err := conn.ExecContext(ctx, stmt); err != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+	}
+	generic := queryPlan(t, conn, `EXPLAIN EXECUTE planned (`+strings.Join(literals, ", ")+`)`, 0)
+	for _, stmt := range []string{`DEALLOCATE planned`, `RESET plan_cache_mode`} {
+		if _, err := conn.ExecContext(ctx, stmt); err != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+	}
+	return []string{custom, generic}
+}
+
+// queryPlan runs an EXPLAIN and joins the text column of its rows (column col).
+func queryPlan(t *testing.T, conn *sql.Conn, statement string, col int, args ...any) string {
+	t.Helper()
+	rows, err := conn.QueryContext(context.Background(), statement, args...)
+	if err != nil {
+		t.Fatalf("%s: %v", statement, err)
+	}
+	defer rows.Close()
+	cols, _ := rows.Columns()
+	var lines []string
+	for rows.Next() {
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			t.Fatal(err)
+		}
+		lines = append(lines, fmt.Sprint(vals[col]))
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return strings.Join(lines, "\n")
+}
