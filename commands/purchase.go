@@ -47,13 +47,13 @@ type PurchaseResult struct {
 type PurchaseHandler = Handler[Purchase, PurchaseResult]
 
 // NewPurchaseHandler returns the handler of Purchase, logged and measured.
-func NewPurchaseHandler(store EventStore, now func() time.Time, log *zap.Logger, obs Observer) PurchaseHandler {
-	return decorate[Purchase, PurchaseResult](purchaseHandler{store: store, now: now}, log, obs)
+func NewPurchaseHandler(repo *Repository, now func() time.Time, log *zap.Logger, obs Observer) PurchaseHandler {
+	return decorate[Purchase, PurchaseResult](purchaseHandler{repo: repo, now: now}, log, obs)
 }
 
 type purchaseHandler struct {
-	store EventStore
-	now   func() time.Time
+	repo *Repository
+	now  func() time.Time
 }
 
 // Handle records the purchase.
@@ -67,7 +67,7 @@ func (h purchaseHandler) Handle(ctx context.Context, cmd Purchase) (PurchaseResu
 	if err := profile.Validate(); err != nil {
 		return PurchaseResult{}, err
 	}
-	product, err := readProduct(ctx, h.store, accountID, cmd.ProductID)
+	product, err := readProduct(ctx, h.repo, accountID, cmd.ProductID)
 	if err != nil {
 		return PurchaseResult{}, err
 	}
@@ -94,7 +94,7 @@ func (h purchaseHandler) Handle(ctx context.Context, cmd Purchase) (PurchaseResu
 		res.ActivationID = domain.ActivationIDFor(res.ActivationToken)
 	}
 
-	res.Position, err = execute(ctx, h.store, cmd.Meta, res.ContactID, func(ctx context.Context, s *session) error {
+	res.Position, err = execute(ctx, h.repo, cmd.Meta, res.ContactID, func(ctx context.Context, s *session) error {
 		account, err := loadAccount(ctx, s, accountID)
 		if err != nil {
 			return err
