@@ -62,9 +62,9 @@ func seedContact(t testing.TB, store *eventstore.Store, accountID, email string,
 }
 
 // rename writes a contact through UpsertContact, which records one ContactUpdated.
-func rename(t testing.TB, h commands.Handlers, accountID, email, firstName string) {
+func rename(t testing.TB, h commands.UpsertContactHandler, accountID, email, firstName string) {
 	t.Helper()
-	if _, err := h.UpsertContact.Handle(context.Background(), commands.UpsertContact{
+	if _, err := h.Handle(context.Background(), commands.UpsertContact{
 		Meta: commands.Meta{AccountID: accountID, Actor: domain.OperatorActor}, Email: email,
 		Profile: domain.ContactProfile{FirstName: &firstName},
 	}); err != nil {
@@ -90,14 +90,14 @@ func TestAWriteReadsTheTailOfItsStreamOnly(t *testing.T) {
 			id := seedContact(t, store, account, email, n-3)
 
 			counted.reset()
-			rename(t, this, account, email, "Cold") // write n-2: this process never read the contact
+			rename(t, this.UpsertContact, account, email, "Cold") // write n-2: this process never read the contact
 			if got := counted.events.Load(); got != int64(n-3) {
 				t.Fatalf("n=%d: the first write of a process read %d events, want the whole stream (%d)", n, got, n-3)
 			}
-			rename(t, other, account, email, "Other") // write n-1, by the other process
+			rename(t, other.UpsertContact, account, email, "Other") // write n-1, by the other process
 
 			counted.reset()
-			rename(t, this, account, email, "Last") // write n
+			rename(t, this.UpsertContact, account, email, "Last") // write n
 			measured[n] = reads{counted.reads.Load(), counted.events.Load()}
 
 			recs, err := store.ReadStream(context.Background(), id)
