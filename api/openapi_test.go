@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -319,3 +320,70 @@ func exampleFixture(t *testing.T, svc *apptest.Service, receiverURL string) (map
 	}
 	return ids, key
 }
+
+// Every operation answers its documented errors: no credentials (401), a key without the scope
+// (403), ids that exist nowhere (a 4xx), a malformed body (400) and one over 256 KB (413). The
+// client checks each answer against the document as always, so a status an operation does not
+// list fails here.
+func TestDocumentedErrorsOfEveryOperation(t *testing.T) {
+	apptest.Run(t, func(t *testing.T, svc *apptest.Service) {
+		acc := svc.NewAccount(t)
+		formsOnly := svc.NewKey(t, acc.ID, []string{"forms:read"})
+		tagsOnly := svc.NewKey(t, acc.ID, []string{"tags:read"})
+		huge := `{"name": "` + strings.Repeat("x", httpapi.MaxBodyBytes) + `"}`
+		for _, d := range []struct {
+			client *apptest.Client
+			doc    *openapi3.T
+		}{{svc.API, apptest.IntegrationContract(t).Doc}, {svc.Operator, apptest.OperatorContract(t).Doc}} {
+			for _, path := range sortedPaths(d.doc) {
+				item := d.doc.Paths.Value(path)
+				for method, op := range item.Operations() {
+					if op.Security != nil && len(*op.Security) == 0 {
+						continue // public
+					}
+					nowhere := strings.NewReplacer("{accountId}", "acc_nowhere").Replace(path)
+					nowhere = regexpVariable.ReplaceAllString(nowhere, "nowhere")
+					inAccount := regexpVariable.ReplaceAllStringFunc(path, func(v string) string {
+						if v == "{accountId}" {
+							return acc.ID
+						}
+						return "nowhere"
+					})
+					token := ""
+					if d.client == svc.API {
+						token = acc.Key
+					}
+					send := func(path, token string, body any) apptest.Response {
+						return d.client.Do(t, apptest.Request{Method: method, Path: path, Token: token, Body: body})
+					}
+					var body any
+					if op.RequestBody != nil {
+						body = map[string]any{}
+					}
+					send(nowhere, "-", body).ExpectError(t, http.StatusUnauthorized)
+					if d.client == svc.API {
+						other := formsOnly
+						if scopes := (*op.Security)[0]["apiKey"]; slices.Contains(scopes, "forms:read") {
+							other = tagsOnly
+						}
+						send(nowhere, other, body).ExpectError(t, http.StatusForbidden)
+					}
+					for _, p := range []string{nowhere, inAccount} {
+						if p == strings.ReplaceAll(path, "{accountId}", acc.ID) {
+							continue // no id to make up
+						}
+						if res := send(p, token, body); res.Status < 400 || res.Status > 499 {
+							t.Errorf("%s %s: %d, want a 4xx for ids that exist nowhere", method, p, res.Status)
+						}
+					}
+					if op.RequestBody != nil {
+						send(inAccount, token, "{").ExpectError(t, http.StatusBadRequest)
+						send(inAccount, token, huge).ExpectError(t, http.StatusRequestEntityTooLarge)
+					}
+				}
+			}
+		}
+	})
+}
+
+var regexpVariable = regexp.MustCompile(`\{\w+\}`)
