@@ -152,10 +152,7 @@ func TestDocumentExamplesWork(t *testing.T) {
 			return s
 		}
 		sent := map[string]int{}
-		for _, d := range []struct {
-			client *apptest.Client
-			doc    *openapi3.T
-		}{{svc.API, apptest.IntegrationContract(t).Doc}, {svc.Operator, apptest.OperatorContract(t).Doc}} {
+		for _, d := range listeners(t, svc) {
 			for _, path := range sortedPaths(d.doc) {
 				item := d.doc.Paths.Value(path)
 				for _, method := range []string{"GET", "POST", "PUT", "PATCH", "DELETE"} {
@@ -223,6 +220,16 @@ func exampleRequest(t *testing.T, method, path string, params openapi3.Parameter
 		req.Body = real(string(b))
 	}
 	return req
+}
+
+// listener is a listener of the service with the OpenAPI document of what it serves.
+type listener struct {
+	client *apptest.Client
+	doc    *openapi3.T
+}
+
+func listeners(t *testing.T, svc *apptest.Service) []listener {
+	return []listener{{svc.API, apptest.IntegrationContract(t).Doc}, {svc.Operator, apptest.OperatorContract(t).Doc}}
 }
 
 // sortedPaths lists a document's paths in a fixed order.
@@ -331,10 +338,7 @@ func TestDocumentedErrorsOfEveryOperation(t *testing.T) {
 		formsOnly := svc.NewKey(t, acc.ID, []string{"forms:read"})
 		tagsOnly := svc.NewKey(t, acc.ID, []string{"tags:read"})
 		huge := `{"name": "` + strings.Repeat("x", httpapi.MaxBodyBytes) + `"}`
-		for _, d := range []struct {
-			client *apptest.Client
-			doc    *openapi3.T
-		}{{svc.API, apptest.IntegrationContract(t).Doc}, {svc.Operator, apptest.OperatorContract(t).Doc}} {
+		for _, d := range listeners(t, svc) {
 			for _, path := range sortedPaths(d.doc) {
 				item := d.doc.Paths.Value(path)
 				for method, op := range item.Operations() {
