@@ -15,9 +15,39 @@ const MaxBodyBytes = 256 << 10
 // Decode reads the request's JSON object into dst. On bad input it answers (413 for a body over
 // 256 KB, 400 naming the field at fault otherwise) and returns false.
 func Decode(w http.ResponseWriter, r *http.Request, dst any) bool {
+	body, ok := readBody(w, r)
+	if !ok {
+		return false
+	}
+	if msg := decodeJSON(body, dst); msg != "" {
+		WriteError(w, http.StatusBadRequest, msg)
+		return false
+	}
+	return true
+}
+
+// DecodeOptional is Decode for an endpoint whose body may be left out: an empty body (however it
+// was sent, with a length of 0 or chunked) leaves dst as it is, as {} would.
+func DecodeOptional(w http.ResponseWriter, r *http.Request, dst any) bool {
+	body, ok := readBody(w, r)
+	if !ok {
+		return false
+	}
+	if strings.TrimSpace(string(body)) == "" {
+		return true
+	}
+	if msg := decodeJSON(body, dst); msg != "" {
+		WriteError(w, http.StatusBadRequest, msg)
+		return false
+	}
+	return true
+}
+
+// readBody reads the request body, at most 256 KB; on failure it answers (413 or 400).
+func readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
 	if r.ContentLength > MaxBodyBytes {
 		WriteError(w, http.StatusRequestEntityTooLarge, "request body must be at most 256 KB")
-		return false
+		return nil, false
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
 	if err != nil {
@@ -27,13 +57,9 @@ func Decode(w http.ResponseWriter, r *http.Request, dst any) bool {
 		} else {
 			WriteError(w, http.StatusBadRequest, "could not read the request body")
 		}
-		return false
+		return nil, false
 	}
-	if msg := decodeJSON(body, dst); msg != "" {
-		WriteError(w, http.StatusBadRequest, msg)
-		return false
-	}
-	return true
+	return body, true
 }
 
 // decodeJSON returns "" on success, else a message naming what is wrong.
@@ -54,7 +80,7 @@ func decodeJSON(body []byte, dst any) string {
 		var fieldErr *FieldError
 		switch {
 		case errors.As(err, &typeErr) && typeErr.Field != "":
-			return fmt.Sprintf("%s: expected %s, got %s", typeErr.Field, jsonTypeName(typeErr.Type.Kind().String()), typeErr.Value)
+			return fmt.Sprintf("%s: expected %s, got %s", typeErr.Field, jsonTypeName(typeErr.Type.Kind().String()), jsonTypeName(typeErr.Value))
 		case errors.As(err, &fieldErr):
 			return fieldErr.Message
 		default:

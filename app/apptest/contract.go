@@ -190,8 +190,16 @@ func (c *Contract) checkContent(what string, content openapi3.Content, header ht
 }
 
 // checkUnrouted checks an answer to a request the document has no operation for: only a JSON
-// 404 (no such path) or 405 with Allow (no such method on the path) is right.
+// 404 (no such path) or 405 with Allow (no such method on the path) is right, or, where the
+// document has rate limits, a 429 (the per-address limit counts unknown paths too).
 func (c *Contract) checkUnrouted(x exchange, routeErr error) []string {
+	if x.status == http.StatusTooManyRequests && c.Doc.Components.Schemas["RateLimited"] != nil {
+		var faults []string
+		if x.header.Get("Retry-After") == "" {
+			faults = append(faults, "a 429 without Retry-After")
+		}
+		return append(faults, c.bodies.check("the 429 answer", "#/components/schemas/RateLimited", x.body)...)
+	}
 	want := http.StatusNotFound
 	if errors.Is(routeErr, routers.ErrMethodNotAllowed) {
 		want = http.StatusMethodNotAllowed

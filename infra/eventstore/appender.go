@@ -20,7 +20,7 @@ type row struct {
 	schemaVersion                int
 	occurredAt                   int64
 	accountID                    string
-	contactID                    sql.NullString
+	contactID, subscriptionID    sql.NullString
 	data, metadata               string
 	version, position            int64
 }
@@ -109,6 +109,9 @@ func (s *Store) encode(meta domain.Metadata, appends []domain.StreamAppend) (*ap
 			}
 			if ce, ok := e.(domain.ContactEvent); ok && ce.ContactRef() != "" {
 				r.contactID = sql.NullString{String: ce.ContactRef(), Valid: true}
+			}
+			if se, ok := e.(domain.SubscriptionEvent); ok && se.SubscriptionRef() != "" {
+				r.subscriptionID = sql.NullString{String: se.SubscriptionRef(), Valid: true}
 			}
 			ps.rows = append(ps.rows, r)
 		}
