@@ -13,6 +13,7 @@ import (
 	"github.com/funnelhq/funnel/app"
 	"github.com/funnelhq/funnel/app/apptest"
 	"github.com/funnelhq/funnel/client"
+	"github.com/funnelhq/funnel/internal/moduletest"
 )
 
 func TestMain(m *testing.M) { apptest.Main(m) }
@@ -178,5 +179,43 @@ func TestGeneratedClientIsUpToDate(t *testing.T) {
 	}
 	if !bytes.Equal(generated, checkedIn) {
 		t.Error("client.gen.go is not what oapi-codegen makes of api/openapi/integration.json: run `make generate`")
+	}
+}
+
+// An integrator's own module imports the client: a throwaway module outside the tree requires
+// this module, builds a program that makes a client and decodes a webhook body with it, and runs
+// it.
+func TestAnotherModuleImportsTheClient(t *testing.T) {
+	if out := moduletest.Run(t, "..", `package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+
+	"github.com/funnelhq/funnel/client"
+)
+
+func main() {
+	if _, err := client.NewClientWithResponses("https://api.example.com", client.WithAPIKey("fnl_x")); err != nil {
+		fmt.Println(err)
+		os.Exit(1)
+	}
+	var event client.WebhookEvent
+	body := []byte(`+"`"+`{"id":"0190a0b2-7c4e-7d2a-9f1e-3b5c6d7e8f90","type":"checkout.subscription_cancelled","createdAt":"2026-11-23T10:15:30.123Z",`+
+		`"data":{"subscription":{"id":"sub_1","status":"cancelled","processor":"stripe","cancelledAt":"2026-11-23T10:15:30.123Z"}}}`+"`"+`)
+	if err := json.Unmarshal(body, &event); err != nil {
+		fmt.Println(err)
+		os.Exit(1)
+	}
+	typed, err := event.ValueByDiscriminator()
+	if err != nil {
+		fmt.Println(err)
+		os.Exit(1)
+	}
+	fmt.Println(typed.(client.CheckoutSubscriptionCancelledEvent).Data.Subscription.Id)
+}
+`); out != "sub_1\n" {
+		t.Fatalf("the program printed %q, want sub_1", out)
 	}
 }

@@ -67,6 +67,7 @@ func (s *server) receive(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if s.failFirst.fails(r.Header.Get("X-Service-Delivery")) {
+		s.log.Info("failed an attempt on purpose (-fail-first)", "delivery", r.Header.Get("X-Service-Delivery"), "event", r.Header.Get("X-Service-Event"))
 		writeError(w, http.StatusServiceUnavailable, "failing this attempt on purpose (-fail-first)")
 		return
 	}
