@@ -46,6 +46,7 @@ type apiError struct {
 	Message   string
 }
 
+// Error says which call failed, how, and why.
 func (e *apiError) Error() string {
 	return fmt.Sprintf("funnel api: %s answered %d: %s", e.Operation, e.Status, e.Message)
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -14,6 +15,10 @@ import (
 
 // maxBody is the largest webhook body read; funnel's are a few kilobytes.
 const maxBody = 1 << 20
+
+// applyTimeout bounds the work on one delivery, API calls included, within the 10 seconds the
+// service waits for an answer.
+const applyTimeout = 8 * time.Second
 
 // server is the receiver's HTTP side: POST /webhooks/funnel takes the deliveries, GET
 // /entitlements shows what the store made of them, GET /healthz answers 200.
@@ -71,7 +76,10 @@ func (s *server) receive(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusServiceUnavailable, "failing this attempt on purpose (-fail-first)")
 		return
 	}
-	applied, err := s.rules.apply(r.Context(), body)
+	// The service waits 10 seconds for an answer: give up on the API calls of a signup before.
+	ctx, cancel := context.WithTimeout(r.Context(), applyTimeout)
+	defer cancel()
+	applied, err := s.rules.apply(ctx, body)
 	if errors.Is(err, errMalformed) {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
