@@ -10,6 +10,7 @@ import (
 
 	"github.com/funnelhq/funnel/commands"
 	"github.com/funnelhq/funnel/domain"
+	"github.com/funnelhq/funnel/infra/sqldb"
 	"github.com/funnelhq/funnel/paging"
 	"github.com/funnelhq/funnel/projections"
 	"github.com/funnelhq/funnel/webhooks"
@@ -55,6 +56,12 @@ func Fail(w http.ResponseWriter, r *http.Request, err error) {
 		WriteError(w, http.StatusServiceUnavailable, err.Error())
 	case errors.Is(err, context.Canceled) && r.Context().Err() != nil:
 		// The client went away; nobody is left to answer.
+	case sqldb.Unavailable(err):
+		// Nothing was decided: the database could not be reached or refused more work for now.
+		logOf(r).Warn("database unavailable", zap.String("requestId", RequestID(r.Context())),
+			zap.String("method", r.Method), zap.String("path", r.URL.Path), zap.Error(err))
+		w.Header().Set("Retry-After", "1")
+		WriteError(w, http.StatusServiceUnavailable, "the service cannot reach its database just now; retry shortly")
 	default:
 		logOf(r).Error("request failed", zap.String("requestId", RequestID(r.Context())),
 			zap.String("method", r.Method), zap.String("path", r.URL.Path), zap.Error(err))
