@@ -15,9 +15,23 @@ const MaxBodyBytes = 256 << 10
 // Decode reads the request's JSON object into dst. On bad input it answers (413 for a body over
 // 256 KB, 400 naming the field at fault otherwise) and returns false.
 func Decode(w http.ResponseWriter, r *http.Request, dst any) bool {
+	body, ok := readBody(w, r)
+	if !ok {
+		return false
+	}
+	if msg := decodeJSON(body, dst); msg != "" {
+		WriteError(w, http.StatusBadRequest, msg)
+		return false
+	}
+	return true
+}
+
+// readBody reads the whole request body. On a body over 256 KB (declared or sent) it answers 413,
+// on a failed read 400, and returns false.
+func readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
 	if r.ContentLength > MaxBodyBytes {
 		WriteError(w, http.StatusRequestEntityTooLarge, "request body must be at most 256 KB")
-		return false
+		return nil, false
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
 	if err != nil {
@@ -27,13 +41,9 @@ func Decode(w http.ResponseWriter, r *http.Request, dst any) bool {
 		} else {
 			WriteError(w, http.StatusBadRequest, "could not read the request body")
 		}
-		return false
+		return nil, false
 	}
-	if msg := decodeJSON(body, dst); msg != "" {
-		WriteError(w, http.StatusBadRequest, msg)
-		return false
-	}
-	return true
+	return body, true
 }
 
 // decodeJSON returns "" on success, else a message naming what is wrong.

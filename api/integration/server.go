@@ -40,6 +40,8 @@ type Deps struct {
 	Subscriptions httpapi.SubscriptionReader
 	Samples       Samples
 	ReadModels    httpapi.ReadModelWaiter
+	// Idempotency keeps the answers of requests with an Idempotency-Key; nil turns the header off.
+	Idempotency httpapi.IdempotencyStore
 	// Ready reports whether migrations ran and the projections caught up at start (/readyz).
 	Ready    func() bool
 	APIHost  string // FUNNEL_API_HOST: /api/v1 answers for this host only, whatever the port
@@ -74,7 +76,7 @@ func (s *Server) Router() *mux.Router {
 	onHost := httpapi.NewRouter()
 	onHost.HandleFunc("/llms-full.txt", serveLLMs).Methods(http.MethodGet)
 	v1 := func(method, path string, scope domain.Scope, h http.HandlerFunc) {
-		onHost.Handle("/api/v1"+path, s.authenticate(scoped(scope, h))).Methods(method)
+		onHost.Handle("/api/v1"+path, s.authenticate(scoped(scope, httpapi.Idempotent(s.deps.Idempotency, accountScope, h)))).Methods(method)
 	}
 
 	v1(http.MethodGet, "/contacts", domain.ScopeContactsRead, s.listContacts)

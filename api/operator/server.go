@@ -30,6 +30,8 @@ type Deps struct {
 	Deliveries    Deliveries
 	History       History
 	ReadModels    httpapi.ReadModelWaiter
+	// Idempotency keeps the answers of requests with an Idempotency-Key; nil turns the header off.
+	Idempotency httpapi.IdempotencyStore
 	// Ready reports whether migrations ran and the projections caught up at start (/readyz).
 	Ready      func() bool
 	AdminToken string // FUNNEL_ADMIN_TOKEN: the bearer token of every /admin/v1 request
@@ -59,8 +61,9 @@ func (s *Server) Handler() http.Handler {
 	if s.deps.Metrics != nil {
 		root.Handle("/metrics", s.deps.Metrics).Methods(http.MethodGet)
 	}
+	scope := tokenScope(s.deps.AdminToken)
 	admin := func(method, path string, h http.HandlerFunc) {
-		root.Handle("/admin/v1"+path, s.operatorOnly(accountFromPath(h))).Methods(method)
+		root.Handle("/admin/v1"+path, s.operatorOnly(accountFromPath(httpapi.Idempotent(s.deps.Idempotency, scope, h)))).Methods(method)
 	}
 
 	admin(http.MethodPost, "/accounts", s.createAccount)

@@ -99,10 +99,10 @@ func (t *pgxAppendTx) write(ctx context.Context, rows []*row, newHead int64) err
 				cols[i] = append(cols[i], v)
 			}
 		}
-		b.Queue(`INSERT INTO events (position, event_id, stream_id, version, type, schema_version, occurred_at, account_id, contact_id, data, metadata)
-			SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::bigint[], $5::text[], $6::int[], $7::bigint[], $8::text[], $9::text[], $10::text[], $11::text[])`,
+		b.Queue(`INSERT INTO events (position, event_id, stream_id, version, type, schema_version, occurred_at, account_id, contact_id, data, metadata, idempotency_id)
+			SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::bigint[], $5::text[], $6::int[], $7::bigint[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[])`,
 			typed[int64](cols[0]), typed[string](cols[1]), typed[string](cols[2]), typed[int64](cols[3]), typed[string](cols[4]), typed[int](cols[5]),
-			typed[int64](cols[6]), typed[string](cols[7]), nullable(cols[8]), typed[string](cols[9]), typed[string](cols[10]))
+			typed[int64](cols[6]), typed[string](cols[7]), nullable(cols[8]), typed[string](cols[9]), typed[string](cols[10]), nullable(cols[11]))
 		b.Queue(`UPDATE event_log_head SET position = $1 WHERE id = 1`, newHead)
 	}
 	b.Queue(`COMMIT`)
@@ -185,7 +185,7 @@ func (t *sqlAppendTx) write(ctx context.Context, rows []*row, newHead int64) err
 	for i, r := range rows {
 		values[i] = r.values()
 	}
-	if err := sqldb.ExecRows(ctx, t.tx, sqldb.SQLite, `INSERT INTO events (position, event_id, stream_id, version, type, schema_version, occurred_at, account_id, contact_id, data, metadata) VALUES `, "", values); err != nil {
+	if err := sqldb.ExecRows(ctx, t.tx, sqldb.SQLite, `INSERT INTO events (position, event_id, stream_id, version, type, schema_version, occurred_at, account_id, contact_id, data, metadata, idempotency_id) VALUES `, "", values); err != nil {
 		return fmt.Errorf("eventstore: insert events: %w", err)
 	}
 	if len(rows) > 0 {
@@ -199,10 +199,10 @@ func (t *sqlAppendTx) write(ctx context.Context, rows []*row, newHead int64) err
 	return nil
 }
 
-const insertColumns = 11
+const insertColumns = 12
 
 // values are a row's columns in the order of the INSERTs above.
 func (r *row) values() []any {
 	return []any{r.position, r.eventID, r.streamID, r.version, r.eventType, r.schemaVersion,
-		r.occurredAt, r.accountID, r.contactID, r.data, r.metadata}
+		r.occurredAt, r.accountID, r.contactID, r.data, r.metadata, r.idempotencyID}
 }
