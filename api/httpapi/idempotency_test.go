@@ -25,6 +25,7 @@ import (
 
 type writeHandler struct {
 	commands   commands.Handlers
+	panics     atomic.Bool // panic before writing anything
 	unreadable atomic.Bool // answer 503 after the write, as AwaitReadModels does when it times out
 	hangUp     func()      // called first: the client goes away
 }
@@ -32,6 +33,9 @@ type writeHandler struct {
 func (h *writeHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if h.hangUp != nil {
 		h.hangUp()
+	}
+	if h.panics.Load() {
+		panic("handler bug")
 	}
 	res, err := h.commands.CreateAccount.Handle(r.Context(), commands.CreateAccount{Name: "Acme"})
 	if err != nil {
@@ -48,12 +52,18 @@ func (h *writeHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 func newWrite(t *testing.T, d sqldb.Dialect) (*writeHandler, http.Handler, *eventstore.Store) {
 	t.Helper()
+	h, mw, log, _ := newWriteOn(t, d)
+	return h, mw, log
+}
+
+func newWriteOn(t *testing.T, d sqldb.Dialect) (*writeHandler, http.Handler, *eventstore.Store, *sqldb.DB) {
+	t.Helper()
 	db := sqldbtest.Open(t, d)
 	log := eventstore.New(db)
 	t.Cleanup(log.Close)
 	h := &writeHandler{commands: commands.NewHandlers(commands.Dependencies{Store: log, Log: zap.NewNop(), Observer: noObserver{}})}
 	keys := idempotency.New(db, log, time.Now)
-	return h, httpapi.Idempotent(keys, func(*http.Request) string { return "operator:test" }, h), log
+	return h, httpapi.Idempotent(keys, func(*http.Request) string { return "operator:test" }, h), log, db
 }
 
 type noObserver struct{}
@@ -135,6 +145,53 @@ func TestRequestFinishesWhenTheClientGoesAway(t *testing.T) {
 		}
 		if head(t, log) != 1 {
 			t.Fatalf("log head %d, want 1", head(t, log))
+		}
+	})
+}
+
+// A process that stops in the instant between a write and the keeping of its outcome leaves a
+// key that is running, whose write the log holds, and nothing to answer from. The retry must not
+// perform it again: it answers, and keeps, a 409 that says so. (The instant is made by hand: the
+// key is set back to how such a crash leaves it.)
+func TestWriteWithoutKeptOutcomeIsNotPerformedAgain(t *testing.T) {
+	sqldbtest.Run(t, func(t *testing.T, d sqldb.Dialect) {
+		write, h, log, db := newWriteOn(t, d)
+		ctx := context.Background()
+		write.unreadable.Store(true)
+		post(ctx, h, "k")
+		if _, err := db.Write.ExecContext(ctx, `UPDATE idempotency_keys SET state = 'running', outcome = ''`); err != nil {
+			t.Fatal(err)
+		}
+		write.unreadable.Store(false)
+		orphaned := post(ctx, h, "k")
+		if orphaned.Code != http.StatusConflict || !strings.Contains(orphaned.Body.String(), "was performed") || orphaned.Header().Get("Idempotent-Replayed") != "true" {
+			t.Fatalf("retry of an orphaned write: %d %v %s", orphaned.Code, orphaned.Header(), orphaned.Body)
+		}
+		if again := post(ctx, h, "k"); again.Code != http.StatusConflict || again.Body.String() != orphaned.Body.String() {
+			t.Fatalf("next retry: %d %s", again.Code, again.Body)
+		}
+		if head(t, log) != 1 {
+			t.Fatalf("log head %d, want the one write", head(t, log))
+		}
+	})
+}
+
+// A handler that panics before it wrote anything leaves the key free for the retry.
+func TestPanicBeforeTheWriteLeavesTheKeyFree(t *testing.T) {
+	sqldbtest.Run(t, func(t *testing.T, d sqldb.Dialect) {
+		write, h, log := newWrite(t, d)
+		write.panics.Store(true)
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Fatal("the panic was swallowed")
+				}
+			}()
+			post(context.Background(), h, "k")
+		}()
+		write.panics.Store(false)
+		if res := post(context.Background(), h, "k"); res.Code != http.StatusCreated || head(t, log) != 1 {
+			t.Fatalf("retry after a panic: %d %s, log head %d", res.Code, res.Body, head(t, log))
 		}
 	})
 }
