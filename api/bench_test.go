@@ -52,6 +52,57 @@ func BenchmarkUpsertContact(b *testing.B) {
 	}
 }
 
+// BenchmarkIdempotencyKeyCost measures what an Idempotency-Key adds to POST /api/v1/contacts at 8
+// clients: the same upserts without and with a fresh key each, side by side on one service per
+// storage mode. Both report upserts/s and the p99 latency.
+func BenchmarkIdempotencyKeyCost(b *testing.B) {
+	for _, dialect := range sqldbtest.Dialects {
+		b.Run(string(dialect), func(b *testing.B) {
+			svc := apptest.Start(b, dialect, func(c *app.Config) { c.RateLimits = false })
+			acc := svc.NewAccount(b)
+			svc.NewTag(b, acc.ID, "Lead")
+			svc.NewTag(b, acc.ID, "Newsletter")
+			var n atomic.Int64
+			for _, withKey := range []bool{false, true} {
+				name := "without-key"
+				if withKey {
+					name = "with-key"
+				}
+				b.Run(name, func(b *testing.B) {
+					var mu sync.Mutex
+					var latencies []time.Duration
+					b.SetParallelism(4) // 4 × GOMAXPROCS (2) = 8 clients
+					b.ResetTimer()
+					b.RunParallel(func(pb *testing.PB) {
+						var mine []time.Duration
+						for pb.Next() {
+							i := n.Add(1)
+							req := apptest.Request{Method: http.MethodPost, Path: "/api/v1/contacts", Token: acc.Key,
+								Body: map[string]any{"email": fmt.Sprintf("cost-%d@example.com", i), "firstName": "Bench", "tagNames": []string{"Lead", "Newsletter"}}}
+							if withKey {
+								req.Headers = map[string]string{"Idempotency-Key": fmt.Sprintf("bench-%d", i)}
+							}
+							start := time.Now()
+							res := svc.API.Do(b, req)
+							mine = append(mine, time.Since(start))
+							if res.Status != http.StatusOK {
+								b.Errorf("upsert: %d %s", res.Status, res.Raw)
+								return
+							}
+						}
+						mu.Lock()
+						latencies = append(latencies, mine...)
+						mu.Unlock()
+					})
+					b.StopTimer()
+					b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "upserts/s")
+					b.ReportMetric(float64(percentile(latencies, 0.99).Microseconds())/1000, "p99-ms")
+				})
+			}
+		})
+	}
+}
+
 func percentile(d []time.Duration, p float64) time.Duration {
 	if len(d) == 0 {
 		return 0
