@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"sync"
 
 	"go.uber.org/zap"
 
@@ -131,12 +132,18 @@ func fingerprint(r *http.Request, body []byte) [32]byte {
 // will send finds the answer rather than a request cut short.
 func perform(w http.ResponseWriter, r *http.Request, store IdempotencyStore, claim idempotency.Claim, body []byte, next http.Handler) {
 	ctx := context.WithoutCancel(r.Context())
+	// The outcome is kept while the handler goes on (it waits for the read models meanwhile); the
+	// answer is kept, or the lease given up, only once it is, so that no retry can find the key
+	// running with its write already in the log while this attempt is alive.
+	var keeping sync.WaitGroup
 	idem := &commands.Idempotent{ID: claim.ID, Performed: func(ctx context.Context, outcomes []commands.Outcome) {
-		raw, err := json.Marshal(outcomes)
-		if err == nil {
-			err = store.KeepOutcomes(ctx, claim, raw)
-		}
-		noteFailure(r, "keep the outcome", err)
+		keeping.Go(func() {
+			raw, err := json.Marshal(outcomes)
+			if err == nil {
+				err = store.KeepOutcomes(ctx, claim, raw)
+			}
+			noteFailure(r, "keep the outcome", err)
+		})
 	}}
 	if claim.Decision == idempotency.Resume {
 		if err := json.Unmarshal(claim.Outcomes, &idem.Earlier); err != nil {
@@ -152,11 +159,13 @@ func perform(w http.ResponseWriter, r *http.Request, store IdempotencyStore, cla
 	finished := false
 	defer func() {
 		if !finished { // the handler panicked: of unknown outcome, like a 500
+			keeping.Wait()
 			noteFailure(r, "yield", store.Yield(ctx, claim))
 		}
 	}()
 	next.ServeHTTP(capture, inner)
 	finished = true
+	keeping.Wait()
 
 	res := idempotency.Response{Status: capture.status, ContentType: capture.header.Get("Content-Type"), Body: capture.body.Bytes()}
 	switch {

@@ -30,7 +30,9 @@ type fixture struct {
 	clock *clock
 }
 
-func newFixture(t *testing.T, d sqldb.Dialect) fixture {
+func newFixture(t *testing.T, d sqldb.Dialect) fixture { return newFixtureB(t, d) }
+
+func newFixtureB(t testing.TB, d sqldb.Dialect) fixture {
 	t.Helper()
 	db := sqldbtest.Open(t, d)
 	log := eventstore.New(db)
