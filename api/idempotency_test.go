@@ -22,6 +22,17 @@ import (
 
 // The Idempotency-Key header (decisions.md "General", issue 10 part 3), through HTTP on both APIs.
 
+// leadBody opens a lead for ada@example.com.
+const leadBody = `{"contactEmail": "ada@example.com", "title": "Pilot"}`
+
+// leadsEndpoint makes an account with a CRM of one stage, and returns them and the path that opens its leads.
+func leadsEndpoint(t *testing.T, svc *apptest.Service) (apptest.Account, apptest.CRM, string) {
+	t.Helper()
+	acc := svc.NewAccount(t)
+	crm := svc.NewCRM(t, acc.ID, "Sales", "New")
+	return acc, crm, "/api/v1/crms/" + crm.ID + "/leads"
+}
+
 // withKey sends a request with an Idempotency-Key; body is sent as these exact bytes.
 func withKey(c *apptest.Client, t *testing.T, method, path, token, key, body string) apptest.Response {
 	t.Helper()
@@ -181,10 +192,8 @@ func TestIdempotencyKeyWithAnotherRequestConflicts(t *testing.T) {
 
 func TestIdempotentConcurrentRequestsPerformOnce(t *testing.T) {
 	apptest.Run(t, func(t *testing.T, svc *apptest.Service) {
-		acc := svc.NewAccount(t)
-		crm := svc.NewCRM(t, acc.ID, "Sales", "New")
-		path := "/api/v1/crms/" + crm.ID + "/leads"
-		body := `{"contactEmail": "ada@example.com", "title": "Pilot"}`
+		acc, crm, path := leadsEndpoint(t, svc)
+		body := leadBody
 		answers := sendAtOnce(t, 8, func() apptest.Response { return withKey(svc.API, t, http.MethodPost, path, acc.Key, "same", body) })
 		created := checkOnePerformed(t, answers)
 		if n := len(leadsOf(t, svc, acc.ID, crm.ID, "")); n != 1 {
@@ -239,10 +248,8 @@ func checkOnePerformed(t *testing.T, answers []apptest.Response) apptest.Respons
 
 func TestIdempotencyKeyValidation(t *testing.T) {
 	apptest.Run(t, func(t *testing.T, svc *apptest.Service) {
-		acc := svc.NewAccount(t)
-		crm := svc.NewCRM(t, acc.ID, "Sales", "New")
-		path := "/api/v1/crms/" + crm.ID + "/leads"
-		body := `{"contactEmail": "ada@example.com", "title": "Pilot"}`
+		acc, crm, path := leadsEndpoint(t, svc)
+		body := leadBody
 		for key, want := range map[string]string{
 			strings.Repeat("k", 256): "at most 255 characters",
 			"tab\there":              "printable ASCII",
@@ -385,10 +392,8 @@ func TestIdempotencyKeyIsKept24Hours(t *testing.T) {
 		clock := &testClock{}
 		clock.Set(time.Date(2030, 5, 1, 12, 0, 0, 0, time.UTC))
 		svc := apptest.Start(t, d, func(c *app.Config) { c.Now = clock.Now })
-		acc := svc.NewAccount(t)
-		crm := svc.NewCRM(t, acc.ID, "Sales", "New")
-		path := "/api/v1/crms/" + crm.ID + "/leads"
-		body := `{"contactEmail": "ada@example.com", "title": "Pilot"}`
+		acc, crm, path := leadsEndpoint(t, svc)
+		body := leadBody
 		first := withKey(svc.API, t, http.MethodPost, path, acc.Key, "daily", body).Expect(t, http.StatusCreated)
 
 		clock.Advance(24*time.Hour - time.Millisecond)
