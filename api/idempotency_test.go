@@ -123,7 +123,10 @@ func TestIdempotentRetryOfEveryKindOfWrite(t *testing.T) {
 // the writes of the operator API, and sends each an over-long key: each must refuse it, which
 // only the idempotency layer does.
 func TestEveryPostAndPatchTakesAnIdempotencyKey(t *testing.T) {
-	svc := apptest.Shared(t, sqldb.SQLite)
+	apptest.Run(t, func(t *testing.T, svc *apptest.Service) { checkEveryWriteTakesAKey(t, svc) })
+}
+
+func checkEveryWriteTakesAKey(t *testing.T, svc *apptest.Service) {
 	acc := svc.NewAccount(t)
 	tooLong := strings.Repeat("k", 256)
 	var paths []string
