@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -53,7 +54,10 @@ func TestActivationValidateAndComplete(t *testing.T) {
 		// Idempotent: again with the same id, or none (no body at all), changes nothing.
 		again := svc.API.Post(t, path+"/complete", acc.Key, map[string]any{"externalUserId": "user-42"}).Expect(t, http.StatusOK).Object(t, "activation")
 		bare := svc.API.Do(t, apptest.Request{Method: http.MethodPost, Path: path + "/complete", Token: acc.Key}).Expect(t, http.StatusOK).Object(t, "activation")
-		for _, got := range []map[string]any{again, bare} {
+		// An empty body sent chunked (no length) is no body too.
+		chunked := svc.API.Do(t, apptest.Request{Method: http.MethodPost, Path: path + "/complete", Token: acc.Key, Body: io.MultiReader(strings.NewReader(""))}).
+			Expect(t, http.StatusOK).Object(t, "activation")
+		for _, got := range []map[string]any{again, bare, chunked} {
 			if got["status"] != "completed" || got["externalUserId"] != "user-42" || got["completedAt"] != done["completedAt"] {
 				t.Fatalf("completed again = %v, want %v", got, done)
 			}

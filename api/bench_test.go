@@ -9,53 +9,66 @@ import (
 	"testing"
 	"time"
 
+	"github.com/funnelhq/funnel/api/integration"
 	"github.com/funnelhq/funnel/app"
 	"github.com/funnelhq/funnel/app/apptest"
-	"github.com/funnelhq/funnel/infra/sqldb"
+	"github.com/funnelhq/funnel/infra/ratelimit"
+	"github.com/funnelhq/funnel/infra/ratelimit/redistest"
 	"github.com/funnelhq/funnel/infra/sqldb/sqldbtest"
 )
 
 // BenchmarkUpsertContact measures POST /api/v1/contacts end to end (HTTP on loopback, a new email
-// and two tagNames, read-your-writes included) with 8 concurrent clients, in both storage modes.
-// It reports upserts/s and the p99 latency.
+// and two tagNames, read-your-writes included) with 8 concurrent clients, in both storage modes,
+// and with the rate limits off, kept in memory, and kept in Redis, side by side: what deciding
+// costs. The limits are raised out of reach (the same rules and windows, but a billion requests
+// each) so that every upsert is decided and none refused. Each is run again with a fresh
+// Idempotency-Key on every upsert (/idempotency-key): what the key costs. It reports upserts/s and
+// the p99 latency.
 func BenchmarkUpsertContact(b *testing.B) {
 	for _, dialect := range sqldbtest.Dialects {
-		b.Run(string(dialect), func(b *testing.B) {
-			svc, acc := upsertService(b, dialect)
-			upsertContacts(b, svc, acc, "bench", nil)
-		})
-	}
-}
-
-// BenchmarkIdempotencyKeyCost measures what an Idempotency-Key adds to POST /api/v1/contacts at 8
-// clients: the same upserts without and with a fresh key each, side by side on one service per
-// storage mode.
-func BenchmarkIdempotencyKeyCost(b *testing.B) {
-	for _, dialect := range sqldbtest.Dialects {
-		b.Run(string(dialect), func(b *testing.B) {
-			svc, acc := upsertService(b, dialect)
-			b.Run("without-key", func(b *testing.B) { upsertContacts(b, svc, acc, "plain", nil) })
-			b.Run("with-key", func(b *testing.B) {
-				upsertContacts(b, svc, acc, "keyed", func(i int64) map[string]string {
-					return map[string]string{"Idempotency-Key": fmt.Sprintf("bench-%d", i)}
+		for _, limits := range []string{"off", "memory", "redis"} {
+			for _, withKey := range []bool{false, true} {
+				name := string(dialect) + "/limits=" + limits
+				if withKey {
+					name += "/idempotency-key"
+				}
+				b.Run(name, func(b *testing.B) {
+					benchmarkUpserts(b, apptest.Start(b, dialect, rateLimitsOf(b, limits)), limits != "off", withKey)
 				})
-			})
-		})
+			}
+		}
 	}
 }
 
-// upsertService starts a service without rate limits, with an account and the tags the upserts name.
-func upsertService(b *testing.B, dialect sqldb.Dialect) (*apptest.Service, apptest.Account) {
-	svc := apptest.Start(b, dialect, func(c *app.Config) { c.RateLimits = false })
+// rateLimitsOf configures a benchmark's service with the rate limits off, in memory or in Redis,
+// raised out of reach.
+func rateLimitsOf(b *testing.B, limits string) func(*app.Config) {
+	if limits == "off" {
+		return func(c *app.Config) { c.RateLimits = false }
+	}
+	var redisURL, prefix string
+	if limits == "redis" {
+		redisURL, prefix = redistest.URL(b), redistest.Prefix(b)
+	}
+	unreachable := integration.Section8()
+	for _, rule := range []*ratelimit.Rule{&unreachable.PerAddress, &unreachable.FailedAuth, &unreachable.Reads, &unreachable.Writes, &unreachable.ContactWrites} {
+		rule.Max = 1 << 30
+	}
+	return func(c *app.Config) {
+		c.RateLimits = true
+		c.RateLimitRules = &unreachable
+		c.RedisURL, c.RedisKeyPrefix = redisURL, prefix
+	}
+}
+
+func benchmarkUpserts(b *testing.B, svc *apptest.Service, limited, withKey bool) {
 	acc := svc.NewAccount(b)
 	svc.NewTag(b, acc.ID, "Lead")
 	svc.NewTag(b, acc.ID, "Newsletter")
-	return svc, acc
-}
-
-// upsertContacts upserts new contacts from 8 clients (headers, when given, adds headers to the
-// i-th) and reports upserts/s and the p99 latency.
-func upsertContacts(b *testing.B, svc *apptest.Service, acc apptest.Account, prefix string, headers func(i int64) map[string]string) {
+	first := svc.API.Post(b, "/api/v1/contacts", acc.Key, map[string]any{"email": "bench@example.com"}).Expect(b, http.StatusOK)
+	if decided := first.Header.Get("RateLimit-Limit") != ""; decided != limited {
+		b.Fatalf("RateLimit headers %v with the limits on %v", decided, limited)
+	}
 	var n atomic.Int64
 	var mu sync.Mutex
 	var latencies []time.Duration
@@ -66,9 +79,9 @@ func upsertContacts(b *testing.B, svc *apptest.Service, acc apptest.Account, pre
 		for pb.Next() {
 			i := n.Add(1)
 			req := apptest.Request{Method: http.MethodPost, Path: "/api/v1/contacts", Token: acc.Key,
-				Body: map[string]any{"email": fmt.Sprintf("%s-%d@example.com", prefix, i), "firstName": "Bench", "tagNames": []string{"Lead", "Newsletter"}}}
-			if headers != nil {
-				req.Headers = headers(i)
+				Body: map[string]any{"email": fmt.Sprintf("bench-%d@example.com", i), "firstName": "Bench", "tagNames": []string{"Lead", "Newsletter"}}}
+			if withKey {
+				req.Headers = map[string]string{"Idempotency-Key": fmt.Sprintf("bench-%d", i)}
 			}
 			start := time.Now()
 			res := svc.API.Do(b, req)

@@ -110,6 +110,8 @@ func TestOperatorPurchaseRefusals(t *testing.T) {
 			"unknown product":      {valid(map[string]any{"productId": "prod_nope"}), 404, "product"},
 			"another's product":    {valid(map[string]any{"productId": theirs.ID, "pricingTierId": theirs.TierIDs[0]}), 404, "found"},
 			"email is too long @x": {valid(map[string]any{"email": strings.Repeat("a", 300) + "@example.com"}), 400, "email"},
+			"name is too long":     {valid(map[string]any{"name": strings.Repeat("Ada ", 70)}), 400, "name must be at most 255"},
+			"name not a string":    {valid(map[string]any{"name": true}), 400, "name: expected string, got boolean"},
 		} {
 			t.Run(name, func(t *testing.T) {
 				res := svc.Operator.Post(t, path, "", tc.body)
@@ -193,6 +195,7 @@ func TestOperatorRefund(t *testing.T) {
 			{map[string]any{"amountCents": 49901}, http.StatusBadRequest}, // more than was paid
 			{map[string]any{"amountCents": 1.5}, http.StatusBadRequest},
 			{map[string]any{"amountCents": "100"}, http.StatusBadRequest},
+			{map[string]any{"amountCents": nil}, http.StatusBadRequest}, // null is not "all of it"
 		} {
 			if msg := svc.Operator.Post(t, refund, "", tc.body).ExpectError(t, tc.status); !strings.Contains(msg, "amountCents") {
 				t.Fatalf("%v: error %q does not name amountCents", tc.body, msg)

@@ -40,6 +40,7 @@ type App struct {
 	dispatcher *webhooks.Dispatcher
 	timer      subscriptionTimer
 	sweeper    idempotencySweeper
+	rateLimits rateLimits
 }
 
 // Open connects to the database, claims a SQLite file for this process (sqldb.DB.Claim), applies
@@ -56,6 +57,12 @@ func Open(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 		db.Close()
 		return nil, err
 	}
+	// After the claim: on SQLite only the process that serves the file may create its key file.
+	sealer, err := newSealer(cfg, db, log)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
 	migrated, err := db.Migrate(ctx)
 	if err != nil {
 		db.Close()
@@ -63,11 +70,16 @@ func Open(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 	}
 	logMigrations(log, migrated)
 	m := metrics.New()
+	limits, err := newRateLimits(cfg, m, log)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
 	store := eventstore.New(db)
 	store.SetObserver(m)
 
-	a := &App{cfg: cfg, log: log, db: db, store: store, metrics: m}
-	models := newReadModels(db, m, func() { a.dispatcher.Wake() })
+	a := &App{cfg: cfg, log: log, db: db, store: store, metrics: m, rateLimits: limits}
+	models := newReadModels(db, sealer, m, log, func() { a.dispatcher.Wake() })
 	pipe := pipeline.New(db, store, log, m)
 	for _, p := range models.all() {
 		pipe.AddReadModel(p)
@@ -79,14 +91,14 @@ func Open(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 	if now == nil {
 		now = time.Now
 	}
-	handlers := commands.NewHandlers(commands.Dependencies{Store: store, Tags: models.tags, Targets: policy, Events: webhooks.Events, Products: models.products, Log: log, Observer: m, Now: now})
+	handlers := commands.NewHandlers(commands.Dependencies{Store: store, Tags: models.tags, Targets: policy, Events: webhooks.Events, Products: models.products, Sealer: sealer, Log: log, Observer: m, Now: now})
 	a.commands = handlers
-	a.timer = subscriptionTimer{timers: models.timers, end: handlers.EndSubscriptionIfDue, now: now, log: log.Named("timer")}
+	a.timer = subscriptionTimer{timers: models.timers, end: handlers.EndSubscriptionIfDue, now: now, log: log.Named("timer"), looked: m.TimerLooked}
 	// Timeout, concurrency and polling: webhooks.Config's defaults.
 	a.dispatcher = webhooks.NewDispatcher(db, webhooks.Config{
 		Schedule: webhooks.Schedule{Base: cfg.WebhookBackoffBase, Cap: cfg.WebhookBackoffCap},
 		Policy:   policy,
-	}, func(ctx context.Context, accountID, subscriptionID, reason string) error {
+	}, sealer, func(ctx context.Context, accountID, subscriptionID, reason string) error {
 		_, err := handlers.DisableWebhookSubscription.Handle(ctx, commands.DisableWebhookSubscription{AccountID: accountID, SubscriptionID: subscriptionID, Reason: reason})
 		return err
 	}, m, log)
@@ -121,6 +133,8 @@ func Open(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 		APIHost:       cfg.APIHost,
 		Log:           log,
 		Observer:      m,
+		RateLimits:    limits.limits,
+		Limits:        limits.rules,
 		// The checkout read models of a customer's payments and of activations.
 		Transactions:          models.payments,
 		CheckoutSubscriptions: models.subs,
@@ -198,10 +212,12 @@ func (a *App) RunBackground(ctx context.Context) error {
 	return g.Wait()
 }
 
-// Close stops the appender and closes the database. Call it after Run returned.
+// Close stops the appender and closes the database and the Redis client. Call it after Run
+// returned.
 func (a *App) Close() {
 	a.store.Close()
 	a.db.Close()
+	a.rateLimits.close()
 }
 
 // Listeners are the two listening sockets, opened before Run so that a taken port fails at once.
@@ -243,7 +259,8 @@ func (a *App) Serve(ctx context.Context, ln Listeners) error {
 		})
 	}
 	a.log.Info("serving", zap.String("api", ln.API.Addr().String()), zap.String("apiHost", a.cfg.APIHost),
-		zap.String("operator", ln.Operator.Addr().String()), zap.String("database", string(a.db.Dialect)))
+		zap.String("operator", ln.Operator.Addr().String()), zap.String("database", string(a.db.Dialect)),
+		zap.String("rateLimits", a.rateLimits.mode))
 
 	var pipeErr error
 	select {

@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/funnelhq/funnel/app"
+	"github.com/funnelhq/funnel/app/apptest"
 	"github.com/funnelhq/funnel/infra/sqldb"
 	"github.com/funnelhq/funnel/infra/sqldb/sqldbtest"
 )
@@ -24,6 +25,7 @@ func TestOneServicePerSQLiteFile(t *testing.T) {
 		ctx := context.Background()
 		cfg := app.Defaults()
 		cfg.DatabaseURL = sqldbtest.URL(t, d)
+		cfg.SecretKey = apptest.SecretKey(cfg.DatabaseURL)
 		first, err := app.Open(ctx, cfg, zap.NewNop())
 		if err != nil {
 			t.Fatal(err)
@@ -59,13 +61,11 @@ func TestOpenLogsTheMigrationsItApplied(t *testing.T) {
 		ctx := context.Background()
 		cfg := app.Defaults()
 		cfg.DatabaseURL = sqldbtest.URL(t, d)
-		files, err := os.ReadDir("../infra/sqldb/migrations")
+		cfg.SecretKey = apptest.SecretKey(cfg.DatabaseURL)
+		// Every migration of the binary: the SQL files and the one written in Go.
+		want, err := sqldb.MigrationNames()
 		if err != nil {
 			t.Fatal(err)
-		}
-		var want []string
-		for _, f := range files {
-			want = append(want, f.Name())
 		}
 		version, err := strconv.Atoi(strings.SplitN(want[len(want)-1], "_", 2)[0])
 		if err != nil {

@@ -8,6 +8,10 @@ import (
 
 	"go.uber.org/zap/zapcore"
 
+	"github.com/funnelhq/funnel/api/httpapi"
+	"github.com/funnelhq/funnel/api/integration"
+	"github.com/funnelhq/funnel/infra/ratelimit"
+	"github.com/funnelhq/funnel/infra/sealing"
 	"github.com/funnelhq/funnel/webhooks"
 )
 
@@ -23,10 +27,23 @@ type Config struct {
 	WebhookBackoffCap   time.Duration // FUNNEL_WEBHOOK_BACKOFF_CAP
 	RateLimits          bool          // FUNNEL_RATE_LIMITS
 	RedisURL            string        // FUNNEL_REDIS_URL
+	TrustedProxies      string        // FUNNEL_TRUSTED_PROXIES
 	LogLevel            string        // FUNNEL_LOG_LEVEL
-	// Now is the clock of the commands and of the subscription timers; nil is time.Now. Tests
-	// move it to let billing periods pass without waiting.
+	// SecretKey is FUNNEL_SECRET_KEY: the server key that seals activation tokens in the database,
+	// base64 of 32 random bytes, or several comma-separated (the first seals, every one opens: a
+	// rotation). Required on PostgreSQL; on SQLite it defaults to the key file beside the database
+	// (secret_key.go).
+	SecretKey string
+	// Now is the clock of the commands, of the subscription timers and of the rate limits kept
+	// in memory; nil is time.Now. Tests move it to let billing periods and rate-limit windows
+	// pass without waiting.
 	Now func() time.Time
+	// RedisKeyPrefix starts every rate-limit key in Redis (default "funnel:ratelimit:"). Not a
+	// setting: tests that share one Redis give each service a prefix of its own.
+	RedisKeyPrefix string
+	// RateLimitRules replaces the section 8 limits (nil: those). Not a setting: benchmarks raise
+	// them to measure what deciding costs without being refused.
+	RateLimitRules *integration.Limits
 }
 
 // Defaults are the documented defaults of every setting.
@@ -45,8 +62,10 @@ func Defaults() Config {
 
 // Validate refuses a configuration the service cannot run as the operator meant it, naming the
 // variable: an empty listener or host, a database URL of no known kind, a retry schedule that is
-// not positive or whose cap is below its base (retries would never wait, or never grow), or a log
-// level zap does not know. Open calls it, so a mistake stops the start instead of a quiet default.
+// not positive or whose cap is below its base (retries would never wait, or never grow), a server
+// key that is not base64 of 32 bytes or none on PostgreSQL, a log level zap does not know, a Redis
+// URL go-redis cannot read, or a trusted proxy that is neither an IP address nor a CIDR range.
+// Open calls it, so a mistake stops the start instead of a quiet default.
 func (c Config) Validate() error {
 	var problems []error
 	bad := func(format string, args ...any) { problems = append(problems, fmt.Errorf(format, args...)) }
@@ -62,7 +81,7 @@ func (c Config) Validate() error {
 	if strings.TrimSpace(c.APIHost) == "" {
 		bad("FUNNEL_API_HOST is empty")
 	}
-	if !strings.HasPrefix(c.DatabaseURL, "sqlite:") && !strings.HasPrefix(c.DatabaseURL, "postgres://") && !strings.HasPrefix(c.DatabaseURL, "postgresql://") {
+	if !strings.HasPrefix(c.DatabaseURL, "sqlite:") && !c.postgres() {
 		bad("FUNNEL_DATABASE_URL must start with sqlite: or postgres://")
 	}
 	if c.WebhookBackoffBase <= 0 {
@@ -71,6 +90,22 @@ func (c Config) Validate() error {
 	if c.WebhookBackoffCap < c.WebhookBackoffBase {
 		bad("FUNNEL_WEBHOOK_BACKOFF_CAP (%s) must not be below FUNNEL_WEBHOOK_BACKOFF_BASE (%s)", c.WebhookBackoffCap, c.WebhookBackoffBase)
 	}
+	if c.SecretKey != "" {
+		if _, err := sealing.ParseKeys(c.SecretKey); err != nil {
+			bad("FUNNEL_SECRET_KEY: %v", err)
+		}
+	} else if c.postgres() {
+		bad("FUNNEL_SECRET_KEY is required with a postgres:// database: every process that shares the database seals and opens " +
+			"activation tokens with it, so they must all be given the same key (make one with: openssl rand -base64 32)")
+	}
+	if c.RedisURL != "" {
+		if _, err := ratelimit.ClientOptions(c.RedisURL); err != nil {
+			bad("FUNNEL_REDIS_URL must be redis://host:port[/db] or rediss://…: %v", err)
+		}
+	}
+	if _, err := httpapi.ParseTrustedProxies(c.TrustedProxies); err != nil {
+		bad("FUNNEL_TRUSTED_PROXIES must be comma-separated IP addresses or CIDR ranges: %v", err)
+	}
 	if _, err := zapcore.ParseLevel(c.LogLevel); err != nil {
 		bad("FUNNEL_LOG_LEVEL must be debug, info, warn or error, not %q", c.LogLevel)
 	}
@@ -78,4 +113,9 @@ func (c Config) Validate() error {
 		return fmt.Errorf("app: configuration: %w", err)
 	}
 	return nil
+}
+
+// postgres tells whether the database is PostgreSQL.
+func (c Config) postgres() bool {
+	return strings.HasPrefix(c.DatabaseURL, "postgres://") || strings.HasPrefix(c.DatabaseURL, "postgresql://")
 }

@@ -15,7 +15,18 @@ func TestDefaultsAreValid(t *testing.T) {
 	if err := c.Validate(); err != nil {
 		t.Fatalf("two listeners on free ports are refused: %v", err)
 	}
+	c.DatabaseURL, c.SecretKey = "postgres://postgres@127.0.0.1:5432/funnel", testKey+","+strings.ReplaceAll(testKey, "A", "B")
+	if err := c.Validate(); err != nil {
+		t.Fatalf("postgres with a rotation list of server keys is refused: %v", err)
+	}
+	c.RedisURL, c.TrustedProxies = "redis://127.0.0.1:6379/2", " 10.0.0.0/8, 192.0.2.7,2001:db8::/32 "
+	if err := c.Validate(); err != nil {
+		t.Fatalf("a Redis URL and trusted proxies are refused: %v", err)
+	}
 }
+
+// testKey is a server key: base64 of 32 bytes.
+const testKey = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8="
 
 // A setting that would make the service run other than the operator meant stops the start, and
 // the error names the variable to fix.
@@ -32,6 +43,15 @@ func TestValidateNamesTheBadSetting(t *testing.T) {
 		{"zero backoff", func(c *Config) { c.WebhookBackoffBase = 0 }, "FUNNEL_WEBHOOK_BACKOFF_BASE must be positive"},
 		{"cap below base", func(c *Config) { c.WebhookBackoffCap = time.Second }, "FUNNEL_WEBHOOK_BACKOFF_CAP"},
 		{"log level", func(c *Config) { c.LogLevel = "loud" }, "FUNNEL_LOG_LEVEL"},
+		{"postgres without a server key", func(c *Config) { c.DatabaseURL = "postgres://postgres@127.0.0.1:5432/funnel" },
+			"FUNNEL_SECRET_KEY is required with a postgres:// database"},
+		{"postgresql without a server key", func(c *Config) { c.DatabaseURL = "postgresql://db/funnel" }, "make one with: openssl rand -base64 32"},
+		{"a server key of 16 bytes", func(c *Config) { c.SecretKey = "AAECAwQFBgcICQoLDA0ODw==" }, "FUNNEL_SECRET_KEY: key 1 of the list: sealing: a key must be 32 random bytes, this one is 16"},
+		{"a server key that is no base64", func(c *Config) { c.SecretKey = "correct horse battery staple" }, "FUNNEL_SECRET_KEY: key 1 of the list: sealing: a key must be written in base64"},
+		{"a rotation list with a bad second key", func(c *Config) { c.SecretKey = testKey + ",oops" }, "FUNNEL_SECRET_KEY: key 2 of the list"},
+		{"redis URL", func(c *Config) { c.RedisURL = "127.0.0.1:6379" }, "FUNNEL_REDIS_URL"},
+		{"trusted proxy", func(c *Config) { c.TrustedProxies = "10.0.0.1, proxy.internal" }, "FUNNEL_TRUSTED_PROXIES"},
+		{"trusted range", func(c *Config) { c.TrustedProxies = "10.0.0.0/33" }, "FUNNEL_TRUSTED_PROXIES"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -40,6 +60,11 @@ func TestValidateNamesTheBadSetting(t *testing.T) {
 			err := c.Validate()
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("Validate() = %v, want an error containing %q", err, tc.want)
+			}
+			for _, key := range strings.Split(c.SecretKey, ",") {
+				if key != "" && strings.Contains(err.Error(), key) {
+					t.Fatalf("the error shows a key: %v", err)
+				}
 			}
 		})
 	}

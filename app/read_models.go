@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 
+	"go.uber.org/zap"
+
 	"github.com/funnelhq/funnel/infra/eventstore"
 	"github.com/funnelhq/funnel/infra/pipeline"
 	"github.com/funnelhq/funnel/infra/sqldb"
@@ -33,10 +35,12 @@ type readModels struct {
 	webhooks *webhooks.Projector
 }
 
-// newReadModels builds the projections; the webhook projector reports deliveries it gives up to
-// observer, and wakeDispatcher is told when deliveries were recorded (both nil where no
-// dispatcher runs: the operator commands only read their names or rebuild other read models).
-func newReadModels(db *sqldb.DB, observer webhooks.Observer, wakeDispatcher func()) readModels {
+// newReadModels builds the projections; the webhook projector opens activation tokens and seals
+// the delivery bodies that carry one with sealer, reports deliveries it gives up to observer and
+// log, and tells wakeDispatcher when deliveries were recorded (all nil where no dispatcher runs:
+// the operator commands only read the projections' names or rebuild other read models, and so
+// need no server key).
+func newReadModels(db *sqldb.DB, sealer webhooks.Sealer, observer webhooks.Observer, log *zap.Logger, wakeDispatcher func()) readModels {
 	return readModels{
 		accounts:    projections.NewAccounts(db.Read),
 		tags:        projections.NewTags(db.Read),
@@ -53,7 +57,7 @@ func newReadModels(db *sqldb.DB, observer webhooks.Observer, wakeDispatcher func
 		subs:        projections.NewSubscriptions(db.Read),
 		activations: projections.NewActivations(db.Read),
 		timers:      projections.NewSubscriptionTimers(db.Read),
-		webhooks:    webhooks.NewProjector(db.Dialect, maxDeliveryAttempts, observer, wakeDispatcher),
+		webhooks:    webhooks.NewProjector(db.Dialect, maxDeliveryAttempts, sealer, observer, log, wakeDispatcher),
 	}
 }
 
@@ -66,7 +70,7 @@ func (m readModels) all() []projections.Projection {
 // ProjectionStatus tells how far each projection is, and the log's head (`funnel projections
 // list`). It only reads db, so it runs beside a serving process.
 func ProjectionStatus(ctx context.Context, db *sqldb.DB) (int64, []pipeline.Status, error) {
-	return pipeline.Statuses(ctx, db, newReadModels(db, nil, nil).all())
+	return pipeline.Statuses(ctx, db, newReadModels(db, nil, nil, nil, nil).all())
 }
 
 // Rebuild rebuilds one read model from the log and swaps it in (pipeline.Rebuild), on a database
@@ -79,7 +83,7 @@ func Rebuild(ctx context.Context, db *sqldb.DB, name string, progress func(pos, 
 	}
 	store := eventstore.New(db)
 	defer store.Close()
-	all := newReadModels(db, nil, nil).all()
+	all := newReadModels(db, nil, nil, nil, nil).all()
 	names := make([]string, len(all))
 	for i, p := range all {
 		names[i] = p.Name()

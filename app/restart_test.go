@@ -145,6 +145,7 @@ func openApp(t *testing.T, dbURL string) *app.App {
 	t.Helper()
 	cfg := app.Defaults()
 	cfg.DatabaseURL = dbURL
+	cfg.SecretKey = apptest.SecretKey(dbURL)
 	a, err := app.Open(context.Background(), cfg, zap.NewNop())
 	if err != nil {
 		t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/funnelhq/funnel/app"
+	"github.com/funnelhq/funnel/app/apptest"
 	"github.com/funnelhq/funnel/infra/sqldb"
 	"github.com/funnelhq/funnel/infra/sqldb/sqldbtest"
 )
@@ -27,6 +28,7 @@ func TestServeLogsListenersAndRequests(t *testing.T) {
 		core, logs := observer.New(zap.InfoLevel)
 		cfg := app.Defaults()
 		cfg.DatabaseURL = sqldbtest.URL(t, d)
+		cfg.SecretKey = apptest.SecretKey(cfg.DatabaseURL)
 		cfg.Addr, cfg.AdminAddr, cfg.AdminToken = "127.0.0.1:0", "127.0.0.1:0", "operator-token"
 		a, err := app.Open(context.Background(), cfg, zap.New(core))
 		if err != nil {

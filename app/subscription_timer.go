@@ -31,6 +31,7 @@ type subscriptionTimer struct {
 	end    commands.EndSubscriptionIfDueHandler
 	now    func() time.Time
 	log    *zap.Logger
+	looked func() // counts each look (funnel_subscription_timer_looks_total): the loop is alive
 }
 
 // Run fires due timers until ctx ends. Errors are logged, never returned: the next look retries.
@@ -48,6 +49,7 @@ func (w subscriptionTimer) Run(ctx context.Context) error {
 // fireDue runs the command of every due timer among the soonest, and returns how long to wait
 // before looking again: until the next timer falls due, at most timerPoll.
 func (w subscriptionTimer) fireDue(ctx context.Context) time.Duration {
+	defer w.looked()
 	timers, err := w.timers.Soonest(ctx, timerBatch)
 	if err != nil {
 		if ctx.Err() == nil {

@@ -2,6 +2,13 @@ package app_test
 
 import (
 	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -32,8 +39,37 @@ func (c *testClock) Set(t time.Time) { c.now.Store(t.UnixNano()) }
 
 func (c *testClock) configure(cfg *app.Config) { cfg.Now = c.Now }
 
-// timerLooks is long enough for the timer loop to have looked at its read model twice.
-const timerLooks = 2500 * time.Millisecond
+// timerLooks reads how often the timer loop of svc has looked at its timers, from /metrics.
+func timerLooks(t *testing.T, svc *apptest.Service) int {
+	t.Helper()
+	metrics := svc.Operator.Get(t, "/metrics", "").Expect(t, http.StatusOK)
+	for _, line := range strings.Split(string(metrics.Raw), "\n") {
+		if value, ok := strings.CutPrefix(line, "funnel_subscription_timer_looks_total "); ok {
+			n, err := strconv.Atoi(value)
+			if err != nil {
+				t.Fatalf("metric line %q: %v", line, err)
+			}
+			return n
+		}
+	}
+	t.Fatal("no funnel_subscription_timer_looks_total in /metrics")
+	return 0
+}
+
+// awaitTimerLooks waits until the timer loop of svc has looked at its timers twice more: any
+// timer due by the clock when it is called has been fired since (the first look may have begun
+// before the clock moved).
+func awaitTimerLooks(t *testing.T, svc *apptest.Service) {
+	t.Helper()
+	want := timerLooks(t, svc) + 2
+	deadline := time.Now().Add(15 * time.Second)
+	for timerLooks(t, svc) < want {
+		if time.Now().After(deadline) {
+			t.Fatal("the timer loop did not look at its timers within 15 s")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
 
 // cancellingSubscription buys a monthly subscription and cancels it at period end through the
 // commands of svc, and returns it with the end of its period.
@@ -92,7 +128,7 @@ func awaitCancelled(t *testing.T, svc *apptest.Service, subscriptionIDs ...strin
 			time.Sleep(50 * time.Millisecond)
 		}
 	}
-	time.Sleep(timerLooks) // room for a second cancellation to show up
+	awaitTimerLooks(t, svc) // room for a second cancellation to show up
 	out := map[string][]domain.SubscriptionCancelled{}
 	for _, id := range subscriptionIDs {
 		out[id] = cancellations(t, svc, id)
@@ -137,7 +173,7 @@ func TestSubscriptionTimerCancelsWhenThePeriodEnds(t *testing.T) {
 		}
 
 		clock.Set(periodEnd.Add(-time.Second))
-		time.Sleep(timerLooks)
+		awaitTimerLooks(t, svc)
 		if got := cancellations(t, svc, sub); len(got) != 0 {
 			t.Fatalf("cancelled a second before the period ends: %+v", got)
 		}
@@ -148,13 +184,28 @@ func TestSubscriptionTimerCancelsWhenThePeriodEnds(t *testing.T) {
 }
 
 // The timer outlives the process: a cancellation recorded while no service runs (another
-// process's commands, nothing projecting them) fires after the next start, once its period ends.
+// process's commands, nothing projecting them) fires after the next start, once its period ends,
+// and its checkout.subscription_cancelled webhook is delivered once.
 func TestSubscriptionTimerFiresAfterARestart(t *testing.T) {
 	sqldbtest.Run(t, func(t *testing.T, d sqldb.Dialect) {
 		clock := newTestClock()
 		dbURL := sqldbtest.URL(t, d)
 		first := apptest.StartOn(t, dbURL, clock.configure)
 		acc := first.NewAccount(t)
+		var mu sync.Mutex
+		var received []map[string]any
+		receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			var env map[string]any
+			if err := json.NewDecoder(r.Body).Decode(&env); err != nil {
+				t.Errorf("webhook body: %v", err)
+			}
+			mu.Lock()
+			received = append(received, env)
+			mu.Unlock()
+		}))
+		t.Cleanup(receiver.Close)
+		first.Operator.Post(t, "/admin/v1/accounts/"+acc.ID+"/webhooks", "", map[string]any{"url": receiver.URL, "events": []string{"checkout.subscription_cancelled"}}).
+			Expect(t, http.StatusCreated)
 		sub, periodEnd := cancellingSubscription(t, first, acc.ID)
 		first.Stop()
 
@@ -162,6 +213,28 @@ func TestSubscriptionTimerFiresAfterARestart(t *testing.T) {
 		clock.Set(periodEnd.Add(time.Hour))
 		second := apptest.StartOn(t, dbURL, clock.configure)
 		wantOneCancellationAt(t, awaitCancelled(t, second, sub)[sub], periodEnd)
+		deadline := time.Now().Add(15 * time.Second)
+		for {
+			mu.Lock()
+			got := slices.Clone(received)
+			mu.Unlock()
+			if len(got) > 1 {
+				t.Fatalf("%d webhooks for one cancellation: %v", len(got), got)
+			}
+			if len(got) == 1 {
+				data := got[0]["data"].(map[string]any)
+				s := data["subscription"].(map[string]any)
+				if got[0]["type"] != "checkout.subscription_cancelled" || s["id"] != sub || s["status"] != "cancelled" ||
+					s["cancelledAt"] != periodEnd.UTC().Format("2006-01-02T15:04:05.000Z") {
+					t.Fatalf("webhook = %v", got[0])
+				}
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("no checkout.subscription_cancelled webhook after the restart")
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
 	})
 }
 

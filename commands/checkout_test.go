@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -14,6 +15,8 @@ import (
 	"github.com/funnelhq/funnel/commands"
 	"github.com/funnelhq/funnel/domain"
 	"github.com/funnelhq/funnel/infra/eventstore"
+	"github.com/funnelhq/funnel/infra/sealing"
+	"github.com/funnelhq/funnel/infra/sealing/sealingtest"
 	"github.com/funnelhq/funnel/infra/sqldb"
 	"github.com/funnelhq/funnel/infra/sqldb/sqldbtest"
 )
@@ -33,6 +36,7 @@ func (c *clock) Advance(d time.Duration) { c.Set(c.Now().Add(d)) }
 
 type checkout struct {
 	h       commands.Handlers
+	sealer  *sealing.Sealer
 	store   *eventstore.Store
 	clock   *clock
 	meta    commands.Meta
@@ -49,7 +53,8 @@ func newCheckout(t *testing.T, dialect sqldb.Dialect) *checkout {
 	t.Cleanup(store.Close)
 	c := &checkout{store: store, clock: &clock{}}
 	c.clock.Set(start)
-	c.h = commands.NewHandlers(commands.Dependencies{Store: store, Log: zap.NewNop(), Observer: noObserver{}, Now: c.clock.Now})
+	_, c.sealer = sealingtest.NewKey(t)
+	c.h = commands.NewHandlers(commands.Dependencies{Store: store, Sealer: c.sealer, Log: zap.NewNop(), Observer: noObserver{}, Now: c.clock.Now})
 	c.meta = c.newAccount(t)
 	c.product = c.newProduct(t, c.meta.AccountID)
 	return c
@@ -138,8 +143,15 @@ func TestPurchaseOfEachKindOfTier(t *testing.T) {
 		purchased := c.stream(t, once.TransactionID)[0].(domain.CheckoutPurchased)
 		if purchased.Transaction.Amount != 10900 || purchased.Transaction.Currency != "EUR" || purchased.Transaction.Processor != "stripe" ||
 			purchased.Customer.Email != "Ann@Example.com" || purchased.Contact.FirstName != "Ann" || purchased.Contact.LastName != "Lee" ||
-			purchased.Activation == nil || purchased.Activation.Token != once.ActivationToken {
+			purchased.Activation == nil || purchased.Activation.ActivationID != once.ActivationID || purchased.Activation.PlainToken != "" {
 			t.Fatalf("purchased %+v", purchased)
+		}
+		// The purchase keeps the token sealed for its activation, and only the key opens it.
+		if token, err := c.sealer.Open(purchased.Activation.SealedToken, domain.ActivationTokenSealing(once.ActivationID)); err != nil || string(token) != once.ActivationToken {
+			t.Fatalf("sealed token opens to %q (%v), want %q", token, err, once.ActivationToken)
+		}
+		if raw, err := c.store.ReadStream(context.Background(), once.TransactionID); err != nil || strings.Contains(string(raw[0].Data), once.ActivationToken) {
+			t.Fatalf("the recorded purchase holds the token: %s (%v)", raw[0].Data, err)
 		}
 		contact := c.stream(t, once.ContactID)
 		if _, ok := contact[0].(domain.ContactCreated); !ok {

@@ -47,6 +47,8 @@ type Dependencies struct {
 	Targets  TargetChecker
 	Events   OutboundEvents
 	Products ProductCatalogue
+	// Sealer seals the activation token a purchase records for its webhook.
+	Sealer   Sealer
 	Log      *zap.Logger
 	Observer Observer
 	// Now is the clock that dates submissions and payments, decides what is in the past, and
@@ -77,7 +79,7 @@ func NewHandlers(d Dependencies) Handlers {
 		BookEvent:         NewBookEventHandler(d.Store, now, d.Log, d.Observer),
 		CreateProduct:     NewCreateProductHandler(d.Store, d.Log, d.Observer),
 
-		Purchase:           NewPurchaseHandler(d.Store, now, d.Log, d.Observer),
+		Purchase:           NewPurchaseHandler(d.Store, d.Sealer, now, d.Log, d.Observer),
 		Rebill:             NewRebillHandler(d.Store, now, d.Log, d.Observer),
 		Refund:             NewRefundHandler(d.Store, now, d.Log, d.Observer),
 		CancelSubscription: NewCancelSubscriptionHandler(d.Store, now, d.Log, d.Observer),

@@ -61,3 +61,10 @@ type TargetChecker interface {
 // OutboundEvents is the catalogue of outbound webhook event types (webhooks.Events), which a
 // subscription checks the types it names against.
 type OutboundEvents = domain.EventNames
+
+// Sealer seals a secret that the log must keep but must not reveal (an activation token) with the
+// server key, which is kept outside the database (infra/sealing). What it seals is bound to
+// associatedData: it opens for nothing else.
+type Sealer interface {
+	Seal(plaintext, associatedData []byte) (string, error)
+}

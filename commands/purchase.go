@@ -2,6 +2,7 @@ package commands
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"go.uber.org/zap"
@@ -26,8 +27,9 @@ type Purchase struct {
 
 // PurchaseResult names what the purchase recorded. SubscriptionID is "" for a one-time tier;
 // ActivationID and ActivationToken are "" unless the product forwards to a SaaS signup. The
-// token is shown here and in checkout.purchased only: the activation keeps its hash. Sale,
-// Activation and CurrentPeriodEnd are what the operator API answers with, as recorded.
+// token is shown here and in checkout.purchased only: the activation keeps its hash, the
+// purchase keeps it sealed with the server key. Sale, Activation and CurrentPeriodEnd are what
+// the operator API answers with, as recorded.
 type PurchaseResult struct {
 	ContactID       string
 	CustomerID      string
@@ -47,13 +49,14 @@ type PurchaseResult struct {
 type PurchaseHandler = Handler[Purchase, PurchaseResult]
 
 // NewPurchaseHandler returns the handler of Purchase, logged and measured.
-func NewPurchaseHandler(store EventStore, now func() time.Time, log *zap.Logger, obs Observer) PurchaseHandler {
-	return decorate[Purchase, PurchaseResult](purchaseHandler{store: store, now: now}, log, obs)
+func NewPurchaseHandler(store EventStore, sealer Sealer, now func() time.Time, log *zap.Logger, obs Observer) PurchaseHandler {
+	return decorate[Purchase, PurchaseResult](purchaseHandler{store: store, sealer: sealer, now: now}, log, obs)
 }
 
 type purchaseHandler struct {
-	store EventStore
-	now   func() time.Time
+	store  EventStore
+	sealer Sealer
+	now    func() time.Time
 }
 
 // Handle records the purchase.
@@ -63,8 +66,8 @@ func (h purchaseHandler) Handle(ctx context.Context, cmd Purchase) (PurchaseResu
 	if err != nil {
 		return PurchaseResult{}, err
 	}
-	profile := domain.BuyerProfile(cmd.Name)
-	if err := profile.Validate(); err != nil {
+	profile, err := domain.BuyerProfile(cmd.Name)
+	if err != nil {
 		return PurchaseResult{}, err
 	}
 	product, err := readProduct(ctx, h.store, accountID, cmd.ProductID)
@@ -87,11 +90,15 @@ func (h purchaseHandler) Handle(ctx context.Context, cmd Purchase) (PurchaseResu
 	if order.Tier.Recurring() {
 		res.SubscriptionID = domain.NewID(subscriptionPrefix)
 	}
+	var sealedToken string
 	if product.Forwarding() == domain.ForwardingSaaSSignup {
 		if res.ActivationToken, err = domain.NewActivationToken(); err != nil {
 			return PurchaseResult{}, err
 		}
 		res.ActivationID = domain.ActivationIDFor(res.ActivationToken)
+		if sealedToken, err = h.sealer.Seal([]byte(res.ActivationToken), domain.ActivationTokenSealing(res.ActivationID)); err != nil {
+			return PurchaseResult{}, fmt.Errorf("commands: seal the activation token: %w", err)
+		}
 	}
 
 	res.Position, err = execute(ctx, h.store, cmd.Meta, res.ContactID, func(ctx context.Context, s *session) error {
@@ -130,14 +137,16 @@ func (h purchaseHandler) Handle(ctx context.Context, cmd Purchase) (PurchaseResu
 			}
 		}
 		var grant *domain.ActivationGrant
+		var sealed *domain.SealedActivationGrant
 		if activation != nil {
 			g, err := activation.Issue(res.ActivationToken, product, customer, res.TransactionID, res.SubscriptionID, pay.At)
 			if err != nil {
 				return err
 			}
-			grant = &g
+			kept := activation.Sealed(sealedToken)
+			grant, sealed = &g, &kept
 		}
-		txn.Purchase(order, customer, domain.NewSaleContact(contact.Snapshot(account.CustomFieldNames())), pay, res.SubscriptionID, grant)
+		txn.Purchase(order, customer, domain.NewSaleContact(contact.Snapshot(account.CustomFieldNames())), pay, res.SubscriptionID, sealed)
 		res.Sale, res.Activation = txn.Sale(), grant
 		if sub != nil {
 			sub.Start(order, txn)

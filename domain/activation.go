@@ -69,11 +69,39 @@ func ActivationURL(baseURL, token string) (string, error) {
 }
 
 // ActivationGrant is what a purchase hands the integrating app of a saas_signup product
-// (the activation member of checkout.purchased).
+// (the activation member of checkout.purchased, and the operator's purchase answer). The log never
+// keeps it as it is: CheckoutPurchased keeps a SealedActivationGrant.
 type ActivationGrant struct {
-	Token     string    `json:"token"`
-	URL       string    `json:"url"`
-	ExpiresAt time.Time `json:"expiresAt"`
+	Token     string
+	URL       string
+	ExpiresAt time.Time
+}
+
+// ActivationTokenSealing is the associated data an activation token is sealed with: its purpose
+// and its activation, so that a token sealed for one activation opens as nothing else, neither
+// another activation's token nor any other sealed value.
+func ActivationTokenSealing(activationID string) []byte {
+	return []byte("funnel activation token\x00" + activationID)
+}
+
+// SealedActivationGrant is what the log keeps of an ActivationGrant (the activation member of
+// CheckoutPurchased since schema version 2): the token sealed with the server key, which the
+// webhook projector opens to hand it over in checkout.purchased, and the product's signup page
+// without the token. Whoever reads the log without the key learns no token.
+type SealedActivationGrant struct {
+	ActivationID string `json:"activationId"`
+	// SealedToken is the token sealed with ActivationTokenSealing(ActivationID).
+	SealedToken string `json:"sealedToken,omitempty"`
+	// PlainToken is the token of a purchase recorded before tokens were sealed (schema version 1),
+	// as it was recorded: the log is append-only. It is never recorded now.
+	PlainToken        string    `json:"token,omitempty"`
+	ActivationBaseURL string    `json:"activationBaseUrl"`
+	ExpiresAt         time.Time `json:"expiresAt"`
+}
+
+// URL is the signup page with token.
+func (g SealedActivationGrant) URL(token string) (string, error) {
+	return ActivationURL(g.ActivationBaseURL, token)
 }
 
 // Activation is the SaaS signup a purchase of a saas_signup product issues: the integrating app
@@ -91,6 +119,7 @@ type Activation struct {
 	expiresAt      time.Time
 	status         string
 	externalUserID string
+	subscriptionID string
 	changes
 }
 
@@ -150,11 +179,17 @@ func (a *Activation) Issue(token string, product *Product, customer *Customer, t
 	return ActivationGrant{Token: token, URL: link, ExpiresAt: a.expiresAt}, nil
 }
 
+// Sealed is what a purchase records of the activation it issued: sealedToken is its token sealed
+// with ActivationTokenSealing(a.StreamID()).
+func (a *Activation) Sealed(sealedToken string) SealedActivationGrant {
+	return SealedActivationGrant{ActivationID: a.id, SealedToken: sealedToken, ActivationBaseURL: a.baseURL, ExpiresAt: a.expiresAt}
+}
+
 // ExpireIfDue records that a pending activation expired, once its expiry has passed. Expiry is
 // judged when the token is used, and recorded then, once.
 func (a *Activation) ExpireIfDue(now time.Time) {
 	if a.status == ActivationStatusPending && !now.Before(a.expiresAt) {
-		a.record(ActivationExpired{ActivationID: a.id, ExpiredAt: a.expiresAt})
+		a.record(ActivationExpired{ActivationID: a.id, ExpiredAt: a.expiresAt, SubscriptionID: a.subscriptionID})
 	}
 }
 
@@ -174,7 +209,7 @@ func (a *Activation) Complete(externalUserID string, now time.Time) error {
 		}
 		return nil
 	}
-	a.record(ActivationCompleted{ActivationID: a.id, ExternalUserID: externalUserID, CompletedAt: now.UTC()})
+	a.record(ActivationCompleted{ActivationID: a.id, ExternalUserID: externalUserID, CompletedAt: now.UTC(), SubscriptionID: a.subscriptionID})
 	return nil
 }
 
@@ -191,6 +226,7 @@ func (a *Activation) when(e Event) {
 	case ActivationIssued:
 		a.exists, a.accountID, a.tokenHash, a.email, a.status = true, e.AccountID, e.TokenHash, e.Email, ActivationStatusPending
 		a.productID, a.productName, a.baseURL, a.expiresAt = e.ProductID, e.ProductName, e.ActivationBaseURL, e.ExpiresAt
+		a.subscriptionID = e.SubscriptionID
 	case ActivationCompleted:
 		a.status, a.externalUserID = ActivationStatusCompleted, e.ExternalUserID
 	case ActivationExpired:
@@ -199,7 +235,7 @@ func (a *Activation) when(e Event) {
 }
 
 // ActivationIssued is the SaaS signup a purchase issued. It keeps the SHA-256 of the token, never
-// the token: the buyer's checkout.purchased (CheckoutPurchased) carries that.
+// the token: the purchase (CheckoutPurchased) keeps it sealed for the buyer's checkout.purchased.
 type ActivationIssued struct {
 	ActivationID      string    `json:"activationId"`
 	AccountID         string    `json:"accountId"`
@@ -220,6 +256,10 @@ type ActivationCompleted struct {
 	ActivationID   string    `json:"activationId"`
 	ExternalUserID string    `json:"externalUserId,omitempty"`
 	CompletedAt    time.Time `json:"completedAt"`
+	// SubscriptionID is the subscription the purchase opened, if any: it puts the completion in
+	// that subscription's history. (Added after the first completions were recorded: absent in
+	// those, whose history column migration 00008 filled from the stream's ActivationIssued.)
+	SubscriptionID string `json:"subscriptionId,omitempty"`
 }
 
 // ActivationExpired records that a pending activation outlived its seven days; it was found so
@@ -227,6 +267,8 @@ type ActivationCompleted struct {
 type ActivationExpired struct {
 	ActivationID string    `json:"activationId"`
 	ExpiredAt    time.Time `json:"expiredAt"`
+	// SubscriptionID: as in ActivationCompleted.
+	SubscriptionID string `json:"subscriptionId,omitempty"`
 }
 
 func (ActivationIssued) EventType() string    { return "ActivationIssued" }
@@ -235,6 +277,11 @@ func (ActivationExpired) EventType() string   { return "ActivationExpired" }
 
 // The issue belongs to the buyer's contact history too (domain.ContactEvent).
 func (e ActivationIssued) ContactRef() string { return e.ContactID }
+
+// An activation issued with a subscription is part of its history (domain.SubscriptionEvent).
+func (e ActivationIssued) SubscriptionRef() string    { return e.SubscriptionID }
+func (e ActivationCompleted) SubscriptionRef() string { return e.SubscriptionID }
+func (e ActivationExpired) SubscriptionRef() string   { return e.SubscriptionID }
 
 func init() {
 	register(ActivationIssued{}, 1, nil)

@@ -7,6 +7,11 @@ import "strings"
 // checkout.* webhook payloads name them (integration-api.md section 6), so that each webhook is
 // built from its one domain event alone, as form.submitted is built from FormSubmitted.
 type Sale struct {
+	// IsRebill tells whether the payment is a renewal (checkout.rebilled) rather than a first
+	// purchase; a refund or a cancellation reports the payment it concerns. (Sales recorded
+	// before it was added decode as false: only their CheckoutRebilled events are rebills, which
+	// the webhooks know by the event's type.)
+	IsRebill    bool            `json:"isRebill"`
 	Product     SaleProduct     `json:"product"`
 	Transaction SaleTransaction `json:"transaction"`
 	Pricing     SalePricing     `json:"pricing"`
@@ -71,13 +76,18 @@ func pricingOf(tier PricingTier, bumps []Bump) SalePricing {
 	return p
 }
 
-// BuyerProfile is the contact profile a purchase writes: the buyer's name split into first and
-// last name as builtin:fullName splits it. No name leaves the contact's name as it is.
-func BuyerProfile(name string) ContactProfile {
+// BuyerProfile is the contact profile a purchase writes: the buyer's name (at most 255
+// characters, as the customer keeps it) split into first and last name as builtin:fullName splits
+// it. No name leaves the contact's name as it is.
+func BuyerProfile(name string) (ContactProfile, error) {
+	if err := checkLength("name", name, MaxNameLength); err != nil {
+		return ContactProfile{}, err
+	}
 	name = strings.TrimSpace(name)
 	if name == "" {
-		return ContactProfile{}
+		return ContactProfile{}, nil
 	}
 	first, last := splitFullName(name)
-	return ContactProfile{FirstName: &first, LastName: &last}
+	profile := ContactProfile{FirstName: &first, LastName: &last}
+	return profile, profile.Validate()
 }

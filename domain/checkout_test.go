@@ -244,6 +244,54 @@ func TestCancelAtPeriodEndStaysActiveUntilThePeriodEnds(t *testing.T) {
 	}
 }
 
+// A subscription whose period is over (no rebill came) ends as it is cancelled, even at period
+// end: its end is never dated before the cancellation.
+func TestCancelAtPeriodEndOfAnOverduePeriodEndsAtOnce(t *testing.T) {
+	_, sub := purchase(t, "tier_2")
+	at := sub.CurrentPeriodEnd().Add(72 * time.Hour)
+	if err := sub.Cancel(true, at); err != nil {
+		t.Fatal(err)
+	}
+	changes := sub.Changes()
+	if len(changes) != 3 || sub.Status() != SubscriptionStatusCancelled {
+		t.Fatalf("status %s, changes %+v", sub.Status(), changes)
+	}
+	scheduled, cancelled := changes[1].(SubscriptionCancelScheduled), changes[2].(SubscriptionCancelled)
+	if !scheduled.Subscription.CancelAtPeriodEnd || !scheduled.Subscription.ScheduledAt.Equal(at) || !cancelled.Subscription.CancelledAt.Equal(at) {
+		t.Fatalf("scheduled %+v, cancelled %+v", scheduled.Subscription, cancelled.Subscription)
+	}
+	if sub.EndIfDue(at.Add(time.Hour)) {
+		t.Fatal("ended twice")
+	}
+}
+
+// A rebill's sale says it is one, and so do a refund of it and the cancellations after it.
+func TestRebillSalesAreMarkedAsRebills(t *testing.T) {
+	txn, sub := purchase(t, "tier_2")
+	if txn.Sale().IsRebill {
+		t.Fatal("the purchase is marked as a rebill")
+	}
+	renewal, err := rebill(t, sub, "txn_2", jan31.AddDate(0, 1, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !renewal.Sale().IsRebill {
+		t.Fatal("the rebill is not marked as one")
+	}
+	if _, err := renewal.Refund(nil, jan31.AddDate(0, 1, 1)); err != nil {
+		t.Fatal(err)
+	}
+	refunded := renewal.Changes()[1].(CheckoutRefunded)
+	if err := sub.Cancel(false, jan31.AddDate(0, 1, 2)); err != nil {
+		t.Fatal(err)
+	}
+	changes := sub.Changes()
+	cancelled := changes[len(changes)-1].(SubscriptionCancelled)
+	if !refunded.IsRebill || !cancelled.IsRebill || cancelled.Transaction.ID != "txn_2" {
+		t.Fatalf("refund %+v, cancellation %+v", refunded.Sale, cancelled.Sale)
+	}
+}
+
 func TestCancelAtOnceEndsTheSubscriptionAndRefusesRebills(t *testing.T) {
 	_, sub := purchase(t, "tier_2")
 	if err := sub.Cancel(false, jan31.Add(time.Hour)); err != nil {
@@ -336,9 +384,52 @@ func TestActivationTokensAreLongRandomURLSafeAndStoredHashed(t *testing.T) {
 	if !a.Matches(token) || a.Matches(other) || a.Status() != ActivationStatusPending {
 		t.Fatal("the activation does not know its own token only")
 	}
-	purchased := CheckoutPurchased{Activation: &ActivationGrant{Token: token, URL: "u?token=" + token}}
-	if red := purchased.Redacted().(CheckoutPurchased); strings.Contains(red.Activation.Token+red.Activation.URL, token) || purchased.Activation.Token != token {
-		t.Fatalf("redacted %+v", red.Activation)
+	sealed := a.Sealed("v1.k.sealed-token")
+	if sealed.ActivationID != a.StreamID() || sealed.SealedToken != "v1.k.sealed-token" || sealed.PlainToken != "" ||
+		sealed.ActivationBaseURL != "https://app.example.com/signup?ref=funnel" || !sealed.ExpiresAt.Equal(a.ExpiresAt()) {
+		t.Fatalf("sealed grant %+v", sealed)
+	}
+	for _, grant := range []SealedActivationGrant{sealed, {PlainToken: token}} {
+		purchased := CheckoutPurchased{Activation: &grant}
+		red := purchased.Redacted().(CheckoutPurchased)
+		_, _, data, err := EncodeEvent(red)
+		if err != nil || strings.Contains(string(data), token) || strings.Contains(string(data), "sealed-token") || *purchased.Activation != grant {
+			t.Fatalf("redacted %s (%v)", data, err)
+		}
+	}
+}
+
+// A purchase recorded before tokens were sealed (schema version 1) kept its token and the signup
+// URL with it in the clear: it still decodes, with the token as recorded and the URL rebuilt
+// exactly as it was.
+func TestVersion1PurchasesKeepTheirPlainToken(t *testing.T) {
+	token, err := NewActivationToken()
+	if err != nil {
+		t.Fatal(err)
+	}
+	link, err := ActivationURL("https://app.example.com/signup?ref=funnel&token=stale#start", token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v1 := `{"accountId": "acc_1", "customerId": "cus_1", "product": {"id": "prod_1"}, "transaction": {"id": "txn_1"},
+		"activation": {"token": "` + token + `", "url": "` + link + `", "expiresAt": "2025-02-07T10:00:00Z"}, "purchasedAt": "2025-01-31T10:00:00Z"}`
+	e, err := DecodeEvent("CheckoutPurchased", 1, []byte(v1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := e.(CheckoutPurchased)
+	g := p.Activation
+	if p.AccountID != "acc_1" || p.Product.ID != "prod_1" || !p.PurchasedAt.Equal(jan31) || g == nil ||
+		g.PlainToken != token || g.SealedToken != "" || g.ActivationID != ActivationIDFor(token) || !g.ExpiresAt.Equal(jan31.Add(ActivationTTL)) {
+		t.Fatalf("upcast %+v, activation %+v", p, g)
+	}
+	if rebuilt, err := g.URL(g.PlainToken); err != nil || rebuilt != link {
+		t.Fatalf("url %q (%v), recorded %q", rebuilt, err, link)
+	}
+
+	without, err := DecodeEvent("CheckoutPurchased", 1, []byte(`{"accountId": "acc_1", "purchasedAt": "2025-01-31T10:00:00Z"}`))
+	if err != nil || without.(CheckoutPurchased).Activation != nil {
+		t.Fatalf("a version 1 purchase without activation: %+v, %v", without, err)
 	}
 }
 

@@ -13,9 +13,10 @@ type Event interface {
 	EventType() string
 }
 
-// SecretEvent is implemented by events that hold a secret (a webhook signing secret). The log
-// keeps it, since deliveries are signed with it, but every view of the log outside the service
-// (the history of auditors) shows Redacted instead.
+// SecretEvent is implemented by events that hold a secret: a webhook signing secret, which the
+// log keeps in the clear since deliveries are signed with it, or an activation token, which it
+// keeps sealed with the server key. Every view of the log outside the service (the history of
+// auditors) shows Redacted instead.
 type SecretEvent interface {
 	Event
 	Redacted() Event
@@ -29,6 +30,16 @@ const RedactedSecret = "[redacted]"
 type ContactEvent interface {
 	Event
 	ContactRef() string
+}
+
+// SubscriptionEvent is implemented by events that belong to a subscription's history, whichever
+// stream they live on, so that the history can list them in log order: for a billing
+// subscription its payments, refunds and cancellation and the activation its purchase issued;
+// for a webhook subscription its own stream. SubscriptionRef is "" for an event of a one-time
+// purchase.
+type SubscriptionEvent interface {
+	Event
+	SubscriptionRef() string
 }
 
 // Metadata travels with every recorded event: whose data it is and what caused it.

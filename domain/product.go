@@ -204,7 +204,7 @@ func definePricingTiers(specs []PricingTierSpec, newID func() string) ([]Pricing
 			return nil, err
 		}
 		unit, err := currency.ParseISO(s.Currency)
-		if err != nil || strings.ToUpper(s.Currency) != s.Currency {
+		if err != nil || strings.ToUpper(s.Currency) != s.Currency || notMoney[s.Currency] {
 			return nil, Invalid("%s must be an ISO 4217 currency code in upper case, such as USD", fieldAt("pricingTiers", i, "currency"))
 		}
 		if productCurrency == "" {
@@ -291,4 +291,11 @@ func init() {
 // fieldAt names a member of one element of a list in a request, as in pricingTiers[1].amount.
 func fieldAt(list string, i int, member string) string {
 	return fmt.Sprintf("%s[%d].%s", list, i, member)
+}
+
+// notMoney are the ISO 4217 codes that name no currency a price can be paid in: no currency
+// (XXX), the testing code (XTS), precious metals, and units of account of bonds and funds.
+var notMoney = map[string]bool{
+	"XXX": true, "XTS": true, "XAU": true, "XAG": true, "XPD": true, "XPT": true,
+	"XBA": true, "XBB": true, "XBC": true, "XBD": true, "XDR": true, "XSU": true, "XUA": true,
 }

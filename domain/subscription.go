@@ -81,6 +81,7 @@ func (s *Subscription) Rebill(txn *Transaction, pay Payment) error {
 	}
 	pay.Processor = s.Processor()
 	sale := s.sale
+	sale.IsRebill = true
 	sale.Transaction = txn.saleTransaction(pay, s.renewalAmount, s.sale.Transaction.Currency, s.id)
 	payments := s.payments + 1
 	txn.rebill(s.accountID, s.customerID, sale, payments, pay.At)
@@ -95,7 +96,9 @@ func (s *Subscription) Rebill(txn *Transaction, pay Payment) error {
 // Cancel stops the subscription: at the end of the current period (it stays active until then,
 // with cancelAtPeriodEnd) or at once. Either way the cancellation is scheduled first, which is
 // when checkout.subscription_cancel_scheduled fires. Cancelling at period end twice changes
-// nothing; cancelling at once a subscription that was to end at period end ends it now.
+// nothing; cancelling at once a subscription that was to end at period end ends it now. A
+// subscription whose period is already over (no rebill came) ends at once either way: its end
+// is never dated before the cancellation that asked for it.
 func (s *Subscription) Cancel(atPeriodEnd bool, at time.Time) error {
 	switch {
 	case s.status == SubscriptionStatusCancelled:
@@ -111,7 +114,7 @@ func (s *Subscription) Cancel(atPeriodEnd bool, at time.Time) error {
 			Subscription: ScheduledSubscription{ID: s.id, Status: SubscriptionStatusActive, Processor: s.Processor(),
 				CancelAtPeriodEnd: atPeriodEnd, CurrentPeriodEnd: s.currentPeriodEnd, ScheduledAt: at}})
 	}
-	if !atPeriodEnd {
+	if !atPeriodEnd || !at.Before(s.currentPeriodEnd) {
 		s.end(at)
 	}
 	return nil
@@ -226,6 +229,13 @@ func (SubscriptionRenewed) EventType() string         { return "SubscriptionRene
 func (SubscriptionCompleted) EventType() string       { return "SubscriptionCompleted" }
 func (SubscriptionCancelScheduled) EventType() string { return "SubscriptionCancelScheduled" }
 func (SubscriptionCancelled) EventType() string       { return "SubscriptionCancelled" }
+
+// Every event of the subscription's stream is in its history (domain.SubscriptionEvent).
+func (e SubscriptionStarted) SubscriptionRef() string         { return e.SubscriptionID }
+func (e SubscriptionRenewed) SubscriptionRef() string         { return e.SubscriptionID }
+func (e SubscriptionCompleted) SubscriptionRef() string       { return e.SubscriptionID }
+func (e SubscriptionCancelScheduled) SubscriptionRef() string { return e.Subscription.ID }
+func (e SubscriptionCancelled) SubscriptionRef() string       { return e.Subscription.ID }
 
 // Cancellations belong to the buyer's contact history too (domain.ContactEvent).
 func (e SubscriptionCancelScheduled) ContactRef() string { return e.Contact.ContactID }

@@ -1,6 +1,9 @@
 package domain
 
 import (
+	"encoding/json"
+	"fmt"
+	"net/url"
 	"regexp"
 	"strings"
 	"time"
@@ -121,8 +124,9 @@ func (t *Transaction) Refunded() int64 { return t.refunded }
 func (t *Transaction) Sale() Sale { return t.sale }
 
 // Purchase records the first payment of an order. subscriptionID is the subscription it opens
-// ("" for a one-time tier); activation is the SaaS signup it hands over (nil when none).
-func (t *Transaction) Purchase(order Order, customer *Customer, contact SaleContact, pay Payment, subscriptionID string, activation *ActivationGrant) {
+// ("" for a one-time tier); activation is the SaaS signup it hands over, its token sealed (nil
+// when none: see Activation.Sealed).
+func (t *Transaction) Purchase(order Order, customer *Customer, contact SaleContact, pay Payment, subscriptionID string, activation *SealedActivationGrant) {
 	sale := Sale{
 		Product:     SaleProduct{ID: order.Product.StreamID(), Name: order.Product.Name(), InternalName: order.Product.InternalName()},
 		Transaction: t.saleTransaction(pay, order.Amount(), order.Tier.Currency, subscriptionID),
@@ -201,15 +205,16 @@ type Refund struct {
 	RefundedAt    time.Time `json:"refundedAt"`
 }
 
-// CheckoutPurchased is the first successful payment of a purchase (checkout.purchased). It
-// carries the activation token of a saas_signup product, which the webhook hands over: the one
-// place the log keeps the token, hidden from every view of the log (SecretEvent).
+// CheckoutPurchased is the first successful payment of a purchase (checkout.purchased). For a
+// saas_signup product it keeps the activation token sealed with the server key (schema version 2),
+// for the webhook to hand over; purchases recorded before (version 1) kept it in the clear, and
+// are upcast with it as it was. Every view of the log shows it redacted (SecretEvent).
 type CheckoutPurchased struct {
 	AccountID  string `json:"accountId"`
 	CustomerID string `json:"customerId"`
 	Sale
-	Activation  *ActivationGrant `json:"activation,omitempty"`
-	PurchasedAt time.Time        `json:"purchasedAt"`
+	Activation  *SealedActivationGrant `json:"activation,omitempty"`
+	PurchasedAt time.Time              `json:"purchasedAt"`
 }
 
 // CheckoutRebilled is a renewal payment of a subscription or a split plan (checkout.rebilled).
@@ -235,23 +240,72 @@ func (CheckoutPurchased) EventType() string { return "CheckoutPurchased" }
 func (CheckoutRebilled) EventType() string  { return "CheckoutRebilled" }
 func (CheckoutRefunded) EventType() string  { return "CheckoutRefunded" }
 
+// Payments of a subscription belong to its history (domain.SubscriptionEvent).
+func (e CheckoutPurchased) SubscriptionRef() string { return e.Transaction.SubscriptionID }
+func (e CheckoutRebilled) SubscriptionRef() string  { return e.Transaction.SubscriptionID }
+func (e CheckoutRefunded) SubscriptionRef() string  { return e.Transaction.SubscriptionID }
+
 // Payments belong to the buyer's contact history too (domain.ContactEvent).
 func (e CheckoutPurchased) ContactRef() string { return e.Contact.ContactID }
 func (e CheckoutRebilled) ContactRef() string  { return e.Contact.ContactID }
 func (e CheckoutRefunded) ContactRef() string  { return e.Contact.ContactID }
 
-// Redacted is the purchase with its activation token hidden (SecretEvent).
+// Redacted is the purchase with its activation token hidden, sealed or not (SecretEvent): a view
+// of the log has no use for it.
 func (e CheckoutPurchased) Redacted() Event {
 	if e.Activation != nil {
 		grant := *e.Activation
-		grant.Token, grant.URL = RedactedSecret, RedactedSecret
+		if grant.SealedToken != "" {
+			grant.SealedToken = RedactedSecret
+		}
+		if grant.PlainToken != "" {
+			grant.PlainToken = RedactedSecret
+		}
 		e.Activation = &grant
 	}
 	return e
 }
 
+// purchasedV1 is the activation member of CheckoutPurchased as version 1 recorded it: the token
+// in the clear, and the signup page with the token in its query.
+type purchasedV1 struct {
+	Token     string    `json:"token"`
+	URL       string    `json:"url"`
+	ExpiresAt time.Time `json:"expiresAt"`
+}
+
+// upcastPurchasedV1 turns the activation of a version 1 purchase into a SealedActivationGrant
+// that keeps its token as recorded (PlainToken): the token is in the log already, and the log is
+// never rewritten. The signup page loses its token, which ActivationURL puts back as it was.
+func upcastPurchasedV1(old json.RawMessage) (json.RawMessage, error) {
+	var event map[string]json.RawMessage
+	if err := json.Unmarshal(old, &event); err != nil {
+		return nil, err
+	}
+	raw, ok := event["activation"]
+	if !ok || string(raw) == "null" {
+		return old, nil
+	}
+	var v1 purchasedV1
+	if err := json.Unmarshal(raw, &v1); err != nil {
+		return nil, err
+	}
+	u, err := url.Parse(v1.URL)
+	if err != nil {
+		return nil, fmt.Errorf("activation url: %w", err)
+	}
+	q := u.Query()
+	q.Del("token")
+	u.RawQuery = q.Encode()
+	grant := SealedActivationGrant{ActivationID: ActivationIDFor(v1.Token), PlainToken: v1.Token, ActivationBaseURL: u.String(), ExpiresAt: v1.ExpiresAt}
+	if event["activation"], err = json.Marshal(grant); err != nil {
+		return nil, err
+	}
+	return json.Marshal(event)
+}
+
 func init() {
-	register(CheckoutPurchased{}, 1, nil)
+	register(CheckoutPurchased{}, 2, map[int]Upcaster{1: upcastPurchasedV1})
 	register(CheckoutRebilled{}, 1, nil)
 	register(CheckoutRefunded{}, 1, nil)
 }

@@ -202,6 +202,12 @@ func (WebhookSubscriptionDeleted) EventType() string  { return "WebhookSubscript
 func (WebhookSubscriptionDisabled) EventType() string { return "WebhookSubscriptionDisabled" }
 func (WebhookSecretRotated) EventType() string        { return "WebhookSecretRotated" }
 
+// A webhook subscription's history is its stream (domain.SubscriptionEvent).
+func (e WebhookSubscribed) SubscriptionRef() string           { return e.SubscriptionID }
+func (e WebhookSubscriptionDeleted) SubscriptionRef() string  { return e.SubscriptionID }
+func (e WebhookSubscriptionDisabled) SubscriptionRef() string { return e.SubscriptionID }
+func (e WebhookSecretRotated) SubscriptionRef() string        { return e.SubscriptionID }
+
 // Redacted is the event with its secret hidden (SecretEvent).
 func (e WebhookSubscribed) Redacted() Event {
 	e.Secret = RedactedSecret

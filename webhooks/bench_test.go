@@ -19,7 +19,7 @@ import (
 	"github.com/funnelhq/funnel/infra/sqldb/sqldbtest"
 )
 
-// sink is a receiver that only notes when each submission's webhook arrived.
+// sink is a receiver that only notes when the webhook of each submission (or transaction) arrived.
 type sink struct {
 	*httptest.Server
 	mu      sync.Mutex
@@ -34,12 +34,16 @@ func newSink(b *testing.B) *sink {
 		var env struct {
 			Data struct {
 				SubmissionID string `json:"submissionId"`
+				Transaction  struct {
+					ID string `json:"id"`
+				} `json:"transaction"`
 			} `json:"data"`
 		}
 		_ = json.Unmarshal(body, &env)
+		id := env.Data.SubmissionID + env.Data.Transaction.ID
 		s.mu.Lock()
-		if _, dup := s.arrived[env.Data.SubmissionID]; !dup {
-			s.arrived[env.Data.SubmissionID] = time.Now()
+		if _, dup := s.arrived[id]; !dup {
+			s.arrived[id] = time.Now()
 			s.n.Add(1)
 		}
 		s.mu.Unlock()
@@ -150,6 +154,58 @@ func BenchmarkDeliveryLatency(b *testing.B) {
 			b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
 			b.ReportMetric(float64(lat[len(lat)*90/100].Microseconds())/1000, "p90-ms")
 			b.ReportMetric(float64(lat[len(lat)-1].Microseconds())/1000, "max-ms")
+		})
+	}
+}
+
+// BenchmarkPurchaseDelivered measures a purchase end to end with 8 concurrent clients: the
+// operator purchase (contact and customer upserted, transaction, subscription and activation
+// recorded, read models awaited) until its checkout.purchased webhook reaches a receiver on
+// loopback. It reports purchases/s and the latency from request to receipt.
+func BenchmarkPurchaseDelivered(b *testing.B) {
+	for _, d := range sqldbtest.Dialects {
+		b.Run(string(d), func(b *testing.B) {
+			svc := apptest.Start(b, d, func(c *app.Config) { c.RateLimits = false })
+			acc := svc.NewAccount(b)
+			product := svc.NewProduct(b, acc.ID, map[string]any{
+				"name": "Pro", "forwarding": "saas_signup", "activationBaseUrl": "https://app.example.com/signup",
+				"pricingTiers": []any{map[string]any{"name": "Monthly", "amount": 4900, "currency": "USD", "interval": "month"}},
+			})
+			rcv := newSink(b)
+			svc.Operator.Post(b, "/admin/v1/accounts/"+acc.ID+"/webhooks", "", map[string]any{"url": rcv.URL, "events": []string{"checkout.purchased"}}).Expect(b, http.StatusCreated)
+			var n atomic.Int64
+			var mu sync.Mutex
+			requested := map[string]time.Time{}
+			b.SetParallelism(4) // 4 × GOMAXPROCS (2) = 8 clients
+			b.ResetTimer()
+			start := time.Now()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					body := map[string]any{"productId": product.ID, "pricingTierId": product.TierIDs[0], "email": fmt.Sprintf("buyer-%d@example.com", n.Add(1))}
+					at := time.Now()
+					res := svc.Operator.Post(b, "/admin/v1/accounts/"+acc.ID+"/checkout/purchases", "", body)
+					if res.Status != http.StatusCreated {
+						b.Errorf("purchase: %d %s", res.Status, res.Raw)
+						return
+					}
+					mu.Lock()
+					requested[res.Object(b, "transaction")["id"].(string)] = at
+					mu.Unlock()
+				}
+			})
+			rcv.waitFor(b, int64(b.N), time.Minute)
+			b.StopTimer()
+			elapsed := time.Since(start)
+			var lat []time.Duration
+			rcv.mu.Lock()
+			for id, at := range requested {
+				lat = append(lat, rcv.arrived[id].Sub(at))
+			}
+			rcv.mu.Unlock()
+			slices.Sort(lat)
+			b.ReportMetric(float64(b.N)/elapsed.Seconds(), "purchases/s")
+			b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
+			b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
 		})
 	}
 }

@@ -1,6 +1,7 @@
 package webhooks
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -19,31 +20,43 @@ type outboundEvent struct {
 	sample  func(now time.Time) any
 }
 
-// mapping makes the payload of an outbound event from a decoded domain event of one type.
+// mapping makes the payload of an outbound event from a decoded domain event of one type,
+// opening with open what the event keeps sealed.
 type mapping struct {
 	eventType string
-	payload   func(domain.Event) (any, resources, error)
+	payload   func(e domain.Event, open Opener) (any, resources, error)
 }
 
 // source is a domain event type that produces an outbound event whose payload is a P.
 type source[P any] struct {
 	eventType string
-	payload   func(domain.Event) (P, resources, error)
+	payload   func(domain.Event, Opener) (P, resources, error)
 }
 
 // from declares that every domain event of type E produces the outbound event; payload makes
 // its data and names the resources it is about.
 func from[E domain.Event, P any](payload func(E) (P, resources)) source[P] {
+	return fromSealed(func(e E, _ Opener) (P, resources, error) {
+		p, r := payload(e)
+		return p, r, nil
+	})
+}
+
+// fromSealed is from for a domain event that keeps a secret of its payload sealed with the
+// server key (a purchase's activation token): payload opens it with open. When the secret cannot
+// be opened (its key is not configured), payload returns an error that wraps errNotOpened,
+// with the resources the event is about: the projector then records its deliveries as failed
+// (Projector.deliveriesOf) rather than stop, or send the payload without its secret.
+func fromSealed[E domain.Event, P any](payload func(E, Opener) (P, resources, error)) source[P] {
 	var zero E
 	eventType := zero.EventType()
-	return source[P]{eventType: eventType, payload: func(e domain.Event) (P, resources, error) {
+	return source[P]{eventType: eventType, payload: func(e domain.Event, open Opener) (P, resources, error) {
 		typed, ok := e.(E)
 		if !ok {
 			var none P
 			return none, resources{}, fmt.Errorf("webhooks: a %s event decoded as %T", eventType, e)
 		}
-		p, r := payload(typed)
-		return p, r, nil
+		return payload(typed, open)
 	}}
 }
 
@@ -53,8 +66,8 @@ func from[E domain.Event, P any](payload func(E) (P, resources)) source[P] {
 func define[P any](name string, filters []filter, sample func(now time.Time) P, sources ...source[P]) outboundEvent {
 	e := outboundEvent{name: name, filters: filters, sample: func(now time.Time) any { return sample(now) }}
 	for _, s := range sources {
-		e.sources = append(e.sources, mapping{eventType: s.eventType, payload: func(d domain.Event) (any, resources, error) {
-			return s.payload(d)
+		e.sources = append(e.sources, mapping{eventType: s.eventType, payload: func(d domain.Event, open Opener) (any, resources, error) {
+			return s.payload(d, open)
 		}})
 	}
 	return e
@@ -164,21 +177,35 @@ func (c *Catalogue) handles(eventType string) bool {
 	return ok
 }
 
-// toOutbound maps a recorded domain event to its outbound event; ok is false for events that
-// have none.
-func (c *Catalogue) toOutbound(r domain.Recorded) (o outbound, ok bool, err error) {
-	p, ok := c.bySource[r.Type]
-	if !ok {
+// toOutbound maps a recorded domain event to its outbound event, opening what it keeps sealed
+// with open; ok is false for events that have none.
+func (c *Catalogue) toOutbound(r domain.Recorded, open Opener) (o outbound, ok bool, err error) {
+	if !c.handles(r.Type) {
 		return outbound{}, false, nil
 	}
 	e, err := r.Decode()
 	if err != nil {
 		return outbound{}, false, fmt.Errorf("webhooks: decode %s: %w", r.Type, err)
 	}
-	data, about, err := p.mapping.payload(e)
+	return c.outboundOf(r, e, open)
+}
+
+// outboundOf maps the decoded event e of r to its outbound event. A secret that could not be
+// opened is no error here: the outbound event says so (notOpened), for its deliveries to fail
+// one by one.
+func (c *Catalogue) outboundOf(r domain.Recorded, e domain.Event, open Opener) (o outbound, ok bool, err error) {
+	p, ok := c.bySource[r.Type]
+	if !ok {
+		return outbound{}, false, nil
+	}
+	data, about, err := p.mapping.payload(e, open)
+	var notOpened error
+	if errors.Is(err, errNotOpened) {
+		notOpened, data, err = err, nil, nil
+	}
 	if err != nil {
 		return outbound{}, false, err
 	}
 	env := Envelope{ID: r.ID, Type: p.event.name, CreatedAt: wireformat.Time(r.OccurredAt), Data: data}
-	return outbound{event: p.event, envelope: env, resources: about}, true, nil
+	return outbound{event: p.event, envelope: env, resources: about, notOpened: notOpened}, true, nil
 }

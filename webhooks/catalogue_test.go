@@ -77,7 +77,7 @@ func TestSampleEnvelopeIDs(t *testing.T) {
 // are all an integrator of an account sees of those events).
 func TestCheckoutSamplesFollowTheContract(t *testing.T) {
 	payment := []string{"contact", "customer", "isRebill", "pricing", "product", "transaction"}
-	cancellation := []string{"contact", "customer", "product", "subscription"}
+	cancellation := append([]string{"subscription"}, payment...)
 	for name, want := range map[string]map[string][]string{
 		"checkout.purchased": {"": append([]string{"activation"}, payment...), "activation": {"expiresAt", "token", "url"},
 			"product": {"id", "internalName", "name"}, "transaction": {"amount", "currency", "id", "processor", "status", "subscriptionId", "txnId"},

@@ -1,6 +1,8 @@
 package webhooks
 
 import (
+	"fmt"
+
 	"github.com/funnelhq/funnel/domain"
 	"github.com/funnelhq/funnel/wireformat"
 )
@@ -27,23 +29,18 @@ type checkoutRefunded struct {
 	Refund checkoutRefund `json:"refund"`
 }
 
-// checkoutCancelScheduled is the checkout.subscription_cancel_scheduled payload.
+// checkoutCancelScheduled is the checkout.subscription_cancel_scheduled payload: the members of
+// the subscription's latest payment, and the subscription.
 type checkoutCancelScheduled struct {
-	checkoutSubject
+	checkoutPayment
 	Subscription scheduledCancellation `json:"subscription"`
 }
 
-// checkoutSubscriptionCancelled is the checkout.subscription_cancelled payload.
+// checkoutSubscriptionCancelled is the checkout.subscription_cancelled payload: the members of
+// the subscription's latest payment, and the subscription.
 type checkoutSubscriptionCancelled struct {
-	checkoutSubject
+	checkoutPayment
 	Subscription endedSubscription `json:"subscription"`
-}
-
-// checkoutSubject is what a cancellation is about: the checkout, its buyer, their contact.
-type checkoutSubject struct {
-	Product  checkoutProduct  `json:"product"`
-	Customer checkoutCustomer `json:"customer"`
-	Contact  contactSummary   `json:"contact"`
 }
 
 type checkoutProduct struct {
@@ -106,26 +103,54 @@ type endedSubscription struct {
 	CancelledAt string `json:"cancelledAt"`
 }
 
+// holdsSecret tells whether the payload carries an activation token (secretCarrier).
+func (p checkoutPayment) holdsSecret() bool { return p.Activation != nil }
+
 // purchasedData maps a first payment. Its activation is there when the product forwards to a
-// SaaS signup.
-func purchasedData(e domain.CheckoutPurchased) (checkoutPayment, resources) {
-	p := paymentOf(e.Sale, false)
+// SaaS signup: the token, which the purchase keeps sealed, opened with open, and the signup URL
+// with it, as the purchase's answer gave them.
+func purchasedData(e domain.CheckoutPurchased, open Opener) (checkoutPayment, resources, error) {
+	p, about := paymentOf(e.Sale), saleResources(e.Sale, e.Transaction.SubscriptionID)
 	if a := e.Activation; a != nil {
-		p.Activation = &checkoutActivation{Token: a.Token, URL: a.URL, ExpiresAt: wireformat.Time(a.ExpiresAt)}
+		token, err := activationToken(*a, open)
+		if err != nil {
+			return p, about, err
+		}
+		link, err := a.URL(token)
+		if err != nil {
+			return p, about, fmt.Errorf("webhooks: activation %s: %w", a.ActivationID, err)
+		}
+		p.Activation = &checkoutActivation{Token: token, URL: link, ExpiresAt: wireformat.Time(a.ExpiresAt)}
 	}
-	return p, saleResources(e.Sale, e.Transaction.SubscriptionID)
+	return p, about, nil
+}
+
+// activationToken is the token of a purchase's activation: opened, or as recorded by a purchase
+// from before tokens were sealed (domain.SealedActivationGrant.PlainToken).
+func activationToken(a domain.SealedActivationGrant, open Opener) (string, error) {
+	if a.SealedToken == "" {
+		return a.PlainToken, nil
+	}
+	token, err := open.Open(a.SealedToken, domain.ActivationTokenSealing(a.ActivationID))
+	if err != nil {
+		return "", fmt.Errorf("its activation token %w: %w", errNotOpened, err)
+	}
+	return string(token), nil
 }
 
 // rebilledData maps a renewal payment.
 func rebilledData(e domain.CheckoutRebilled) (checkoutPayment, resources) {
-	return paymentOf(e.Sale, true), saleResources(e.Sale, e.Transaction.SubscriptionID)
+	p := paymentOf(e.Sale)
+	p.IsRebill = true
+	return p, saleResources(e.Sale, e.Transaction.SubscriptionID)
 }
 
-// refundedData maps a refund: the payment, with its status after the refund, and the refund.
+// refundedData maps a refund: the payment (a purchase or a rebill), with its status after the
+// refund, and the refund.
 func refundedData(e domain.CheckoutRefunded) (checkoutRefunded, resources) {
 	r := e.Refund
 	return checkoutRefunded{
-		checkoutPayment: paymentOf(e.Sale, false),
+		checkoutPayment: paymentOf(e.Sale),
 		Refund:          checkoutRefund{AmountCents: r.AmountCents, FullyRefunded: r.FullyRefunded, RefundedAt: wireformat.Time(r.RefundedAt)},
 	}, saleResources(e.Sale, e.Transaction.SubscriptionID)
 }
@@ -133,7 +158,7 @@ func refundedData(e domain.CheckoutRefunded) (checkoutRefunded, resources) {
 // cancelScheduledData maps a cancellation as it is asked for.
 func cancelScheduledData(e domain.SubscriptionCancelScheduled) (checkoutCancelScheduled, resources) {
 	s := e.Subscription
-	return checkoutCancelScheduled{checkoutSubject: subjectOf(e.Sale), Subscription: scheduledCancellation{
+	return checkoutCancelScheduled{checkoutPayment: paymentOf(e.Sale), Subscription: scheduledCancellation{
 		ID: s.ID, Status: s.Status, Processor: s.Processor, CancelAtPeriodEnd: s.CancelAtPeriodEnd,
 		CurrentPeriodEnd: wireformat.Time(s.CurrentPeriodEnd), ScheduledAt: wireformat.Time(s.ScheduledAt),
 	}}, saleResources(e.Sale, s.ID)
@@ -142,16 +167,16 @@ func cancelScheduledData(e domain.SubscriptionCancelScheduled) (checkoutCancelSc
 // subscriptionCancelledData maps the end of a subscription.
 func subscriptionCancelledData(e domain.SubscriptionCancelled) (checkoutSubscriptionCancelled, resources) {
 	s := e.Subscription
-	return checkoutSubscriptionCancelled{checkoutSubject: subjectOf(e.Sale), Subscription: endedSubscription{
+	return checkoutSubscriptionCancelled{checkoutPayment: paymentOf(e.Sale), Subscription: endedSubscription{
 		ID: s.ID, Status: s.Status, Processor: s.Processor, CancelledAt: wireformat.Time(s.CancelledAt),
 	}}, saleResources(e.Sale, s.ID)
 }
 
 // paymentOf is the payment members of a sale.
-func paymentOf(s domain.Sale, isRebill bool) checkoutPayment {
+func paymentOf(s domain.Sale) checkoutPayment {
 	t := s.Transaction
 	return checkoutPayment{
-		IsRebill: isRebill,
+		IsRebill: s.IsRebill,
 		Product:  checkoutProduct{ID: s.Product.ID, Name: s.Product.Name, InternalName: s.Product.InternalName},
 		Transaction: checkoutTransaction{ID: t.ID, TxnID: t.TxnID, Amount: t.Amount, Currency: t.Currency, Status: t.Status,
 			Processor: t.Processor, SubscriptionID: t.SubscriptionID},
@@ -162,18 +187,16 @@ func paymentOf(s domain.Sale, isRebill bool) checkoutPayment {
 	}
 }
 
-// subjectOf is what a cancellation is about: the members it shares with a payment.
-func subjectOf(s domain.Sale) checkoutSubject {
-	p := paymentOf(s, false)
-	return checkoutSubject{Product: p.Product, Customer: p.Customer, Contact: p.Contact}
-}
-
 // saleResources are the ids a checkout event is about: what the product, pricing and bump
-// filters match, and the billing subscription whose events reach a webhook in order
-// (decisions.md "Webhooks"). A one-time purchase has no subscription: its events are
-// independent.
+// filters match, and the resource whose events reach a webhook in order (decisions.md
+// "Webhooks"): the billing subscription, or the transaction of a one-time purchase, so that its
+// refund never arrives before the purchase.
 func saleResources(s domain.Sale, subscriptionID string) resources {
-	r := resources{productID: s.Product.ID, pricingTierID: s.Pricing.PricingTierID, orderingKey: subscriptionID}
+	orderingKey := subscriptionID
+	if orderingKey == "" {
+		orderingKey = s.Transaction.ID
+	}
+	r := resources{productID: s.Product.ID, pricingTierID: s.Pricing.PricingTierID, orderingKey: orderingKey}
 	for _, b := range s.Pricing.Bumps {
 		r.bumpIDs = append(r.bumpIDs, b.ID)
 	}

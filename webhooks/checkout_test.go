@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"reflect"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -110,9 +111,8 @@ func TestCheckoutPayloads(t *testing.T) {
 			}
 			return m
 		}
-		subject := func(sub map[string]any) map[string]any {
-			return map[string]any{"product": product, "customer": buyer, "contact": contact, "subscription": sub}
-		}
+		// The cancellations add their subscription to the payment members (section 6 "Additions").
+		subject := func(sub map[string]any) map[string]any { return payment(map[string]any{"subscription": sub}) }
 		data := func(typ string) map[string]any { return envs[typ]["data"].(map[string]any) }
 		sameShape(t, "purchased", shapeOf(data("checkout.purchased")), payment(map[string]any{"activation": map[string]any{"token": "string", "url": "string", "expiresAt": "string"}}))
 		sameShape(t, "rebilled", shapeOf(data("checkout.rebilled")), payment(nil))
@@ -163,11 +163,12 @@ func TestCheckoutPayloads(t *testing.T) {
 			t.Fatal("a refund carries an activation")
 		}
 
-		// The cancellations.
+		// The cancellations: they report the subscription's latest payment, the rebill.
 		d = data("checkout.subscription_cancel_scheduled")
 		s := d["subscription"].(map[string]any)
 		if s["id"] != subID || s["status"] != "active" || s["processor"] != "paypal" || s["cancelAtPeriodEnd"] != true ||
-			s["currentPeriodEnd"] != scheduled["currentPeriodEnd"] || !reflect.DeepEqual(d["product"], wantProduct) || !reflect.DeepEqual(d["customer"], wantBuyer) {
+			s["currentPeriodEnd"] != scheduled["currentPeriodEnd"] || !reflect.DeepEqual(d["product"], wantProduct) || !reflect.DeepEqual(d["customer"], wantBuyer) ||
+			d["isRebill"] != true || d["transaction"].(map[string]any)["id"] != rebill["id"] || !reflect.DeepEqual(d["pricing"], wantPricing) {
 			t.Fatalf("cancel_scheduled data = %v", d)
 		}
 		if !wireTime(t, s["scheduledAt"]).Before(wireTime(t, s["currentPeriodEnd"])) {
@@ -175,31 +176,53 @@ func TestCheckoutPayloads(t *testing.T) {
 		}
 		d = data("checkout.subscription_cancelled")
 		s = d["subscription"].(map[string]any)
-		if s["id"] != subID || s["status"] != "cancelled" || s["processor"] != "paypal" || !reflect.DeepEqual(d["contact"], wantContact) {
+		if s["id"] != subID || s["status"] != "cancelled" || s["processor"] != "paypal" || !reflect.DeepEqual(d["contact"], wantContact) ||
+			d["isRebill"] != true || d["transaction"].(map[string]any)["id"] != rebill["id"] || !reflect.DeepEqual(d["pricing"], wantPricing) {
 			t.Fatalf("cancelled data = %v", d)
 		}
 		wireTime(t, s["cancelledAt"])
 
+		// A refund of the rebill reports a rebill, fully refunded.
+		pay(t, svc, acc.ID, "transactions/"+rebill["id"].(string)+"/refund", map[string]any{})
+		d = decode(t, rcv.waitFor(t, 6, 10*time.Second)[5].body)["data"].(map[string]any)
+		if d["isRebill"] != true || d["transaction"].(map[string]any)["id"] != rebill["id"] || d["transaction"].(map[string]any)["status"] != "refunded" ||
+			d["refund"].(map[string]any)["fullyRefunded"] != true || d["refund"].(map[string]any)["amountCents"] != float64(4900) {
+			t.Fatalf("refunded rebill data = %v", d)
+		}
+
 		// A second purchase by the same buyer, of a product without forwarding: no activation.
 		plain := svc.NewProduct(t, acc.ID, map[string]any{"name": "Ebook", "pricingTiers": []any{map[string]any{"name": "Once", "amount": 1000, "currency": "EUR", "interval": "one_time"}}})
 		pay(t, svc, acc.ID, "purchases", map[string]any{"productId": plain.ID, "pricingTierId": plain.TierIDs[0], "email": "ada@example.com"})
-		d = decode(t, rcv.waitFor(t, 6, 10*time.Second)[5].body)["data"].(map[string]any)
+		d = decode(t, rcv.waitFor(t, 7, 10*time.Second)[6].body)["data"].(map[string]any)
 		sameShape(t, "purchased without forwarding", shapeOf(d), payment(nil))
 		if tx := d["transaction"].(map[string]any); tx["subscriptionId"] != "" || tx["processor"] != "stripe" || tx["txnId"] != tx["id"] {
 			t.Fatalf("one-time transaction = %v", tx)
 		}
 
 		// The samples of checkout.purchased are the account's own purchases now, newest first,
-		// exactly as delivered.
-		samples := svc.API.Get(t, "/api/v1/webhooks/events/checkout.purchased", acc.Key).Expect(t, http.StatusOK).List(t, "events")
-		if len(samples) != 2 || !reflect.DeepEqual(samples[1], envs["checkout.purchased"]) {
+		// as delivered but for the activation token, which a sample never hands out.
+		res := svc.API.Get(t, "/api/v1/webhooks/events/checkout.purchased", acc.Key).Expect(t, http.StatusOK)
+		samples := res.List(t, "events")
+		want := envs["checkout.purchased"]
+		want["data"].(map[string]any)["activation"] = map[string]any{"token": "[redacted]", "url": "https://app.example.com/signup?token=%5Bredacted%5D",
+			"expiresAt": activation["expiresAt"]}
+		if len(samples) != 2 || !reflect.DeepEqual(samples[1], want) || strings.Contains(string(res.Raw), activation["token"].(string)) {
 			t.Fatalf("samples = %v", samples)
+		}
+		// The samples of the other checkout events are the account's own too.
+		for _, typ := range checkoutEvents[1:] {
+			samples := svc.API.Get(t, "/api/v1/webhooks/events/"+typ, acc.Key).Expect(t, http.StatusOK).List(t, "events")
+			if len(samples) == 0 || samples[0]["type"] != typ || samples[0]["data"].(map[string]any)["product"].(map[string]any)["id"] != p.ID {
+				t.Fatalf("%s samples = %v", typ, samples)
+			}
 		}
 	})
 }
 
 // The filter matrix of section 6: productIds × pricingTierIds × bumpIds, "__none__" included,
-// and both examples of the filter table, on real purchases.
+// and both examples of the filter table, on real purchases, rebills, refunds and cancellations:
+// the pricing and bump filters apply to the events of a payment; a cancellation is matched by
+// its product alone.
 func TestCheckoutFilterMatrix(t *testing.T) {
 	apptest.Run(t, func(t *testing.T, svc *apptest.Service) {
 		acc := svc.NewAccount(t)
@@ -240,25 +263,57 @@ func TestCheckoutFilterMatrix(t *testing.T) {
 			{"tier and bump", map[string]any{"pricingTierIds": []string{t1}, "bumpIds": []string{b0}}, []string{"t1+b0+b1"}},
 			{"pricing none alone", map[string]any{"pricingTierIds": []string{"__none__"}}, []string{"t0", "t0+b0", "t1+b1", "t1+b0+b1", "other"}},
 		}
+		// What each case expects of every event: a purchase of the recurring tier t1 is also
+		// rebilled and cancelled, and every purchase is refunded. Cancellations ignore the pricing
+		// and bump filters.
+		recurring := func(names []string) []string {
+			return slices.DeleteFunc(slices.Clone(names), func(n string) bool { return !strings.HasPrefix(n, "t1") })
+		}
+		expect := func(c int) []string {
+			var want []string
+			for _, n := range cases[c].want {
+				want = append(want, "checkout.purchased "+n, "checkout.refunded "+n)
+			}
+			for _, n := range recurring(cases[c].want) {
+				want = append(want, "checkout.rebilled "+n)
+			}
+			byProduct := []string{"t1+b1", "t1+b0+b1"}
+			if ids, ok := cases[c].filters["productIds"]; ok && !slices.Contains(ids.([]string), p.ID) {
+				byProduct = nil
+			}
+			for _, n := range byProduct {
+				want = append(want, "checkout.subscription_cancel_scheduled "+n, "checkout.subscription_cancelled "+n)
+			}
+			slices.Sort(want)
+			return want
+		}
 		receivers := make([]*receiver, len(cases))
 		expected := 0
 		for i, c := range cases {
 			receivers[i] = newReceiver(t)
-			body := map[string]any{"url": receivers[i].URL, "events": []string{"checkout.purchased"}}
+			body := map[string]any{"url": receivers[i].URL, "events": checkoutEvents}
 			for k, v := range c.filters {
 				body[k] = v
 			}
 			subscribe(t, svc, acc.ID, body)
-			expected += len(c.want)
+			expected += len(expect(i))
 		}
-		nameOf := map[string]string{} // transaction id → purchase name
+		nameOf := map[string]string{} // transaction or subscription id → purchase name
 		for _, pc := range purchases {
 			body := map[string]any{"productId": pc.product, "pricingTierId": pc.tier, "email": "ada@example.com"}
 			if pc.bumps != nil {
 				body["bumpIds"] = pc.bumps
 			}
-			txn := pay(t, svc, acc.ID, "purchases", body).Object(t, "transaction")
-			nameOf[txn["id"].(string)] = pc.name
+			bought := pay(t, svc, acc.ID, "purchases", body)
+			txn := bought.Object(t, "transaction")["id"].(string)
+			nameOf[txn] = pc.name
+			if sub, ok := bought.Body["subscription"].(map[string]any); ok {
+				nameOf[sub["id"].(string)] = pc.name
+				rebill := pay(t, svc, acc.ID, "subscriptions/"+sub["id"].(string)+"/rebill", map[string]any{}).Object(t, "transaction")["id"].(string)
+				nameOf[rebill] = pc.name
+				pay(t, svc, acc.ID, "subscriptions/"+sub["id"].(string)+"/cancel", map[string]any{"atPeriodEnd": false})
+			}
+			pay(t, svc, acc.ID, "transactions/"+txn+"/refund", map[string]any{})
 		}
 		// Every delivery exists once the last purchase answered (the projector is a read model).
 		deadline := time.Now().Add(10 * time.Second)
@@ -280,14 +335,17 @@ func TestCheckoutFilterMatrix(t *testing.T) {
 		}
 		for i, c := range cases {
 			var got []string
-			for _, g := range receivers[i].waitFor(t, len(c.want), time.Second) {
-				txn := decode(t, g.body)["data"].(map[string]any)["transaction"].(map[string]any)
-				got = append(got, nameOf[txn["id"].(string)])
+			for _, g := range receivers[i].waitFor(t, len(expect(i)), time.Second) {
+				env := decode(t, g.body)
+				data := env["data"].(map[string]any)
+				id := data["transaction"].(map[string]any)["id"].(string)
+				if sub, ok := data["subscription"].(map[string]any); ok {
+					id = sub["id"].(string)
+				}
+				got = append(got, env["type"].(string)+" "+nameOf[id])
 			}
 			slices.Sort(got)
-			want := slices.Clone(c.want)
-			slices.Sort(want)
-			if !slices.Equal(got, want) {
+			if want := expect(i); !slices.Equal(got, want) {
 				t.Errorf("%s: got %v, want %v", c.name, got, want)
 			}
 		}
@@ -338,9 +396,10 @@ func (r *orderedReceiver) arrivals() []arrival {
 	return slices.Clone(r.got)
 }
 
-// Per-subscription order (decisions.md "Webhooks"): purchase → rebill → cancel of one billing
-// subscription reach a webhook in that order while the receiver fails the first attempts of the
-// purchase; another subscription's events go on meanwhile.
+// Per-subscription order (decisions.md "Webhooks"): purchase → rebill → refund → cancel of one
+// billing subscription reach a webhook in that order while the receiver fails the first attempts
+// of the purchase; another subscription's events go on meanwhile. A one-time purchase and its
+// refund keep their order too.
 func TestCheckoutLifecycleOrder(t *testing.T) {
 	run(t, func(c *app.Config) {
 		c.WebhookBackoffBase = 50 * time.Millisecond
@@ -348,17 +407,21 @@ func TestCheckoutLifecycleOrder(t *testing.T) {
 	}, func(t *testing.T, svc *apptest.Service) {
 		acc := svc.NewAccount(t)
 		p := pro(t, svc, acc.ID)
-		const first, second = "ada@example.com", "grace@example.com"
+		const first, second, third = "ada@example.com", "grace@example.com", "linus@example.com"
 		failed := arrival{typ: "checkout.purchased", buyer: first}
+		failedOnce := arrival{typ: "checkout.purchased", buyer: third}
 		// The first subscription's purchase fails at least twice, and until the second
 		// subscription's purchase got through: the first's later events must wait for it, the
-		// second's must not.
+		// second's must not. The third buyer's one-time purchase fails twice.
 		rcv := newOrderedReceiver(t, func(a arrival, before []arrival) bool {
-			if a != failed {
-				return false
+			failures := len(slices.DeleteFunc(slices.Clone(before), func(b arrival) bool { return b != a }))
+			switch a {
+			case failed:
+				return failures < 2 || !slices.Contains(before, arrival{typ: "checkout.purchased", buyer: second, ok: true})
+			case failedOnce:
+				return failures < 2
 			}
-			failures := len(slices.DeleteFunc(slices.Clone(before), func(b arrival) bool { return b != failed }))
-			return failures < 2 || !slices.Contains(before, arrival{typ: "checkout.purchased", buyer: second, ok: true})
+			return false
 		})
 		subscribe(t, svc, acc.ID, map[string]any{"url": rcv.URL, "events": checkoutEvents})
 
@@ -367,29 +430,35 @@ func TestCheckoutLifecycleOrder(t *testing.T) {
 				Object(t, "subscription")["id"].(string)
 		}
 		firstSub := buy(first)
-		pay(t, svc, acc.ID, "subscriptions/"+firstSub+"/rebill", map[string]any{})
+		rebill := pay(t, svc, acc.ID, "subscriptions/"+firstSub+"/rebill", map[string]any{}).Object(t, "transaction")["id"].(string)
+		pay(t, svc, acc.ID, "transactions/"+rebill+"/refund", map[string]any{"amountCents": 100})
 		pay(t, svc, acc.ID, "subscriptions/"+firstSub+"/cancel", map[string]any{"atPeriodEnd": false})
 		secondSub := buy(second)
 		pay(t, svc, acc.ID, "subscriptions/"+secondSub+"/rebill", map[string]any{})
+		once := pay(t, svc, acc.ID, "purchases", map[string]any{"productId": p.ID, "pricingTierId": p.TierIDs[0], "email": third}).Object(t, "transaction")["id"].(string)
+		pay(t, svc, acc.ID, "transactions/"+once+"/refund", map[string]any{})
 
 		deadline := time.Now().Add(15 * time.Second)
-		for len(deliveries(t, svc, acc.ID, "?status=succeeded")) != 6 {
+		for len(deliveries(t, svc, acc.ID, "?status=succeeded")) != 9 {
 			if time.Now().After(deadline) {
 				t.Fatalf("deliveries = %v; arrivals %v", deliveries(t, svc, acc.ID, ""), rcv.arrivals())
 			}
 			time.Sleep(20 * time.Millisecond)
 		}
 		all := rcv.arrivals()
-		var ofFirst, ofSecond []arrival
+		var ofFirst, ofSecond, ofThird []arrival
 		for _, a := range all {
-			if a.buyer == first {
+			switch a.buyer {
+			case first:
 				ofFirst = append(ofFirst, a)
-			} else {
+			case second:
 				ofSecond = append(ofSecond, a)
+			default:
+				ofThird = append(ofThird, a)
 			}
 		}
 		want := []arrival{failed, failed}
-		for _, typ := range []string{"checkout.purchased", "checkout.rebilled", "checkout.subscription_cancel_scheduled", "checkout.subscription_cancelled"} {
+		for _, typ := range []string{"checkout.purchased", "checkout.rebilled", "checkout.refunded", "checkout.subscription_cancel_scheduled", "checkout.subscription_cancelled"} {
 			want = append(want, arrival{typ: typ, buyer: first, ok: true})
 		}
 		// Nothing of the first subscription went before its purchase succeeded.
@@ -398,6 +467,9 @@ func TestCheckoutLifecycleOrder(t *testing.T) {
 		}
 		if !slices.Equal(ofSecond, []arrival{{"checkout.purchased", second, true}, {"checkout.rebilled", second, true}}) {
 			t.Fatalf("the second subscription's events arrived as %v", ofSecond)
+		}
+		if !slices.Equal(ofThird, []arrival{failedOnce, failedOnce, {"checkout.purchased", third, true}, {"checkout.refunded", third, true}}) {
+			t.Fatalf("the one-time purchase's events arrived as %v", ofThird)
 		}
 		// The second subscription did not wait for the first: its purchase arrived while the
 		// first's was still failing.

@@ -17,11 +17,13 @@ import (
 type claimed struct {
 	id, accountID, subscriptionID, eventType string
 	body                                     []byte
-	attempts, maxAttempts                    int
-	claimedUntil                             int64 // the lease, which also tells this claim from a later one
-	url, secret, previous                    string
-	previousUntil                            int64
-	subscriptionStatus                       string
+	// notOpened says why a sealed body could not be opened: the delivery fails unsent.
+	notOpened             string
+	attempts, maxAttempts int
+	claimedUntil          int64 // the lease, which also tells this claim from a later one
+	url, secret, previous string
+	previousUntil         int64
+	subscriptionStatus    string
 }
 
 // claim takes up to n due deliveries for a lease. A delivery waits while an earlier one with the
@@ -43,7 +45,7 @@ func (d *Dispatcher) claim(ctx context.Context, n int) ([]claimed, error) {
 				  AND e.event_position < d.event_position AND e.status = 'pending'))
 			ORDER BY d.next_attempt_at, d.event_position
 			LIMIT $3`+lock+`)
-		RETURNING id, account_id, subscription_id, event_type, body, attempts, max_attempts`,
+		RETURNING id, account_id, subscription_id, event_type, body, body_sealed, attempts, max_attempts`,
 		until, now, n)
 	if err != nil {
 		return nil, fmt.Errorf("webhooks: claim: %w", err)
@@ -52,11 +54,15 @@ func (d *Dispatcher) claim(ctx context.Context, n int) ([]claimed, error) {
 	for rows.Next() {
 		var c claimed
 		var body string
-		if err := rows.Scan(&c.id, &c.accountID, &c.subscriptionID, &c.eventType, &body, &c.attempts, &c.maxAttempts); err != nil {
+		var sealed int
+		if err := rows.Scan(&c.id, &c.accountID, &c.subscriptionID, &c.eventType, &body, &sealed, &c.attempts, &c.maxAttempts); err != nil {
 			rows.Close()
 			return nil, fmt.Errorf("webhooks: scan claim: %w", err)
 		}
 		c.body, c.claimedUntil = []byte(body), until
+		if sealed == 1 {
+			c.body, c.notOpened = d.openBody(c.id, body)
+		}
 		out = append(out, c)
 	}
 	if err := rows.Close(); err != nil {
@@ -72,6 +78,16 @@ func (d *Dispatcher) claim(ctx context.Context, n int) ([]claimed, error) {
 		return nil, err
 	}
 	return out, nil
+}
+
+// openBody opens a body the projector stored sealed (it carries a secret), for this delivery's
+// attempt only: the opened body is never written back. A body that cannot be opened says why.
+func (d *Dispatcher) openBody(deliveryID, sealed string) ([]byte, string) {
+	body, err := d.opener.Open(sealed, bodySealing(deliveryID))
+	if err != nil {
+		return nil, fmt.Sprintf("not sent: its body %s: %v", errNotOpened, err)
+	}
+	return body, ""
 }
 
 // release gives claims back unused. It runs even when the dispatcher is stopping.
@@ -138,7 +154,7 @@ func (d *Dispatcher) record(done []outcome) (soonest time.Time, err error) {
 	now := time.Now()
 	var updates [][]any
 	attempts := map[string][]any{}
-	givenUp := map[string]bool{}
+	givenUp, notOpened := map[string]bool{}, map[string]string{} // notOpened: why, by delivery
 	var gone, unsent []claimed
 	for _, o := range done {
 		c := o.delivery
@@ -148,7 +164,11 @@ func (d *Dispatcher) record(done []outcome) (soonest time.Time, err error) {
 		}
 		if o.skipReason != "" {
 			updates = append(updates, []any{c.id, c.claimedUntil, "failed", c.attempts, now.UnixMilli(), 0, o.skipReason})
-			givenUp[c.id] = true
+			if o.notOpened {
+				notOpened[c.id] = o.skipReason
+			} else {
+				givenUp[c.id] = true
+			}
 			continue
 		}
 		attempt := c.attempts + 1
@@ -203,12 +223,16 @@ func (d *Dispatcher) record(done []outcome) (soonest time.Time, err error) {
 	}
 	var attempted [][]any
 	dropped := 0
+	var unopened []string
 	for _, id := range held {
 		if a, ok := attempts[id]; ok {
 			attempted = append(attempted, a)
 		}
 		if givenUp[id] {
 			dropped++
+		}
+		if _, ok := notOpened[id]; ok {
+			unopened = append(unopened, id)
 		}
 	}
 	for _, id := range ended {
@@ -228,6 +252,10 @@ func (d *Dispatcher) record(done []outcome) (soonest time.Time, err error) {
 	}
 	for range dropped {
 		d.observer.DeliveryGivenUp()
+	}
+	for _, id := range unopened {
+		d.observer.DeliveryNotOpened()
+		d.log.Error("webhook delivery failed unsent", zap.String("delivery", id), zap.String("reason", notOpened[id]))
 	}
 	for _, c := range gone {
 		if err := d.disable(ctx, c.accountID, c.subscriptionID, "the target answered 410 Gone"); err != nil {

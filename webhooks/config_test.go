@@ -21,7 +21,7 @@ func TestADispatcherWithAZeroConfigDelivers(t *testing.T) {
 		rcv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { got <- struct{}{} }))
 		defer rcv.Close()
 		db := outboxTo(t, d, rcv.URL)
-		disp := NewDispatcher(db, Config{Policy: TargetPolicy{AllowPrivate: true}},
+		disp := NewDispatcher(db, Config{Policy: TargetPolicy{AllowPrivate: true}}, testSealer(t),
 			func(context.Context, string, string, string) error { return nil }, &countingObserver{}, zap.NewNop())
 		want := Config{Schedule: Schedule{Base: time.Minute, Cap: 24 * time.Hour}, Policy: TargetPolicy{AllowPrivate: true},
 			Timeout: 10 * time.Second, Concurrency: 64, Poll: 250 * time.Millisecond}

@@ -109,7 +109,9 @@ func (d *Deliveries) Get(ctx context.Context, id string) (Delivery, error) {
 
 // Retry sends a delivery again now, with the same ids and body, whatever its state: a given-up
 // delivery gets one more attempt, a pending one is brought forward and keeps its remaining
-// attempts. A delivery whose subscription has ended, or that is being sent right now, is refused.
+// attempts. A delivery whose subscription has ended, or that is being sent right now, is refused,
+// and so is one recorded without a body because the secret its payload carries could not be
+// opened (Projector.deliveriesOf): sent again, it would go without it.
 func (d *Deliveries) Retry(ctx context.Context, accountID, id string) (Delivery, error) {
 	del, err := d.Get(ctx, id)
 	if err != nil {
@@ -124,6 +126,13 @@ func (d *Deliveries) Retry(ctx context.Context, accountID, id string) (Delivery,
 	}
 	if subStatus != "active" {
 		return Delivery{}, domain.Conflict("the webhook of this delivery is %s", subStatus)
+	}
+	var bodiless int
+	if err := d.db.Read.QueryRowContext(ctx, `SELECT COUNT(*) FROM webhook_deliveries WHERE id = $1 AND body = ''`, id).Scan(&bodiless); err != nil {
+		return Delivery{}, fmt.Errorf("webhooks: read delivery: %w", err)
+	}
+	if bodiless > 0 {
+		return Delivery{}, domain.Conflict("the delivery was recorded without a body and cannot be sent: %s", strings.TrimPrefix(del.LastError, "not sent: "))
 	}
 	now := time.Now().UnixMilli()
 	// One more attempt for a delivery that was given up; a pending one keeps the rest of its

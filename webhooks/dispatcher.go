@@ -11,10 +11,12 @@ import (
 	"github.com/funnelhq/funnel/infra/sqldb"
 )
 
-// Observer is told about every attempt, and every delivery given up unsent (metrics).
+// Observer is told about every attempt, every delivery given up unsent, and every delivery that
+// failed unsent because a secret it carries could not be opened (metrics).
 type Observer interface {
 	DeliveryAttempted(outcome string, took time.Duration)
 	DeliveryGivenUp()
+	DeliveryNotOpened()
 }
 
 // Disabler disables a subscription whose target answered 410 Gone.
@@ -27,6 +29,7 @@ type Disabler func(ctx context.Context, accountID, subscriptionID, reason string
 type Dispatcher struct {
 	db       *sqldb.DB
 	cfg      Config
+	opener   Opener
 	client   *http.Client
 	disable  Disabler
 	observer Observer
@@ -39,11 +42,13 @@ type Dispatcher struct {
 }
 
 // NewDispatcher builds a dispatcher. Settings of cfg left zero take their defaults (Config).
-func NewDispatcher(db *sqldb.DB, cfg Config, disable Disabler, observer Observer, log *zap.Logger) *Dispatcher {
+// opener opens the bodies the projector stored sealed.
+func NewDispatcher(db *sqldb.DB, cfg Config, opener Opener, disable Disabler, observer Observer, log *zap.Logger) *Dispatcher {
 	cfg = cfg.withDefaults()
 	return &Dispatcher{
 		db:       db,
 		cfg:      cfg,
+		opener:   opener,
 		client:   newClient(cfg),
 		disable:  disable,
 		observer: observer,

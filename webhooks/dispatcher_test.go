@@ -11,14 +11,23 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/funnelhq/funnel/infra/sealing"
+	"github.com/funnelhq/funnel/infra/sealing/sealingtest"
 	"github.com/funnelhq/funnel/infra/sqldb"
 	"github.com/funnelhq/funnel/infra/sqldb/sqldbtest"
 )
 
-type countingObserver struct{ attempts, givenUp int }
+type countingObserver struct{ attempts, givenUp, notOpened int }
 
 func (o *countingObserver) DeliveryAttempted(string, time.Duration) { o.attempts++ }
 func (o *countingObserver) DeliveryGivenUp()                        { o.givenUp++ }
+func (o *countingObserver) DeliveryNotOpened()                      { o.notOpened++ }
+
+// testSealer is a sealer of a fresh random key.
+func testSealer(t testing.TB) *sealing.Sealer {
+	_, s := sealingtest.NewKey(t)
+	return s
+}
 
 // outbox is a migrated database holding one active subscription and one due delivery to it.
 func outbox(t *testing.T, d sqldb.Dialect) *sqldb.DB {
@@ -47,7 +56,7 @@ func outboxTo(t *testing.T, d sqldb.Dialect, url string) *sqldb.DB {
 
 func newTestDispatcher(db *sqldb.DB, obs Observer) *Dispatcher {
 	return NewDispatcher(db, Config{Schedule: Schedule{Base: time.Second, Cap: time.Minute}, Policy: TargetPolicy{AllowPrivate: true}, Timeout: time.Second, Concurrency: 4, Poll: time.Second},
-		func(context.Context, string, string, string) error { return nil }, obs, zap.NewNop())
+		nil, func(context.Context, string, string, string) error { return nil }, obs, zap.NewNop())
 }
 
 type deliveryRow struct {

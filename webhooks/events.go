@@ -12,7 +12,9 @@ package webhooks
 var Events = newCatalogue(
 	define("form.submitted", []filter{byForm}, formSubmittedSample, from(formSubmittedData)),
 	define("scheduling.booked", []filter{byEventType}, bookedSample, from(bookedData)),
-	define("checkout.purchased", paymentFilters, purchasedSample, from(purchasedData)).alsoKnownAs("checkout.paid"),
+	// The purchase keeps its activation token sealed: its mapper opens it (fromSealed), and the
+	// delivery of a payload with a token is stored sealed in the outbox (secretCarrier).
+	define("checkout.purchased", paymentFilters, purchasedSample, fromSealed(purchasedData)).alsoKnownAs("checkout.paid"),
 	define("checkout.rebilled", paymentFilters, rebilledSample, from(rebilledData)),
 	define("checkout.refunded", paymentFilters, refundedSample, from(refundedData)),
 	define("checkout.subscription_cancel_scheduled", []filter{byProduct}, cancelScheduledSample, from(cancelScheduledData)),

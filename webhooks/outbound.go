@@ -27,6 +27,15 @@ type outbound struct {
 	event     *outboundEvent
 	envelope  Envelope
 	resources resources
+	// notOpened says why a secret of the payload could not be opened (errNotOpened): the
+	// envelope has no data, and its deliveries are recorded failed, unsent.
+	notOpened error
+}
+
+// holdsSecret tells whether the payload carries a secret, so that its body is stored sealed.
+func (o outbound) holdsSecret() bool {
+	c, ok := o.envelope.Data.(secretCarrier)
+	return ok && c.holdsSecret()
 }
 
 // wantedBy tells whether a subscription to events with filters receives it.

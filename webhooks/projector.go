@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"go.uber.org/zap"
+
 	"github.com/funnelhq/funnel/domain"
 	"github.com/funnelhq/funnel/infra/sqldb"
 )
@@ -22,21 +24,33 @@ type Projector struct {
 	dialect     sqldb.Dialect
 	maxAttempts int
 	events      *Catalogue
+	sealer      Sealer
 	observer    Observer
+	log         *zap.Logger
 	// wake tells the dispatcher that deliveries may be due; the pipeline calls Committed after
 	// each transaction of this projection commits.
 	wake func()
 	// givenUp counts the deliveries the current transaction gave up (their subscription ended),
-	// reported to the observer once it commits. The pipeline calls Apply and Committed in turn,
+	// and notOpened the deliveries it recorded failed because a secret of their payload could not
+	// be opened, both reported once it commits. The pipeline calls Apply and Committed in turn,
 	// from one goroutine.
-	givenUp int
+	givenUp   int
+	notOpened []notOpenedDelivery
+}
+
+// notOpenedDelivery is a delivery recorded failed because its payload's secret could not be opened.
+type notOpenedDelivery struct {
+	id, eventType string
+	err           error
 }
 
 // NewProjector records deliveries, in a database of the given dialect, with up to maxAttempts
-// attempts each; the observer counts the deliveries given up when their subscription ends, and
-// wake is called when new deliveries are due.
-func NewProjector(dialect sqldb.Dialect, maxAttempts int, observer Observer, wake func()) *Projector {
-	return &Projector{dialect: dialect, maxAttempts: maxAttempts, events: Events, observer: observer, wake: wake}
+// attempts each. sealer opens what the log keeps sealed (activation tokens) and seals the bodies
+// that carry a secret. The observer counts the deliveries given up when their subscription ends
+// and those whose secret could not be opened, which are logged too; wake is called when new
+// deliveries are due.
+func NewProjector(dialect sqldb.Dialect, maxAttempts int, sealer Sealer, observer Observer, log *zap.Logger, wake func()) *Projector {
+	return &Projector{dialect: dialect, maxAttempts: maxAttempts, events: Events, sealer: sealer, observer: observer, log: log, wake: wake}
 }
 
 // Name identifies the projection's checkpoint.
@@ -60,7 +74,12 @@ func (p *Projector) Committed() {
 	for range p.givenUp {
 		p.observer.DeliveryGivenUp()
 	}
-	p.givenUp = 0
+	for _, d := range p.notOpened {
+		p.observer.DeliveryNotOpened()
+		p.log.Error("webhook delivery recorded failed: a secret of its payload could not be opened", zap.String("delivery", d.id),
+			zap.String("event", d.eventType), zap.Error(d.err))
+	}
+	p.givenUp, p.notOpened = 0, nil
 	if p.wake != nil {
 		p.wake()
 	}
@@ -70,11 +89,11 @@ func (p *Projector) Committed() {
 func (p *Projector) Apply(ctx context.Context, tx *sql.Tx, batch []domain.Recorded) error {
 	// Count afresh: a transaction that failed gave nothing up, and its batch, applied again,
 	// gives up the same deliveries.
-	p.givenUp = 0
+	p.givenUp, p.notOpened = 0, nil
 	active := map[string][]subscriptionRow{} // by account, loaded once per batch
 	var deliveries [][]any
 	flush := func() error {
-		err := sqldb.ExecRows(ctx, tx, p.dialect, `INSERT INTO webhook_deliveries (id, account_id, subscription_id, event_id, event_type, event_position, ordering_key, body,
+		err := sqldb.ExecRows(ctx, tx, p.dialect, `INSERT INTO webhook_deliveries (id, account_id, subscription_id, event_id, event_type, event_position, ordering_key, body, body_sealed,
 				status, attempts, max_attempts, next_attempt_at, claimed_until, last_status_code, last_error, created_at, updated_at) VALUES `,
 			// A replay of the log (a rebuild, a redelivered batch) derives the same ids: nothing twice.
 			` ON CONFLICT (id) DO NOTHING`, deliveries)
@@ -96,7 +115,7 @@ func (p *Projector) Apply(ctx context.Context, tx *sql.Tx, batch []domain.Record
 			delete(active, r.Metadata.AccountID)
 			continue
 		}
-		out, ok, err := p.events.toOutbound(r)
+		out, ok, err := p.events.toOutbound(r, p.sealer)
 		if err != nil {
 			return fmt.Errorf("webhooks: map %s at %d: %w", r.Type, r.Position, err)
 		}
@@ -150,7 +169,11 @@ func activeSubscriptions(ctx context.Context, tx *sql.Tx, accountID string) ([]s
 	return out, rows.Err()
 }
 
-// deliveriesOf returns the outbox rows of one outbound event: one per matching subscription.
+// deliveriesOf returns the outbox rows of one outbound event: one per matching subscription. A
+// body that carries a secret is stored sealed, bound to its delivery. When a secret of the payload
+// could not be opened, each delivery is recorded failed at once, with the reason and no body:
+// failing that one event loudly beats stalling every webhook behind it, and beats sending its
+// payload without the secret it exists to hand over.
 func (p *Projector) deliveriesOf(r domain.Recorded, out outbound, subs []subscriptionRow) ([][]any, error) {
 	var rows [][]any
 	var body []byte
@@ -159,14 +182,31 @@ func (p *Projector) deliveriesOf(r domain.Recorded, out outbound, subs []subscri
 		if !out.wantedBy(s.events, s.filters) {
 			continue
 		}
+		id := DeliveryID(r.ID, s.id)
+		row := func(body string, sealed int, status, lastError string) []any {
+			return []any{id, r.Metadata.AccountID, s.id, r.ID, out.envelope.Type, r.Position, out.resources.orderingKey, body, sealed,
+				status, 0, p.maxAttempts, now, 0, 0, lastError, now, now}
+		}
+		if out.notOpened != nil {
+			rows = append(rows, row("", 0, "failed", "not sent: "+out.notOpened.Error()))
+			p.notOpened = append(p.notOpened, notOpenedDelivery{id: id, eventType: out.envelope.Type, err: out.notOpened})
+			continue
+		}
 		if body == nil {
 			var err error
 			if body, err = out.body(); err != nil {
 				return nil, err
 			}
 		}
-		rows = append(rows, []any{DeliveryID(r.ID, s.id), r.Metadata.AccountID, s.id, r.ID, out.envelope.Type, r.Position, out.resources.orderingKey, string(body),
-			"pending", 0, p.maxAttempts, now, 0, 0, "", now, now})
+		if !out.holdsSecret() {
+			rows = append(rows, row(string(body), 0, "pending", ""))
+			continue
+		}
+		sealed, err := p.sealer.Seal(body, bodySealing(id))
+		if err != nil {
+			return nil, fmt.Errorf("webhooks: seal the body of %s: %w", id, err)
+		}
+		rows = append(rows, row(sealed, 1, "pending", ""))
 	}
 	return rows, nil
 }

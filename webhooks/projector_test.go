@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"go.uber.org/zap"
 
 	"github.com/funnelhq/funnel/domain"
 	"github.com/funnelhq/funnel/infra/sqldb"
@@ -18,7 +19,7 @@ func TestEndingASubscriptionCountsTheDeliveriesItGivesUp(t *testing.T) {
 	sqldbtest.Run(t, func(t *testing.T, d sqldb.Dialect) {
 		db := sqldbtest.Open(t, d)
 		obs := &countingObserver{}
-		p := NewProjector(d, 10, obs, nil)
+		p := NewProjector(d, 10, testSealer(t), obs, zap.NewNop(), nil)
 		ctx := context.Background()
 		pos := int64(0)
 		event := func(e domain.Event) domain.Recorded {

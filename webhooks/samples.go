@@ -37,8 +37,9 @@ func NewSamples(log RecentEvents) *Samples { return &Samples{log: log, events: E
 const samplesPerEvent = 3
 
 // For returns up to three envelopes built from the account's own recent events of that type,
-// exactly as they were (or would have been) delivered, or one realistic made-up envelope when
-// the account has none.
+// as they were (or would have been) delivered but with their secrets redacted (a sample is shown
+// to whoever may set up a trigger: it must not hand out a live activation token), or one
+// realistic made-up envelope when the account has none.
 func (s *Samples) For(ctx context.Context, accountID, eventName string) ([]Envelope, error) {
 	event, ok := s.events.lookup(eventName)
 	if !ok {
@@ -51,7 +52,14 @@ func (s *Samples) For(ctx context.Context, accountID, eventName string) ([]Envel
 		}
 		var out []Envelope
 		for _, r := range recent {
-			o, ok, err := s.events.toOutbound(r)
+			e, err := r.Decode()
+			if err != nil {
+				return nil, fmt.Errorf("webhooks: decode %s sample: %w", r.Type, err)
+			}
+			if secret, ok := e.(domain.SecretEvent); ok {
+				e = secret.Redacted()
+			}
+			o, ok, err := s.events.outboundOf(r, e, redacting{})
 			if err != nil {
 				return nil, err
 			}
@@ -104,7 +112,7 @@ func bookedSample(now time.Time) booked {
 
 func purchasedSample(now time.Time) checkoutPayment {
 	p := samplePayment(false, "succeeded")
-	p.Activation = &checkoutActivation{Token: "act_sample", URL: "https://app.example.com/signup?token=act_sample", ExpiresAt: wireformat.Time(now.Add(7 * 24 * time.Hour))}
+	p.Activation = &checkoutActivation{Token: sampleToken, URL: "https://app.example.com/signup?token=" + sampleToken, ExpiresAt: wireformat.Time(now.Add(7 * 24 * time.Hour))}
 	return p
 }
 
@@ -118,36 +126,32 @@ func refundedSample(now time.Time) checkoutRefunded {
 }
 
 func cancelScheduledSample(now time.Time) checkoutCancelScheduled {
-	return checkoutCancelScheduled{checkoutSubject: sampleSubject, Subscription: scheduledCancellation{
+	return checkoutCancelScheduled{checkoutPayment: samplePayment(false, "succeeded"), Subscription: scheduledCancellation{
 		ID: "sub_sample", Status: "active", Processor: "stripe", CancelAtPeriodEnd: true,
 		CurrentPeriodEnd: wireformat.Time(now.Add(20 * 24 * time.Hour)), ScheduledAt: wireformat.Time(now),
 	}}
 }
 
 func subscriptionCancelledSample(now time.Time) checkoutSubscriptionCancelled {
-	return checkoutSubscriptionCancelled{checkoutSubject: sampleSubject, Subscription: endedSubscription{
+	return checkoutSubscriptionCancelled{checkoutPayment: samplePayment(false, "succeeded"), Subscription: endedSubscription{
 		ID: "sub_sample", Status: "cancelled", Processor: "stripe", CancelledAt: wireformat.Time(now),
 	}}
 }
 
-var (
-	sampleContact = contactSummary{ContactID: "ct_sample", Email: "ada@example.com", FirstName: "Ada", LastName: "Lovelace"}
-	sampleSubject = checkoutSubject{
-		Product:  checkoutProduct{ID: "prod_sample", Name: "Pro Plan", InternalName: "pro-monthly"},
-		Customer: checkoutCustomer{Email: "ada@example.com", Name: "Ada Lovelace", ContactID: "ct_sample"},
-		Contact:  sampleContact,
-	}
-)
+var sampleContact = contactSummary{ContactID: "ct_sample", Email: "ada@example.com", FirstName: "Ada", LastName: "Lovelace"}
+
+// sampleToken looks like an activation token (43 base64url characters) and is none.
+const sampleToken = "c2FtcGxlLWFjdGl2YXRpb24tdG9rZW4tbm90LXJlYWw"
 
 // samplePayment is a monthly plan paid with Stripe, without bumps.
 func samplePayment(isRebill bool, status string) checkoutPayment {
 	return checkoutPayment{
 		IsRebill: isRebill,
-		Product:  sampleSubject.Product,
+		Product:  checkoutProduct{ID: "prod_sample", Name: "Pro Plan", InternalName: "pro-monthly"},
 		Transaction: checkoutTransaction{ID: "txn_sample", TxnID: "ch_3Psample", Amount: 4900, Currency: "USD",
 			Status: status, Processor: "stripe", SubscriptionID: "sub_sample"},
 		Pricing:  checkoutPricing{TierIndex: 0, TierName: "Monthly", PricingTierID: "tier_sample", BumpIndices: []int{}, Bumps: []domain.Bump{}},
-		Customer: sampleSubject.Customer,
-		Contact:  sampleSubject.Contact,
+		Customer: checkoutCustomer{Email: "ada@example.com", Name: "Ada Lovelace", ContactID: "ct_sample"},
+		Contact:  sampleContact,
 	}
 }

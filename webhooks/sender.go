@@ -43,7 +43,8 @@ type outcome struct {
 	err        string
 	took       time.Duration
 	header     http.Header
-	skipReason string // not sent: the subscription ended meanwhile
+	skipReason string // not sent: the subscription ended meanwhile, or the body could not be opened
+	notOpened  bool   // not sent: the body could not be opened (skipReason says why)
 	unsent     bool   // not sent: too little of the claim was left; the claim is handed back
 }
 
@@ -57,6 +58,10 @@ func (d *Dispatcher) send(c claimed) outcome {
 	out := outcome{delivery: c, at: now}
 	if c.subscriptionStatus != "active" {
 		out.skipReason = "given up: subscription " + c.subscriptionStatus
+		return out
+	}
+	if c.notOpened != "" {
+		out.skipReason, out.notOpened = c.notOpened, true
 		return out
 	}
 	// The attempt ends before the claim does, whatever delayed it since the claim was taken.

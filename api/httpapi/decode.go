@@ -26,8 +26,24 @@ func Decode(w http.ResponseWriter, r *http.Request, dst any) bool {
 	return true
 }
 
-// readBody reads the whole request body. On a body over 256 KB (declared or sent) it answers 413,
-// on a failed read 400, and returns false.
+// DecodeOptional is Decode for an endpoint whose body may be left out: an empty body (however it
+// was sent, with a length of 0 or chunked) leaves dst as it is, as {} would.
+func DecodeOptional(w http.ResponseWriter, r *http.Request, dst any) bool {
+	body, ok := readBody(w, r)
+	if !ok {
+		return false
+	}
+	if strings.TrimSpace(string(body)) == "" {
+		return true
+	}
+	if msg := decodeJSON(body, dst); msg != "" {
+		WriteError(w, http.StatusBadRequest, msg)
+		return false
+	}
+	return true
+}
+
+// readBody reads the request body, at most 256 KB; on failure it answers (413 or 400).
 func readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
 	if r.ContentLength > MaxBodyBytes {
 		WriteError(w, http.StatusRequestEntityTooLarge, "request body must be at most 256 KB")
@@ -64,7 +80,7 @@ func decodeJSON(body []byte, dst any) string {
 		var fieldErr *FieldError
 		switch {
 		case errors.As(err, &typeErr) && typeErr.Field != "":
-			return fmt.Sprintf("%s: expected %s, got %s", typeErr.Field, jsonTypeName(typeErr.Type.Kind().String()), typeErr.Value)
+			return fmt.Sprintf("%s: expected %s, got %s", typeErr.Field, jsonTypeName(typeErr.Type.Kind().String()), jsonTypeName(typeErr.Value))
 		case errors.As(err, &fieldErr):
 			return fieldErr.Message
 		default:

@@ -16,11 +16,18 @@ type Listener struct {
 	Name     string      // "api" or "operator": the listener of the metrics and of the access log
 	Log      *zap.Logger // the service's logger
 	Observer Observer    // records each request's metrics; nil records nothing
+	// Limit applies rate limits to the listener's requests (RateLimits.Middleware); nil applies none.
+	Limit func(http.Handler) http.Handler
 }
 
 // Handler wraps a listener's router in the middleware every request passes through, outermost
 // first: the request id, the access log and the metrics (so that every answer below, a refused
-// URL included, is logged and counted), the URL guard, panic recovery, and HEAD served as GET.
+// URL included, is logged and counted), panic recovery, the rate limits (so that every answer
+// below carries their headers), the URL guard, and HEAD served as GET.
 func (l Listener) Handler(router http.Handler) http.Handler {
-	return requestIDs(l.observe(rejectUnsafeURLs(recoverPanics(serveHEADAsGET(router)))))
+	inner := rejectUnsafeURLs(serveHEADAsGET(router))
+	if l.Limit != nil {
+		inner = l.Limit(inner)
+	}
+	return requestIDs(l.observe(recoverPanics(inner)))
 }

@@ -33,7 +33,7 @@ type completeActivationRequest struct {
 // optional: none at all is the same as {}.
 func (s *Server) completeActivation(w http.ResponseWriter, r *http.Request) {
 	var req completeActivationRequest
-	if r.ContentLength != 0 && !httpapi.Decode(w, r, &req) {
+	if !httpapi.DecodeOptional(w, r, &req) {
 		return
 	}
 	cmd := commands.CompleteActivation{Meta: principalOf(r.Context()).meta(r), Token: mux.Vars(r)["token"]}

@@ -39,18 +39,19 @@ func (p principal) meta(r *http.Request) commands.Meta {
 	}
 }
 
-// authenticate admits requests with a valid, unrevoked API key (401 otherwise).
+// authenticate admits requests with a valid, unrevoked API key (401 otherwise, counted against
+// the client's address: unauthorized).
 func (s *Server) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		token, ok := httpapi.Bearer(r)
 		if !ok {
-			httpapi.Unauthorized(w, "missing bearer API key")
+			s.unauthorized(w, r, "missing bearer API key")
 			return
 		}
 		key, err := s.deps.APIKeys.APIKeyByHash(r.Context(), domain.HashAPIKey(token))
 		switch {
 		case httpapi.IsNotFound(err):
-			httpapi.Unauthorized(w, "invalid API key")
+			s.unauthorized(w, r, "invalid API key")
 			return
 		case err != nil:
 			httpapi.Fail(w, r, err)
@@ -58,7 +59,7 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 		}
 		httpapi.RecordAccount(r, key.AccountID)
 		if key.Revoked {
-			httpapi.Unauthorized(w, "API key revoked")
+			s.unauthorized(w, r, "API key revoked")
 			return
 		}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), principalKey{}, principal{key: key})))

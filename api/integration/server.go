@@ -47,28 +47,33 @@ type Deps struct {
 	APIHost  string // FUNNEL_API_HOST: /api/v1 answers for this host only, whatever the port
 	Log      *zap.Logger
 	Observer httpapi.Observer // the HTTP metrics; may be nil
+	// RateLimits decides on /api/v1 requests under Limits; nil applies none (FUNNEL_RATE_LIMITS=off).
+	RateLimits *httpapi.RateLimits
+	Limits     Limits
 }
 
 // Server holds the handlers of the integration API.
 type Server struct {
 	deps          Deps
+	limits        *httpapi.RateLimits
 	subscriptions httpapi.Subscriptions
 }
 
 // New builds the handlers.
 func New(deps Deps) *Server {
-	return &Server{deps: deps, subscriptions: httpapi.Subscriptions{
+	return &Server{deps: deps, limits: deps.RateLimits, subscriptions: httpapi.Subscriptions{
 		Commands: deps.Commands, Read: deps.Subscriptions, ReadModels: deps.ReadModels,
 	}}
 }
 
 // Handler serves FUNNEL_ADDR: /api/v1 and /llms-full.txt on the API host only, and the health
-// endpoints on any host.
+// endpoints on any host. The rate limits apply to /api/v1 on the API host, unknown paths
+// included.
 func (s *Server) Handler() http.Handler {
 	root := httpapi.NewRouter()
 	httpapi.AddHealth(root, s.deps.Ready)
 	root.MatcherFunc(s.isAPIHost).Handler(s.Router())
-	return httpapi.Listener{Name: "api", Log: s.deps.Log, Observer: s.deps.Observer}.Handler(root)
+	return httpapi.Listener{Name: "api", Log: s.deps.Log, Observer: s.deps.Observer, Limit: s.limitAddresses}.Handler(root)
 }
 
 // Router holds the routes served on the API host (tests walk them).
@@ -76,7 +81,7 @@ func (s *Server) Router() *mux.Router {
 	onHost := httpapi.NewRouter()
 	onHost.HandleFunc("/llms-full.txt", serveLLMs).Methods(http.MethodGet)
 	v1 := func(method, path string, scope domain.Scope, h http.HandlerFunc) {
-		onHost.Handle("/api/v1"+path, s.authenticate(scoped(scope, httpapi.Idempotent(s.deps.Idempotency, accountScope, h)))).Methods(method)
+		onHost.Handle("/api/v1"+path, s.authenticate(s.limitAccount(method, path, scoped(scope, httpapi.Idempotent(s.deps.Idempotency, accountScope, h))))).Methods(method)
 	}
 
 	v1(http.MethodGet, "/contacts", domain.ScopeContactsRead, s.listContacts)

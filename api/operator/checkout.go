@@ -1,6 +1,7 @@
 package operator
 
 import (
+	"encoding/json"
 	"net/http"
 	"time"
 
@@ -81,13 +82,17 @@ func (s *Server) rebill(w http.ResponseWriter, r *http.Request) {
 // {amountCents?} (default: all that remains) → {transaction, refund}.
 func (s *Server) refund(w http.ResponseWriter, r *http.Request) {
 	var req struct {
-		AmountCents *int64 `json:"amountCents"`
+		AmountCents json.RawMessage `json:"amountCents"`
 	}
 	if !httpapi.Decode(w, r, &req) {
 		return
 	}
+	amount, ok := refundAmount(w, req.AmountCents)
+	if !ok {
+		return
+	}
 	res, err := s.deps.Commands.Refund.Handle(r.Context(), commands.Refund{
-		Meta: operatorMeta(r), TransactionID: mux.Vars(r)["transactionId"], AmountCents: req.AmountCents,
+		Meta: operatorMeta(r), TransactionID: mux.Vars(r)["transactionId"], AmountCents: amount,
 	})
 	if !s.recorded(w, r, err, res.Position) {
 		return
@@ -97,6 +102,20 @@ func (s *Server) refund(w http.ResponseWriter, r *http.Request) {
 		"refund": httpapi.Object{"amountCents": res.Refund.AmountCents, "fullyRefunded": res.Refund.FullyRefunded,
 			"refundedAt": wireformat.Time(res.Refund.RefundedAt)},
 	})
+}
+
+// refundAmount reads amountCents: left out, it is nil (all that remains); null is refused
+// rather than read as "everything", since a client that sends null most likely lost a value.
+func refundAmount(w http.ResponseWriter, raw json.RawMessage) (*int64, bool) {
+	if len(raw) == 0 {
+		return nil, true
+	}
+	var amount *int64
+	if err := json.Unmarshal(raw, &amount); err != nil || amount == nil {
+		httpapi.WriteError(w, http.StatusBadRequest, "amountCents must be a positive integer in minor units, or left out to refund all that remains")
+		return nil, false
+	}
+	return amount, true
 }
 
 // cancelSubscription serves POST /admin/v1/accounts/{accountId}/checkout/subscriptions/{subscriptionId}/cancel

@@ -36,7 +36,7 @@ func (s *Server) history(w http.ResponseWriter, r *http.Request) {
 	case q.Get("email") != "":
 		events, err = s.deps.History.ReadContactHistory(r.Context(), account.ID, domain.ContactIDFor(account.ID, q.Get("email")))
 	default:
-		events, err = s.deps.History.ReadStreamHistory(r.Context(), account.ID, q.Get("subscriptionId"))
+		events, err = s.deps.History.ReadSubscriptionHistory(r.Context(), account.ID, q.Get("subscriptionId"))
 	}
 	if err != nil {
 		httpapi.Fail(w, r, err)

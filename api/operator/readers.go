@@ -82,5 +82,5 @@ type Deliveries interface {
 // History reads an entity's history straight from the event log.
 type History interface {
 	ReadContactHistory(ctx context.Context, accountID, contactID string) ([]domain.Recorded, error)
-	ReadStreamHistory(ctx context.Context, accountID, streamID string) ([]domain.Recorded, error)
+	ReadSubscriptionHistory(ctx context.Context, accountID, subscriptionID string) ([]domain.Recorded, error)
 }

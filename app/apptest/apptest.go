@@ -4,8 +4,11 @@ package apptest
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -64,7 +67,8 @@ func Shared(t testing.TB, dialect sqldb.Dialect) *Service {
 	return svc
 }
 
-// Start starts a service of its own on a fresh database, stopped when the test ends.
+// Start starts a service of its own on a fresh database, stopped when the test ends. Like every
+// test service it runs without rate limits unless configure turns them on.
 func Start(t testing.TB, dialect sqldb.Dialect, configure func(*app.Config)) *Service {
 	t.Helper()
 	svc := start(t, sqldbtest.URL(t, dialect), zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel)), configure)
@@ -106,12 +110,28 @@ func databaseURL(t testing.TB, dialect sqldb.Dialect) (string, func()) {
 	return url, func() { _ = drop() }
 }
 
+// SecretKey is the server key (FUNNEL_SECRET_KEY) of a test service on databaseURL. On PostgreSQL
+// it derives from the URL: every service of one database gets the same key, as the processes of a
+// deployment must, and another database another key. On SQLite it is none: the service makes its
+// key file beside the database, as an embedded service does.
+func SecretKey(databaseURL string) string {
+	if strings.HasPrefix(databaseURL, "sqlite:") {
+		return ""
+	}
+	sum := sha256.Sum256([]byte("funnel test server key\x00" + databaseURL))
+	return base64.StdEncoding.EncodeToString(sum[:])
+}
+
 func start(t testing.TB, databaseURL string, log *zap.Logger, configure func(*app.Config)) *Service {
 	t.Helper()
 	cfg := app.Defaults()
 	cfg.DatabaseURL = databaseURL
+	cfg.SecretKey = SecretKey(databaseURL)
 	cfg.AdminToken = AdminToken
 	cfg.WebhookAllowPrivate = true
+	// Tests send far more than the section 8 limits allow from 127.0.0.1: the tests of the
+	// limits turn them on in configure.
+	cfg.RateLimits = false
 	configure(&cfg)
 	ctx := context.Background()
 	a, err := app.Open(ctx, cfg, log)

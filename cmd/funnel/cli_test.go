@@ -25,7 +25,8 @@ import (
 func run(t *testing.T, bin, dbURL string, args ...string) (string, string, int) {
 	t.Helper()
 	cmd := exec.Command(bin, args...)
-	cmd.Env = append(os.Environ(), "FUNNEL_DATABASE_URL="+dbURL)
+	// No server key: the commands other than serve do not need one.
+	cmd.Env = append(os.Environ(), "FUNNEL_DATABASE_URL="+dbURL, "FUNNEL_SECRET_KEY=")
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
@@ -52,6 +53,14 @@ func TestOperatorCommands(t *testing.T) {
 		if _, _, code := run(t, bin, dbURL, "migrate"); code != 0 {
 			t.Fatal("a second migrate must do nothing and succeed")
 		}
+		// The commands here run without the server key (run sets none); serve on PostgreSQL
+		// refuses to start without it, and says how to make one.
+		if dialect == sqldb.Postgres {
+			_, errOut, code := run(t, bin, dbURL, "serve")
+			if code == 0 || !strings.Contains(errOut, "FUNNEL_SECRET_KEY is required with a postgres:// database") || !strings.Contains(errOut, "openssl rand -base64 32") {
+				t.Fatalf("serve on PostgreSQL without FUNNEL_SECRET_KEY: exit %d\n%s", code, errOut)
+			}
+		}
 
 		srv := startServer(t, bin, dbURL)
 		fx := setUpAccount(t, srv)
@@ -63,32 +72,22 @@ func TestOperatorCommands(t *testing.T) {
 				t.Fatalf("upsert: %d %v %s", status, err, raw)
 			}
 		}
+		subscriptionID := subscribeAndRebill(t, srv, fx.accountID)
 		srv.stop(t)
 
 		out, errOut, code := run(t, bin, dbURL, "history", "--account", fx.accountID, "--email", "HIST@example.com")
 		if code != 0 {
 			t.Fatalf("history: exit %d\n%s", code, errOut)
 		}
-		var types []string
-		lastPos := 0.0
-		scanner := bufio.NewScanner(strings.NewReader(out))
-		for scanner.Scan() {
-			var e struct {
-				Position float64
-				Type     string
-				Metadata struct{ AccountID string }
-			}
-			if err := json.Unmarshal(scanner.Bytes(), &e); err != nil {
-				t.Fatalf("history line %q: %v", scanner.Text(), err)
-			}
-			if e.Position <= lastPos || e.Metadata.AccountID != fx.accountID {
-				t.Fatalf("history line out of order or of another account: %s", scanner.Text())
-			}
-			lastPos = e.Position
-			types = append(types, e.Type)
-		}
-		if strings.Join(types, ",") != "ContactCreated,TagApplied,ContactUpdated" {
+		if types := historyTypes(t, out, fx.accountID); strings.Join(types, ",") != "ContactCreated,TagApplied,ContactUpdated" {
 			t.Fatalf("history types = %v", types)
+		}
+		out, errOut, code = run(t, bin, dbURL, "history", "--account", fx.accountID, "--subscription", subscriptionID)
+		if code != 0 {
+			t.Fatalf("history --subscription: exit %d\n%s", code, errOut)
+		}
+		if types := historyTypes(t, out, fx.accountID); strings.Join(types, ",") != "CheckoutPurchased,SubscriptionStarted,CheckoutRebilled,SubscriptionRenewed" {
+			t.Fatalf("subscription history types = %v", types)
 		}
 		if _, errOut, code := run(t, bin, dbURL, "history", "--account", fx.accountID); code == 0 || !strings.Contains(errOut, "exactly one") {
 			t.Fatalf("history without an entity: exit %d, %s", code, errOut)
@@ -159,19 +158,67 @@ func TestReadingCommandsNeedAnExistingDatabase(t *testing.T) {
 // migrationFiles lists the schema's migrations in order, and the version the last one brings.
 func migrationFiles(t *testing.T) ([]string, int) {
 	t.Helper()
-	entries, err := os.ReadDir("../../infra/sqldb/migrations")
+	files, err := sqldb.MigrationNames()
 	if err != nil {
 		t.Fatal(err)
-	}
-	var files []string
-	for _, e := range entries {
-		files = append(files, e.Name())
 	}
 	version, err := strconv.Atoi(strings.SplitN(files[len(files)-1], "_", 2)[0])
 	if err != nil {
 		t.Fatal(err)
 	}
 	return files, version
+}
+
+// historyTypes are the event types of `funnel history` output, one JSON object a line, checked
+// to be in log order and of the account.
+func historyTypes(t *testing.T, out, accountID string) []string {
+	t.Helper()
+	var types []string
+	lastPos := 0.0
+	scanner := bufio.NewScanner(strings.NewReader(out))
+	for scanner.Scan() {
+		var e struct {
+			Position float64
+			Type     string
+			Metadata struct{ AccountID string }
+		}
+		if err := json.Unmarshal(scanner.Bytes(), &e); err != nil {
+			t.Fatalf("history line %q: %v", scanner.Text(), err)
+		}
+		if e.Position <= lastPos || e.Metadata.AccountID != accountID {
+			t.Fatalf("history line out of order or of another account: %s", scanner.Text())
+		}
+		lastPos = e.Position
+		types = append(types, e.Type)
+	}
+	return types
+}
+
+// subscribeAndRebill buys a monthly plan through the operator API, rebills it once, and returns
+// the subscription's id.
+func subscribeAndRebill(t *testing.T, srv *server, accountID string) string {
+	t.Helper()
+	checkout := "/admin/v1/accounts/" + accountID
+	post := func(path string, body any, status int, into any) {
+		t.Helper()
+		got, raw, err := srv.do(context.Background(), http.MethodPost, srv.opURL+checkout+path, "", operatorToken, body)
+		if err != nil || got != status || json.Unmarshal(raw, into) != nil {
+			t.Fatalf("POST %s: status %d, %v, %s", path, got, err, raw)
+		}
+	}
+	var product struct {
+		Product struct {
+			ID           string
+			PricingTiers []struct{ ID string }
+		}
+	}
+	post("/products", map[string]any{"name": "Pro", "pricingTiers": []any{
+		map[string]any{"name": "Monthly", "amount": 900, "currency": "EUR", "interval": "month"}}}, http.StatusCreated, &product)
+	var purchase struct{ Subscription struct{ ID string } }
+	post("/checkout/purchases", map[string]any{"productId": product.Product.ID, "pricingTierId": product.Product.PricingTiers[0].ID,
+		"email": "buyer@example.com"}, http.StatusCreated, &purchase)
+	post("/checkout/subscriptions/"+purchase.Subscription.ID+"/rebill", map[string]any{}, http.StatusOK, &struct{}{})
+	return purchase.Subscription.ID
 }
 
 // migrate names each migration it applies, or says that the schema was up to date; serve logs

@@ -30,7 +30,10 @@ var configFlags = []cli.Flag{
 			}
 			return nil
 		}},
-	&cli.StringFlag{Name: "redis-url", Sources: cli.EnvVars("FUNNEL_REDIS_URL"), Usage: "shared rate-limit state when several processes serve one deployment"},
+	&cli.StringFlag{Name: "secret-key", Sources: cli.EnvVars("FUNNEL_SECRET_KEY"),
+		Usage: "server key sealing activation tokens in the database: base64 of 32 random bytes (openssl rand -base64 32), or several comma-separated, the first sealing (required on PostgreSQL; default on SQLite: the key file PATH.key beside the database)"},
+	&cli.StringFlag{Name: "redis-url", Sources: cli.EnvVars("FUNNEL_REDIS_URL"), Usage: "redis://host:port[/db]: the rate limits shared by every process of the deployment (default: each process alone)"},
+	&cli.StringFlag{Name: "trusted-proxies", Sources: cli.EnvVars("FUNNEL_TRUSTED_PROXIES"), Usage: "comma-separated IPs or CIDR ranges of the reverse proxies whose X-Forwarded-For names the client"},
 	&cli.StringFlag{Name: "log-level", Value: defaults.LogLevel, Sources: cli.EnvVars("FUNNEL_LOG_LEVEL"), Usage: "debug, info, warn or error"},
 }
 
@@ -46,7 +49,9 @@ func configFrom(cmd *cli.Command) app.Config {
 		WebhookBackoffCap:   durationOr(cmd.Duration("webhook-backoff-cap"), defaults.WebhookBackoffCap),
 		RateLimits:          cmd.String("rate-limits") != "off",
 		RedisURL:            cmd.String("redis-url"),
+		TrustedProxies:      cmd.String("trusted-proxies"),
 		LogLevel:            cmd.String("log-level"),
+		SecretKey:           cmd.String("secret-key"),
 	}
 }
 

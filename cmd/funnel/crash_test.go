@@ -24,6 +24,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/funnelhq/funnel/app/apptest"
 	"github.com/funnelhq/funnel/infra/sqldb"
 	"github.com/funnelhq/funnel/infra/sqldb/sqldbtest"
 )
@@ -402,7 +403,7 @@ func copyEventLog(t *testing.T, fromURL, toURL string) {
 	if _, err := to.Migrate(ctx); err != nil {
 		t.Fatal(err)
 	}
-	rows, err := from.Read.QueryContext(ctx, `SELECT position, event_id, stream_id, version, type, schema_version, occurred_at, account_id, contact_id, data, metadata FROM events ORDER BY position`)
+	rows, err := from.Read.QueryContext(ctx, `SELECT position, event_id, stream_id, version, type, schema_version, occurred_at, account_id, contact_id, subscription_id, data, metadata FROM events ORDER BY position`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -412,7 +413,7 @@ func copyEventLog(t *testing.T, fromURL, toURL string) {
 		t.Fatal(err)
 	}
 	defer tx.Rollback()
-	insert, err := tx.PrepareContext(ctx, `INSERT INTO events (position, event_id, stream_id, version, type, schema_version, occurred_at, account_id, contact_id, data, metadata) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`)
+	insert, err := tx.PrepareContext(ctx, `INSERT INTO events (position, event_id, stream_id, version, type, schema_version, occurred_at, account_id, contact_id, subscription_id, data, metadata) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -422,12 +423,12 @@ func copyEventLog(t *testing.T, fromURL, toURL string) {
 			position, version, occurredAt                     int64
 			eventID, streamID, typ, accountID, data, metadata string
 			schemaVersion                                     int
-			contactID                                         sql.NullString
+			contactID, subscriptionID                         sql.NullString
 		)
-		if err := rows.Scan(&position, &eventID, &streamID, &version, &typ, &schemaVersion, &occurredAt, &accountID, &contactID, &data, &metadata); err != nil {
+		if err := rows.Scan(&position, &eventID, &streamID, &version, &typ, &schemaVersion, &occurredAt, &accountID, &contactID, &subscriptionID, &data, &metadata); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := insert.ExecContext(ctx, position, eventID, streamID, version, typ, schemaVersion, occurredAt, accountID, contactID, data, metadata); err != nil {
+		if _, err := insert.ExecContext(ctx, position, eventID, streamID, version, typ, schemaVersion, occurredAt, accountID, contactID, subscriptionID, data, metadata); err != nil {
 			t.Fatal(err)
 		}
 		n++
@@ -618,6 +619,8 @@ func launchServe(t *testing.T, bin, dbURL string, flags []string, env ...string)
 		"FUNNEL_RATE_LIMITS=off",
 		"FUNNEL_LOG_LEVEL=info",
 		"FUNNEL_REDIS_URL=",
+		// PostgreSQL needs the server key, the same one at every start; SQLite makes its key file.
+		"FUNNEL_SECRET_KEY="+apptest.SecretKey(dbURL),
 	)
 	cmd.Env = append(cmd.Env, env...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile

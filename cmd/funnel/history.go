@@ -49,7 +49,7 @@ var historyCommand = &cli.Command{
 		case cmd.String("email") != "":
 			events, err = store.ReadContactHistory(ctx, account, domain.ContactIDFor(account, cmd.String("email")))
 		default:
-			events, err = store.ReadStreamHistory(ctx, account, cmd.String("subscription"))
+			events, err = store.ReadSubscriptionHistory(ctx, account, cmd.String("subscription"))
 		}
 		if err != nil {
 			return err

@@ -26,6 +26,8 @@ import (
 	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib"
+
+	"github.com/funnelhq/funnel/infra/sealing"
 )
 
 func main() {
@@ -65,9 +67,12 @@ const adminToken = "load-test-token"
 
 func startServer(bin, dbURL string) *server {
 	s := &server{api: freeAddr(), admin: freeAddr()}
+	// A fresh server key: PostgreSQL needs one (SQLite would make its key file).
+	secretKey, err := sealing.NewKey()
+	check(err)
 	s.cmd = exec.Command(bin, "serve")
 	s.cmd.Env = append(os.Environ(), "FUNNEL_ADDR="+s.api, "FUNNEL_ADMIN_ADDR="+s.admin, "FUNNEL_ADMIN_TOKEN="+adminToken,
-		"FUNNEL_DATABASE_URL="+dbURL, "FUNNEL_RATE_LIMITS=off", "FUNNEL_LOG_LEVEL=warn")
+		"FUNNEL_DATABASE_URL="+dbURL, "FUNNEL_RATE_LIMITS=off", "FUNNEL_LOG_LEVEL=warn", "FUNNEL_SECRET_KEY="+secretKey)
 	s.cmd.Stderr = os.Stderr
 	check(s.cmd.Start())
 	deadline := time.Now().Add(30 * time.Second)

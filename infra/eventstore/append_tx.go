@@ -45,6 +45,19 @@ func (s *Store) inTx(ctx context.Context, fn func(appendTx) error) error {
 	return fn(&sqlAppendTx{tx: tx})
 }
 
+// pgStreamVersions reads the version of each stream of an append with one backward probe of the
+// (stream_id, version) index per stream, a plan no statistics can turn into a scan of the log.
+// (MAX(version) over stream_id = ANY($1) was planned, on a large log never analyzed, as a
+// parallel sequential scan under the head lock: appends fell twentyfold.)
+const pgStreamVersions = `SELECT s.id, COALESCE((SELECT e.version FROM events e WHERE e.stream_id = s.id ORDER BY e.version DESC LIMIT 1), 0)
+	FROM unnest($1::text[]) AS s(id)`
+
+// sqliteStreamVersions reads the versions of n streams; SQLite answers MAX over the unique
+// (stream_id, version) index with one seek per stream.
+func sqliteStreamVersions(n int) string {
+	return `SELECT stream_id, MAX(version) FROM events WHERE stream_id IN (` + sqldb.Placeholders(sqldb.SQLite, 1, n) + `) GROUP BY stream_id`
+}
+
 // pgxAppendTx pipelines each step: BEGIN, lock and versions in one round trip; insert, head and
 // COMMIT in the next. The versions query runs after the lock was granted (its own statement, so
 // its own snapshot under READ COMMITTED), so no append committed before it is missed.
@@ -56,7 +69,7 @@ func (t *pgxAppendTx) lock(ctx context.Context, streamIDs []string) (int64, map[
 	b := &pgx.Batch{}
 	b.Queue(`BEGIN`)
 	b.Queue(`SELECT position FROM event_log_head WHERE id = 1 FOR UPDATE`)
-	b.Queue(`SELECT stream_id, MAX(version) FROM events WHERE stream_id = ANY($1) GROUP BY stream_id`, streamIDs)
+	b.Queue(pgStreamVersions, streamIDs)
 	res := t.conn.SendBatch(ctx, b)
 	defer res.Close()
 	if _, err := res.Exec(); err != nil {
@@ -99,10 +112,10 @@ func (t *pgxAppendTx) write(ctx context.Context, rows []*row, newHead int64) err
 				cols[i] = append(cols[i], v)
 			}
 		}
-		b.Queue(`INSERT INTO events (position, event_id, stream_id, version, type, schema_version, occurred_at, account_id, contact_id, data, metadata, idempotency_id)
-			SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::bigint[], $5::text[], $6::int[], $7::bigint[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[])`,
+		b.Queue(`INSERT INTO events (position, event_id, stream_id, version, type, schema_version, occurred_at, account_id, contact_id, subscription_id, data, metadata, idempotency_id)
+			SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::bigint[], $5::text[], $6::int[], $7::bigint[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[])`,
 			typed[int64](cols[0]), typed[string](cols[1]), typed[string](cols[2]), typed[int64](cols[3]), typed[string](cols[4]), typed[int](cols[5]),
-			typed[int64](cols[6]), typed[string](cols[7]), nullable(cols[8]), typed[string](cols[9]), typed[string](cols[10]), nullable(cols[11]))
+			typed[int64](cols[6]), typed[string](cols[7]), nullable(cols[8]), nullable(cols[9]), typed[string](cols[10]), typed[string](cols[11]), nullable(cols[12]))
 		b.Queue(`UPDATE event_log_head SET position = $1 WHERE id = 1`, newHead)
 	}
 	b.Queue(`COMMIT`)
@@ -160,7 +173,7 @@ func (t *sqlAppendTx) lock(ctx context.Context, streamIDs []string) (int64, map[
 		for i, id := range part {
 			args[i] = id
 		}
-		rows, err := t.tx.QueryContext(ctx, `SELECT stream_id, MAX(version) FROM events WHERE stream_id IN (`+sqldb.Placeholders(sqldb.SQLite, 1, len(part))+`) GROUP BY stream_id`, args...)
+		rows, err := t.tx.QueryContext(ctx, sqliteStreamVersions(len(part)), args...)
 		if err != nil {
 			return 0, nil, fmt.Errorf("eventstore: read stream versions: %w", err)
 		}
@@ -185,7 +198,7 @@ func (t *sqlAppendTx) write(ctx context.Context, rows []*row, newHead int64) err
 	for i, r := range rows {
 		values[i] = r.values()
 	}
-	if err := sqldb.ExecRows(ctx, t.tx, sqldb.SQLite, `INSERT INTO events (position, event_id, stream_id, version, type, schema_version, occurred_at, account_id, contact_id, data, metadata, idempotency_id) VALUES `, "", values); err != nil {
+	if err := sqldb.ExecRows(ctx, t.tx, sqldb.SQLite, `INSERT INTO events (position, event_id, stream_id, version, type, schema_version, occurred_at, account_id, contact_id, subscription_id, data, metadata, idempotency_id) VALUES `, "", values); err != nil {
 		return fmt.Errorf("eventstore: insert events: %w", err)
 	}
 	if len(rows) > 0 {
@@ -199,10 +212,10 @@ func (t *sqlAppendTx) write(ctx context.Context, rows []*row, newHead int64) err
 	return nil
 }
 
-const insertColumns = 12
+const insertColumns = 13
 
 // values are a row's columns in the order of the INSERTs above.
 func (r *row) values() []any {
 	return []any{r.position, r.eventID, r.streamID, r.version, r.eventType, r.schemaVersion,
-		r.occurredAt, r.accountID, r.contactID, r.data, r.metadata, r.idempotencyID}
+		r.occurredAt, r.accountID, r.contactID, r.subscriptionID, r.data, r.metadata, r.idempotencyID}
 }

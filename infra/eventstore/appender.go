@@ -20,7 +20,7 @@ type row struct {
 	schemaVersion                int
 	occurredAt                   int64
 	accountID                    string
-	contactID                    sql.NullString
+	contactID, subscriptionID    sql.NullString
 	idempotencyID                sql.NullString // on the first row of an append only (Metadata.IdempotencyID)
 	data, metadata               string
 	version, position            int64
@@ -111,6 +111,9 @@ func (s *Store) encode(meta domain.Metadata, appends []domain.StreamAppend) (*ap
 			}
 			if ce, ok := e.(domain.ContactEvent); ok && ce.ContactRef() != "" {
 				r.contactID = sql.NullString{String: ce.ContactRef(), Valid: true}
+			}
+			if se, ok := e.(domain.SubscriptionEvent); ok && se.SubscriptionRef() != "" {
+				r.subscriptionID = sql.NullString{String: se.SubscriptionRef(), Valid: true}
 			}
 			if total == 0 && len(ps.rows) == 0 && meta.IdempotencyID != "" {
 				r.idempotencyID = sql.NullString{String: meta.IdempotencyID, Valid: true}

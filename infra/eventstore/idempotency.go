@@ -11,7 +11,7 @@ import (
 )
 
 // The first event of an append stamped with an idempotency id carries it in its own column,
-// under a unique index (migration 00008): the database refuses a second append of one id, so
+// under a unique index (migration 00010): the database refuses a second append of one id, so
 // two attempts of one request never both perform it, whatever their timing or process.
 
 // idempotencyIndex is the unique index of events.idempotency_id.

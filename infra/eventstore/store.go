@@ -100,9 +100,16 @@ func (s *Store) signal() {
 
 const selectEvents = `SELECT position, event_id, stream_id, version, type, schema_version, occurred_at, data, metadata FROM events`
 
+// The reads of the write path and of the relay, each answered from an index (plans_test.go
+// checks it on a large log, analyzed or not).
+const (
+	readStream = selectEvents + ` WHERE stream_id = $1 ORDER BY version`
+	readLog    = selectEvents + ` WHERE position > $1 ORDER BY position LIMIT $2`
+)
+
 // ReadStream returns every event of one stream, oldest first.
 func (s *Store) ReadStream(ctx context.Context, streamID string) ([]domain.Recorded, error) {
-	rows, err := s.db.Read.QueryContext(ctx, selectEvents+` WHERE stream_id = $1 ORDER BY version`, streamID)
+	rows, err := s.db.Read.QueryContext(ctx, readStream, streamID)
 	if err != nil {
 		return nil, fmt.Errorf("eventstore: read stream %s: %w", streamID, err)
 	}
@@ -111,7 +118,7 @@ func (s *Store) ReadStream(ctx context.Context, streamID string) ([]domain.Recor
 
 // ReadLog returns up to limit events after a global position, in position order.
 func (s *Store) ReadLog(ctx context.Context, after int64, limit int) ([]domain.Recorded, error) {
-	rows, err := s.db.Read.QueryContext(ctx, selectEvents+` WHERE position > $1 ORDER BY position LIMIT $2`, after, limit)
+	rows, err := s.db.Read.QueryContext(ctx, readLog, after, limit)
 	if err != nil {
 		return nil, fmt.Errorf("eventstore: read log after %d: %w", after, err)
 	}
@@ -129,12 +136,15 @@ func (s *Store) ReadContactHistory(ctx context.Context, accountID, contactID str
 	return scanEvents(rows)
 }
 
-// ReadStreamHistory returns every event of one stream of an account, in position order.
-func (s *Store) ReadStreamHistory(ctx context.Context, accountID, streamID string) ([]domain.Recorded, error) {
+// ReadSubscriptionHistory returns every event of an account that belongs to a subscription
+// (domain.SubscriptionEvent), in position order: for a billing subscription its own stream, the
+// purchase, rebills and refunds on its transactions' streams and the activation its purchase
+// issued; for a webhook subscription its stream.
+func (s *Store) ReadSubscriptionHistory(ctx context.Context, accountID, subscriptionID string) ([]domain.Recorded, error) {
 	rows, err := s.db.Read.QueryContext(ctx,
-		selectEvents+` WHERE stream_id = $1 AND account_id = $2 ORDER BY version`, streamID, accountID)
+		selectEvents+` WHERE subscription_id = $1 AND account_id = $2 ORDER BY position`, subscriptionID, accountID)
 	if err != nil {
-		return nil, fmt.Errorf("eventstore: read stream history: %w", err)
+		return nil, fmt.Errorf("eventstore: read subscription history: %w", err)
 	}
 	return scanEvents(rows)
 }

@@ -1,6 +1,6 @@
 // Package idempotency keeps, for 24 hours, what the API answered to each request that carried an
 // Idempotency-Key, so that a retry is answered the same and performs nothing again (the table
-// idempotency_keys, migration 00008). It is a cache of answers, not state of the service: the
+// idempotency_keys, migration 00010). It is a cache of answers, not state of the service: the
 // changes the requests made are in the event log. api/httpapi/idempotency.go is its HTTP side.
 //
 // A key goes through three states. running: an attempt claimed it and holds a lease, and whatever

@@ -30,6 +30,9 @@ type Metrics struct {
 	relayPosition   prometheus.Gauge
 	deliveries      *prometheus.CounterVec
 	attemptDuration prometheus.Histogram
+	timerLooks      prometheus.Counter
+	redisDown       prometheus.Gauge
+	localDecisions  prometheus.Counter
 }
 
 // New registers every collector.
@@ -48,9 +51,12 @@ func New() *Metrics {
 	m.projectionPos = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "funnel_projection_position", Help: "Last log position each projection applied."}, []string{"projection"})
 	m.projectionLag = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "funnel_projection_lag_seconds", Help: "Time from an event's append to its projection.", Buckets: latencyBuckets}, []string{"projection"})
 	m.relayPosition = prometheus.NewGauge(prometheus.GaugeOpts{Name: "funnel_relay_position", Help: "Last log position the relay published."})
-	m.deliveries = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "funnel_webhook_deliveries_total", Help: "Webhook delivery attempts by outcome: succeeded, retrying, failed, gone; given_up counts deliveries dropped unsent because their webhook ended."}, []string{"outcome"})
+	m.deliveries = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "funnel_webhook_deliveries_total", Help: "Webhook delivery attempts by outcome: succeeded, retrying, failed, gone; given_up counts deliveries dropped unsent because their webhook ended; not_opened those that failed unsent because a secret they carry could not be opened with the configured keys (FUNNEL_SECRET_KEY)."}, []string{"outcome"})
 	m.attemptDuration = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "funnel_webhook_attempt_duration_seconds", Help: "Time from sending a webhook to its answer.", Buckets: latencyBuckets})
-	for _, c := range []prometheus.Collector{m.requests, m.requestDuration, m.commands, m.commandDuration, m.appendedEvents, m.appendBatch, m.appendCommit, m.projectionPos, m.projectionLag, m.relayPosition, m.deliveries, m.attemptDuration} {
+	m.redisDown = prometheus.NewGauge(prometheus.GaugeOpts{Name: "funnel_rate_limit_redis_unreachable", Help: "1 while Redis (FUNNEL_REDIS_URL) does not answer and each process enforces the rate limits alone; 0 otherwise."})
+	m.localDecisions = prometheus.NewCounter(prometheus.CounterOpts{Name: "funnel_rate_limit_local_decisions_total", Help: "Rate-limit decisions taken in this process's memory because Redis did not answer."})
+	m.timerLooks = prometheus.NewCounter(prometheus.CounterOpts{Name: "funnel_subscription_timer_looks_total", Help: "Looks of the cancel-at-period-end timer loop at its pending timers (it looks at least once a second while it runs)."})
+	for _, c := range []prometheus.Collector{m.requests, m.requestDuration, m.commands, m.commandDuration, m.appendedEvents, m.appendBatch, m.appendCommit, m.projectionPos, m.projectionLag, m.relayPosition, m.deliveries, m.attemptDuration, m.timerLooks, m.redisDown, m.localDecisions} {
 		f(c)
 	}
 	return m
@@ -108,6 +114,28 @@ func (m *Metrics) DeliveryAttempted(outcome string, took time.Duration) {
 // DeliveryGivenUp records a webhook delivery given up without an attempt: its subscription was
 // deleted or disabled before it was sent (webhooks.Observer).
 func (m *Metrics) DeliveryGivenUp() { m.deliveries.WithLabelValues("given_up").Inc() }
+
+// DeliveryNotOpened records a webhook delivery that failed without an attempt because a secret
+// it carries (an activation token, a sealed body) could not be opened with the configured keys
+// (webhooks.Observer).
+func (m *Metrics) DeliveryNotOpened() { m.deliveries.WithLabelValues("not_opened").Inc() }
+
+// TimerLooked records one look of the subscription timer loop at its due timers.
+func (m *Metrics) TimerLooked() { m.timerLooks.Inc() }
+
+// RedisUnreachable records whether the rate limits are decided per process because Redis does
+// not answer (ratelimit.Observer).
+func (m *Metrics) RedisUnreachable(unreachable bool) {
+	v := 0.0
+	if unreachable {
+		v = 1
+	}
+	m.redisDown.Set(v)
+}
+
+// LocalDecision counts a rate-limit decision taken in memory because Redis did not answer
+// (ratelimit.Observer).
+func (m *Metrics) LocalDecision() { m.localDecisions.Inc() }
 
 // WatchBacklog exposes the number of webhook deliveries still to be sent, counted when scraped.
 func (m *Metrics) WatchBacklog(count func() float64) {

@@ -43,6 +43,10 @@ type DB struct {
 	claim *os.File // the lock file Claim holds, released by Close
 }
 
+// Path is the file of a SQLite database, "" on PostgreSQL. Files that belong to the database sit
+// beside it under this name: the claim's lock (PATH.lock), the server key (PATH.key).
+func (db *DB) Path() string { return db.path }
+
 // Open connects to a "sqlite:PATH" or "postgres://…" URL.
 func Open(ctx context.Context, rawURL string) (*DB, error) {
 	switch {
@@ -118,7 +122,9 @@ func openSQLite(ctx context.Context, path string) (*DB, error) {
 	}
 	// FULL sync: an answered write survives a power cut, not only a crash of the process.
 	pragmas := "_pragma=busy_timeout(10000)&_pragma=foreign_keys(on)&_pragma=synchronous(full)"
-	write, err := sql.Open("sqlite", "file:"+path+"?_txlock=immediate&_pragma=journal_mode(wal)&"+pragmas)
+	// The path goes into a file: URI, where ? starts the query, # a fragment and % an escape.
+	uri := "file:" + strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
+	write, err := sql.Open("sqlite", uri+"?_txlock=immediate&_pragma=journal_mode(wal)&"+pragmas)
 	if err != nil {
 		return nil, fmt.Errorf("sqldb: open sqlite: %w", err)
 	}
@@ -130,7 +136,7 @@ func openSQLite(ctx context.Context, path string) (*DB, error) {
 		write.Close()
 		return nil, fmt.Errorf("sqldb: open sqlite file %s: %w", path, err)
 	}
-	read, err := sql.Open("sqlite", "file:"+path+"?_pragma=query_only(1)&"+pragmas)
+	read, err := sql.Open("sqlite", uri+"?_pragma=query_only(1)&"+pragmas)
 	if err != nil {
 		write.Close()
 		return nil, fmt.Errorf("sqldb: open sqlite: %w", err)

@@ -1,0 +1,82 @@
+package integration
+
+import (
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/funnelhq/funnel/api/httpapi"
+	"github.com/funnelhq/funnel/infra/ratelimit"
+)
+
+// Limits are the rate limits of /api/v1 (integration-api.md section 8), each a sliding window.
+type Limits struct {
+	PerAddress ratelimit.Rule // every request, per client address (the 404s and 405s too)
+	FailedAuth ratelimit.Rule // 401 answers, per client address; past it, every request is refused
+	Reads      ratelimit.Rule // GET and HEAD, per account
+	Writes     ratelimit.Rule // POST, PATCH and DELETE, per account
+	// ContactWrites are POST /contacts, /contacts/tags and /contacts/{contactId}/tags, per
+	// account; they count against Writes too.
+	ContactWrites ratelimit.Rule
+}
+
+// Section8 are the limits of the contract.
+func Section8() Limits {
+	return Limits{
+		PerAddress:    ratelimit.Rule{Name: "ip", Max: 300, Window: time.Minute, Description: "300 requests per minute from one address"},
+		FailedAuth:    ratelimit.Rule{Name: "auth-failures", Max: 30, Window: 15 * time.Minute, Description: "30 failed authentications per 15 minutes from one address"},
+		Reads:         ratelimit.Rule{Name: "reads", Max: 200, Window: time.Minute, Description: "200 reads per minute per account"},
+		Writes:        ratelimit.Rule{Name: "writes", Max: 100, Window: time.Minute, Description: "100 writes per minute per account"},
+		ContactWrites: ratelimit.Rule{Name: "contact-writes", Max: 60, Window: time.Minute, Description: "60 contact and tag writes per minute per account"},
+	}
+}
+
+// contactWrites are the routes of ContactWrites.
+var contactWrites = map[string]bool{"/contacts": true, "/contacts/tags": true, "/contacts/{contactId}/tags": true}
+
+// limitAddresses decides on every /api/v1 request on the API host before anything else: it
+// counts it against its client's address, and refuses it while that address is over its
+// failed authentications.
+func (s *Server) limitAddresses(next http.Handler) http.Handler {
+	applies := func(r *http.Request) bool {
+		return s.isAPIHost(r, nil) && (r.URL.Path == "/api/v1" || strings.HasPrefix(r.URL.Path, "/api/v1/"))
+	}
+	return s.limits.Middleware(applies, func(client string) []ratelimit.Count {
+		return []ratelimit.Count{
+			{Rule: s.deps.Limits.PerAddress, Subject: client},
+			{Rule: s.deps.Limits.FailedAuth, Subject: client, CheckOnly: true},
+		}
+	})(next)
+}
+
+// limitAccount counts an authenticated request against its account: a read, or a write (and a
+// contact write on the routes of ContactWrites).
+func (s *Server) limitAccount(method, path string, next http.Handler) http.Handler {
+	if s.limits == nil {
+		return next
+	}
+	rules := []ratelimit.Rule{s.deps.Limits.Reads}
+	if method != http.MethodGet { // HEAD is served as GET
+		rules = []ratelimit.Rule{s.deps.Limits.Writes}
+		if contactWrites[path] {
+			rules = append(rules, s.deps.Limits.ContactWrites)
+		}
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		counts := make([]ratelimit.Count, len(rules))
+		for i, rule := range rules {
+			counts[i] = ratelimit.Count{Rule: rule, Subject: principalOf(r.Context()).accountID()}
+		}
+		if s.limits.Admit(w, r, counts...) {
+			next.ServeHTTP(w, r)
+		}
+	})
+}
+
+// unauthorized answers 401, counting the failure against the client's address: an address over
+// FailedAuth gets 429 instead, and keeps getting it until its oldest failure leaves the window.
+func (s *Server) unauthorized(w http.ResponseWriter, r *http.Request, message string) {
+	if s.limits.Admit(w, r, ratelimit.Count{Rule: s.deps.Limits.FailedAuth, Subject: s.limits.Client(r)}) {
+		httpapi.Unauthorized(w, message)
+	}
+}
