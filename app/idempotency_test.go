@@ -79,7 +79,7 @@ func TestRequestCutShortByACrashIsNotPerformedAgain(t *testing.T) {
 		// A process whose read models never move (no background loops): its write commits, then
 		// waits for them to show it. It is stopped during that wait.
 		cfg := app.Defaults()
-		cfg.DatabaseURL, cfg.AdminToken, cfg.Now = dbURL, apptest.AdminToken, clock.Now
+		cfg.DatabaseURL, cfg.AdminToken, cfg.Now, cfg.SecretKey = dbURL, apptest.AdminToken, clock.Now, apptest.SecretKey(dbURL)
 		doomed, err := app.Open(ctx, cfg, zap.NewNop())
 		if err != nil {
 			t.Fatal(err)
