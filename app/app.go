@@ -110,7 +110,7 @@ func Open(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 		return float64(n)
 	})
 	subscriptions := webhooks.NewSubscriptions(db.Read)
-	keys := idempotency.New(db, store, now)
+	keys := idempotency.New(db, store, sealer, now)
 	a.sweeper = idempotencySweeper{keys: keys, log: log.Named("idempotency")}
 	a.api = integration.New(integration.Deps{
 		Commands:      handlers,

@@ -15,6 +15,7 @@ import (
 	"github.com/funnelhq/funnel/commands"
 	"github.com/funnelhq/funnel/infra/eventstore"
 	"github.com/funnelhq/funnel/infra/idempotency"
+	"github.com/funnelhq/funnel/infra/sealing/sealingtest"
 	"github.com/funnelhq/funnel/infra/sqldb"
 	"github.com/funnelhq/funnel/infra/sqldb/sqldbtest"
 )
@@ -62,7 +63,8 @@ func newWriteOn(t *testing.T, d sqldb.Dialect) (*writeHandler, http.Handler, *ev
 	log := eventstore.New(db)
 	t.Cleanup(log.Close)
 	h := &writeHandler{commands: commands.NewHandlers(commands.Dependencies{Store: log, Log: zap.NewNop(), Observer: noObserver{}})}
-	keys := idempotency.New(db, log, time.Now)
+	_, sealer := sealingtest.NewKey(t)
+	keys := idempotency.New(db, log, sealer, time.Now)
 	return h, httpapi.Idempotent(keys, func(*http.Request) string { return "operator:test" }, h), log, db
 }
 

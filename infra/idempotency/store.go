@@ -13,7 +13,6 @@ package idempotency
 
 import (
 	"context"
-	"crypto/cipher"
 	"crypto/sha256"
 	"database/sql"
 	"encoding/hex"
@@ -22,6 +21,7 @@ import (
 	"time"
 
 	"github.com/funnelhq/funnel/domain"
+	"github.com/funnelhq/funnel/infra/sealing"
 	"github.com/funnelhq/funnel/infra/sqldb"
 )
 
@@ -50,15 +50,18 @@ type Log interface {
 
 // Store is the idempotency_keys table.
 type Store struct {
-	db  *sqldb.DB
-	log Log
-	now func() time.Time
+	db     *sqldb.DB
+	log    Log
+	sealer *sealing.Sealer
+	now    func() time.Time
 }
 
-// New returns the store; now is the service's clock (app.Config.Now), which judges leases and
-// the 24 hours.
-func New(db *sqldb.DB, log Log, now func() time.Time) *Store {
-	return &Store{db: db, log: log, now: now}
+// New returns the store. The sealer is the server key's (infra/sealing): a kept answer may hold
+// what an API shows once (an API key, a webhook signing secret, an activation token), so the
+// answers and results are kept sealed, and a copy of the database does not reveal them. now is
+// the service's clock (app.Config.Now), which judges leases and the 24 hours.
+func New(db *sqldb.DB, log Log, sealer *sealing.Sealer, now func() time.Time) *Store {
+	return &Store{db: db, log: log, sealer: sealer, now: now}
 }
 
 // Request is one use of an Idempotency-Key.
@@ -103,7 +106,6 @@ type Claim struct {
 	Outcomes []byte   // Resume: what the commands of the earlier attempt returned
 
 	scope, keyHash, attempt string
-	aead                    cipher.AEAD
 }
 
 // claimRounds bounds how often Claim looks again when the key changes under it.
@@ -113,12 +115,8 @@ const claimRounds = 3
 // attempt. Two attempts at once on one key, in one process or several: one claims it, the other
 // is told InProgress.
 func (s *Store) Claim(ctx context.Context, req Request) (Claim, error) {
-	aead, err := sealerFor(req.Scope, req.Key)
-	if err != nil {
-		return Claim{}, err
-	}
 	keySum := sha256.Sum256([]byte(req.Key))
-	c := Claim{scope: req.Scope, keyHash: hex.EncodeToString(keySum[:]), attempt: domain.NewID("att"), aead: aead}
+	c := Claim{scope: req.Scope, keyHash: hex.EncodeToString(keySum[:]), attempt: domain.NewID("att")}
 	requestHash := hex.EncodeToString(req.Fingerprint[:])
 	for range claimRounds {
 		now := s.now().UnixMilli()
@@ -151,7 +149,7 @@ func (s *Store) Claim(ctx context.Context, req Request) (Claim, error) {
 		c.ID = row.claimID
 		switch {
 		case row.state == stateDone:
-			body, err := open(aead, "body", row.body)
+			body, err := s.open(c, "body", row.body)
 			if err != nil {
 				return Claim{}, err
 			}
@@ -170,7 +168,7 @@ func (s *Store) Claim(ctx context.Context, req Request) (Claim, error) {
 			continue // another retry took it first, or its attempt moved on: look again
 		}
 		if row.state == statePerformed {
-			if c.Outcomes, err = open(aead, "outcome", row.outcome); err != nil {
+			if c.Outcomes, err = s.open(c, "outcome", row.outcome); err != nil {
 				return Claim{}, err
 			}
 			c.Decision = Resume
@@ -216,19 +214,50 @@ func (s *Store) read(ctx context.Context, scope, keyHash string, now int64) (key
 // KeepOutcomes keeps what the commands of the claim's request returned, as soon as they
 // succeeded: from then on a retry answers from them (Resume) rather than performing again.
 func (s *Store) KeepOutcomes(ctx context.Context, c Claim, outcomes []byte) error {
-	_, err := s.exec(ctx, `UPDATE idempotency_keys SET state = $1, outcome = $2
+	sealed, err := s.seal(c, "outcome", outcomes)
+	if err != nil {
+		return err
+	}
+	_, err = s.exec(ctx, `UPDATE idempotency_keys SET state = $1, outcome = $2
 		WHERE scope = $3 AND key_hash = $4 AND claim_id = $5 AND state <> $6`,
-		statePerformed, seal(c.aead, "outcome", outcomes), c.scope, c.keyHash, c.ID, stateDone)
+		statePerformed, sealed, c.scope, c.keyHash, c.ID, stateDone)
 	return err
 }
 
 // Complete keeps the answer of the claim's request; later retries get it (Replay). When two
 // attempts of one claim both answer (one took over from the other), the first kept answer stays.
 func (s *Store) Complete(ctx context.Context, c Claim, res Response) error {
-	_, err := s.exec(ctx, `UPDATE idempotency_keys SET state = $1, lease_until = 0, outcome = '', status = $2, content_type = $3, body = $4
+	sealed, err := s.seal(c, "body", res.Body)
+	if err != nil {
+		return err
+	}
+	_, err = s.exec(ctx, `UPDATE idempotency_keys SET state = $1, lease_until = 0, outcome = '', status = $2, content_type = $3, body = $4
 		WHERE scope = $5 AND key_hash = $6 AND claim_id = $7 AND state <> $1`,
-		stateDone, res.Status, res.ContentType, seal(c.aead, "body", res.Body), c.scope, c.keyHash, c.ID)
+		stateDone, res.Status, res.ContentType, sealed, c.scope, c.keyHash, c.ID)
 	return err
+}
+
+// seal seals what goes to a column (body or outcome) of a claim's row, bound to the column, the
+// scope, the key and the claim: a sealed text copied into another row, column or use of the key
+// does not open.
+func (s *Store) seal(c Claim, column string, plain []byte) (string, error) {
+	sealed, err := s.sealer.Seal(plain, c.associatedData(column))
+	if err != nil {
+		return "", fmt.Errorf("idempotency: seal the %s: %w", column, err)
+	}
+	return sealed, nil
+}
+
+func (s *Store) open(c Claim, column, sealed string) ([]byte, error) {
+	plain, err := s.sealer.Open(sealed, c.associatedData(column))
+	if err != nil {
+		return nil, fmt.Errorf("idempotency: open the kept %s: %w", column, err)
+	}
+	return plain, nil
+}
+
+func (c Claim) associatedData(column string) []byte {
+	return []byte("idempotency_keys." + column + "\x00" + c.scope + "\x00" + c.keyHash + "\x00" + c.ID)
 }
 
 // Release forgets a key whose request performed nothing (refused as bad input, say), so that a

@@ -13,6 +13,7 @@ import (
 	"github.com/funnelhq/funnel/domain"
 	"github.com/funnelhq/funnel/infra/eventstore"
 	"github.com/funnelhq/funnel/infra/idempotency"
+	"github.com/funnelhq/funnel/infra/sealing/sealingtest"
 	"github.com/funnelhq/funnel/infra/sqldb"
 	"github.com/funnelhq/funnel/infra/sqldb/sqldbtest"
 )
@@ -39,7 +40,8 @@ func newFixtureB(t testing.TB, d sqldb.Dialect) fixture {
 	t.Cleanup(log.Close)
 	c := &clock{}
 	c.now.Store(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano())
-	return fixture{keys: idempotency.New(db, log, c.Now), log: log, db: db, clock: c}
+	_, sealer := sealingtest.NewKey(t)
+	return fixture{keys: idempotency.New(db, log, sealer, c.Now), log: log, db: db, clock: c}
 }
 
 func request(key, body string) idempotency.Request {
@@ -215,8 +217,8 @@ func TestConcurrentClaimsOfOneKey(t *testing.T) {
 	})
 }
 
-// What a kept answer holds (an API key, a webhook secret) is sealed with a key derived from the
-// Idempotency-Key, which the table does not hold.
+// What a kept answer holds (an API key, a webhook secret) is sealed with the server key, and the
+// Idempotency-Key itself is kept only as its SHA-256.
 func TestKeptAnswersAreSealed(t *testing.T) {
 	sqldbtest.Run(t, func(t *testing.T, d sqldb.Dialect) {
 		f := newFixture(t, d)
