@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"slices"
@@ -12,6 +13,7 @@ import (
 	"github.com/funnelhq/funnel/api/integration"
 	"github.com/funnelhq/funnel/app"
 	"github.com/funnelhq/funnel/app/apptest"
+	"github.com/funnelhq/funnel/domain"
 	"github.com/funnelhq/funnel/infra/ratelimit"
 	"github.com/funnelhq/funnel/infra/ratelimit/redistest"
 	"github.com/funnelhq/funnel/infra/sqldb/sqldbtest"
@@ -106,4 +108,64 @@ func percentile(d []time.Duration, p float64) time.Duration {
 	}
 	slices.Sort(d)
 	return d[min(len(d)-1, int(float64(len(d))*p))]
+}
+
+// BenchmarkTagLongContact measures POST /api/v1/contacts/{id}/tags end to end (HTTP on loopback,
+// one client, read-your-writes included) on a contact whose stream holds 10 or 6,000 events, in
+// both storage modes: adding and removing one tag in turn, so each write appends one event. The
+// contact is replaced by a fresh one of the same length, outside the timer, whenever the writes
+// have grown its stream by a tenth; an untimed write then lets the read models catch up with
+// the events appended straight to the log.
+func BenchmarkTagLongContact(b *testing.B) {
+	for _, dialect := range sqldbtest.Dialects {
+		b.Run(string(dialect), func(b *testing.B) {
+			svc := apptest.Start(b, dialect, func(c *app.Config) { c.RateLimits = false })
+			acc := svc.NewAccount(b)
+			tag := svc.NewTag(b, acc.ID, "Toggled")
+			contacts := 0
+			for _, events := range []int{10, 6000} {
+				b.Run(fmt.Sprintf("events=%d", events), func(b *testing.B) {
+					growth := max(2, events/10)
+					written := growth
+					var path string
+					b.ResetTimer()
+					for i := range b.N {
+						if written >= growth {
+							b.StopTimer()
+							contacts++
+							path = "/api/v1/contacts/" + longContact(b, svc, acc, tag, fmt.Sprintf("long-%d@example.com", contacts), events-1) + "/tags"
+							svc.API.Post(b, path, acc.Key, map[string]any{"tagIds": []string{tag}, "action": "remove"}).Expect(b, http.StatusOK)
+							written = 0
+							b.StartTimer()
+						}
+						action := []string{"add", "remove"}[i%2]
+						svc.API.Post(b, path, acc.Key, map[string]any{"tagIds": []string{tag}, "action": action}).Expect(b, http.StatusOK)
+						written++
+					}
+				})
+			}
+		})
+	}
+}
+
+// longContact creates a contact through the API and appends events-1 more of its events (the
+// tag applied and removed in turn) straight to the log.
+func longContact(b *testing.B, svc *apptest.Service, acc apptest.Account, tag, email string, events int) string {
+	b.Helper()
+	id := svc.API.Post(b, "/api/v1/contacts", acc.Key, map[string]any{"email": email}).Expect(b, http.StatusOK).Object(b, "contact")["id"].(string)
+	var batch []domain.Event
+	for i := 1; i < events; i++ {
+		if i%2 == 1 {
+			batch = append(batch, domain.TagApplied{ContactID: id, TagID: tag, TagName: "Toggled"})
+		} else {
+			batch = append(batch, domain.TagRemoved{ContactID: id, TagID: tag, TagName: "Toggled"})
+		}
+	}
+	if len(batch) > 0 {
+		if _, err := svc.App.Store().Append(context.Background(), domain.Metadata{AccountID: acc.ID, Actor: "operator"},
+			domain.StreamAppend{StreamID: id, ExpectedVersion: 1, Events: batch}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return id
 }

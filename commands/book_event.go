@@ -31,13 +31,13 @@ type BookEventResult struct {
 type BookEventHandler = Handler[BookEvent, BookEventResult]
 
 // NewBookEventHandler returns the handler of BookEvent, logged and measured.
-func NewBookEventHandler(store EventStore, now func() time.Time, log *zap.Logger, obs Observer) BookEventHandler {
-	return decorate[BookEvent, BookEventResult](bookEventHandler{store: store, now: now}, log, obs)
+func NewBookEventHandler(repo *Repository, now func() time.Time, log *zap.Logger, obs Observer) BookEventHandler {
+	return decorate[BookEvent, BookEventResult](bookEventHandler{repo: repo, now: now}, log, obs)
 }
 
 type bookEventHandler struct {
-	store EventStore
-	now   func() time.Time
+	repo *Repository
+	now  func() time.Time
 }
 
 // Handle books the slot. The booking lives on the calendar's stream, which is the command's
@@ -48,7 +48,7 @@ func (h bookEventHandler) Handle(ctx context.Context, cmd BookEvent) (BookEventR
 		return BookEventResult{}, domain.NotFound("event type not found")
 	}
 	res := BookEventResult{BookingID: domain.NewID(bookingPrefix)}
-	pos, err := execute(ctx, h.store, cmd.Meta, cmd.EventTypeID, func(ctx context.Context, s *session) error {
+	pos, err := execute(ctx, h.repo, cmd.Meta, cmd.EventTypeID, func(ctx context.Context, s *session) error {
 		res.ContactID = ""
 		eventType, err := loadOnce(ctx, s, cmd.EventTypeID, domain.EventTypeStream)
 		if err != nil {

@@ -29,19 +29,19 @@ type CancelSubscriptionResult struct {
 type CancelSubscriptionHandler = Handler[CancelSubscription, CancelSubscriptionResult]
 
 // NewCancelSubscriptionHandler returns the handler of CancelSubscription, logged and measured.
-func NewCancelSubscriptionHandler(store EventStore, now func() time.Time, log *zap.Logger, obs Observer) CancelSubscriptionHandler {
-	return decorate[CancelSubscription, CancelSubscriptionResult](cancelSubscriptionHandler{store: store, now: now}, log, obs)
+func NewCancelSubscriptionHandler(repo *Repository, now func() time.Time, log *zap.Logger, obs Observer) CancelSubscriptionHandler {
+	return decorate[CancelSubscription, CancelSubscriptionResult](cancelSubscriptionHandler{repo: repo, now: now}, log, obs)
 }
 
 type cancelSubscriptionHandler struct {
-	store EventStore
-	now   func() time.Time
+	repo *Repository
+	now  func() time.Time
 }
 
 // Handle cancels the subscription.
 func (h cancelSubscriptionHandler) Handle(ctx context.Context, cmd CancelSubscription) (CancelSubscriptionResult, error) {
 	var res CancelSubscriptionResult
-	pos, err := execute(ctx, h.store, cmd.Meta, cmd.SubscriptionID, func(ctx context.Context, s *session) error {
+	pos, err := execute(ctx, h.repo, cmd.Meta, cmd.SubscriptionID, func(ctx context.Context, s *session) error {
 		sub, err := loadCheckoutSubscription(ctx, s, cmd.Meta.AccountID, cmd.SubscriptionID)
 		if err != nil {
 			return err

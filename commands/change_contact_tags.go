@@ -33,13 +33,13 @@ type ChangeContactTags struct {
 type ChangeContactTagsHandler = Handler[ChangeContactTags, ContactResult]
 
 // NewChangeContactTagsHandler returns the handler of ChangeContactTags, logged and measured.
-func NewChangeContactTagsHandler(store EventStore, tags TagCatalogue, log *zap.Logger, obs Observer) ChangeContactTagsHandler {
-	return decorate[ChangeContactTags, ContactResult](changeContactTagsHandler{store: store, tags: tags}, log, obs)
+func NewChangeContactTagsHandler(repo *Repository, tags TagCatalogue, log *zap.Logger, obs Observer) ChangeContactTagsHandler {
+	return decorate[ChangeContactTags, ContactResult](changeContactTagsHandler{repo: repo, tags: tags}, log, obs)
 }
 
 type changeContactTagsHandler struct {
-	store EventStore
-	tags  TagCatalogue
+	repo *Repository
+	tags TagCatalogue
 }
 
 // Handle changes the tags.
@@ -73,7 +73,7 @@ func (h changeContactTagsHandler) Handle(ctx context.Context, cmd ChangeContactT
 		return ContactResult{}, err
 	}
 	res.Tags = resolution
-	res.Position, err = execute(ctx, h.store, cmd.Meta, res.ContactID, func(ctx context.Context, s *session) error {
+	res.Position, err = execute(ctx, h.repo, cmd.Meta, res.ContactID, func(ctx context.Context, s *session) error {
 		contact := domain.ContactStream(res.ContactID)
 		if err := s.load(ctx, contact); err != nil {
 			return err

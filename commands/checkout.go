@@ -10,12 +10,12 @@ import (
 // readProduct reads a product of the account before a session: a product never changes once
 // created, so its version needs no check at commit. 404 when there is none, 403 when it belongs
 // to another account.
-func readProduct(ctx context.Context, store EventStore, accountID, productID string) (*domain.Product, error) {
+func readProduct(ctx context.Context, repo *Repository, accountID, productID string) (*domain.Product, error) {
 	if productID == "" {
 		return nil, domain.Invalid("productId is required")
 	}
 	product := domain.ProductStream(productID)
-	if err := read(ctx, store, product); err != nil {
+	if err := read(ctx, repo, product); err != nil {
 		return nil, err
 	}
 	switch {

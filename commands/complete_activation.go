@@ -23,19 +23,19 @@ type CompleteActivation struct {
 type CompleteActivationHandler = Handler[CompleteActivation, ActivationView]
 
 // NewCompleteActivationHandler returns the handler of CompleteActivation, logged and measured.
-func NewCompleteActivationHandler(store EventStore, now func() time.Time, log *zap.Logger, obs Observer) CompleteActivationHandler {
-	return decorate[CompleteActivation, ActivationView](completeActivationHandler{store: store, now: now}, log, obs)
+func NewCompleteActivationHandler(repo *Repository, now func() time.Time, log *zap.Logger, obs Observer) CompleteActivationHandler {
+	return decorate[CompleteActivation, ActivationView](completeActivationHandler{repo: repo, now: now}, log, obs)
 }
 
 type completeActivationHandler struct {
-	store EventStore
-	now   func() time.Time
+	repo *Repository
+	now  func() time.Time
 }
 
 // Handle completes the activation.
 func (h completeActivationHandler) Handle(ctx context.Context, cmd CompleteActivation) (ActivationView, error) {
 	var view ActivationView
-	pos, err := execute(ctx, h.store, cmd.Meta, domain.ActivationIDFor(cmd.Token), func(ctx context.Context, s *session) error {
+	pos, err := execute(ctx, h.repo, cmd.Meta, domain.ActivationIDFor(cmd.Token), func(ctx context.Context, s *session) error {
 		activation, err := loadActivation(ctx, s, cmd.Meta.AccountID, cmd.Token, h.now)
 		if err != nil {
 			return err

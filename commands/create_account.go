@@ -24,19 +24,19 @@ type CreateAccountResult struct {
 type CreateAccountHandler = Handler[CreateAccount, CreateAccountResult]
 
 // NewCreateAccountHandler returns the handler of CreateAccount, logged and measured.
-func NewCreateAccountHandler(store EventStore, log *zap.Logger, obs Observer) CreateAccountHandler {
-	return decorate[CreateAccount, CreateAccountResult](createAccountHandler{store: store}, log, obs)
+func NewCreateAccountHandler(repo *Repository, log *zap.Logger, obs Observer) CreateAccountHandler {
+	return decorate[CreateAccount, CreateAccountResult](createAccountHandler{repo: repo}, log, obs)
 }
 
 type createAccountHandler struct {
-	store EventStore
+	repo *Repository
 }
 
 // Handle creates the account.
 func (h createAccountHandler) Handle(ctx context.Context, cmd CreateAccount) (CreateAccountResult, error) {
 	id := domain.NewID("acc")
 	meta := Meta{AccountID: id, Actor: domain.OperatorActor, RequestID: cmd.RequestID}
-	pos, err := execute(ctx, h.store, meta, id, func(ctx context.Context, s *session) error {
+	pos, err := execute(ctx, h.repo, meta, id, func(ctx context.Context, s *session) error {
 		account := domain.AccountStream(id)
 		if err := s.load(ctx, account); err != nil {
 			return err

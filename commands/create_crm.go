@@ -25,18 +25,18 @@ type CreateCRMResult struct {
 type CreateCRMHandler = Handler[CreateCRM, CreateCRMResult]
 
 // NewCreateCRMHandler returns the handler of CreateCRM, logged and measured.
-func NewCreateCRMHandler(store EventStore, log *zap.Logger, obs Observer) CreateCRMHandler {
-	return decorate[CreateCRM, CreateCRMResult](createCRMHandler{store: store}, log, obs)
+func NewCreateCRMHandler(repo *Repository, log *zap.Logger, obs Observer) CreateCRMHandler {
+	return decorate[CreateCRM, CreateCRMResult](createCRMHandler{repo: repo}, log, obs)
 }
 
 type createCRMHandler struct {
-	store EventStore
+	repo *Repository
 }
 
 // Handle creates the CRM.
 func (h createCRMHandler) Handle(ctx context.Context, cmd CreateCRM) (CreateCRMResult, error) {
 	id := domain.NewID(crmPrefix)
-	pos, err := execute(ctx, h.store, cmd.Meta, id, func(ctx context.Context, s *session) error {
+	pos, err := execute(ctx, h.repo, cmd.Meta, id, func(ctx context.Context, s *session) error {
 		if _, err := loadAccount(ctx, s, cmd.Meta.AccountID); err != nil {
 			return err
 		}

@@ -28,18 +28,18 @@ type CreateEventTypeResult struct {
 type CreateEventTypeHandler = Handler[CreateEventType, CreateEventTypeResult]
 
 // NewCreateEventTypeHandler returns the handler of CreateEventType, logged and measured.
-func NewCreateEventTypeHandler(store EventStore, log *zap.Logger, obs Observer) CreateEventTypeHandler {
-	return decorate[CreateEventType, CreateEventTypeResult](createEventTypeHandler{store: store}, log, obs)
+func NewCreateEventTypeHandler(repo *Repository, log *zap.Logger, obs Observer) CreateEventTypeHandler {
+	return decorate[CreateEventType, CreateEventTypeResult](createEventTypeHandler{repo: repo}, log, obs)
 }
 
 type createEventTypeHandler struct {
-	store EventStore
+	repo *Repository
 }
 
 // Handle creates the calendar.
 func (h createEventTypeHandler) Handle(ctx context.Context, cmd CreateEventType) (CreateEventTypeResult, error) {
 	id := domain.NewID(eventTypePrefix)
-	pos, err := execute(ctx, h.store, cmd.Meta, id, func(ctx context.Context, s *session) error {
+	pos, err := execute(ctx, h.repo, cmd.Meta, id, func(ctx context.Context, s *session) error {
 		account, err := loadAccount(ctx, s, cmd.Meta.AccountID)
 		if err != nil {
 			return err

@@ -29,13 +29,13 @@ type CreateFormResult struct {
 type CreateFormHandler = Handler[CreateForm, CreateFormResult]
 
 // NewCreateFormHandler returns the handler of CreateForm, logged and measured.
-func NewCreateFormHandler(store EventStore, tags TagCatalogue, log *zap.Logger, obs Observer) CreateFormHandler {
-	return decorate[CreateForm, CreateFormResult](createFormHandler{store: store, tags: tags}, log, obs)
+func NewCreateFormHandler(repo *Repository, tags TagCatalogue, log *zap.Logger, obs Observer) CreateFormHandler {
+	return decorate[CreateForm, CreateFormResult](createFormHandler{repo: repo, tags: tags}, log, obs)
 }
 
 type createFormHandler struct {
-	store EventStore
-	tags  TagCatalogue
+	repo *Repository
+	tags TagCatalogue
 }
 
 // Handle creates the form.
@@ -45,7 +45,7 @@ func (h createFormHandler) Handle(ctx context.Context, cmd CreateForm) (CreateFo
 		return CreateFormResult{}, err
 	}
 	id := domain.NewID(formPrefix)
-	pos, err := execute(ctx, h.store, cmd.Meta, id, func(ctx context.Context, s *session) error {
+	pos, err := execute(ctx, h.repo, cmd.Meta, id, func(ctx context.Context, s *session) error {
 		account, err := loadAccount(ctx, s, cmd.Meta.AccountID)
 		if err != nil {
 			return err

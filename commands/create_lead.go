@@ -35,13 +35,13 @@ type CreateLeadResult struct {
 type CreateLeadHandler = Handler[CreateLead, CreateLeadResult]
 
 // NewCreateLeadHandler returns the handler of CreateLead, logged and measured.
-func NewCreateLeadHandler(store EventStore, tags TagCatalogue, log *zap.Logger, obs Observer) CreateLeadHandler {
-	return decorate[CreateLead, CreateLeadResult](createLeadHandler{store: store, tags: tags}, log, obs)
+func NewCreateLeadHandler(repo *Repository, tags TagCatalogue, log *zap.Logger, obs Observer) CreateLeadHandler {
+	return decorate[CreateLead, CreateLeadResult](createLeadHandler{repo: repo, tags: tags}, log, obs)
 }
 
 type createLeadHandler struct {
-	store EventStore
-	tags  TagCatalogue
+	repo *Repository
+	tags TagCatalogue
 }
 
 // Handle creates the lead.
@@ -60,7 +60,7 @@ func (h createLeadHandler) Handle(ctx context.Context, cmd CreateLead) (CreateLe
 		return CreateLeadResult{}, err
 	}
 	res := CreateLeadResult{ContactID: domain.ContactIDFor(cmd.Meta.AccountID, email), Tags: resolution}
-	res.Position, err = execute(ctx, h.store, cmd.Meta, res.ContactID, func(ctx context.Context, s *session) error {
+	res.Position, err = execute(ctx, h.repo, cmd.Meta, res.ContactID, func(ctx context.Context, s *session) error {
 		crm, err := loadCRM(ctx, s, cmd.Meta.AccountID, cmd.CRMID)
 		if err != nil {
 			return err

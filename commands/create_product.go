@@ -25,18 +25,18 @@ type CreateProductResult struct {
 type CreateProductHandler = Handler[CreateProduct, CreateProductResult]
 
 // NewCreateProductHandler returns the handler of CreateProduct, logged and measured.
-func NewCreateProductHandler(store EventStore, log *zap.Logger, obs Observer) CreateProductHandler {
-	return decorate[CreateProduct, CreateProductResult](createProductHandler{store: store}, log, obs)
+func NewCreateProductHandler(repo *Repository, log *zap.Logger, obs Observer) CreateProductHandler {
+	return decorate[CreateProduct, CreateProductResult](createProductHandler{repo: repo}, log, obs)
 }
 
 type createProductHandler struct {
-	store EventStore
+	repo *Repository
 }
 
 // Handle creates the product.
 func (h createProductHandler) Handle(ctx context.Context, cmd CreateProduct) (CreateProductResult, error) {
 	id := domain.NewID(productPrefix)
-	pos, err := execute(ctx, h.store, cmd.Meta, id, func(ctx context.Context, s *session) error {
+	pos, err := execute(ctx, h.repo, cmd.Meta, id, func(ctx context.Context, s *session) error {
 		account, err := loadAccount(ctx, s, cmd.Meta.AccountID)
 		if err != nil {
 			return err

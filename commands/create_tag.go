@@ -26,18 +26,18 @@ type CreateTagResult struct {
 type CreateTagHandler = Handler[CreateTag, CreateTagResult]
 
 // NewCreateTagHandler returns the handler of CreateTag, logged and measured.
-func NewCreateTagHandler(store EventStore, log *zap.Logger, obs Observer) CreateTagHandler {
-	return decorate[CreateTag, CreateTagResult](createTagHandler{store: store}, log, obs)
+func NewCreateTagHandler(repo *Repository, log *zap.Logger, obs Observer) CreateTagHandler {
+	return decorate[CreateTag, CreateTagResult](createTagHandler{repo: repo}, log, obs)
 }
 
 type createTagHandler struct {
-	store EventStore
+	repo *Repository
 }
 
 // Handle creates the tag.
 func (h createTagHandler) Handle(ctx context.Context, cmd CreateTag) (CreateTagResult, error) {
 	id := domain.TagIDFor(cmd.Meta.AccountID, cmd.Name)
-	pos, err := execute(ctx, h.store, cmd.Meta, id, func(ctx context.Context, s *session) error {
+	pos, err := execute(ctx, h.repo, cmd.Meta, id, func(ctx context.Context, s *session) error {
 		if _, err := loadAccount(ctx, s, cmd.Meta.AccountID); err != nil {
 			return err
 		}

@@ -29,12 +29,12 @@ type CreateWebhookSubscriptionResult struct {
 type CreateWebhookSubscriptionHandler = Handler[CreateWebhookSubscription, CreateWebhookSubscriptionResult]
 
 // NewCreateWebhookSubscriptionHandler returns the handler of CreateWebhookSubscription, logged and measured.
-func NewCreateWebhookSubscriptionHandler(store EventStore, targets TargetChecker, events OutboundEvents, products ProductCatalogue, log *zap.Logger, obs Observer) CreateWebhookSubscriptionHandler {
-	return decorate[CreateWebhookSubscription, CreateWebhookSubscriptionResult](createWebhookSubscriptionHandler{store: store, targets: targets, events: events, products: products}, log, obs)
+func NewCreateWebhookSubscriptionHandler(repo *Repository, targets TargetChecker, events OutboundEvents, products ProductCatalogue, log *zap.Logger, obs Observer) CreateWebhookSubscriptionHandler {
+	return decorate[CreateWebhookSubscription, CreateWebhookSubscriptionResult](createWebhookSubscriptionHandler{repo: repo, targets: targets, events: events, products: products}, log, obs)
 }
 
 type createWebhookSubscriptionHandler struct {
-	store    EventStore
+	repo     *Repository
 	targets  TargetChecker
 	events   OutboundEvents
 	products ProductCatalogue
@@ -52,11 +52,11 @@ func (h createWebhookSubscriptionHandler) Handle(ctx context.Context, cmd Create
 		spec.Secret = domain.NewWebhookSecret()
 	}
 	id := domain.NewID("wh")
-	pos, err := execute(ctx, h.store, cmd.Meta, id, func(ctx context.Context, s *session) error {
+	pos, err := execute(ctx, h.repo, cmd.Meta, id, func(ctx context.Context, s *session) error {
 		if _, err := loadAccount(ctx, s, cmd.Meta.AccountID); err != nil {
 			return err
 		}
-		if err := checkFilterIDs(ctx, h.store, h.products, cmd.Meta.AccountID, spec.Filters); err != nil {
+		if err := checkFilterIDs(ctx, h.repo, h.products, cmd.Meta.AccountID, spec.Filters); err != nil {
 			return err
 		}
 		sub := domain.WebhookSubscriptionStream(id)
@@ -76,11 +76,11 @@ func (h createWebhookSubscriptionHandler) Handle(ctx context.Context, cmd Create
 // a form, a calendar or a product exists, and whose it is, never changes, so they are read outside
 // the session: a calendar's stream also takes every booking, and the subscription must not
 // conflict with those.
-func checkFilterIDs(ctx context.Context, store EventStore, products ProductCatalogue, accountID string, f domain.WebhookFilters) error {
+func checkFilterIDs(ctx context.Context, repo *Repository, products ProductCatalogue, accountID string, f domain.WebhookFilters) error {
 	var unknownForms, unknownCalendars, unknownProducts []string
 	for _, id := range f.FormIDs {
 		form := domain.FormStream(strings.TrimSpace(id))
-		if err := read(ctx, store, form); err != nil {
+		if err := read(ctx, repo, form); err != nil {
 			return err
 		}
 		if !form.Exists() || form.AccountID() != accountID {
@@ -89,7 +89,7 @@ func checkFilterIDs(ctx context.Context, store EventStore, products ProductCatal
 	}
 	for _, id := range f.EventTypeIDs {
 		calendar := domain.EventTypeStream(strings.TrimSpace(id))
-		if err := read(ctx, store, calendar); err != nil {
+		if err := read(ctx, repo, calendar); err != nil {
 			return err
 		}
 		if !calendar.Exists() || calendar.AccountID() != accountID {
@@ -107,7 +107,7 @@ func checkFilterIDs(ctx context.Context, store EventStore, products ProductCatal
 			continue
 		}
 		product := domain.ProductStream(id)
-		if err := read(ctx, store, product); err != nil {
+		if err := read(ctx, repo, product); err != nil {
 			return err
 		}
 		if !product.Exists() || product.AccountID() != accountID {

@@ -24,18 +24,18 @@ type DefineCustomFieldResult struct {
 type DefineCustomFieldHandler = Handler[DefineCustomField, DefineCustomFieldResult]
 
 // NewDefineCustomFieldHandler returns the handler of DefineCustomField, logged and measured.
-func NewDefineCustomFieldHandler(store EventStore, log *zap.Logger, obs Observer) DefineCustomFieldHandler {
-	return decorate[DefineCustomField, DefineCustomFieldResult](defineCustomFieldHandler{store: store}, log, obs)
+func NewDefineCustomFieldHandler(repo *Repository, log *zap.Logger, obs Observer) DefineCustomFieldHandler {
+	return decorate[DefineCustomField, DefineCustomFieldResult](defineCustomFieldHandler{repo: repo}, log, obs)
 }
 
 type defineCustomFieldHandler struct {
-	store EventStore
+	repo *Repository
 }
 
 // Handle defines the field.
 func (h defineCustomFieldHandler) Handle(ctx context.Context, cmd DefineCustomField) (DefineCustomFieldResult, error) {
 	id := domain.NewID("cf")
-	pos, err := execute(ctx, h.store, cmd.Meta, cmd.Meta.AccountID, func(ctx context.Context, s *session) error {
+	pos, err := execute(ctx, h.repo, cmd.Meta, cmd.Meta.AccountID, func(ctx context.Context, s *session) error {
 		account, err := loadAccount(ctx, s, cmd.Meta.AccountID)
 		if err != nil {
 			return err

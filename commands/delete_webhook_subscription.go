@@ -19,17 +19,17 @@ type DeleteWebhookSubscription struct {
 type DeleteWebhookSubscriptionHandler = Handler[DeleteWebhookSubscription, int64]
 
 // NewDeleteWebhookSubscriptionHandler returns the handler of DeleteWebhookSubscription, logged and measured.
-func NewDeleteWebhookSubscriptionHandler(store EventStore, log *zap.Logger, obs Observer) DeleteWebhookSubscriptionHandler {
-	return decorate[DeleteWebhookSubscription, int64](deleteWebhookSubscriptionHandler{store: store}, log, obs)
+func NewDeleteWebhookSubscriptionHandler(repo *Repository, log *zap.Logger, obs Observer) DeleteWebhookSubscriptionHandler {
+	return decorate[DeleteWebhookSubscription, int64](deleteWebhookSubscriptionHandler{repo: repo}, log, obs)
 }
 
 type deleteWebhookSubscriptionHandler struct {
-	store EventStore
+	repo *Repository
 }
 
 // Handle deletes the subscription; the position is where the deletion is visible.
 func (h deleteWebhookSubscriptionHandler) Handle(ctx context.Context, cmd DeleteWebhookSubscription) (int64, error) {
-	return execute(ctx, h.store, cmd.Meta, cmd.SubscriptionID, func(ctx context.Context, s *session) error {
+	return execute(ctx, h.repo, cmd.Meta, cmd.SubscriptionID, func(ctx context.Context, s *session) error {
 		sub, err := loadSubscription(ctx, s, cmd.Meta.AccountID, cmd.SubscriptionID)
 		if err != nil {
 			return err

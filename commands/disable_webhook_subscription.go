@@ -20,12 +20,12 @@ type DisableWebhookSubscription struct {
 type DisableWebhookSubscriptionHandler = Handler[DisableWebhookSubscription, int64]
 
 // NewDisableWebhookSubscriptionHandler returns the handler of DisableWebhookSubscription, logged and measured.
-func NewDisableWebhookSubscriptionHandler(store EventStore, log *zap.Logger, obs Observer) DisableWebhookSubscriptionHandler {
-	return decorate[DisableWebhookSubscription, int64](disableWebhookSubscriptionHandler{store: store}, log, obs)
+func NewDisableWebhookSubscriptionHandler(repo *Repository, log *zap.Logger, obs Observer) DisableWebhookSubscriptionHandler {
+	return decorate[DisableWebhookSubscription, int64](disableWebhookSubscriptionHandler{repo: repo}, log, obs)
 }
 
 type disableWebhookSubscriptionHandler struct {
-	store EventStore
+	repo *Repository
 }
 
 // webhooksActor is the actor of what the delivery workers record.
@@ -34,7 +34,7 @@ const webhooksActor domain.Actor = "webhooks"
 // Handle disables the subscription; one that is already disabled or deleted is left alone.
 func (h disableWebhookSubscriptionHandler) Handle(ctx context.Context, cmd DisableWebhookSubscription) (int64, error) {
 	meta := Meta{AccountID: cmd.AccountID, Actor: webhooksActor}
-	return execute(ctx, h.store, meta, cmd.SubscriptionID, func(ctx context.Context, s *session) error {
+	return execute(ctx, h.repo, meta, cmd.SubscriptionID, func(ctx context.Context, s *session) error {
 		sub, err := loadSubscription(ctx, s, cmd.AccountID, cmd.SubscriptionID)
 		if domain.KindOf(err) == domain.KindNotFound {
 			return nil // deleted meanwhile: nothing left to disable

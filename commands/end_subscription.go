@@ -32,19 +32,19 @@ type EndSubscriptionIfDueResult struct {
 type EndSubscriptionIfDueHandler = Handler[EndSubscriptionIfDue, EndSubscriptionIfDueResult]
 
 // NewEndSubscriptionIfDueHandler returns the handler of EndSubscriptionIfDue, logged and measured.
-func NewEndSubscriptionIfDueHandler(store EventStore, now func() time.Time, log *zap.Logger, obs Observer) EndSubscriptionIfDueHandler {
-	return decorate[EndSubscriptionIfDue, EndSubscriptionIfDueResult](endSubscriptionHandler{store: store, now: now}, log, obs)
+func NewEndSubscriptionIfDueHandler(repo *Repository, now func() time.Time, log *zap.Logger, obs Observer) EndSubscriptionIfDueHandler {
+	return decorate[EndSubscriptionIfDue, EndSubscriptionIfDueResult](endSubscriptionHandler{repo: repo, now: now}, log, obs)
 }
 
 type endSubscriptionHandler struct {
-	store EventStore
-	now   func() time.Time
+	repo *Repository
+	now  func() time.Time
 }
 
 // Handle ends the subscription if its period is over.
 func (h endSubscriptionHandler) Handle(ctx context.Context, cmd EndSubscriptionIfDue) (EndSubscriptionIfDueResult, error) {
 	var res EndSubscriptionIfDueResult
-	pos, err := execute(ctx, h.store, cmd.Meta, cmd.SubscriptionID, func(ctx context.Context, s *session) error {
+	pos, err := execute(ctx, h.repo, cmd.Meta, cmd.SubscriptionID, func(ctx context.Context, s *session) error {
 		sub, err := loadCheckoutSubscription(ctx, s, cmd.Meta.AccountID, cmd.SubscriptionID)
 		if err != nil {
 			return err

@@ -108,7 +108,7 @@ func TestEndSubscriptionIfDueRacingAnotherProcessRecordsOnce(t *testing.T) {
 				domain.StreamAppend{StreamID: id, ExpectedVersion: recs[len(recs)-1].Version, Events: sub.Changes()})
 			return err
 		}}
-		h := commands.NewEndSubscriptionIfDueHandler(store, c.clock.Now, zap.NewNop(), noObserver{})
+		h := commands.NewEndSubscriptionIfDueHandler(commands.NewRepository(store, 0), c.clock.Now, zap.NewNop(), noObserver{})
 		res, err := h.Handle(ctx, commands.EndSubscriptionIfDue{Meta: commands.Meta{AccountID: c.meta.AccountID, Actor: commands.TimerActor}, SubscriptionID: id})
 		if err != nil || store.err != nil {
 			t.Fatalf("end subscription if due: %v (the other process: %v)", err, store.err)

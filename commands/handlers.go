@@ -54,43 +54,48 @@ type Dependencies struct {
 	// Now is the clock that dates submissions and payments, decides what is in the past, and
 	// judges billing periods and activation expiry; nil is time.Now.
 	Now func() time.Time
+	// StateCacheBytes bounds the memory of the aggregate states the handlers keep between
+	// commands (see stateCache); 0 is DefaultStateCacheBytes.
+	StateCacheBytes int
 }
 
-// NewHandlers wires every handler to its dependencies.
+// NewHandlers wires every handler to its dependencies, with one Repository for them all: the
+// handlers of one process share its stream locks and its kept aggregate states.
 func NewHandlers(d Dependencies) Handlers {
 	now := d.Now
 	if now == nil {
 		now = time.Now
 	}
+	repo := NewRepository(d.Store, d.StateCacheBytes)
 	return Handlers{
-		CreateAccount:     NewCreateAccountHandler(d.Store, d.Log, d.Observer),
-		IssueAPIKey:       NewIssueAPIKeyHandler(d.Store, d.Log, d.Observer),
-		RevokeAPIKey:      NewRevokeAPIKeyHandler(d.Store, d.Log, d.Observer),
-		DefineCustomField: NewDefineCustomFieldHandler(d.Store, d.Log, d.Observer),
-		CreateTag:         NewCreateTagHandler(d.Store, d.Log, d.Observer),
-		UpsertContact:     NewUpsertContactHandler(d.Store, d.Tags, d.Log, d.Observer),
-		ChangeContactTags: NewChangeContactTagsHandler(d.Store, d.Tags, d.Log, d.Observer),
-		CreateCRM:         NewCreateCRMHandler(d.Store, d.Log, d.Observer),
-		CreateLead:        NewCreateLeadHandler(d.Store, d.Tags, d.Log, d.Observer),
-		UpdateLead:        NewUpdateLeadHandler(d.Store, d.Log, d.Observer),
-		CreateForm:        NewCreateFormHandler(d.Store, d.Tags, d.Log, d.Observer),
-		SubmitForm:        NewSubmitFormHandler(d.Store, d.Tags, now, d.Log, d.Observer),
-		CreateEventType:   NewCreateEventTypeHandler(d.Store, d.Log, d.Observer),
-		BookEvent:         NewBookEventHandler(d.Store, now, d.Log, d.Observer),
-		CreateProduct:     NewCreateProductHandler(d.Store, d.Log, d.Observer),
+		CreateAccount:     NewCreateAccountHandler(repo, d.Log, d.Observer),
+		IssueAPIKey:       NewIssueAPIKeyHandler(repo, d.Log, d.Observer),
+		RevokeAPIKey:      NewRevokeAPIKeyHandler(repo, d.Log, d.Observer),
+		DefineCustomField: NewDefineCustomFieldHandler(repo, d.Log, d.Observer),
+		CreateTag:         NewCreateTagHandler(repo, d.Log, d.Observer),
+		UpsertContact:     NewUpsertContactHandler(repo, d.Tags, d.Log, d.Observer),
+		ChangeContactTags: NewChangeContactTagsHandler(repo, d.Tags, d.Log, d.Observer),
+		CreateCRM:         NewCreateCRMHandler(repo, d.Log, d.Observer),
+		CreateLead:        NewCreateLeadHandler(repo, d.Tags, d.Log, d.Observer),
+		UpdateLead:        NewUpdateLeadHandler(repo, d.Log, d.Observer),
+		CreateForm:        NewCreateFormHandler(repo, d.Tags, d.Log, d.Observer),
+		SubmitForm:        NewSubmitFormHandler(repo, d.Tags, now, d.Log, d.Observer),
+		CreateEventType:   NewCreateEventTypeHandler(repo, d.Log, d.Observer),
+		BookEvent:         NewBookEventHandler(repo, now, d.Log, d.Observer),
+		CreateProduct:     NewCreateProductHandler(repo, d.Log, d.Observer),
 
-		Purchase:           NewPurchaseHandler(d.Store, d.Sealer, now, d.Log, d.Observer),
-		Rebill:             NewRebillHandler(d.Store, now, d.Log, d.Observer),
-		Refund:             NewRefundHandler(d.Store, now, d.Log, d.Observer),
-		CancelSubscription: NewCancelSubscriptionHandler(d.Store, now, d.Log, d.Observer),
-		ValidateActivation: NewValidateActivationHandler(d.Store, now, d.Log, d.Observer),
-		CompleteActivation: NewCompleteActivationHandler(d.Store, now, d.Log, d.Observer),
+		Purchase:           NewPurchaseHandler(repo, d.Sealer, now, d.Log, d.Observer),
+		Rebill:             NewRebillHandler(repo, now, d.Log, d.Observer),
+		Refund:             NewRefundHandler(repo, now, d.Log, d.Observer),
+		CancelSubscription: NewCancelSubscriptionHandler(repo, now, d.Log, d.Observer),
+		ValidateActivation: NewValidateActivationHandler(repo, now, d.Log, d.Observer),
+		CompleteActivation: NewCompleteActivationHandler(repo, now, d.Log, d.Observer),
 
-		EndSubscriptionIfDue: NewEndSubscriptionIfDueHandler(d.Store, now, d.Log, d.Observer),
+		EndSubscriptionIfDue: NewEndSubscriptionIfDueHandler(repo, now, d.Log, d.Observer),
 
-		CreateWebhookSubscription:  NewCreateWebhookSubscriptionHandler(d.Store, d.Targets, d.Events, d.Products, d.Log, d.Observer),
-		DeleteWebhookSubscription:  NewDeleteWebhookSubscriptionHandler(d.Store, d.Log, d.Observer),
-		DisableWebhookSubscription: NewDisableWebhookSubscriptionHandler(d.Store, d.Log, d.Observer),
-		RotateWebhookSecret:        NewRotateWebhookSecretHandler(d.Store, d.Log, d.Observer),
+		CreateWebhookSubscription:  NewCreateWebhookSubscriptionHandler(repo, d.Targets, d.Events, d.Products, d.Log, d.Observer),
+		DeleteWebhookSubscription:  NewDeleteWebhookSubscriptionHandler(repo, d.Log, d.Observer),
+		DisableWebhookSubscription: NewDisableWebhookSubscriptionHandler(repo, d.Log, d.Observer),
+		RotateWebhookSecret:        NewRotateWebhookSecretHandler(repo, d.Log, d.Observer),
 	}
 }

@@ -27,12 +27,12 @@ type IssueAPIKeyResult struct {
 type IssueAPIKeyHandler = Handler[IssueAPIKey, IssueAPIKeyResult]
 
 // NewIssueAPIKeyHandler returns the handler of IssueAPIKey, logged and measured.
-func NewIssueAPIKeyHandler(store EventStore, log *zap.Logger, obs Observer) IssueAPIKeyHandler {
-	return decorate[IssueAPIKey, IssueAPIKeyResult](issueAPIKeyHandler{store: store}, log, obs)
+func NewIssueAPIKeyHandler(repo *Repository, log *zap.Logger, obs Observer) IssueAPIKeyHandler {
+	return decorate[IssueAPIKey, IssueAPIKeyResult](issueAPIKeyHandler{repo: repo}, log, obs)
 }
 
 type issueAPIKeyHandler struct {
-	store EventStore
+	repo *Repository
 }
 
 // Handle issues the key.
@@ -43,7 +43,7 @@ func (h issueAPIKeyHandler) Handle(ctx context.Context, cmd IssueAPIKey) (IssueA
 	}
 	keyID := domain.NewID("key")
 	secret, hash := domain.NewAPIKeySecret()
-	pos, err := execute(ctx, h.store, cmd.Meta, cmd.Meta.AccountID, func(ctx context.Context, s *session) error {
+	pos, err := execute(ctx, h.repo, cmd.Meta, cmd.Meta.AccountID, func(ctx context.Context, s *session) error {
 		account, err := loadAccount(ctx, s, cmd.Meta.AccountID)
 		if err != nil {
 			return err

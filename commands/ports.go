@@ -12,7 +12,9 @@ import (
 
 // EventStore is the event log as commands use it.
 type EventStore interface {
-	ReadStream(ctx context.Context, streamID string) ([]domain.Recorded, error)
+	// ReadStreamFrom returns the events of a stream after a version (0: all of them), oldest
+	// first, at a cost that does not grow with the events before it.
+	ReadStreamFrom(ctx context.Context, streamID string, afterVersion int64) ([]domain.Recorded, error)
 	Append(ctx context.Context, meta domain.Metadata, appends ...domain.StreamAppend) (int64, error)
 }
 

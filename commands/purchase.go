@@ -49,12 +49,12 @@ type PurchaseResult struct {
 type PurchaseHandler = Handler[Purchase, PurchaseResult]
 
 // NewPurchaseHandler returns the handler of Purchase, logged and measured.
-func NewPurchaseHandler(store EventStore, sealer Sealer, now func() time.Time, log *zap.Logger, obs Observer) PurchaseHandler {
-	return decorate[Purchase, PurchaseResult](purchaseHandler{store: store, sealer: sealer, now: now}, log, obs)
+func NewPurchaseHandler(repo *Repository, sealer Sealer, now func() time.Time, log *zap.Logger, obs Observer) PurchaseHandler {
+	return decorate[Purchase, PurchaseResult](purchaseHandler{repo: repo, sealer: sealer, now: now}, log, obs)
 }
 
 type purchaseHandler struct {
-	store  EventStore
+	repo   *Repository
 	sealer Sealer
 	now    func() time.Time
 }
@@ -70,7 +70,7 @@ func (h purchaseHandler) Handle(ctx context.Context, cmd Purchase) (PurchaseResu
 	if err != nil {
 		return PurchaseResult{}, err
 	}
-	product, err := readProduct(ctx, h.store, accountID, cmd.ProductID)
+	product, err := readProduct(ctx, h.repo, accountID, cmd.ProductID)
 	if err != nil {
 		return PurchaseResult{}, err
 	}
@@ -101,7 +101,7 @@ func (h purchaseHandler) Handle(ctx context.Context, cmd Purchase) (PurchaseResu
 		}
 	}
 
-	res.Position, err = execute(ctx, h.store, cmd.Meta, res.ContactID, func(ctx context.Context, s *session) error {
+	res.Position, err = execute(ctx, h.repo, cmd.Meta, res.ContactID, func(ctx context.Context, s *session) error {
 		account, err := loadAccount(ctx, s, accountID)
 		if err != nil {
 			return err

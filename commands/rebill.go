@@ -31,13 +31,13 @@ type RebillResult struct {
 type RebillHandler = Handler[Rebill, RebillResult]
 
 // NewRebillHandler returns the handler of Rebill, logged and measured.
-func NewRebillHandler(store EventStore, now func() time.Time, log *zap.Logger, obs Observer) RebillHandler {
-	return decorate[Rebill, RebillResult](rebillHandler{store: store, now: now}, log, obs)
+func NewRebillHandler(repo *Repository, now func() time.Time, log *zap.Logger, obs Observer) RebillHandler {
+	return decorate[Rebill, RebillResult](rebillHandler{repo: repo, now: now}, log, obs)
 }
 
 type rebillHandler struct {
-	store EventStore
-	now   func() time.Time
+	repo *Repository
+	now  func() time.Time
 }
 
 // Handle records the rebill.
@@ -47,7 +47,7 @@ func (h rebillHandler) Handle(ctx context.Context, cmd Rebill) (RebillResult, er
 		return RebillResult{}, err
 	}
 	res := RebillResult{TransactionID: domain.NewID(transactionPrefix)}
-	res.Position, err = execute(ctx, h.store, cmd.Meta, cmd.SubscriptionID, func(ctx context.Context, s *session) error {
+	res.Position, err = execute(ctx, h.repo, cmd.Meta, cmd.SubscriptionID, func(ctx context.Context, s *session) error {
 		// Tracked first, so that the log shows the payment before the renewal it pays, as a
 		// purchase shows its payment before the subscription it opens.
 		txn := domain.TransactionStream(res.TransactionID)

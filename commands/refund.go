@@ -31,19 +31,19 @@ type RefundResult struct {
 type RefundHandler = Handler[Refund, RefundResult]
 
 // NewRefundHandler returns the handler of Refund, logged and measured.
-func NewRefundHandler(store EventStore, now func() time.Time, log *zap.Logger, obs Observer) RefundHandler {
-	return decorate[Refund, RefundResult](refundHandler{store: store, now: now}, log, obs)
+func NewRefundHandler(repo *Repository, now func() time.Time, log *zap.Logger, obs Observer) RefundHandler {
+	return decorate[Refund, RefundResult](refundHandler{repo: repo, now: now}, log, obs)
 }
 
 type refundHandler struct {
-	store EventStore
-	now   func() time.Time
+	repo *Repository
+	now  func() time.Time
 }
 
 // Handle records the refund.
 func (h refundHandler) Handle(ctx context.Context, cmd Refund) (RefundResult, error) {
 	var res RefundResult
-	pos, err := execute(ctx, h.store, cmd.Meta, cmd.TransactionID, func(ctx context.Context, s *session) error {
+	pos, err := execute(ctx, h.repo, cmd.Meta, cmd.TransactionID, func(ctx context.Context, s *session) error {
 		txn, err := loadTransaction(ctx, s, cmd.Meta.AccountID, cmd.TransactionID)
 		if err != nil {
 			return err

@@ -16,17 +16,17 @@ type RevokeAPIKey struct {
 type RevokeAPIKeyHandler = Handler[RevokeAPIKey, int64]
 
 // NewRevokeAPIKeyHandler returns the handler of RevokeAPIKey, logged and measured.
-func NewRevokeAPIKeyHandler(store EventStore, log *zap.Logger, obs Observer) RevokeAPIKeyHandler {
-	return decorate[RevokeAPIKey, int64](revokeAPIKeyHandler{store: store}, log, obs)
+func NewRevokeAPIKeyHandler(repo *Repository, log *zap.Logger, obs Observer) RevokeAPIKeyHandler {
+	return decorate[RevokeAPIKey, int64](revokeAPIKeyHandler{repo: repo}, log, obs)
 }
 
 type revokeAPIKeyHandler struct {
-	store EventStore
+	repo *Repository
 }
 
 // Handle revokes the key; the position is where the revocation is visible.
 func (h revokeAPIKeyHandler) Handle(ctx context.Context, cmd RevokeAPIKey) (int64, error) {
-	return execute(ctx, h.store, cmd.Meta, cmd.Meta.AccountID, func(ctx context.Context, s *session) error {
+	return execute(ctx, h.repo, cmd.Meta, cmd.Meta.AccountID, func(ctx context.Context, s *session) error {
 		account, err := loadAccount(ctx, s, cmd.Meta.AccountID)
 		if err != nil {
 			return err

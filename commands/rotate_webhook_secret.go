@@ -24,19 +24,19 @@ type RotateWebhookSecretResult struct {
 type RotateWebhookSecretHandler = Handler[RotateWebhookSecret, RotateWebhookSecretResult]
 
 // NewRotateWebhookSecretHandler returns the handler of RotateWebhookSecret, logged and measured.
-func NewRotateWebhookSecretHandler(store EventStore, log *zap.Logger, obs Observer) RotateWebhookSecretHandler {
-	return decorate[RotateWebhookSecret, RotateWebhookSecretResult](rotateWebhookSecretHandler{store: store}, log, obs)
+func NewRotateWebhookSecretHandler(repo *Repository, log *zap.Logger, obs Observer) RotateWebhookSecretHandler {
+	return decorate[RotateWebhookSecret, RotateWebhookSecretResult](rotateWebhookSecretHandler{repo: repo}, log, obs)
 }
 
 type rotateWebhookSecretHandler struct {
-	store EventStore
+	repo *Repository
 }
 
 // Handle rotates the secret.
 func (h rotateWebhookSecretHandler) Handle(ctx context.Context, cmd RotateWebhookSecret) (RotateWebhookSecretResult, error) {
 	var res RotateWebhookSecretResult
 	var err error
-	res.Position, err = execute(ctx, h.store, cmd.Meta, cmd.SubscriptionID, func(ctx context.Context, s *session) error {
+	res.Position, err = execute(ctx, h.repo, cmd.Meta, cmd.SubscriptionID, func(ctx context.Context, s *session) error {
 		sub, err := loadSubscription(ctx, s, cmd.Meta.AccountID, cmd.SubscriptionID)
 		if err != nil {
 			return err

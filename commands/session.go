@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"math/rand/v2"
-	"sync"
 	"time"
 
 	"github.com/funnelhq/funnel/domain"
@@ -20,10 +18,10 @@ var ErrTooMuchContention = errors.New("commands: too many concurrent changes to 
 
 // session is one attempt at a command: the aggregates it loaded, at the versions it read them.
 type session struct {
-	store   EventStore
+	repo    *Repository
 	tracked []trackedAggregate
 	streams map[string]domain.Aggregate // the tracked aggregates by stream id
-	seen    int64                       // highest log position read: a reader must reach it to see what the decision saw
+	seen    int64                       // a log position a reader must reach to see what the decision saw
 }
 
 type trackedAggregate struct {
@@ -31,28 +29,20 @@ type trackedAggregate struct {
 	version int64
 }
 
-// load replays an aggregate's stream into agg and tracks it, so that what its decisions record
-// is appended at the version read here. A stream is loaded at most once per session: two
-// aggregates of one stream would each append at the same version, and one would lose its
-// events. Code that may meet a stream twice (tag automations) uses loadOnce.
+// load reads an aggregate from its stream (Repository.read: the state kept of it and the events
+// after it) and tracks it, so that what its decisions record is appended at the version read
+// here. A stream is loaded at most once per session: two aggregates of one stream would each
+// append at the same version, and one would lose its events. Code that may meet a stream twice
+// (tag automations) uses loadOnce.
 func (s *session) load(ctx context.Context, agg domain.Aggregate) error {
 	if _, dup := s.streams[agg.StreamID()]; dup {
 		return fmt.Errorf("commands: stream %s loaded twice in one session", agg.StreamID())
 	}
-	events, err := s.store.ReadStream(ctx, agg.StreamID())
+	version, position, err := s.repo.read(ctx, agg)
 	if err != nil {
 		return err
 	}
-	var version int64
-	for _, r := range events {
-		e, err := r.Decode()
-		if err != nil {
-			return fmt.Errorf("commands: load %s: %w", agg.StreamID(), err)
-		}
-		agg.Replay(e)
-		version = r.Version
-		s.seen = max(s.seen, r.Position)
-	}
+	s.seen = max(s.seen, position)
 	s.remember(agg, version)
 	return nil
 }
@@ -95,22 +85,12 @@ func loadOnce[A domain.Aggregate](ctx context.Context, s *session, id string, em
 	return agg, nil
 }
 
-// read replays a stream into agg outside any session. It is for aggregates that never change
-// once created (a form's definition), read to prepare a command before its session starts:
-// their version needs no check at commit.
-func read(ctx context.Context, store EventStore, agg domain.Aggregate) error {
-	events, err := store.ReadStream(ctx, agg.StreamID())
-	if err != nil {
-		return err
-	}
-	for _, r := range events {
-		e, err := r.Decode()
-		if err != nil {
-			return fmt.Errorf("commands: read %s: %w", agg.StreamID(), err)
-		}
-		agg.Replay(e)
-	}
-	return nil
+// read brings agg up to date with its stream outside any session. It is for aggregates that
+// never change once created (a form's definition), read to prepare a command before its session
+// starts: their version needs no check at commit.
+func read(ctx context.Context, repo *Repository, agg domain.Aggregate) error {
+	_, _, err := repo.read(ctx, agg)
+	return err
 }
 
 // commit appends the changes of every tracked aggregate in one atomic append, on the condition
@@ -131,34 +111,31 @@ func (s *session) commit(ctx context.Context, meta Meta) (int64, error) {
 	}
 	md := meta.metadata()
 	md.IdempotencyID = idempotencyID(ctx)
-	pos, err := s.store.Append(ctx, md, appends...)
+	pos, err := s.repo.store.Append(ctx, md, appends...)
 	if err != nil {
 		return 0, err
 	}
+	// Only now, with the changes in the log, is the state of the changed aggregates kept: a
+	// decision that failed, or an append that did, leaves the kept states as they were.
+	for _, t := range s.tracked {
+		if n := len(t.agg.Changes()); n > 0 {
+			s.repo.committed(t.agg, t.version+int64(n), pos)
+		}
+	}
 	return max(pos, s.seen), nil
-}
-
-// streamLocks serialize commands on the same stream inside one process, so that a burst of
-// requests for one contact queues instead of failing its optimistic appends over and over.
-// Across processes the expected-version check alone keeps them apart.
-var streamLocks [256]sync.Mutex
-
-func lockStream(id string) func() {
-	h := fnv.New32a()
-	h.Write([]byte(id))
-	m := &streamLocks[h.Sum32()%uint32(len(streamLocks))]
-	m.Lock()
-	return m.Unlock
 }
 
 // execute runs decide in a fresh session and commits it; when another writer appended to one of
 // its streams first, it reloads and decides again. primaryStream is the stream the command is
 // about, serialized in-process (see streamLocks). It returns the position to wait for.
-func execute(ctx context.Context, store EventStore, meta Meta, primaryStream string, decide func(ctx context.Context, s *session) error) (int64, error) {
-	unlock := lockStream(primaryStream)
+func execute(ctx context.Context, repo *Repository, meta Meta, primaryStream string, decide func(ctx context.Context, s *session) error) (int64, error) {
+	unlock, err := repo.locks.lock(ctx, primaryStream)
+	if err != nil {
+		return 0, err
+	}
 	defer unlock()
 	for attempt := 1; ; attempt++ {
-		s := &session{store: store}
+		s := &session{repo: repo}
 		if err := decide(ctx, s); err != nil {
 			return 0, err
 		}

@@ -30,14 +30,14 @@ type SubmitFormResult struct {
 type SubmitFormHandler = Handler[SubmitForm, SubmitFormResult]
 
 // NewSubmitFormHandler returns the handler of SubmitForm, logged and measured.
-func NewSubmitFormHandler(store EventStore, tags TagCatalogue, now func() time.Time, log *zap.Logger, obs Observer) SubmitFormHandler {
-	return decorate[SubmitForm, SubmitFormResult](submitFormHandler{store: store, tags: tags, now: now}, log, obs)
+func NewSubmitFormHandler(repo *Repository, tags TagCatalogue, now func() time.Time, log *zap.Logger, obs Observer) SubmitFormHandler {
+	return decorate[SubmitForm, SubmitFormResult](submitFormHandler{repo: repo, tags: tags, now: now}, log, obs)
 }
 
 type submitFormHandler struct {
-	store EventStore
-	tags  TagCatalogue
-	now   func() time.Time
+	repo *Repository
+	tags TagCatalogue
+	now  func() time.Time
 }
 
 // Handle records the submission.
@@ -48,7 +48,7 @@ func (h submitFormHandler) Handle(ctx context.Context, cmd SubmitForm) (SubmitFo
 		return SubmitFormResult{}, domain.NotFound("form not found")
 	}
 	form := domain.FormStream(cmd.FormID)
-	if err := read(ctx, h.store, form); err != nil {
+	if err := read(ctx, h.repo, form); err != nil {
 		return SubmitFormResult{}, err
 	}
 	switch {
@@ -81,7 +81,7 @@ func (h submitFormHandler) Handle(ctx context.Context, cmd SubmitForm) (SubmitFo
 		res.ContactID = domain.ContactIDFor(cmd.Meta.AccountID, mapping.Email)
 		primary = res.ContactID
 	}
-	res.Position, err = execute(ctx, h.store, cmd.Meta, primary, func(ctx context.Context, s *session) error {
+	res.Position, err = execute(ctx, h.repo, cmd.Meta, primary, func(ctx context.Context, s *session) error {
 		account, err := loadAccount(ctx, s, cmd.Meta.AccountID)
 		if err != nil {
 			return err

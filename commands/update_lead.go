@@ -28,12 +28,12 @@ type UpdateLeadResult struct {
 type UpdateLeadHandler = Handler[UpdateLead, UpdateLeadResult]
 
 // NewUpdateLeadHandler returns the handler of UpdateLead, logged and measured.
-func NewUpdateLeadHandler(store EventStore, log *zap.Logger, obs Observer) UpdateLeadHandler {
-	return decorate[UpdateLead, UpdateLeadResult](updateLeadHandler{store: store}, log, obs)
+func NewUpdateLeadHandler(repo *Repository, log *zap.Logger, obs Observer) UpdateLeadHandler {
+	return decorate[UpdateLead, UpdateLeadResult](updateLeadHandler{repo: repo}, log, obs)
 }
 
 type updateLeadHandler struct {
-	store EventStore
+	repo *Repository
 }
 
 // Handle updates the lead.
@@ -41,7 +41,7 @@ func (h updateLeadHandler) Handle(ctx context.Context, cmd UpdateLead) (UpdateLe
 	if cmd.Title == nil && cmd.StageID == nil && cmd.Amount == nil {
 		return UpdateLeadResult{}, domain.Invalid("give at least one of title, stageId, amount")
 	}
-	pos, err := execute(ctx, h.store, cmd.Meta, cmd.LeadID, func(ctx context.Context, s *session) error {
+	pos, err := execute(ctx, h.repo, cmd.Meta, cmd.LeadID, func(ctx context.Context, s *session) error {
 		crm, err := loadCRM(ctx, s, cmd.Meta.AccountID, cmd.CRMID)
 		if err != nil {
 			return err

@@ -31,13 +31,13 @@ type ContactResult struct {
 type UpsertContactHandler = Handler[UpsertContact, ContactResult]
 
 // NewUpsertContactHandler returns the handler of UpsertContact, logged and measured.
-func NewUpsertContactHandler(store EventStore, tags TagCatalogue, log *zap.Logger, obs Observer) UpsertContactHandler {
-	return decorate[UpsertContact, ContactResult](upsertContactHandler{store: store, tags: tags}, log, obs)
+func NewUpsertContactHandler(repo *Repository, tags TagCatalogue, log *zap.Logger, obs Observer) UpsertContactHandler {
+	return decorate[UpsertContact, ContactResult](upsertContactHandler{repo: repo, tags: tags}, log, obs)
 }
 
 type upsertContactHandler struct {
-	store EventStore
-	tags  TagCatalogue
+	repo *Repository
+	tags TagCatalogue
 }
 
 // Handle upserts the contact.
@@ -54,7 +54,7 @@ func (h upsertContactHandler) Handle(ctx context.Context, cmd UpsertContact) (Co
 		return ContactResult{}, err
 	}
 	res := ContactResult{ContactID: domain.ContactIDFor(cmd.Meta.AccountID, email), Tags: resolution}
-	res.Position, err = execute(ctx, h.store, cmd.Meta, res.ContactID, func(ctx context.Context, s *session) error {
+	res.Position, err = execute(ctx, h.repo, cmd.Meta, res.ContactID, func(ctx context.Context, s *session) error {
 		if err := checkCustomFields(ctx, s, cmd.Meta.AccountID, cmd.Profile.CustomFields); err != nil {
 			return err
 		}

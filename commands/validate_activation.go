@@ -34,19 +34,19 @@ type ActivationView struct {
 type ValidateActivationHandler = Handler[ValidateActivation, ActivationView]
 
 // NewValidateActivationHandler returns the handler of ValidateActivation, logged and measured.
-func NewValidateActivationHandler(store EventStore, now func() time.Time, log *zap.Logger, obs Observer) ValidateActivationHandler {
-	return decorate[ValidateActivation, ActivationView](validateActivationHandler{store: store, now: now}, log, obs)
+func NewValidateActivationHandler(repo *Repository, now func() time.Time, log *zap.Logger, obs Observer) ValidateActivationHandler {
+	return decorate[ValidateActivation, ActivationView](validateActivationHandler{repo: repo, now: now}, log, obs)
 }
 
 type validateActivationHandler struct {
-	store EventStore
-	now   func() time.Time
+	repo *Repository
+	now  func() time.Time
 }
 
 // Handle reads the activation.
 func (h validateActivationHandler) Handle(ctx context.Context, cmd ValidateActivation) (ActivationView, error) {
 	var view ActivationView
-	pos, err := execute(ctx, h.store, cmd.Meta, domain.ActivationIDFor(cmd.Token), func(ctx context.Context, s *session) error {
+	pos, err := execute(ctx, h.repo, cmd.Meta, domain.ActivationIDFor(cmd.Token), func(ctx context.Context, s *session) error {
 		activation, err := loadActivation(ctx, s, cmd.Meta.AccountID, cmd.Token, h.now)
 		if err != nil {
 			return err

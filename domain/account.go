@@ -108,3 +108,35 @@ func (a *Account) when(e Event) {
 		a.fieldNames[e.FieldID] = e.Name
 	}
 }
+
+// accountStateFormat numbers the layout of accountState: change it with the struct.
+const accountStateFormat = 1
+
+// accountState is an Account's state as Restorable encodes it.
+type accountState struct {
+	Exists      bool              `json:"exists"`
+	Name        string            `json:"name"`
+	ActiveKeys  map[string]bool   `json:"activeKeys"`
+	KnownKeys   map[string]bool   `json:"knownKeys"`
+	FieldByName map[string]string `json:"fieldByName"`
+	FieldNames  map[string]string `json:"fieldNames"`
+}
+
+// EncodeState returns the account's state (Restorable).
+func (a *Account) EncodeState() ([]byte, error) {
+	return encodeState(accountStateFormat, accountState{
+		Exists: a.exists, Name: a.name, ActiveKeys: a.activeKeys, KnownKeys: a.knownKeys,
+		FieldByName: a.fieldByName, FieldNames: a.fieldNames,
+	})
+}
+
+// RestoreState sets the state of an empty account (Restorable).
+func (a *Account) RestoreState(data []byte) error {
+	s, err := decodeState[accountState](data, accountStateFormat)
+	if err != nil {
+		return err
+	}
+	a.exists, a.name = s.Exists, s.Name
+	a.activeKeys, a.knownKeys, a.fieldByName, a.fieldNames = s.ActiveKeys, s.KnownKeys, s.FieldByName, s.FieldNames
+	return nil
+}

@@ -1,6 +1,10 @@
 package domain
 
-import "sort"
+import (
+	"maps"
+	"slices"
+	"sort"
+)
 
 // ContactProfile is the part of a contact a request may set. A nil field is left as it is;
 // an empty string clears it (decisions.md "Contacts and tags").
@@ -246,4 +250,45 @@ func nonEmpty(m map[string]string) map[string]string {
 		}
 	}
 	return out
+}
+
+// contactStateFormat numbers the layout of contactState: change it with the struct.
+const contactStateFormat = 1
+
+// contactState is a Contact's state as Restorable encodes it.
+type contactState struct {
+	Exists       bool              `json:"exists"`
+	AccountID    string            `json:"accountId"`
+	Email        string            `json:"email"`
+	FirstName    string            `json:"firstName"`
+	LastName     string            `json:"lastName"`
+	Phone        string            `json:"phone"`
+	CustomFields map[string]string `json:"customFields"`
+	Tags         []string          `json:"tags"`
+	LeadByCRM    map[string]string `json:"leadByCrm"`
+}
+
+// EncodeState returns the contact's state (Restorable).
+func (c *Contact) EncodeState() ([]byte, error) {
+	return encodeState(contactStateFormat, contactState{
+		Exists: c.exists, AccountID: c.accountID, Email: c.email,
+		FirstName: c.firstName, LastName: c.lastName, Phone: c.phone,
+		CustomFields: c.customFields, Tags: slices.Sorted(maps.Keys(c.tags)), LeadByCRM: c.leadByCRM,
+	})
+}
+
+// RestoreState sets the state of an empty contact (Restorable).
+func (c *Contact) RestoreState(data []byte) error {
+	s, err := decodeState[contactState](data, contactStateFormat)
+	if err != nil {
+		return err
+	}
+	c.exists, c.accountID, c.email = s.Exists, s.AccountID, s.Email
+	c.firstName, c.lastName, c.phone = s.FirstName, s.LastName, s.Phone
+	c.customFields, c.leadByCRM = s.CustomFields, s.LeadByCRM
+	c.tags = make(map[string]bool, len(s.Tags))
+	for _, id := range s.Tags {
+		c.tags[id] = true
+	}
+	return nil
 }

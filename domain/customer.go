@@ -99,3 +99,32 @@ func init() {
 	register(CustomerCreated{}, 1, nil)
 	register(CustomerRenamed{}, 1, nil)
 }
+
+// customerStateFormat numbers the layout of customerState: change it with the struct.
+const customerStateFormat = 1
+
+// customerState is a Customer's state as Restorable encodes it.
+type customerState struct {
+	Exists    bool   `json:"exists"`
+	AccountID string `json:"accountId"`
+	Email     string `json:"email"`
+	Name      string `json:"name"`
+	ContactID string `json:"contactId"`
+}
+
+// EncodeState returns the customer's state (Restorable).
+func (c *Customer) EncodeState() ([]byte, error) {
+	return encodeState(customerStateFormat, customerState{
+		Exists: c.exists, AccountID: c.accountID, Email: c.email, Name: c.name, ContactID: c.contactID,
+	})
+}
+
+// RestoreState sets the state of an empty customer (Restorable).
+func (c *Customer) RestoreState(data []byte) error {
+	s, err := decodeState[customerState](data, customerStateFormat)
+	if err != nil {
+		return err
+	}
+	c.exists, c.accountID, c.email, c.name, c.contactID = s.Exists, s.AccountID, s.Email, s.Name, s.ContactID
+	return nil
+}

@@ -167,3 +167,45 @@ func init() {
 	register(EventTypeCreated{}, 1, nil)
 	register(BookingCreated{}, 1, nil)
 }
+
+// eventTypeStateFormat numbers the layout of eventTypeState: change it with the struct.
+const eventTypeStateFormat = 1
+
+// eventTypeState is an EventType's state as Restorable encodes it. It grows with the bookings
+// (the overlap check needs every one), by two numbers a booking instead of a whole event.
+type eventTypeState struct {
+	Exists     bool          `json:"exists"`
+	AccountID  string        `json:"accountId"`
+	Name       string        `json:"name"`
+	Duration   time.Duration `json:"duration"`
+	MeetingURL string        `json:"meetingUrl"`
+	Questions  []Field       `json:"questions"`
+	Booked     [][2]int64    `json:"booked"` // start and end, in Unix nanoseconds (UTC)
+}
+
+// EncodeState returns the calendar's state (Restorable).
+func (t *EventType) EncodeState() ([]byte, error) {
+	var booked [][2]int64
+	for _, b := range t.booked {
+		booked = append(booked, [2]int64{b.start.UnixNano(), b.end.UnixNano()})
+	}
+	return encodeState(eventTypeStateFormat, eventTypeState{
+		Exists: t.exists, AccountID: t.accountID, Name: t.name, Duration: t.duration,
+		MeetingURL: t.meetingURL, Questions: t.questions, Booked: booked,
+	})
+}
+
+// RestoreState sets the state of an empty calendar (Restorable).
+func (t *EventType) RestoreState(data []byte) error {
+	s, err := decodeState[eventTypeState](data, eventTypeStateFormat)
+	if err != nil {
+		return err
+	}
+	t.exists, t.accountID, t.name, t.duration = s.Exists, s.AccountID, s.Name, s.Duration
+	t.meetingURL, t.questions = s.MeetingURL, s.Questions
+	t.booked = nil
+	for _, b := range s.Booked {
+		t.booked = append(t.booked, interval{start: time.Unix(0, b[0]).UTC(), end: time.Unix(0, b[1]).UTC()})
+	}
+	return nil
+}

@@ -147,3 +147,36 @@ func init() {
 	register(LeadMoved{}, 1, nil)
 	register(LeadUpdated{}, 1, nil)
 }
+
+// leadStateFormat numbers the layout of leadState: change it with the struct.
+const leadStateFormat = 1
+
+// leadState is a Lead's state as Restorable encodes it.
+type leadState struct {
+	Exists    bool   `json:"exists"`
+	AccountID string `json:"accountId"`
+	CRMID     string `json:"crmId"`
+	StageID   string `json:"stageId"`
+	ContactID string `json:"contactId"`
+	Title     string `json:"title"`
+	Amount    int64  `json:"amount"`
+}
+
+// EncodeState returns the lead's state (Restorable).
+func (l *Lead) EncodeState() ([]byte, error) {
+	return encodeState(leadStateFormat, leadState{
+		Exists: l.exists, AccountID: l.accountID, CRMID: l.crmID, StageID: l.stageID,
+		ContactID: l.contactID, Title: l.title, Amount: l.amount,
+	})
+}
+
+// RestoreState sets the state of an empty lead (Restorable).
+func (l *Lead) RestoreState(data []byte) error {
+	s, err := decodeState[leadState](data, leadStateFormat)
+	if err != nil {
+		return err
+	}
+	l.exists, l.accountID, l.crmID, l.stageID = s.Exists, s.AccountID, s.CRMID, s.StageID
+	l.contactID, l.title, l.amount = s.ContactID, s.Title, s.Amount
+	return nil
+}

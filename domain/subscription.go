@@ -248,3 +248,45 @@ func init() {
 	register(SubscriptionCancelScheduled{}, 1, nil)
 	register(SubscriptionCancelled{}, 1, nil)
 }
+
+// subscriptionStateFormat numbers the layout of subscriptionState: change it with the struct.
+const subscriptionStateFormat = 1
+
+// subscriptionState is a Subscription's state as Restorable encodes it.
+type subscriptionState struct {
+	Exists            bool      `json:"exists"`
+	AccountID         string    `json:"accountId"`
+	CustomerID        string    `json:"customerId"`
+	Interval          string    `json:"interval"`
+	Installments      int       `json:"installments"`
+	Payments          int       `json:"payments"`
+	RenewalAmount     int64     `json:"renewalAmount"`
+	StartedAt         time.Time `json:"startedAt"`
+	CurrentPeriodEnd  time.Time `json:"currentPeriodEnd"`
+	Status            string    `json:"status"`
+	CancelAtPeriodEnd bool      `json:"cancelAtPeriodEnd"`
+	Sale              Sale      `json:"sale"`
+}
+
+// EncodeState returns the subscription's state (Restorable).
+func (s *Subscription) EncodeState() ([]byte, error) {
+	return encodeState(subscriptionStateFormat, subscriptionState{
+		Exists: s.exists, AccountID: s.accountID, CustomerID: s.customerID, Interval: s.interval,
+		Installments: s.installments, Payments: s.payments, RenewalAmount: s.renewalAmount,
+		StartedAt: s.startedAt, CurrentPeriodEnd: s.currentPeriodEnd, Status: s.status,
+		CancelAtPeriodEnd: s.cancelAtPeriodEnd, Sale: s.sale,
+	})
+}
+
+// RestoreState sets the state of an empty subscription (Restorable).
+func (s *Subscription) RestoreState(data []byte) error {
+	st, err := decodeState[subscriptionState](data, subscriptionStateFormat)
+	if err != nil {
+		return err
+	}
+	s.exists, s.accountID, s.customerID, s.interval = st.Exists, st.AccountID, st.CustomerID, st.Interval
+	s.installments, s.payments, s.renewalAmount = st.Installments, st.Payments, st.RenewalAmount
+	s.startedAt, s.currentPeriodEnd, s.status = st.StartedAt, st.CurrentPeriodEnd, st.Status
+	s.cancelAtPeriodEnd, s.sale = st.CancelAtPeriodEnd, st.Sale
+	return nil
+}

@@ -226,3 +226,34 @@ func init() {
 	register(WebhookSubscriptionDisabled{}, 1, nil)
 	register(WebhookSecretRotated{}, 1, nil)
 }
+
+// webhookSubscriptionStateFormat numbers the layout of webhookSubscriptionState: change it with
+// the struct.
+const webhookSubscriptionStateFormat = 1
+
+// webhookSubscriptionState is a WebhookSubscription's state as Restorable encodes it. It holds
+// the signing secret, as the log does; it is kept in memory only.
+type webhookSubscriptionState struct {
+	Exists    bool   `json:"exists"`
+	AccountID string `json:"accountId"`
+	Status    string `json:"status"`
+	Secret    string `json:"secret"`
+	Kind      string `json:"kind"`
+}
+
+// EncodeState returns the subscription's state (Restorable).
+func (w *WebhookSubscription) EncodeState() ([]byte, error) {
+	return encodeState(webhookSubscriptionStateFormat, webhookSubscriptionState{
+		Exists: w.exists, AccountID: w.accountID, Status: w.status, Secret: w.secret, Kind: w.kind,
+	})
+}
+
+// RestoreState sets the state of an empty subscription (Restorable).
+func (w *WebhookSubscription) RestoreState(data []byte) error {
+	s, err := decodeState[webhookSubscriptionState](data, webhookSubscriptionStateFormat)
+	if err != nil {
+		return err
+	}
+	w.exists, w.accountID, w.status, w.secret, w.kind = s.Exists, s.AccountID, s.Status, s.Secret, s.Kind
+	return nil
+}

@@ -1,51 +1,106 @@
-package eventstore
+package eventstore_test
 
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"strings"
 	"testing"
 
+	"github.com/funnelhq/funnel/domain"
+	"github.com/funnelhq/funnel/infra/eventstore"
 	"github.com/funnelhq/funnel/infra/sqldb"
 	"github.com/funnelhq/funnel/infra/sqldb/sqldbtest"
 )
 
+// The two statements of the write path that touch a stream (the tail a command reads, the
+// versions an append checks under the head lock) walk the (stream_id, version) index whatever the
+// statistics say: with none (PostgreSQL here runs with autovacuum off, so nothing is analyzed),
+// after ANALYZE while one stream is nearly the whole log, and, on PostgreSQL, with the generic
+// plan a prepared statement may switch to. A sequential scan there would make a write cost the
+// length of the log.
+func TestWritePathStatementsUseTheStreamIndex(t *testing.T) {
+	sqldbtest.Run(t, func(t *testing.T, dialect sqldb.Dialect) {
+		s, db := newStore(t, dialect)
+		ctx := context.Background()
+		const long = 20000
+		for version := 0; version < long; version += 2000 {
+			if _, err := s.Append(ctx, meta, domain.StreamAppend{StreamID: "ct_long", ExpectedVersion: int64(version), Events: tagged("ct_long", 2000)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for i := range 20 {
+			stream := fmt.Sprintf("ct_short_%d", i)
+			if _, err := s.Append(ctx, meta, domain.StreamAppend{StreamID: stream, Events: tagged(stream, 3)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		conn, err := db.Write.Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		check := func(when string) {
+			t.Helper()
+			for _, c := range []struct {
+				name  string
+				plans []string
+			}{
+				{"tail of the long stream", explain(t, conn, dialect, tailStatement(dialect), "ct_long", long-3)},
+				{"tail of a short stream", explain(t, conn, dialect, tailStatement(dialect), "ct_short_1", 1)},
+				{"versions of an append", explain(t, conn, dialect, versionsStatement(dialect), "ct_long", "ct_short_1")},
+			} {
+				for _, plan := range c.plans {
+					if strings.Contains(plan, "Seq Scan on events") || strings.Contains(plan, "SCAN events") ||
+						!strings.Contains(plan, streamIndex(dialect)) {
+						t.Errorf("%s, %s: the plan does not walk the stream index:\n%s", when, c.name, plan)
+					}
+				}
+			}
+		}
+		check("no statistics")
+		if _, err := conn.ExecContext(ctx, `ANALYZE`); err != nil {
+			t.Fatal(err)
+		}
+		check("after ANALYZE with one stream nearly the whole log")
+	})
+}
+
 // logSize is large enough for a sequential scan of the log to cost what an index probe does not.
 const logSize = 200_000
 
-// The statements of the append, the stream read and the relay use their indexes on a large log
-// whatever its statistics say: never analyzed (these machines run PostgreSQL with autovacuum
-// off), analyzed while the log was small and grown since, and analyzed as it is. On PostgreSQL
-// both the plan made for the values given and the generic plan a prepared statement switches to
-// are checked.
-func TestWritePathPlansNeverScanTheLog(t *testing.T) {
+// On a large log of many streams the append, the tail read and the relay's read use an index
+// whatever the statistics say: analyzed while the log was small and grown since, analyzed as it
+// is, and never analyzed. (The test above covers one stream that is nearly the whole log.)
+func TestWritePathPlansNeverScanALargeLog(t *testing.T) {
 	sqldbtest.Run(t, func(t *testing.T, dialect sqldb.Dialect) {
-		ctx := context.Background()
 		db := sqldbtest.Open(t, dialect)
-		if dialect == sqldb.Postgres {
-			if _, err := db.Write.ExecContext(ctx, `ALTER TABLE events SET (autovacuum_enabled = false)`); err != nil {
-				t.Fatal(err)
-			}
-		}
+		keepUnanalyzed(t, db)
 		fill(t, db, 0, 100)
 		analyze(t, db) // statistics of a small log, left stale as it grows
 		fill(t, db, 100, logSize)
-
-		checkPlans(t, db, "stale statistics")
+		checkLargeLogPlans(t, db, "stale statistics")
 		analyze(t, db)
-		checkPlans(t, db, "current statistics")
+		checkLargeLogPlans(t, db, "current statistics")
 	})
-	// A log never analyzed at all.
 	sqldbtest.Run(t, func(t *testing.T, dialect sqldb.Dialect) {
 		db := sqldbtest.Open(t, dialect)
-		if dialect == sqldb.Postgres {
-			if _, err := db.Write.Exec(`ALTER TABLE events SET (autovacuum_enabled = false)`); err != nil {
-				t.Fatal(err)
-			}
-		}
+		keepUnanalyzed(t, db)
 		fill(t, db, 0, logSize)
-		checkPlans(t, db, "no statistics")
+		checkLargeLogPlans(t, db, "no statistics")
 	})
+}
+
+// keepUnanalyzed turns autovacuum off for the log, as these machines run PostgreSQL: only the
+// test's own ANALYZE gives it statistics.
+func keepUnanalyzed(t *testing.T, db *sqldb.DB) {
+	t.Helper()
+	if db.Dialect != sqldb.Postgres {
+		return
+	}
+	if _, err := db.Write.Exec(`ALTER TABLE events SET (autovacuum_enabled = false)`); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // fill appends the events of positions from+1..to: 5,000 streams of up to 40 events each.
@@ -74,84 +129,101 @@ func analyze(t *testing.T, db *sqldb.DB) {
 	}
 }
 
-// checkPlans explains every statement of the write path and the relay and fails on a scan of
-// the whole events table.
-func checkPlans(t *testing.T, db *sqldb.DB, state string) {
+// checkLargeLogPlans explains the statements of the write path and the relay and fails on a
+// scan of the whole events table.
+func checkLargeLogPlans(t *testing.T, db *sqldb.DB, state string) {
 	t.Helper()
-	ids := make([]string, 50)
-	for i := range ids {
-		ids[i] = "ct_" + string(rune('a'+i%26)) + "x"
+	ctx := context.Background()
+	conn, err := db.Write.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
 	}
-	ids[0] = "ct_42"
-	statements := []struct {
+	defer conn.Close()
+	relay := eventstore.ReadLogQuery
+	if db.Dialect == sqldb.SQLite {
+		relay = strings.NewReplacer("$1", "?", "$2", "?").Replace(relay)
+	}
+	for _, c := range []struct {
 		name  string
-		query string
-		args  []any
+		plans []string
 	}{
-		{"read stream", readStream, []any{"ct_42"}},
-		{"relay read", readLog, []any{logSize / 2, 1000}},
-		{"relay read at the head", readLog, []any{logSize - 10, 1000}},
-	}
-	if db.Dialect == sqldb.Postgres {
-		statements = append(statements,
-			struct {
-				name  string
-				query string
-				args  []any
-			}{"stream versions of one stream", pgStreamVersions, []any{ids[:1]}},
-			struct {
-				name  string
-				query string
-				args  []any
-			}{"stream versions of 50 streams", pgStreamVersions, []any{ids}})
-	} else {
-		args := make([]any, len(ids))
-		for i, id := range ids {
-			args[i] = id
-		}
-		statements = append(statements, struct {
-			name  string
-			query string
-			args  []any
-		}{"stream versions of 50 streams", sqliteStreamVersions(len(ids)), args})
-	}
-	for _, s := range statements {
-		for _, plan := range explain(t, db, s.query, s.args) {
-			if scansTheLog(db.Dialect, plan) {
-				t.Errorf("%s, %s: the plan scans the log:\n%s", state, s.name, plan)
+		{"relay read", explain(t, conn, db.Dialect, relay, int64(logSize/2), int64(1000))},
+		{"relay read at the head", explain(t, conn, db.Dialect, relay, int64(logSize-10), int64(1000))},
+		{"tail of a stream", explain(t, conn, db.Dialect, tailStatement(db.Dialect), "ct_42", int64(30))},
+		{"versions of an append", explain(t, conn, db.Dialect, versionsStatement(db.Dialect), "ct_42", "ct_4242")},
+	} {
+		for _, plan := range c.plans {
+			if strings.Contains(plan, "Seq Scan on events") || strings.Contains(plan, "SCAN events") {
+				t.Errorf("%s, %s: the plan scans the log:\n%s", state, c.name, plan)
 			}
 		}
 	}
 }
 
-// explain returns the plans a statement may run with: on PostgreSQL the custom and the generic
-// plan of a prepared statement, on SQLite its query plan.
-func explain(t *testing.T, db *sqldb.DB, query string, args []any) []string {
-	t.Helper()
-	ctx := context.Background()
-	conn, err := db.Read.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
+func tailStatement(dialect sqldb.Dialect) string {
+	if dialect == sqldb.Postgres {
+		return eventstore.ReadStreamFromQuery
 	}
-	defer conn.Close()
-	if db.Dialect == sqldb.SQLite {
-		return []string{planText(t, conn, `EXPLAIN QUERY PLAN `+query, args)}
-	}
-	var plans []string
-	for _, mode := range []string{"force_custom_plan", "force_generic_plan"} {
-		if _, err := conn.ExecContext(ctx, `SET plan_cache_mode = `+mode); err != nil {
-			t.Fatal(err)
-		}
-		plans = append(plans, mode+":\n"+planText(t, conn, `EXPLAIN `+query, args))
-	}
-	return plans
+	return strings.NewReplacer("$1", "?", "$2", "?").Replace(eventstore.ReadStreamFromQuery)
 }
 
-func planText(t *testing.T, conn *sql.Conn, query string, args []any) string {
+func versionsStatement(dialect sqldb.Dialect) string {
+	if dialect == sqldb.Postgres {
+		// the append sends the ids as one array
+		return strings.Replace(eventstore.PGStreamVersions, "$1::text[]", "ARRAY[$1, $2]::text[]", 1)
+	}
+	return eventstore.SQLiteVersionsOf(2)
+}
+
+func streamIndex(dialect sqldb.Dialect) string {
+	if dialect == sqldb.Postgres {
+		return "events_stream_id_version_key"
+	}
+	return "sqlite_autoindex_events_" // the index of UNIQUE (stream_id, version), named by SQLite
+}
+
+// explain returns the plans of a statement with these arguments: on PostgreSQL the plan for the
+// values and the generic plan of the prepared statement, on SQLite its one plan.
+func explain(t *testing.T, conn *sql.Conn, dialect sqldb.Dialect, statement string, args ...any) []string {
 	t.Helper()
-	rows, err := conn.QueryContext(context.Background(), query, args...)
+	ctx := context.Background()
+	if dialect == sqldb.SQLite {
+		return []string{queryPlan(t, conn, `EXPLAIN QUERY PLAN `+statement, 3, args...)}
+	}
+	custom := queryPlan(t, conn, `EXPLAIN `+statement, 0, args...)
+	types := make([]string, len(args))
+	literals := make([]string, len(args))
+	for i, a := range args {
+		switch v := a.(type) {
+		case string:
+			types[i], literals[i] = "text", "'"+v+"'"
+		default:
+			types[i], literals[i] = "bigint", fmt.Sprint(v)
+		}
+	}
+	for _, stmt := range []string{
+		`SET plan_cache_mode = force_generic_plan`,
+		`PREPARE planned (` + strings.Join(types, ", ") + `) AS ` + statement,
+	} {
+		if _, err := conn.ExecContext(ctx, stmt); err != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+	}
+	generic := queryPlan(t, conn, `EXPLAIN EXECUTE planned (`+strings.Join(literals, ", ")+`)`, 0)
+	for _, stmt := range []string{`DEALLOCATE planned`, `RESET plan_cache_mode`} {
+		if _, err := conn.ExecContext(ctx, stmt); err != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+	}
+	return []string{custom, generic}
+}
+
+// queryPlan runs an EXPLAIN and joins the text column of its rows (column col).
+func queryPlan(t *testing.T, conn *sql.Conn, statement string, col int, args ...any) string {
+	t.Helper()
+	rows, err := conn.QueryContext(context.Background(), statement, args...)
 	if err != nil {
-		t.Fatalf("%s: %v", query, err)
+		t.Fatalf("%s: %v", statement, err)
 	}
 	defer rows.Close()
 	cols, _ := rows.Columns()
@@ -165,25 +237,10 @@ func planText(t *testing.T, conn *sql.Conn, query string, args []any) string {
 		if err := rows.Scan(ptrs...); err != nil {
 			t.Fatal(err)
 		}
-		if s, ok := vals[len(vals)-1].(string); ok {
-			lines = append(lines, s)
-		}
+		lines = append(lines, fmt.Sprint(vals[col]))
 	}
 	if err := rows.Err(); err != nil {
 		t.Fatal(err)
 	}
 	return strings.Join(lines, "\n")
-}
-
-// scansTheLog tells whether a plan reads the whole events table.
-func scansTheLog(dialect sqldb.Dialect, plan string) bool {
-	if dialect == sqldb.SQLite {
-		for _, line := range strings.Split(plan, "\n") {
-			if strings.HasPrefix(strings.TrimSpace(line), "SCAN events") || strings.HasPrefix(strings.TrimSpace(line), "SCAN e ") {
-				return true
-			}
-		}
-		return false
-	}
-	return strings.Contains(plan, "Seq Scan on events")
 }

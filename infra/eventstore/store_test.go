@@ -342,3 +342,37 @@ func TestAppendChecksStreamsItDoesNotWrite(t *testing.T) {
 		}
 	})
 }
+
+// ReadStreamFrom returns the events after a version, in version order, and nothing past the end;
+// from 0 it is the whole stream, as ReadStream.
+func TestReadStreamFromReturnsTheTail(t *testing.T) {
+	sqldbtest.Run(t, func(t *testing.T, dialect sqldb.Dialect) {
+		s, _ := newStore(t, dialect)
+		ctx := context.Background()
+		if _, err := s.Append(ctx, meta, domain.StreamAppend{StreamID: "ct_a", Events: tagged("ct_a", 5)}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Append(ctx, meta, domain.StreamAppend{StreamID: "ct_b", Events: tagged("ct_b", 2)}); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []struct {
+			after    int64
+			versions []int64
+		}{{0, []int64{1, 2, 3, 4, 5}}, {3, []int64{4, 5}}, {5, nil}, {9, nil}} {
+			tail, err := s.ReadStreamFrom(ctx, "ct_a", c.after)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []int64
+			for _, r := range tail {
+				if r.StreamID != "ct_a" {
+					t.Fatalf("after %d: an event of %s", c.after, r.StreamID)
+				}
+				got = append(got, r.Version)
+			}
+			if fmt.Sprint(got) != fmt.Sprint(c.versions) {
+				t.Errorf("after %d: versions %v, want %v", c.after, got, c.versions)
+			}
+		}
+	})
+}

@@ -1,0 +1,186 @@
+package commands_test
+
+import (
+	"context"
+	"fmt"
+	"hash/fnv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/funnelhq/funnel/commands"
+	"github.com/funnelhq/funnel/domain"
+	"github.com/funnelhq/funnel/infra/eventstore"
+	"github.com/funnelhq/funnel/infra/sqldb"
+	"github.com/funnelhq/funnel/infra/sqldb/sqldbtest"
+)
+
+// countingStore is the event store, counting the stream reads and the events they return.
+type countingStore struct {
+	commands.EventStore
+	reads, events atomic.Int64
+}
+
+func (s *countingStore) ReadStreamFrom(ctx context.Context, streamID string, after int64) ([]domain.Recorded, error) {
+	recs, err := s.EventStore.ReadStreamFrom(ctx, streamID, after)
+	s.reads.Add(1)
+	s.events.Add(int64(len(recs)))
+	return recs, err
+}
+
+func (s *countingStore) reset() { s.reads.Store(0); s.events.Store(0) }
+
+// seedContact appends a contact with events events in all (its creation, then names set over
+// and over) straight to the log, as years of use would have left it.
+func seedContact(t testing.TB, store *eventstore.Store, accountID, email string, events int) string {
+	t.Helper()
+	id := domain.ContactIDFor(accountID, email)
+	batch := []domain.Event{domain.ContactCreated{ContactID: id, AccountID: accountID, Email: email, CustomFields: map[string]string{}}}
+	var version int64
+	flush := func() {
+		if _, err := store.Append(context.Background(), domain.Metadata{AccountID: accountID, Actor: "operator"},
+			domain.StreamAppend{StreamID: id, ExpectedVersion: version, Events: batch}); err != nil {
+			t.Fatal(err)
+		}
+		version += int64(len(batch))
+		batch = nil
+	}
+	for i := 1; i < events; i++ {
+		name := fmt.Sprintf("Name %d", i)
+		batch = append(batch, domain.ContactUpdated{ContactID: id, FirstName: &name})
+		if len(batch) == 1000 {
+			flush()
+		}
+	}
+	if len(batch) > 0 {
+		flush()
+	}
+	return id
+}
+
+// rename writes a contact through UpsertContact, which records one ContactUpdated.
+func rename(t testing.TB, h commands.UpsertContactHandler, accountID, email, firstName string) {
+	t.Helper()
+	if _, err := h.Handle(context.Background(), commands.UpsertContact{
+		Meta: commands.Meta{AccountID: accountID, Actor: domain.OperatorActor}, Email: email,
+		Profile: domain.ContactProfile{FirstName: &firstName},
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The 6,000th write to one contact reads what the 10th does: the events after the state this
+// process kept, not the stream. Another process's write in between is read as that tail, one
+// event; the first write after a (re)start reads the stream whole, once.
+func TestAWriteReadsTheTailOfItsStreamOnly(t *testing.T) {
+	sqldbtest.Run(t, func(t *testing.T, dialect sqldb.Dialect) {
+		store := eventstore.New(sqldbtest.Open(t, dialect))
+		t.Cleanup(store.Close)
+		counted := &countingStore{EventStore: store}
+		this := commands.NewHandlers(commands.Dependencies{Store: counted, Log: zap.NewNop(), Observer: noObserver{}})
+		other := commands.NewHandlers(commands.Dependencies{Store: store, Log: zap.NewNop(), Observer: noObserver{}}) // another process
+		const account = "acc_1"
+		type reads struct{ queries, events int64 }
+		measured := map[int]reads{}
+		for _, n := range []int{10, 6000} {
+			email := fmt.Sprintf("writer-%d@example.com", n)
+			id := seedContact(t, store, account, email, n-3)
+
+			counted.reset()
+			rename(t, this.UpsertContact, account, email, "Cold") // write n-2: this process never read the contact
+			if got := counted.events.Load(); got != int64(n-3) {
+				t.Fatalf("n=%d: the first write of a process read %d events, want the whole stream (%d)", n, got, n-3)
+			}
+			rename(t, other.UpsertContact, account, email, "Other") // write n-1, by the other process
+
+			counted.reset()
+			rename(t, this.UpsertContact, account, email, "Last") // write n
+			measured[n] = reads{counted.reads.Load(), counted.events.Load()}
+
+			recs, err := store.ReadStream(context.Background(), id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			last, err := recs[len(recs)-1].Decode()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(recs) != n || *last.(domain.ContactUpdated).FirstName != "Last" {
+				t.Fatalf("n=%d: the stream has %d events ending with %+v", n, len(recs), last)
+			}
+		}
+		if measured[10] != measured[6000] || measured[6000] != (reads{queries: 1, events: 1}) {
+			t.Fatalf("the 10th write read %+v, the 6,000th %+v; want one query returning the other process's event each", measured[10], measured[6000])
+		}
+	})
+}
+
+// blockingStore is the event store, holding every read of one stream until released.
+type blockingStore struct {
+	commands.EventStore
+	stream  string
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (s *blockingStore) ReadStreamFrom(ctx context.Context, streamID string, after int64) ([]domain.Recorded, error) {
+	if streamID == s.stream {
+		s.entered <- struct{}{}
+		<-s.release
+	}
+	return s.EventStore.ReadStreamFrom(ctx, streamID, after)
+}
+
+// lockBucket is the stream lock two ids shared before locks were per stream: 256 mutexes
+// chosen by a hash of the id.
+func lockBucket(id string) uint32 {
+	h := fnv.New32a()
+	h.Write([]byte(id))
+	return h.Sum32() % 256
+}
+
+// A command held up on a contact of one account does not hold up a command on a contact of
+// another account, even one whose id falls in the same bucket of the former 256 shared locks.
+func TestACommandOnOneStreamDoesNotWaitForAnother(t *testing.T) {
+	sqldbtest.Run(t, func(t *testing.T, dialect sqldb.Dialect) {
+		store := eventstore.New(sqldbtest.Open(t, dialect))
+		t.Cleanup(store.Close)
+		busy := domain.ContactIDFor("acc_busy", "busy@example.com")
+		quiet := ""
+		for i := 0; quiet == "" || lockBucket(domain.ContactIDFor("acc_quiet", quiet)) != lockBucket(busy); i++ {
+			quiet = fmt.Sprintf("quiet-%d@example.com", i)
+		}
+		blocking := &blockingStore{EventStore: store, stream: busy, entered: make(chan struct{}), release: make(chan struct{})}
+		var releaseOnce sync.Once
+		release := func() { releaseOnce.Do(func() { close(blocking.release) }) }
+		t.Cleanup(release) // a failing test lets the busy command go too
+		h := commands.NewHandlers(commands.Dependencies{Store: blocking, Log: zap.NewNop(), Observer: noObserver{}})
+		heldDone := make(chan error, 1)
+		go func() {
+			_, err := h.UpsertContact.Handle(context.Background(), commands.UpsertContact{Meta: commands.Meta{AccountID: "acc_busy", Actor: domain.OperatorActor}, Email: "busy@example.com"})
+			heldDone <- err
+		}()
+		<-blocking.entered // the busy contact's command holds its stream's lock, stuck in its read
+
+		quietDone := make(chan error, 1)
+		go func() {
+			_, err := h.UpsertContact.Handle(context.Background(), commands.UpsertContact{Meta: commands.Meta{AccountID: "acc_quiet", Actor: domain.OperatorActor}, Email: quiet})
+			quietDone <- err
+		}()
+		select {
+		case err := <-quietDone:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-time.After(30 * time.Second): // a guard against a hang, not a measure of speed
+			t.Fatal("the command on the quiet contact waited for the busy contact's command")
+		}
+		release()
+		if err := <-heldDone; err != nil {
+			t.Fatal(err)
+		}
+	})
+}
