@@ -1,7 +1,7 @@
 # The two commands of README.md: `go run ./cmd/funnel serve` and `make test`.
 GO ?= go
 
-.PHONY: test bench build vet load
+.PHONY: test bench build vet load generate
 
 # Every test, on SQLite and on PostgreSQL (FUNNEL_TEST_DATABASE_URL, default
 # postgres://postgres@127.0.0.1:5432/test, trust auth): each test creates a database of its own
@@ -17,6 +17,12 @@ test:
 
 build:
 	$(GO) build -o funnel ./cmd/funnel
+
+# What the service serves from the OpenAPI documents: api/openapi/integration.json and
+# operator.json from their YAML sources, and llms-full.txt from integration.yaml and the prose of
+# llms-full.txt.tmpl. Run it after editing any of them (a test fails until you do).
+generate:
+	$(GO) generate ./api/openapi/
 
 vet:
 	$(GO) mod tidy -diff

@@ -186,6 +186,9 @@ func (a *App) APIRouter() *mux.Router { return a.api.Router() }
 // OperatorHandler serves the operator API.
 func (a *App) OperatorHandler() http.Handler { return a.operator.Handler() }
 
+// OperatorRouter holds the routes of the operator listener (tests walk them).
+func (a *App) OperatorRouter() *mux.Router { return a.operator.Router() }
+
 // Ready is closed once the projections caught up with the log as it was at start.
 func (a *App) Ready() <-chan struct{} { return a.pipeline.Ready() }
 

@@ -375,6 +375,7 @@ func newOrderedReceiver(t *testing.T, fail func(a arrival, before []arrival) boo
 			w.WriteHeader(http.StatusBadRequest)
 			return
 		}
+		apptest.CheckWebhook(t, req.Header, body)
 		env := decode(t, body)
 		data := env["data"].(map[string]any)
 		a := arrival{typ: env["type"].(string), buyer: data["customer"].(map[string]any)["email"].(string)}

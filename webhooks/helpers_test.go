@@ -38,7 +38,8 @@ type received struct {
 }
 
 // receiver is a real HTTP server on loopback that answers with the statuses it is given, in turn
-// (the last one repeats), and records every request.
+// (the last one repeats), and records every request. Each body it gets must conform to the
+// integration API's OpenAPI document (apptest.CheckWebhook).
 type receiver struct {
 	*httptest.Server
 	mu       sync.Mutex
@@ -55,6 +56,7 @@ func newReceiver(t *testing.T, statuses ...int) *receiver {
 	}
 	r.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		body, _ := io.ReadAll(req.Body)
+		apptest.CheckWebhook(t, req.Header, body)
 		r.mu.Lock()
 		r.got = append(r.got, received{at: time.Now(), header: req.Header.Clone(), body: body})
 		status := r.statuses[min(len(r.got), len(r.statuses))-1]

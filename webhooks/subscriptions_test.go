@@ -2,6 +2,7 @@ package webhooks_test
 
 import (
 	"bytes"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -295,7 +296,9 @@ func TestDeletingASubscriptionWhileADeliveryIsInFlight(t *testing.T) {
 		t.Run(strconv.Itoa(answer), func(t *testing.T) {
 			run(t, func(c *app.Config) { c.WebhookBackoffBase = time.Hour; c.WebhookBackoffCap = time.Hour }, func(t *testing.T, svc *apptest.Service) {
 				arrived, release := make(chan struct{}, 1), make(chan struct{})
-				target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+				target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+					body, _ := io.ReadAll(req.Body)
+					apptest.CheckWebhook(t, req.Header, body)
 					arrived <- struct{}{}
 					<-release
 					w.WriteHeader(answer)

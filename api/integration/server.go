@@ -1,6 +1,6 @@
 // Package integration serves the integration API (integration-api.md): /api/v1 for integrators,
-// authenticated with API keys and limited by their scopes, and /llms-full.txt, its reference for
-// machines, on FUNNEL_API_HOST; and the health endpoints on any host. Handlers decode and
+// authenticated with API keys and limited by their scopes, its OpenAPI document and
+// /llms-full.txt, its reference for machines (both from api/openapi), on FUNNEL_API_HOST; and the health endpoints on any host. Handlers decode and
 // validate a request, call a command or a read-model query, and answer in the shapes of the
 // contract.
 package integration
@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/funnelhq/funnel/api/httpapi"
+	"github.com/funnelhq/funnel/api/openapi"
 	"github.com/funnelhq/funnel/commands"
 	"github.com/funnelhq/funnel/domain"
 )
@@ -79,7 +80,9 @@ func (s *Server) Handler() http.Handler {
 // Router holds the routes served on the API host (tests walk them).
 func (s *Server) Router() *mux.Router {
 	onHost := httpapi.NewRouter()
-	onHost.HandleFunc("/llms-full.txt", serveLLMs).Methods(http.MethodGet)
+	onHost.Handle("/llms-full.txt", openapi.Serve("text/plain; charset=utf-8", openapi.LLMsFull())).Methods(http.MethodGet)
+	// The OpenAPI document needs no key: integrators' tools fetch it before they have one.
+	onHost.Handle("/api/v1/openapi.json", openapi.Serve("application/json; charset=utf-8", openapi.Integration())).Methods(http.MethodGet)
 	v1 := func(method, path string, scope domain.Scope, h http.HandlerFunc) {
 		onHost.Handle("/api/v1"+path, s.authenticate(s.limitAccount(method, path, scoped(scope, httpapi.Idempotent(s.deps.Idempotency, accountScope, h))))).Methods(method)
 	}

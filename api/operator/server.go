@@ -1,6 +1,6 @@
 // Package operator serves the operator API (operator-api.md) on FUNNEL_ADMIN_ADDR: /admin/v1,
-// with which the app side configures accounts, authenticated with the operator token; /metrics
-// for Prometheus; and the health endpoints. Handlers decode and validate a request, call a
+// with which the app side configures accounts, authenticated with the operator token, and its
+// OpenAPI document (api/openapi); /metrics for Prometheus; and the health endpoints. Handlers decode and validate a request, call a
 // command or a read-model query, and answer in the shapes of the contract.
 package operator
 
@@ -11,6 +11,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/funnelhq/funnel/api/httpapi"
+	"github.com/funnelhq/funnel/api/openapi"
 	"github.com/funnelhq/funnel/commands"
 )
 
@@ -53,14 +54,22 @@ func New(deps Deps) *Server {
 	}}
 }
 
-// Handler serves FUNNEL_ADMIN_ADDR: /admin/v1 with the operator token, /metrics, and the health
-// endpoints.
+// Handler serves FUNNEL_ADMIN_ADDR: /admin/v1 with the operator token, its OpenAPI document,
+// /metrics, and the health endpoints.
 func (s *Server) Handler() http.Handler {
+	return httpapi.Listener{Name: "operator", Log: s.deps.Log, Observer: s.deps.Observer}.Handler(s.Router())
+}
+
+// Router holds every route of the operator listener (tests walk them).
+func (s *Server) Router() *mux.Router {
 	root := httpapi.NewRouter()
 	httpapi.AddHealth(root, s.deps.Ready)
 	if s.deps.Metrics != nil {
 		root.Handle("/metrics", s.deps.Metrics).Methods(http.MethodGet)
 	}
+	// The document needs no token, like /metrics: it holds no secret, and tools fetch it before
+	// they are given one.
+	root.Handle("/admin/v1/openapi.json", openapi.Serve("application/json; charset=utf-8", openapi.Operator())).Methods(http.MethodGet)
 	scope := tokenScope(s.deps.AdminToken)
 	admin := func(method, path string, h http.HandlerFunc) {
 		root.Handle("/admin/v1"+path, s.operatorOnly(accountFromPath(httpapi.Idempotent(s.deps.Idempotency, scope, h)))).Methods(method)
@@ -98,7 +107,7 @@ func (s *Server) Handler() http.Handler {
 	admin(http.MethodPost, "/accounts/{accountId}/webhooks/{webhookId}/rotate-secret", s.rotateWebhookSecret)
 	admin(http.MethodGet, "/accounts/{accountId}/webhook-deliveries", s.listDeliveries)
 	admin(http.MethodPost, "/accounts/{accountId}/webhook-deliveries/{deliveryId}/retry", s.retryDelivery)
-	return httpapi.Listener{Name: "operator", Log: s.deps.Log, Observer: s.deps.Observer}.Handler(root)
+	return root
 }
 
 // accountFromPath notes the account an authenticated request names in its path, for the access

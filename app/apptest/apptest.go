@@ -152,8 +152,8 @@ func start(t testing.TB, databaseURL string, log *zap.Logger, configure func(*ap
 		t.Fatal("service did not become ready")
 	}
 	d := app.Dialect(a)
-	api := newClient(a.APIHandler(), cfg.APIHost, "")
-	op := newClient(a.OperatorHandler(), "", AdminToken)
+	api := newClient(a.APIHandler(), cfg.APIHost, "", integrationContract)
+	op := newClient(a.OperatorHandler(), "", AdminToken, operatorContract)
 	var once sync.Once
 	return &Service{App: a, Dialect: d, API: api, Operator: op, stop: func() {
 		once.Do(func() {

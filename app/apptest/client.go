@@ -7,19 +7,20 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"testing"
 )
 
-// Client speaks HTTP to one listener of a test service.
+// Client speaks HTTP to one listener of a test service, and checks every answer against the
+// listener's OpenAPI document (Contract).
 type Client struct {
-	server *httptest.Server
-	host   string
-	token  string
+	server   *httptest.Server
+	host     string
+	token    string
+	contract func() (*Contract, error)
 }
 
-func newClient(h http.Handler, host, token string) *Client {
-	return &Client{server: httptest.NewServer(h), host: host, token: token}
+func newClient(h http.Handler, host, token string, contract func() (*Contract, error)) *Client {
+	return &Client{server: httptest.NewServer(h), host: host, token: token, contract: contract}
 }
 
 func (c *Client) close() { c.server.Close() }
@@ -48,21 +49,25 @@ type Request struct {
 // Do performs a request and decodes the answer.
 func (c *Client) Do(t testing.TB, req Request) Response {
 	t.Helper()
+	var sent []byte // the body, kept for the contract check
 	var body io.Reader
 	switch b := req.Body.(type) {
 	case nil:
 	case string:
-		body = strings.NewReader(b)
+		sent = []byte(b)
 	case []byte:
-		body = bytes.NewReader(b)
+		sent = b
 	case io.Reader:
-		body = b
+		body = io.TeeReader(b, (*bodyCopy)(&sent))
 	default:
 		enc, err := json.Marshal(b)
 		if err != nil {
 			t.Fatalf("encode request: %v", err)
 		}
-		body = bytes.NewReader(enc)
+		sent = enc
+	}
+	if sent != nil {
+		body = bytes.NewReader(sent)
 	}
 	hr, err := http.NewRequest(req.Method, c.server.URL+req.Path, body)
 	if err != nil {
@@ -96,7 +101,44 @@ func (c *Client) Do(t testing.TB, req Request) Response {
 	}
 	out := Response{Status: resp.StatusCode, Header: resp.Header, Raw: raw}
 	_ = json.Unmarshal(raw, &out.Body)
+	c.checkContract(t, exchange{request: hr, requestBody: sent, status: resp.StatusCode, header: resp.Header, body: raw})
 	return out
+}
+
+// checkContract fails the test when the exchange breaks the listener's OpenAPI document.
+// Benchmarks skip it: they measure the service, not the check.
+func (c *Client) checkContract(t testing.TB, x exchange) {
+	t.Helper()
+	if _, bench := t.(*testing.B); bench || c.contract == nil {
+		return
+	}
+	contract, err := c.contract()
+	if err != nil {
+		t.Errorf("contract: %v", err)
+		return
+	}
+	var faults []string
+	if offHost(x.request.Host, c.host) && x.request.URL.Path != "/healthz" && x.request.URL.Path != "/readyz" {
+		// Another host than the API's: nothing but the health endpoints answers there, so the
+		// answer is the JSON 404 of the service's host rule, whatever the path.
+		faults = contract.checkError(x)
+		if x.status != http.StatusNotFound {
+			faults = append(faults, fmt.Sprintf("another host than the API's answered %d", x.status))
+		}
+	} else {
+		faults = contract.check(x)
+	}
+	for _, f := range faults {
+		t.Errorf("contract: %s %s → %d: %s\nbody: %.2000s", x.request.Method, x.request.URL.RequestURI(), x.status, f, x.body)
+	}
+}
+
+// bodyCopy keeps what a request body reader sent.
+type bodyCopy []byte
+
+func (b *bodyCopy) Write(p []byte) (int, error) {
+	*b = append(*b, p...)
+	return len(p), nil
 }
 
 // Get, Post, Patch and Delete are Do with a method.

@@ -1,0 +1,171 @@
+package openapi_test
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/getkin/kin-openapi/openapi3"
+
+	"github.com/funnelhq/funnel/api/openapi"
+	"github.com/funnelhq/funnel/api/openapi/internal/render"
+)
+
+// documents are the served documents and their sources.
+var documents = []struct {
+	name   string
+	source string
+	served []byte
+}{
+	{"integration", "integration.yaml", openapi.Integration()},
+	{"operator", "operator.yaml", openapi.Operator()},
+}
+
+// Both documents are valid OpenAPI 3.1, their examples, defaults and formats included, every
+// error reported.
+func TestDocumentsAreValidOpenAPI31(t *testing.T) {
+	for _, d := range documents {
+		t.Run(d.name, func(t *testing.T) {
+			doc := load(t, d.served)
+			if !doc.IsOpenAPI31OrLater() || doc.OpenAPI != "3.1.0" {
+				t.Fatalf("openapi %q, want 3.1.0", doc.OpenAPI)
+			}
+			err := doc.Validate(context.Background(), openapi3.EnableMultiError(), openapi3.EnableExamplesValidation(),
+				openapi3.EnableSchemaDefaultsValidation(), openapi3.EnableSchemaFormatValidation(), openapi3.EnableSchemaPatternValidation())
+			if me, ok := err.(openapi3.MultiError); ok {
+				for _, e := range me {
+					t.Error(e)
+				}
+			} else if err != nil {
+				t.Error(err)
+			}
+		})
+	}
+}
+
+// What the service serves is what `make generate` makes of the sources today: running it
+// again would change nothing.
+func TestGeneratedFilesAreUpToDate(t *testing.T) {
+	for _, d := range documents {
+		want, err := render.JSON(read(t, d.source))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(d.served, want) {
+			t.Errorf("%s.json is not what %s renders to: run `make generate`", d.name, d.source)
+		}
+	}
+	want, err := render.LLMs(read(t, "integration.yaml"), read(t, "llms-full.txt.tmpl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(openapi.LLMsFull(), want) {
+		t.Error("llms-full.txt is not what integration.yaml and llms-full.txt.tmpl render to: run `make generate`")
+	}
+	if strings.Contains(string(want), "<no value>") {
+		t.Error("llms-full.txt names a part the renderer does not make")
+	}
+}
+
+// /llms-full.txt shows every operation of the integration document, each webhook and each
+// named schema.
+func TestLLMsFullShowsTheWholeDocument(t *testing.T) {
+	doc := load(t, openapi.Integration())
+	text := string(openapi.LLMsFull())
+	for path, item := range doc.Paths.Map() {
+		for method := range item.Operations() {
+			if !strings.Contains(text, "\n"+method+" "+path+"  (") {
+				t.Errorf("llms-full.txt does not show %s %s", method, path)
+			}
+		}
+	}
+	for name := range doc.Webhooks {
+		if !strings.Contains(text, "\n"+name+"\n") {
+			t.Errorf("llms-full.txt does not show the webhook %s", name)
+		}
+	}
+	for name := range doc.Components.Schemas {
+		if !strings.Contains(text, "\n"+name+": ") {
+			t.Errorf("llms-full.txt does not show the schema %s", name)
+		}
+	}
+}
+
+// A client generator gets a named type for every body and a name for every operation: each
+// operation has a unique operationId, and each JSON request and response body, and each
+// webhook body, is a reference to a named component schema rather than an inline schema.
+func TestEveryOperationIsNamedAndEveryBodyIsAComponent(t *testing.T) {
+	for _, d := range documents {
+		t.Run(d.name, func(t *testing.T) {
+			doc := load(t, d.served)
+			ids := map[string]string{}
+			check := func(where string, op *openapi3.Operation) {
+				if op.OperationID == "" {
+					t.Errorf("%s has no operationId", where)
+				} else if other, dup := ids[op.OperationID]; dup {
+					t.Errorf("%s and %s share the operationId %s", where, other, op.OperationID)
+				}
+				ids[op.OperationID] = where
+				if op.RequestBody != nil {
+					for mime, media := range op.RequestBody.Value.Content {
+						if media.Schema == nil || media.Schema.Ref == "" {
+							t.Errorf("%s: the %s request body is not a named schema", where, mime)
+						}
+					}
+				}
+				for status, resp := range op.Responses.Map() {
+					for mime, media := range resp.Value.Content {
+						if mime == "application/json" && (media.Schema == nil || media.Schema.Ref == "") {
+							t.Errorf("%s: the %s answer is not a named schema", where, status)
+						}
+					}
+				}
+			}
+			for path, item := range doc.Paths.Map() {
+				for method, op := range item.Operations() {
+					check(method+" "+path, op)
+				}
+			}
+			for name, item := range doc.Webhooks {
+				for method, op := range item.Operations() {
+					check("webhook "+name+" "+method, op)
+				}
+			}
+		})
+	}
+}
+
+// The document's webhooks are the outbound event types the service sends.
+func TestWebhooksAreTheOutboundEvents(t *testing.T) {
+	doc := load(t, openapi.Integration())
+	want := []string{"form.submitted", "scheduling.booked", "checkout.purchased", "checkout.rebilled", "checkout.refunded",
+		"checkout.subscription_cancel_scheduled", "checkout.subscription_cancelled"}
+	if len(doc.Webhooks) != len(want) {
+		t.Errorf("%d webhooks, want %d", len(doc.Webhooks), len(want))
+	}
+	for _, name := range want {
+		if doc.Webhooks[name] == nil || doc.Webhooks[name].Post == nil {
+			t.Errorf("no webhook %s", name)
+		}
+	}
+}
+
+func load(t *testing.T, spec []byte) *openapi3.T {
+	t.Helper()
+	doc, err := openapi3.NewLoader().LoadFromData(spec)
+	if err != nil {
+		t.Fatalf("load: %v", err)
+	}
+	return doc
+}
+
+func read(t *testing.T, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
