@@ -18,6 +18,7 @@ import (
 	"github.com/funnelhq/funnel/api/operator"
 	"github.com/funnelhq/funnel/commands"
 	"github.com/funnelhq/funnel/infra/eventstore"
+	"github.com/funnelhq/funnel/infra/idempotency"
 	"github.com/funnelhq/funnel/infra/metrics"
 	"github.com/funnelhq/funnel/infra/pipeline"
 	"github.com/funnelhq/funnel/infra/sqldb"
@@ -38,6 +39,7 @@ type App struct {
 	operator   *operator.Server
 	dispatcher *webhooks.Dispatcher
 	timer      subscriptionTimer
+	sweeper    idempotencySweeper
 	rateLimits rateLimits
 }
 
@@ -108,6 +110,8 @@ func Open(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 		return float64(n)
 	})
 	subscriptions := webhooks.NewSubscriptions(db.Read)
+	keys := idempotency.New(db, store, sealer, now)
+	a.sweeper = idempotencySweeper{keys: keys, log: log.Named("idempotency")}
 	a.api = integration.New(integration.Deps{
 		Commands:      handlers,
 		APIKeys:       models.accounts,
@@ -124,6 +128,7 @@ func Open(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 		Subscriptions: subscriptions,
 		Samples:       webhooks.NewSamples(store),
 		ReadModels:    pipe.Tracker(),
+		Idempotency:   keys,
 		Ready:         a.isReady,
 		APIHost:       cfg.APIHost,
 		Log:           log,
@@ -150,6 +155,7 @@ func Open(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 		Deliveries:    deliveries,
 		History:       store,
 		ReadModels:    pipe.Tracker(),
+		Idempotency:   keys,
 		Ready:         a.isReady,
 		AdminToken:    cfg.AdminToken,
 		Log:           log,
@@ -198,13 +204,14 @@ func (a *App) isReady() bool {
 // maxDeliveryAttempts is how often a webhook is tried (integration-api.md section 8).
 const maxDeliveryAttempts = 10
 
-// RunBackground runs the relay, the projections, the webhook dispatcher and the subscription
-// timers until ctx ends.
+// RunBackground runs the relay, the projections, the webhook dispatcher, the subscription
+// timers and the sweeper of expired Idempotency-Keys until ctx ends.
 func (a *App) RunBackground(ctx context.Context) error {
 	g, ctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return a.pipeline.Run(ctx) })
 	g.Go(func() error { return a.dispatcher.Run(ctx) })
 	g.Go(func() error { return a.timer.Run(ctx) })
+	g.Go(func() error { return a.sweeper.Run(ctx) })
 	return g.Wait()
 }
 

@@ -33,8 +33,11 @@ func WriteError(w http.ResponseWriter, status int, message string) {
 	writeBody(w, status, Object{"error": message})
 }
 
+// jsonContentType is the Content-Type of every JSON answer.
+const jsonContentType = "application/json; charset=utf-8"
+
 func writeBody(w http.ResponseWriter, status int, body any) {
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Content-Type", jsonContentType)
 	w.WriteHeader(status)
 	// The status is sent: an encoding error can only be a client gone away, nobody to tell.
 	_ = json.NewEncoder(w).Encode(body)
@@ -51,6 +54,10 @@ func Fail(w http.ResponseWriter, r *http.Request, err error) {
 		WriteError(w, http.StatusNotFound, "not found")
 	case errors.Is(err, paging.ErrBadCursor):
 		WriteError(w, http.StatusBadRequest, "cursor is invalid")
+	case errors.Is(err, domain.ErrAlreadyPerformed):
+		// A retry raced the first attempt of its Idempotency-Key to the log, and lost: that
+		// attempt answers (Idempotent answers this request itself).
+		answerInProgress(w)
 	case errors.Is(err, commands.ErrTooMuchContention):
 		w.Header().Set("Retry-After", "1")
 		WriteError(w, http.StatusServiceUnavailable, err.Error())

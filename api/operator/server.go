@@ -31,6 +31,8 @@ type Deps struct {
 	Deliveries    Deliveries
 	History       History
 	ReadModels    httpapi.ReadModelWaiter
+	// Idempotency keeps the answers of requests with an Idempotency-Key; nil turns the header off.
+	Idempotency httpapi.IdempotencyStore
 	// Ready reports whether migrations ran and the projections caught up at start (/readyz).
 	Ready      func() bool
 	AdminToken string // FUNNEL_ADMIN_TOKEN: the bearer token of every /admin/v1 request
@@ -68,8 +70,9 @@ func (s *Server) Router() *mux.Router {
 	// The document needs no token, like /metrics: it holds no secret, and tools fetch it before
 	// they are given one.
 	root.Handle("/admin/v1/openapi.json", openapi.Serve("application/json; charset=utf-8", openapi.Operator())).Methods(http.MethodGet)
+	scope := tokenScope(s.deps.AdminToken)
 	admin := func(method, path string, h http.HandlerFunc) {
-		root.Handle("/admin/v1"+path, s.operatorOnly(accountFromPath(h))).Methods(method)
+		root.Handle("/admin/v1"+path, s.operatorOnly(accountFromPath(httpapi.Idempotent(s.deps.Idempotency, scope, h)))).Methods(method)
 	}
 
 	admin(http.MethodPost, "/accounts", s.createAccount)
