@@ -74,6 +74,10 @@ func Idempotent(store IdempotencyStore, scope func(*http.Request) string, next h
 			WriteError(w, http.StatusConflict, "this Idempotency-Key was used for another request (another method, path or body); use a new key for a new request")
 		case idempotency.InProgress:
 			answerInProgress(w)
+		case idempotency.Unreadable:
+			w.Header().Set(ReplayedHeader, "true")
+			WriteError(w, http.StatusConflict, "the request with this Idempotency-Key was performed, but its kept answer is sealed with a server key "+
+				"that is no longer configured: it is not performed again; read its outcome with a GET")
 		case idempotency.Orphaned:
 			res := orphanedAnswer()
 			noteFailure(r, "complete", store.Complete(context.WithoutCancel(r.Context()), claim, res))

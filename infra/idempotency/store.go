@@ -89,6 +89,10 @@ const (
 	Mismatch
 	// InProgress: another attempt holds the key.
 	InProgress
+	// Unreadable: an earlier attempt performed the request, but what was kept of it is sealed with
+	// a server key that is no longer configured (FUNNEL_SECRET_KEY rotated too soon, a SQLite key
+	// file lost): it is not performed again, and its answer cannot be given.
+	Unreadable
 )
 
 // Response is a kept answer.
@@ -150,6 +154,9 @@ func (s *Store) Claim(ctx context.Context, req Request) (Claim, error) {
 		switch {
 		case row.state == stateDone:
 			body, err := s.open(c, "body", row.body)
+			if errors.Is(err, sealing.ErrUnknownKey) {
+				return Claim{Decision: Unreadable}, nil
+			}
 			if err != nil {
 				return Claim{}, err
 			}
@@ -168,7 +175,9 @@ func (s *Store) Claim(ctx context.Context, req Request) (Claim, error) {
 			continue // another retry took it first, or its attempt moved on: look again
 		}
 		if row.state == statePerformed {
-			if c.Outcomes, err = s.open(c, "outcome", row.outcome); err != nil {
+			if c.Outcomes, err = s.open(c, "outcome", row.outcome); errors.Is(err, sealing.ErrUnknownKey) {
+				return Claim{Decision: Unreadable}, nil
+			} else if err != nil {
 				return Claim{}, err
 			}
 			c.Decision = Resume

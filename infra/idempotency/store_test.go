@@ -269,3 +269,29 @@ func TestSweepDeletesExpiredKeys(t *testing.T) {
 		f.claim(t, request("recent", "body"), idempotency.Replay)
 	})
 }
+
+// What was kept under a server key that is no longer configured cannot be given back: the
+// request is not performed again, and the claim says so instead of failing.
+func TestKeptUnderARetiredKeyIsUnreadable(t *testing.T) {
+	sqldbtest.Run(t, func(t *testing.T, d sqldb.Dialect) {
+		f := newFixture(t, d)
+		ctx := context.Background()
+		answered, resumable := request("answered", "body"), request("resumable", "body")
+		c := f.claim(t, answered, idempotency.Perform)
+		f.perform(t, c)
+		if err := f.keys.Complete(ctx, c, idempotency.Response{Status: 201, Body: []byte("done")}); err != nil {
+			t.Fatal(err)
+		}
+		r := f.claim(t, resumable, idempotency.Perform)
+		f.perform(t, r)
+		if err := f.keys.KeepOutcomes(ctx, r, []byte(`[{"command":"CreateLead"}]`)); err != nil {
+			t.Fatal(err)
+		}
+		f.clock.Advance(idempotency.Lease) // the attempt that kept the outcome stopped
+
+		_, newSealer := sealingtest.NewKey(t) // the old key is gone from the configuration
+		rotated := fixture{keys: idempotency.New(f.db, f.log, newSealer, f.clock.Now), log: f.log, db: f.db, clock: f.clock}
+		rotated.claim(t, answered, idempotency.Unreadable)
+		rotated.claim(t, resumable, idempotency.Unreadable)
+	})
+}
