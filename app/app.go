@@ -82,7 +82,7 @@ func Open(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 	for _, p := range models.all() {
 		pipe.AddReadModel(p)
 	}
-	pipe.AddInvalidator(projections.NewCacheInvalidator(models.accounts, models.tags))
+	pipe.AddInvalidator(projections.NewCacheInvalidator(models.tags))
 	a.pipeline = pipe
 	policy := webhooks.TargetPolicy{AllowPrivate: cfg.WebhookAllowPrivate}
 	now := cfg.Now
@@ -110,7 +110,7 @@ func Open(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 	subscriptions := webhooks.NewSubscriptions(db.Read)
 	a.api = integration.New(integration.Deps{
 		Commands:      handlers,
-		APIKeys:       models.accounts,
+		APIKeys:       projections.NewAPIKeyAuthenticator(models.accounts, store),
 		Contacts:      models.contacts,
 		Tags:          models.tags,
 		CRMs:          models.crms,

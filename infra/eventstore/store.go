@@ -124,6 +124,16 @@ func (s *Store) ReadStreamFrom(ctx context.Context, streamID string, afterVersio
 	return scanEvents(rows)
 }
 
+// ReadStreamAfter returns the events of one stream after a version, oldest first: none, in one
+// probe of the (stream_id, version) index, when the stream has not moved since.
+func (s *Store) ReadStreamAfter(ctx context.Context, streamID string, version int64) ([]domain.Recorded, error) {
+	rows, err := s.db.Read.QueryContext(ctx, selectEvents+` WHERE stream_id = $1 AND version > $2 ORDER BY version`, streamID, version)
+	if err != nil {
+		return nil, fmt.Errorf("eventstore: read stream %s after %d: %w", streamID, version, err)
+	}
+	return scanEvents(rows)
+}
+
 // ReadLog returns up to limit events after a global position, in position order.
 func (s *Store) ReadLog(ctx context.Context, after int64, limit int) ([]domain.Recorded, error) {
 	rows, err := s.db.Read.QueryContext(ctx, readLog, after, limit)
