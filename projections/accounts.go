@@ -97,6 +97,12 @@ func (a *Accounts) APIKeyByHash(ctx context.Context, hash string) (APIKey, error
 	return scanAPIKey(row)
 }
 
+// APIKey returns one key by its id (never its secret).
+func (a *Accounts) APIKey(ctx context.Context, id string) (APIKey, error) {
+	row := a.db.QueryRowContext(ctx, `SELECT id, account_id, name, scopes, created_at, revoked_at FROM api_keys WHERE id = $1`, id)
+	return scanAPIKey(row)
+}
+
 // APIKeys lists an account's keys, oldest first.
 func (a *Accounts) APIKeys(ctx context.Context, accountID string) ([]APIKey, error) {
 	keys, err := queryAll(ctx, a.db, scanAPIKey, `SELECT id, account_id, name, scopes, created_at, revoked_at FROM api_keys WHERE account_id = $1 ORDER BY created_at, id`, accountID)

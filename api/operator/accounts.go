@@ -46,10 +46,7 @@ func (s *Server) createAccount(w http.ResponseWriter, r *http.Request) {
 
 // getAccount serves GET /admin/v1/accounts/{accountId}.
 func (s *Server) getAccount(w http.ResponseWriter, r *http.Request) {
-	account, ok := s.existingAccount(w, r)
-	if !ok {
-		return
-	}
+	account := accountOf(r)
 	httpapi.WriteJSON(w, http.StatusOK, httpapi.Object{"account": accountView(account)})
 }
 
@@ -86,10 +83,7 @@ func (s *Server) issueAPIKey(w http.ResponseWriter, r *http.Request) {
 
 // listAPIKeys serves GET /admin/v1/accounts/{accountId}/api-keys (never the secrets).
 func (s *Server) listAPIKeys(w http.ResponseWriter, r *http.Request) {
-	account, ok := s.existingAccount(w, r)
-	if !ok {
-		return
-	}
+	account := accountOf(r)
 	keys, err := s.deps.Accounts.APIKeys(r.Context(), account.ID)
 	if err != nil {
 		httpapi.Fail(w, r, err)
@@ -104,7 +98,11 @@ func (s *Server) listAPIKeys(w http.ResponseWriter, r *http.Request) {
 
 // revokeAPIKey serves DELETE /admin/v1/accounts/{accountId}/api-keys/{keyId}.
 func (s *Server) revokeAPIKey(w http.ResponseWriter, r *http.Request) {
-	pos, err := s.deps.Commands.RevokeAPIKey.Handle(r.Context(), commands.RevokeAPIKey{Meta: operatorMeta(r), KeyID: mux.Vars(r)["keyId"]})
+	key, err := s.deps.Accounts.APIKey(r.Context(), mux.Vars(r)["keyId"])
+	if !owned(w, r, "api key", key.AccountID, err) {
+		return
+	}
+	pos, err := s.deps.Commands.RevokeAPIKey.Handle(r.Context(), commands.RevokeAPIKey{Meta: operatorMeta(r), KeyID: key.ID})
 	if err != nil {
 		httpapi.Fail(w, r, err)
 		return

@@ -47,10 +47,7 @@ func customFieldView(f projections.CustomField) httpapi.Object {
 
 // listCustomFields serves GET /admin/v1/accounts/{accountId}/custom-fields.
 func (s *Server) listCustomFields(w http.ResponseWriter, r *http.Request) {
-	account, ok := s.existingAccount(w, r)
-	if !ok {
-		return
-	}
+	account := accountOf(r)
 	fields, err := s.deps.Accounts.CustomFields(r.Context(), account.ID)
 	if err != nil {
 		httpapi.Fail(w, r, err)
@@ -98,10 +95,7 @@ func (s *Server) createTag(w http.ResponseWriter, r *http.Request) {
 
 // listTags serves GET /admin/v1/accounts/{accountId}/tags: every tag with its automations.
 func (s *Server) listTags(w http.ResponseWriter, r *http.Request) {
-	account, ok := s.existingAccount(w, r)
-	if !ok {
-		return
-	}
+	account := accountOf(r)
 	httpapi.WritePage(w, r, "tags", func(page paging.Page) ([]projections.Tag, string, error) {
 		return s.deps.Tags.List(r.Context(), account.ID, page)
 	}, tagView)

@@ -7,16 +7,14 @@ import (
 
 	"github.com/funnelhq/funnel/api/httpapi"
 	"github.com/funnelhq/funnel/domain"
+	"github.com/funnelhq/funnel/projections"
 	"github.com/funnelhq/funnel/wireformat"
 )
 
 // history serves GET /admin/v1/accounts/{accountId}/history?contactId=|email=|subscriptionId=:
 // every event of one entity, oldest first, read from the event log itself.
 func (s *Server) history(w http.ResponseWriter, r *http.Request) {
-	account, ok := s.existingAccount(w, r)
-	if !ok {
-		return
-	}
+	account := accountOf(r)
 	q := r.URL.Query()
 	given := 0
 	for _, k := range []string{"contactId", "email", "subscriptionId"} {
@@ -30,20 +28,25 @@ func (s *Server) history(w http.ResponseWriter, r *http.Request) {
 	}
 	var events []domain.Recorded
 	var err error
+	id, what := q.Get("subscriptionId"), "subscription"
 	switch {
 	case q.Get("contactId") != "":
-		events, err = s.deps.History.ReadContactHistory(r.Context(), account.ID, q.Get("contactId"))
+		id, what = q.Get("contactId"), "contact"
+		events, err = s.deps.History.ReadContactHistory(r.Context(), account.ID, id)
 	case q.Get("email") != "":
-		events, err = s.deps.History.ReadContactHistory(r.Context(), account.ID, domain.ContactIDFor(account.ID, q.Get("email")))
+		id, what = domain.ContactIDFor(account.ID, q.Get("email")), "contact"
+		events, err = s.deps.History.ReadContactHistory(r.Context(), account.ID, id)
 	default:
-		events, err = s.deps.History.ReadSubscriptionHistory(r.Context(), account.ID, q.Get("subscriptionId"))
+		events, err = s.deps.History.ReadSubscriptionHistory(r.Context(), account.ID, id)
 	}
 	if err != nil {
 		httpapi.Fail(w, r, err)
 		return
 	}
 	if len(events) == 0 {
-		httpapi.WriteError(w, http.StatusNotFound, "no history for that entity in this account")
+		if s.ownedHistory(w, r, what, id) {
+			httpapi.WriteError(w, http.StatusNotFound, "no history for that entity in this account")
+		}
 		return
 	}
 	view, err := HistoryView(events)
@@ -52,6 +55,16 @@ func (s *Server) history(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	httpapi.WriteJSON(w, http.StatusOK, httpapi.Object{"events": view})
+}
+
+// ownedHistory answers, for an entity with no history in the account, 403 when it is another
+// account's and 404 when it exists nowhere; it returns true when it answered nothing.
+func (s *Server) ownedHistory(w http.ResponseWriter, r *http.Request, what, id string) bool {
+	owner, err := s.deps.History.StreamAccount(r.Context(), id)
+	if err == nil && owner == "" {
+		err = projections.ErrNotFound
+	}
+	return owned(w, r, what, owner, err)
 }
 
 // HistoryView is the history shape of operator-api.md, shared by the API and `funnel history`.

@@ -18,6 +18,7 @@ import (
 type Accounts interface {
 	Account(ctx context.Context, id string) (projections.Account, error)
 	APIKeyByHash(ctx context.Context, hash string) (projections.APIKey, error)
+	APIKey(ctx context.Context, id string) (projections.APIKey, error)
 	APIKeys(ctx context.Context, accountID string) ([]projections.APIKey, error)
 	CustomFields(ctx context.Context, accountID string) ([]projections.CustomField, error)
 }
@@ -79,8 +80,10 @@ type Deliveries interface {
 	Retry(ctx context.Context, accountID, id string) (webhooks.Delivery, error)
 }
 
-// History reads an entity's history straight from the event log.
+// History reads an entity's history straight from the event log, and the account of a stream
+// ("" when there is none).
 type History interface {
 	ReadContactHistory(ctx context.Context, accountID, contactID string) ([]domain.Recorded, error)
 	ReadSubscriptionHistory(ctx context.Context, accountID, subscriptionID string) ([]domain.Recorded, error)
+	StreamAccount(ctx context.Context, streamID string) (string, error)
 }

@@ -167,6 +167,20 @@ func (s *Store) ReadSubscriptionHistory(ctx context.Context, accountID, subscrip
 	return scanEvents(rows)
 }
 
+// StreamAccount returns the account of a stream ("" when there is no such stream): ids are unique
+// across accounts, so a stream belongs to one account only.
+func (s *Store) StreamAccount(ctx context.Context, streamID string) (string, error) {
+	var account string
+	err := s.db.Read.QueryRowContext(ctx, `SELECT account_id FROM events WHERE stream_id = $1 AND version = 1`, streamID).Scan(&account)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("eventstore: account of stream %s: %w", streamID, err)
+	}
+	return account, nil
+}
+
 // Head returns the position of the last committed event (0 for an empty log).
 func (s *Store) Head(ctx context.Context) (int64, error) {
 	var head int64
