@@ -8,6 +8,7 @@ import (
 	"github.com/funnelhq/funnel/api/httpapi"
 	"github.com/funnelhq/funnel/commands"
 	"github.com/funnelhq/funnel/domain"
+	"github.com/funnelhq/funnel/paging"
 	"github.com/funnelhq/funnel/projections"
 	"github.com/funnelhq/funnel/wireformat"
 )
@@ -81,19 +82,13 @@ func (s *Server) issueAPIKey(w http.ResponseWriter, r *http.Request) {
 	httpapi.WriteJSON(w, http.StatusCreated, httpapi.Object{"apiKey": view})
 }
 
-// listAPIKeys serves GET /admin/v1/accounts/{accountId}/api-keys (never the secrets).
+// listAPIKeys serves GET /admin/v1/accounts/{accountId}/api-keys (never the secrets), oldest
+// first.
 func (s *Server) listAPIKeys(w http.ResponseWriter, r *http.Request) {
 	account := accountOf(r)
-	keys, err := s.deps.Accounts.APIKeys(r.Context(), account.ID)
-	if err != nil {
-		httpapi.Fail(w, r, err)
-		return
-	}
-	views := make([]httpapi.Object, len(keys))
-	for i, k := range keys {
-		views[i] = apiKeyView(k)
-	}
-	httpapi.WriteJSON(w, http.StatusOK, httpapi.Object{"apiKeys": views})
+	httpapi.WritePage(w, r, "apiKeys", func(page paging.Page) ([]projections.APIKey, string, error) {
+		return s.deps.Accounts.APIKeys(r.Context(), account.ID, page)
+	}, apiKeyView)
 }
 
 // revokeAPIKey serves DELETE /admin/v1/accounts/{accountId}/api-keys/{keyId}.

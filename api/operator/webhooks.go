@@ -45,16 +45,9 @@ func (s *Server) listWebhooks(w http.ResponseWriter, r *http.Request) {
 		httpapi.WriteError(w, http.StatusBadRequest, "kind must be one of "+strings.Join(domain.WebhookKinds, ", "))
 		return
 	}
-	subs, err := s.deps.Subscriptions.List(r.Context(), account.ID, kind)
-	if err != nil {
-		httpapi.Fail(w, r, err)
-		return
-	}
-	views := make([]httpapi.Object, len(subs))
-	for i, sub := range subs {
-		views[i] = webhookView(sub)
-	}
-	httpapi.WriteJSON(w, http.StatusOK, httpapi.Object{"webhooks": views})
+	httpapi.WritePage(w, r, "webhooks", func(page paging.Page) ([]webhooks.Subscription, string, error) {
+		return s.deps.Subscriptions.List(r.Context(), account.ID, kind, page)
+	}, webhookView)
 }
 
 // deleteWebhook serves DELETE /admin/v1/accounts/{accountId}/webhooks/{webhookId}.

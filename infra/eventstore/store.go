@@ -143,24 +143,25 @@ func (s *Store) ReadLog(ctx context.Context, after int64, limit int) ([]domain.R
 	return scanEvents(rows)
 }
 
-// ReadContactHistory returns every event of an account that concerns a contact (its own stream
-// and the leads, submissions and bookings that name it), in position order.
-func (s *Store) ReadContactHistory(ctx context.Context, accountID, contactID string) ([]domain.Recorded, error) {
+// ReadContactHistory returns up to limit events of an account that concern a contact (its own
+// stream and the leads, submissions and bookings that name it), after a position, in position
+// order: a history is read a page at a time.
+func (s *Store) ReadContactHistory(ctx context.Context, accountID, contactID string, after int64, limit int) ([]domain.Recorded, error) {
 	rows, err := s.db.Read.QueryContext(ctx,
-		selectEvents+` WHERE contact_id = $1 AND account_id = $2 ORDER BY position`, contactID, accountID)
+		selectEvents+` WHERE contact_id = $1 AND account_id = $2 AND position > $3 ORDER BY position LIMIT $4`, contactID, accountID, after, limit)
 	if err != nil {
 		return nil, fmt.Errorf("eventstore: read contact history: %w", err)
 	}
 	return scanEvents(rows)
 }
 
-// ReadSubscriptionHistory returns every event of an account that belongs to a subscription
-// (domain.SubscriptionEvent), in position order: for a billing subscription its own stream, the
-// purchase, rebills and refunds on its transactions' streams and the activation its purchase
-// issued; for a webhook subscription its stream.
-func (s *Store) ReadSubscriptionHistory(ctx context.Context, accountID, subscriptionID string) ([]domain.Recorded, error) {
+// ReadSubscriptionHistory returns up to limit events of an account that belong to a subscription
+// (domain.SubscriptionEvent), after a position, in position order: for a billing subscription its
+// own stream, the purchase, rebills and refunds on its transactions' streams and the activation
+// its purchase issued; for a webhook subscription its stream. A history is read a page at a time.
+func (s *Store) ReadSubscriptionHistory(ctx context.Context, accountID, subscriptionID string, after int64, limit int) ([]domain.Recorded, error) {
 	rows, err := s.db.Read.QueryContext(ctx,
-		selectEvents+` WHERE subscription_id = $1 AND account_id = $2 ORDER BY position`, subscriptionID, accountID)
+		selectEvents+` WHERE subscription_id = $1 AND account_id = $2 AND position > $3 ORDER BY position LIMIT $4`, subscriptionID, accountID, after, limit)
 	if err != nil {
 		return nil, fmt.Errorf("eventstore: read subscription history: %w", err)
 	}
