@@ -3,14 +3,10 @@ package api_test
 import (
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/gorilla/mux"
 
 	"github.com/funnelhq/funnel/app/apptest"
 	"github.com/funnelhq/funnel/domain"
@@ -23,8 +19,6 @@ import (
 // query, pages too, oldest first.
 func TestOperatorListsPageLikeTheIntegrationAPI(t *testing.T) {
 	apptest.Run(t, func(t *testing.T, svc *apptest.Service) {
-		receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {}))
-		t.Cleanup(receiver.Close)
 		acc := svc.NewAccount(t)
 		admin := "/admin/v1/accounts/" + acc.ID
 		// Two of everything the operator lists.
@@ -38,7 +32,7 @@ func TestOperatorListsPageLikeTheIntegrationAPI(t *testing.T) {
 		product := svc.NewProduct(t, acc.ID, simpleProduct("Book"))
 		svc.NewProduct(t, acc.ID, simpleProduct("Course"))
 		for i, kind := range []string{"zapier", "zapier"} {
-			svc.Operator.Post(t, admin+"/webhooks", "", map[string]any{"url": receiver.URL + fmt.Sprint("/", i), "events": []string{"form.submitted"}, "kind": kind}).Expect(t, http.StatusCreated)
+			svc.Operator.Post(t, admin+"/webhooks", "", map[string]any{"url": sink(t) + fmt.Sprint("/", i), "events": []string{"form.submitted"}, "kind": kind}).Expect(t, http.StatusCreated)
 		}
 		for i, name := range []string{"Company", "Plan"} {
 			svc.NewCustomField(t, acc.ID, name)
@@ -52,26 +46,19 @@ func TestOperatorListsPageLikeTheIntegrationAPI(t *testing.T) {
 
 		ids := map[string]string{"accountId": acc.ID, "crmId": crm.ID, "formId": form, "eventTypeId": eventType, "productId": product.ID}
 		queries := map[string]string{"/admin/v1/accounts/{accountId}/history": "contactId=" + contact}
-		variable := regexp.MustCompile(`\{(\w+)\}`)
 		var paths []string
-		err := svc.App.OperatorRouter().Walk(func(route *mux.Route, _ *mux.Router, _ []*mux.Route) error {
-			template, err := route.GetPathTemplate()
-			methods, merr := route.GetMethods()
-			if err != nil || merr != nil || !strings.HasPrefix(template, "/admin/v1/") || !slices.Contains(methods, http.MethodGet) {
-				return nil
+		for _, route := range operatorRoutes(t, svc) {
+			if route.method != http.MethodGet {
+				continue
 			}
-			path := variable.ReplaceAllStringFunc(template, func(v string) string {
+			path := pathVariable.ReplaceAllStringFunc(route.template, func(v string) string {
 				id, ok := ids[v[1:len(v)-1]]
 				if !ok {
-					t.Errorf("%s names %s: add one to this test", template, v)
+					t.Errorf("%s names %s: add one to this test", route.template, v)
 				}
 				return id
 			})
-			paths = append(paths, path+"?"+queries[template])
-			return nil
-		})
-		if err != nil {
-			t.Fatal(err)
+			paths = append(paths, path+"?"+queries[route.template])
 		}
 
 		var lists []string

@@ -2,12 +2,7 @@ package api_test
 
 import (
 	"net/http"
-	"net/http/httptest"
-	"regexp"
-	"strings"
 	"testing"
-
-	"github.com/gorilla/mux"
 
 	"github.com/funnelhq/funnel/app/apptest"
 )
@@ -19,8 +14,6 @@ import (
 // the other account changes.
 func TestOperatorAnswersAnotherAccountsIDs403AndUnknownIDs404(t *testing.T) {
 	apptest.Run(t, func(t *testing.T, svc *apptest.Service) {
-		receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {}))
-		t.Cleanup(receiver.Close)
 		acc := svc.NewAccount(t)
 		other := svc.NewAccount(t)
 		keyID, _ := newKeyWithID(t, svc, other.ID)
@@ -29,7 +22,7 @@ func TestOperatorAnswersAnotherAccountsIDs403AndUnknownIDs404(t *testing.T) {
 		eventType, _ := svc.NewEventType(t, other.ID, "Call", 30)
 		product := svc.NewProduct(t, other.ID, proPlan())
 		sale := buy(t, svc, other.ID, map[string]any{"productId": product.ID, "pricingTierId": product.TierIDs[1], "email": "owner@example.com"})
-		webhook := svc.Operator.Post(t, "/admin/v1/accounts/"+other.ID+"/webhooks", "", map[string]any{"url": receiver.URL, "events": []string{"form.submitted"}}).
+		webhook := svc.Operator.Post(t, "/admin/v1/accounts/"+other.ID+"/webhooks", "", map[string]any{"url": sink(t), "events": []string{"form.submitted"}}).
 			Expect(t, http.StatusCreated).Object(t, "webhook")["id"].(string)
 		svc.API.Post(t, "/api/v1/forms/"+form+"/submissions", other.Key, map[string]any{"values": map[string]any{fields[0]: "owner@example.com"}}).Expect(t, http.StatusCreated)
 		delivery := svc.Operator.Get(t, "/admin/v1/accounts/"+other.ID+"/webhook-deliveries", "").Expect(t, http.StatusOK).List(t, "deliveries")[0]["id"].(string)
@@ -41,35 +34,25 @@ func TestOperatorAnswersAnotherAccountsIDs403AndUnknownIDs404(t *testing.T) {
 		}
 		bodies := map[string]any{"/admin/v1/accounts/{accountId}/checkout/subscriptions/{subscriptionId}/cancel": map[string]any{"atPeriodEnd": false}}
 
-		type call struct{ method, path string }
-		var named []call // every route that names a resource in its path
-		variable := regexp.MustCompile(`\{(\w+)\}`)
-		err := svc.App.OperatorRouter().Walk(func(route *mux.Route, _ *mux.Router, _ []*mux.Route) error {
-			path, err := route.GetPathTemplate()
-			methods, merr := route.GetMethods()
-			if err != nil || merr != nil || !strings.HasPrefix(path, "/admin/v1/") {
-				return nil
-			}
-			for _, v := range variable.FindAllStringSubmatch(path, -1) {
+		var named []operatorRoute // every route that names a resource in its path
+		for _, route := range operatorRoutes(t, svc) {
+			for _, v := range pathVariable.FindAllStringSubmatch(route.template, -1) {
 				if v[1] == "accountId" {
 					continue
 				}
 				if _, ok := theirs[v[1]]; !ok {
-					t.Errorf("%s names {%s}: add one of another account's to this test", path, v[1])
+					t.Errorf("%s names {%s}: add one of another account's to this test", route.template, v[1])
 				}
-				for _, m := range methods {
-					named = append(named, call{m, path})
-				}
+				named = append(named, route)
 				break
 			}
-			return nil
-		})
-		if err != nil || len(named) < 11 {
-			t.Fatalf("walked %d routes that name a resource: %v", len(named), err)
+		}
+		if len(named) < 11 {
+			t.Fatalf("%d routes name a resource", len(named))
 		}
 
 		fill := func(template, accountID string, id func(name string) string) string {
-			return variable.ReplaceAllStringFunc(template, func(v string) string {
+			return pathVariable.ReplaceAllStringFunc(template, func(v string) string {
 				if name := v[1 : len(v)-1]; name != "accountId" {
 					return id(name)
 				}
@@ -77,7 +60,7 @@ func TestOperatorAnswersAnotherAccountsIDs403AndUnknownIDs404(t *testing.T) {
 			})
 		}
 		for _, c := range named {
-			body := bodies[c.path]
+			body := bodies[c.template]
 			if body == nil && c.method == http.MethodPost {
 				body = map[string]any{}
 			}
@@ -85,9 +68,9 @@ func TestOperatorAnswersAnotherAccountsIDs403AndUnknownIDs404(t *testing.T) {
 				path   string
 				status int
 			}{
-				{fill(c.path, acc.ID, func(name string) string { return theirs[name] }), http.StatusForbidden},
-				{fill(c.path, acc.ID, func(name string) string { return name + "_nowhere" }), http.StatusNotFound},
-				{fill(c.path, "acc_nowhere", func(name string) string { return theirs[name] }), http.StatusNotFound},
+				{fill(c.template, acc.ID, func(name string) string { return theirs[name] }), http.StatusForbidden},
+				{fill(c.template, acc.ID, func(name string) string { return name + "_nowhere" }), http.StatusNotFound},
+				{fill(c.template, "acc_nowhere", func(name string) string { return theirs[name] }), http.StatusNotFound},
 			} {
 				res := svc.Operator.Do(t, apptest.Request{Method: c.method, Path: want.path, Body: body})
 				if res.Status != want.status || res.Body["error"] == nil {
