@@ -3,6 +3,10 @@ package projections_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/funnelhq/funnel/domain"
@@ -14,6 +18,7 @@ import (
 
 // keyFixture is an account with one key, in the log and in the accounts read model.
 type keyFixture struct {
+	db       *sqldb.DB
 	store    *eventstore.Store
 	accounts *projections.Accounts
 	auth     *projections.APIKeyAuthenticator
@@ -39,18 +44,44 @@ func newKeyFixture(tb testing.TB, dialect sqldb.Dialect) keyFixture {
 		tb.Fatal(err)
 	}
 	accounts := projections.NewAccounts(db.Read)
+	apply(tb, db, accounts, events)
+	return keyFixture{db: db, store: store, accounts: accounts, auth: projections.NewAPIKeyAuthenticator(accounts, store), hash: hash}
+}
+
+// issue issues another key of the account, in the log and in the read model, and returns its id
+// and hash.
+func (fx keyFixture) issue(tb testing.TB, keyID string) (string, string) {
+	tb.Helper()
+	ctx := context.Background()
+	_, hash := domain.NewAPIKeySecret()
+	pos, err := fx.store.Append(ctx, domain.Metadata{AccountID: "acc_k", Actor: "operator"}, domain.StreamAppend{StreamID: "acc_k", ExpectedVersion: domain.AnyVersion,
+		Events: []domain.Event{domain.APIKeyIssued{AccountID: "acc_k", KeyID: keyID, Name: keyID, Scopes: []domain.Scope{domain.ScopeContactsRead}, KeyHash: hash}}})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	events, err := fx.store.ReadLog(ctx, pos-1, 1)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	apply(tb, fx.db, fx.accounts, events)
+	return keyID, hash
+}
+
+// apply applies events to a read model in one transaction, as the pipeline does.
+func apply(tb testing.TB, db *sqldb.DB, p projections.Projection, events []domain.Recorded) {
+	tb.Helper()
+	ctx := context.Background()
 	tx, err := db.Projections.BeginTx(ctx, nil)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	defer tx.Rollback()
-	if err := accounts.Apply(ctx, tx, events); err != nil {
+	if err := p.Apply(ctx, tx, events); err != nil {
 		tb.Fatal(err)
 	}
 	if err := tx.Commit(); err != nil {
 		tb.Fatal(err)
 	}
-	return keyFixture{store: store, accounts: accounts, auth: projections.NewAPIKeyAuthenticator(accounts, store), hash: hash}
 }
 
 // Whether a key is revoked is read from the log, not from the read model, which may not have
@@ -93,27 +124,133 @@ func TestAPIKeyAuthenticatorChecksRevocationInTheLog(t *testing.T) {
 	})
 }
 
-// BenchmarkAPIKeyCheck measures what authenticating one request costs, a key already known: the
-// authenticator's check against the log (one probe of the events' (stream_id, version) index,
-// finding nothing), beside a lookup of the key in the read model (what reading it without keeping
-// it in memory would cost). Keeping keys in memory with nothing checked, as before, cost a map
-// lookup.
+// gatedReader is the event store, whose reads can be held once they have queried the log: a read
+// that began before a revocation, and answers after it.
+type gatedReader struct {
+	projections.StreamReader
+	mu      sync.Mutex
+	hold    chan struct{} // the next read waits on it once it has queried
+	queried chan struct{} // told when that read has queried
+}
+
+func (g *gatedReader) ReadStreamAfter(ctx context.Context, streamID string, version int64) ([]domain.Recorded, error) {
+	events, err := g.StreamReader.ReadStreamAfter(ctx, streamID, version)
+	g.mu.Lock()
+	hold, queried := g.hold, g.queried
+	g.hold = nil
+	g.mu.Unlock()
+	if hold != nil {
+		queried <- struct{}{}
+		<-hold
+	}
+	return events, err
+}
+
+// Requests of one account share reads of its stream, but a request never trusts a read that
+// began before it did: a request that arrives after a revocation, while a read that queried the
+// log before it is still running, waits for a read of its own and refuses the key.
+func TestAPIKeyAuthenticatorSharesOnlyReadsThatBeganAfterTheRequest(t *testing.T) {
+	sqldbtest.Run(t, func(t *testing.T, dialect sqldb.Dialect) {
+		ctx := context.Background()
+		fx := newKeyFixture(t, dialect)
+		gate := &gatedReader{StreamReader: fx.store}
+		auth := projections.NewAPIKeyAuthenticator(fx.accounts, gate)
+		for i := range 10 {
+			id, hash := fx.issue(t, fmt.Sprintf("key_gated%d", i))
+			if key, err := auth.APIKeyByHash(ctx, hash); err != nil || key.Revoked {
+				t.Fatalf("%s before its revocation: %+v, %v", id, key, err)
+			}
+			hold, queried := make(chan struct{}), make(chan struct{})
+			gate.mu.Lock()
+			gate.hold, gate.queried = hold, queried
+			gate.mu.Unlock()
+			first := make(chan projections.APIKey, 1)
+			go func() {
+				key, _ := auth.APIKeyByHash(ctx, hash)
+				first <- key
+			}()
+			<-queried // the first request's read saw the log before the revocation
+			if _, err := fx.store.Append(ctx, domain.Metadata{AccountID: "acc_k", Actor: "operator"}, domain.StreamAppend{StreamID: "acc_k", ExpectedVersion: domain.AnyVersion,
+				Events: []domain.Event{domain.APIKeyRevoked{AccountID: "acc_k", KeyID: id}}}); err != nil {
+				t.Fatal(err)
+			}
+			started, second := make(chan struct{}), make(chan projections.APIKey, 1)
+			go func() {
+				close(started)
+				key, _ := auth.APIKeyByHash(ctx, hash)
+				second <- key
+			}()
+			<-started
+			for range 100 { // let the second request reach the read it shares, if it is to
+				runtime.Gosched()
+			}
+			close(hold)
+			if key := <-second; !key.Revoked {
+				t.Fatalf("%s: a request that began after its revocation accepted it", id)
+			}
+			if key := <-first; key.ID != id {
+				t.Fatalf("the first request: %+v", key)
+			}
+		}
+	})
+}
+
+// BenchmarkAPIKeyCheck measures what authenticating one request costs, the key already known:
+// the authenticator's check against the log (a probe of the events' (stream_id, version) index
+// that finds nothing), by one client and by 8 concurrent clients of one account, which share
+// reads; beside a lookup of the key in the read model, one query (what reading the key on every
+// request, with nothing in memory, would cost). Keeping keys in memory with nothing checked, as
+// before, cost a map lookup. It reports the reads of the log per request.
 func BenchmarkAPIKeyCheck(b *testing.B) {
 	for _, dialect := range sqldbtest.Dialects {
 		b.Run(string(dialect), func(b *testing.B) {
 			ctx := context.Background()
 			fx := newKeyFixture(b, dialect)
-			for name, lookup := range map[string]func(context.Context, string) (projections.APIKey, error){
-				"log-check": fx.auth.APIKeyByHash, "read-model": fx.accounts.APIKeyByHash,
-			} {
-				b.Run(name, func(b *testing.B) {
-					for b.Loop() {
-						if key, err := lookup(ctx, fx.hash); err != nil || key.Revoked {
-							b.Fatal(key, err)
+			b.Run("read-model", func(b *testing.B) {
+				for b.Loop() {
+					if key, err := fx.accounts.APIKeyByHash(ctx, fx.hash); err != nil || key.Revoked {
+						b.Fatal(key, err)
+					}
+				}
+			})
+			for _, clients := range []int{1, 8} {
+				b.Run(fmt.Sprintf("log-check-%d-clients", clients), func(b *testing.B) {
+					log := &countingReader{StreamReader: fx.store}
+					auth := projections.NewAPIKeyAuthenticator(fx.accounts, log)
+					b.SetParallelism(max(1, clients/runtime.GOMAXPROCS(0))) // goroutines per GOMAXPROCS
+					check := func() {
+						if key, err := auth.APIKeyByHash(ctx, fx.hash); err != nil || key.Revoked {
+							b.Error(key, err)
 						}
 					}
+					check() // knows the key
+					log.reads.Store(0)
+					b.ResetTimer()
+					if clients == 1 {
+						for range b.N {
+							check()
+						}
+					} else {
+						b.RunParallel(func(pb *testing.PB) {
+							for pb.Next() {
+								check()
+							}
+						})
+					}
+					b.ReportMetric(float64(log.reads.Load())/float64(b.N), "reads/op")
 				})
 			}
 		})
 	}
+}
+
+// countingReader counts the reads of the log.
+type countingReader struct {
+	projections.StreamReader
+	reads atomic.Int64
+}
+
+func (c *countingReader) ReadStreamAfter(ctx context.Context, streamID string, version int64) ([]domain.Recorded, error) {
+	c.reads.Add(1)
+	return c.StreamReader.ReadStreamAfter(ctx, streamID, version)
 }
