@@ -14,7 +14,7 @@ import (
 
 // StreamReader reads the event log: the events of one stream after a version (the event store).
 type StreamReader interface {
-	ReadStreamAfter(ctx context.Context, streamID string, version int64) ([]domain.Recorded, error)
+	ReadStreamFrom(ctx context.Context, streamID string, afterVersion int64) ([]domain.Recorded, error)
 }
 
 // APIKeyAuthenticator tells, on every API request, whose key a secret's hash is and whether it is
@@ -121,7 +121,7 @@ func (a *APIKeyAuthenticator) readRevocations(ctx context.Context, accountID str
 	a.mu.Unlock()
 	ctx, cancel := context.WithTimeout(ctx, readTimeout)
 	defer cancel()
-	events, err := a.log.ReadStreamAfter(ctx, accountID, known.version)
+	events, err := a.log.ReadStreamFrom(ctx, accountID, known.version)
 	if err != nil {
 		return revocationRead{}, fmt.Errorf("projections: check the api keys of %s: %w", accountID, err)
 	}

@@ -133,8 +133,8 @@ type gatedReader struct {
 	queried chan struct{} // told when that read has queried
 }
 
-func (g *gatedReader) ReadStreamAfter(ctx context.Context, streamID string, version int64) ([]domain.Recorded, error) {
-	events, err := g.StreamReader.ReadStreamAfter(ctx, streamID, version)
+func (g *gatedReader) ReadStreamFrom(ctx context.Context, streamID string, afterVersion int64) ([]domain.Recorded, error) {
+	events, err := g.StreamReader.ReadStreamFrom(ctx, streamID, afterVersion)
 	g.mu.Lock()
 	hold, queried := g.hold, g.queried
 	g.hold = nil
@@ -250,7 +250,7 @@ type countingReader struct {
 	reads atomic.Int64
 }
 
-func (c *countingReader) ReadStreamAfter(ctx context.Context, streamID string, version int64) ([]domain.Recorded, error) {
+func (c *countingReader) ReadStreamFrom(ctx context.Context, streamID string, afterVersion int64) ([]domain.Recorded, error) {
 	c.reads.Add(1)
-	return c.StreamReader.ReadStreamAfter(ctx, streamID, version)
+	return c.StreamReader.ReadStreamFrom(ctx, streamID, afterVersion)
 }

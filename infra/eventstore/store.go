@@ -115,21 +115,12 @@ const readLog = selectEvents + ` WHERE position > $1 ORDER BY position LIMIT $2`
 const readStreamFrom = selectEvents + ` WHERE stream_id = $1 AND version > $2 ORDER BY version`
 
 // ReadStreamFrom returns the events of one stream after a version, oldest first: the tail a
-// command reads on top of an aggregate state it kept from an earlier read (0: the whole stream).
+// command reads on top of an aggregate state it kept from an earlier read, or the API key check
+// on top of the revocations it knows (0: the whole stream).
 func (s *Store) ReadStreamFrom(ctx context.Context, streamID string, afterVersion int64) ([]domain.Recorded, error) {
 	rows, err := s.db.Read.QueryContext(ctx, readStreamFrom, streamID, afterVersion)
 	if err != nil {
 		return nil, fmt.Errorf("eventstore: read stream %s after version %d: %w", streamID, afterVersion, err)
-	}
-	return scanEvents(rows)
-}
-
-// ReadStreamAfter returns the events of one stream after a version, oldest first: none, in one
-// probe of the (stream_id, version) index, when the stream has not moved since.
-func (s *Store) ReadStreamAfter(ctx context.Context, streamID string, version int64) ([]domain.Recorded, error) {
-	rows, err := s.db.Read.QueryContext(ctx, selectEvents+` WHERE stream_id = $1 AND version > $2 ORDER BY version`, streamID, version)
-	if err != nil {
-		return nil, fmt.Errorf("eventstore: read stream %s after %d: %w", streamID, version, err)
 	}
 	return scanEvents(rows)
 }
