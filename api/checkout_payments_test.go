@@ -108,7 +108,7 @@ func TestOperatorPurchaseRefusals(t *testing.T) {
 			"bad processor":        {valid(map[string]any{"processor": "Big Bank"}), 400, "processor"},
 			"txnId not a string":   {valid(map[string]any{"txnId": 12}), 400, "txnId"},
 			"unknown product":      {valid(map[string]any{"productId": "prod_nope"}), 404, "product"},
-			"another's product":    {valid(map[string]any{"productId": theirs.ID, "pricingTierId": theirs.TierIDs[0]}), 404, "found"},
+			"another's product":    {valid(map[string]any{"productId": theirs.ID, "pricingTierId": theirs.TierIDs[0]}), 403, "another account"},
 			"email is too long @x": {valid(map[string]any{"email": strings.Repeat("a", 300) + "@example.com"}), 400, "email"},
 			"name is too long":     {valid(map[string]any{"name": strings.Repeat("Ada ", 70)}), 400, "name must be at most 255"},
 			"name not a string":    {valid(map[string]any{"name": true}), 400, "name: expected string, got boolean"},
@@ -143,10 +143,12 @@ func TestOperatorRebillAndCancel(t *testing.T) {
 		}
 		svc.Operator.Post(t, checkoutPath(acc.ID, "subscriptions/"+subID+"/rebill"), "", map[string]any{"txnId": 5}).ExpectError(t, http.StatusBadRequest)
 
-		// Unknown and another account's subscriptions are not found.
-		for _, path := range []string{checkoutPath(acc.ID, "subscriptions/sub_nope/rebill"), checkoutPath(other.ID, "subscriptions/"+subID+"/rebill"),
-			checkoutPath(acc.ID, "subscriptions/sub_nope/cancel"), checkoutPath(other.ID, "subscriptions/"+subID+"/cancel")} {
-			svc.Operator.Post(t, path, "", map[string]any{"atPeriodEnd": false}).ExpectError(t, http.StatusNotFound)
+		// Unknown subscriptions are not found; another account's are forbidden.
+		for path, status := range map[string]int{
+			checkoutPath(acc.ID, "subscriptions/sub_nope/rebill"): http.StatusNotFound, checkoutPath(other.ID, "subscriptions/"+subID+"/rebill"): http.StatusForbidden,
+			checkoutPath(acc.ID, "subscriptions/sub_nope/cancel"): http.StatusNotFound, checkoutPath(other.ID, "subscriptions/"+subID+"/cancel"): http.StatusForbidden,
+		} {
+			svc.Operator.Post(t, path, "", map[string]any{"atPeriodEnd": false}).ExpectError(t, status)
 		}
 
 		cancel := checkoutPath(acc.ID, "subscriptions/"+subID+"/cancel")
@@ -201,9 +203,8 @@ func TestOperatorRefund(t *testing.T) {
 				t.Fatalf("%v: error %q does not name amountCents", tc.body, msg)
 			}
 		}
-		for _, path := range []string{checkoutPath(acc.ID, "transactions/txn_nope/refund"), checkoutPath(other.ID, "transactions/"+txnID+"/refund")} {
-			svc.Operator.Post(t, path, "", map[string]any{}).ExpectError(t, http.StatusNotFound)
-		}
+		svc.Operator.Post(t, checkoutPath(acc.ID, "transactions/txn_nope/refund"), "", map[string]any{}).ExpectError(t, http.StatusNotFound)
+		svc.Operator.Post(t, checkoutPath(other.ID, "transactions/"+txnID+"/refund"), "", map[string]any{}).ExpectError(t, http.StatusForbidden)
 
 		// Part of it, then the rest by default.
 		res := svc.Operator.Post(t, refund, "", map[string]any{"amountCents": 10000}).Expect(t, http.StatusOK)

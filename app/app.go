@@ -84,7 +84,7 @@ func Open(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 	for _, p := range models.all() {
 		pipe.AddReadModel(p)
 	}
-	pipe.AddInvalidator(projections.NewCacheInvalidator(models.accounts, models.tags))
+	pipe.AddInvalidator(projections.NewCacheInvalidator(models.tags))
 	a.pipeline = pipe
 	policy := webhooks.TargetPolicy{AllowPrivate: cfg.WebhookAllowPrivate}
 	now := cfg.Now
@@ -114,7 +114,7 @@ func Open(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 	a.sweeper = idempotencySweeper{keys: keys, log: log.Named("idempotency")}
 	a.api = integration.New(integration.Deps{
 		Commands:      handlers,
-		APIKeys:       models.accounts,
+		APIKeys:       projections.NewAPIKeyAuthenticator(models.accounts, store),
 		Contacts:      models.contacts,
 		Tags:          models.tags,
 		CRMs:          models.crms,

@@ -168,14 +168,10 @@ func subscriptionView(id, status, processor string, cancelAtPeriodEnd bool, curr
 
 // recorded answers a refused payment command, or waits until the read models show what one
 // recorded at position (as every write does); it reports whether the handler goes on to answer.
-// The operator names the account, so a product, transaction or subscription of another account
-// is simply not one of this account's: 404, where the integration API's ownership rule says 403.
+// A product, transaction or subscription of another account is refused by the command as
+// Forbidden (403), one that exists nowhere as NotFound (404), as everywhere else.
 func (s *Server) recorded(w http.ResponseWriter, r *http.Request, err error, position int64) bool {
-	switch {
-	case domain.KindOf(err) == domain.KindForbidden:
-		httpapi.WriteError(w, http.StatusNotFound, "not found in this account")
-		return false
-	case err != nil:
+	if err != nil {
 		httpapi.Fail(w, r, err)
 		return false
 	}

@@ -72,7 +72,7 @@ func (s *Server) Router() *mux.Router {
 	root.Handle("/admin/v1/openapi.json", openapi.Serve("application/json; charset=utf-8", openapi.Operator())).Methods(http.MethodGet)
 	scope := tokenScope(s.deps.AdminToken)
 	admin := func(method, path string, h http.HandlerFunc) {
-		root.Handle("/admin/v1"+path, s.operatorOnly(accountFromPath(httpapi.Idempotent(s.deps.Idempotency, scope, h)))).Methods(method)
+		root.Handle("/admin/v1"+path, s.operatorOnly(s.accountInPath(httpapi.Idempotent(s.deps.Idempotency, scope, h)))).Methods(method)
 	}
 
 	admin(http.MethodPost, "/accounts", s.createAccount)
@@ -108,13 +108,4 @@ func (s *Server) Router() *mux.Router {
 	admin(http.MethodGet, "/accounts/{accountId}/webhook-deliveries", s.listDeliveries)
 	admin(http.MethodPost, "/accounts/{accountId}/webhook-deliveries/{deliveryId}/retry", s.retryDelivery)
 	return root
-}
-
-// accountFromPath notes the account an authenticated request names in its path, for the access
-// log: a refused request is logged with no account, since its caller proved no claim to one.
-func accountFromPath(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		httpapi.RecordAccount(r, mux.Vars(r)["accountId"])
-		next.ServeHTTP(w, r)
-	})
 }
