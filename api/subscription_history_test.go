@@ -33,8 +33,8 @@ func TestSubscriptionHistoryListsItsWholeLifeInLogOrder(t *testing.T) {
 		buy(t, svc, acc.ID, map[string]any{"productId": pro.ID, "pricingTierId": pro.TierIDs[0], "email": "ada@example.com"})
 
 		rebill := svc.Operator.Post(t, checkoutPath(acc.ID, "subscriptions/"+subID+"/rebill"), "", map[string]any{}).
-			Expect(t, http.StatusOK).Object(t, "transaction")["id"].(string)
-		svc.Operator.Post(t, checkoutPath(acc.ID, "subscriptions/"+otherSub+"/rebill"), "", map[string]any{}).Expect(t, http.StatusOK)
+			Expect(t, http.StatusCreated).Object(t, "transaction")["id"].(string)
+		svc.Operator.Post(t, checkoutPath(acc.ID, "subscriptions/"+otherSub+"/rebill"), "", map[string]any{}).Expect(t, http.StatusCreated)
 		svc.Operator.Post(t, checkoutPath(acc.ID, "transactions/"+rebill+"/refund"), "", map[string]any{"amountCents": 900}).Expect(t, http.StatusOK)
 		svc.API.Post(t, "/api/v1/checkout/activations/"+token+"/complete", acc.Key, map[string]any{"externalUserId": "u-1"}).Expect(t, http.StatusOK)
 		svc.Operator.Post(t, checkoutPath(acc.ID, "subscriptions/"+subID+"/cancel"), "", map[string]any{"atPeriodEnd": false}).Expect(t, http.StatusOK)

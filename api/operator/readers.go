@@ -69,6 +69,21 @@ type Products interface {
 	List(ctx context.Context, accountID string, p paging.Page) ([]projections.Product, string, error)
 }
 
+// Customers reads one checkout customer.
+type Customers interface {
+	Customer(ctx context.Context, id string) (projections.Customer, error)
+}
+
+// Transactions reads one checkout payment.
+type Transactions interface {
+	Transaction(ctx context.Context, id string) (projections.Transaction, error)
+}
+
+// BillingSubscriptions reads one checkout subscription.
+type BillingSubscriptions interface {
+	Subscription(ctx context.Context, id string) (projections.Subscription, error)
+}
+
 // Subscriptions reads webhook subscriptions (the webhook projector's table).
 type Subscriptions interface {
 	Get(ctx context.Context, id string) (webhooks.Subscription, error)

@@ -17,20 +17,24 @@ import (
 
 // Deps are what the handlers need.
 type Deps struct {
-	Commands      commands.Handlers
-	Accounts      Accounts
-	Tags          Tags
-	CRMs          CRMs
-	Leads         Leads
-	Forms         Forms
-	Submissions   Submissions
-	EventTypes    EventTypes
-	Bookings      Bookings
-	Products      Products
-	Subscriptions Subscriptions
-	Deliveries    Deliveries
-	History       History
-	ReadModels    httpapi.ReadModelWaiter
+	Commands    commands.Handlers
+	Accounts    Accounts
+	Tags        Tags
+	CRMs        CRMs
+	Leads       Leads
+	Forms       Forms
+	Submissions Submissions
+	EventTypes  EventTypes
+	Bookings    Bookings
+	Products    Products
+	// Customers, Transactions and BillingSubscriptions read what the payment endpoints answer with.
+	Customers            Customers
+	Transactions         Transactions
+	BillingSubscriptions BillingSubscriptions
+	Subscriptions        Subscriptions
+	Deliveries           Deliveries
+	History              History
+	ReadModels           httpapi.ReadModelWaiter
 	// Idempotency keeps the answers of requests with an Idempotency-Key; nil turns the header off.
 	Idempotency httpapi.IdempotencyStore
 	// Ready reports whether migrations ran and the projections caught up at start (/readyz).
