@@ -5,7 +5,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/funnelhq/funnel/app"
 	"github.com/funnelhq/funnel/app/apptest"
+	"github.com/funnelhq/funnel/infra/sqldb"
+	"github.com/funnelhq/funnel/infra/sqldb/sqldbtest"
 )
 
 func TestAuthentication(t *testing.T) {
@@ -117,4 +120,42 @@ func TestAPIHostAndRoutes(t *testing.T) {
 			t.Fatalf("headers = %v", res.Header)
 		}
 	})
+}
+
+// Once the revoke of a key is answered, no process accepts the key: not the one that revoked it
+// (on either store), nor another process on the same PostgreSQL database that had the key in
+// memory, asked at once, with no time for its relay to see the revocation.
+func TestRevokedKeyIsRefusedAtOnceByEveryProcess(t *testing.T) {
+	apptest.Run(t, func(t *testing.T, svc *apptest.Service) {
+		acc := svc.NewAccount(t)
+		for range 5 {
+			id, key := newKeyWithID(t, svc, acc.ID)
+			svc.API.Get(t, "/api/v1/contacts", key).Expect(t, http.StatusOK)
+			svc.Operator.Delete(t, "/admin/v1/accounts/"+acc.ID+"/api-keys/"+id, "").Expect(t, http.StatusOK)
+			svc.API.Get(t, "/api/v1/contacts", key).ExpectError(t, http.StatusUnauthorized)
+		}
+	})
+	t.Run("two processes", func(t *testing.T) {
+		url := sqldbtest.URL(t, sqldb.Postgres)
+		first := apptest.StartOn(t, url, func(*app.Config) {})
+		second := apptest.StartOn(t, url, func(*app.Config) {})
+		acc := first.NewAccount(t)
+		for i := range 20 {
+			id, key := newKeyWithID(t, first, acc.ID)
+			// The other process knows the key (and keeps it in memory) before the revoke.
+			second.API.Get(t, "/api/v1/contacts", key).Expect(t, http.StatusOK)
+			first.Operator.Delete(t, "/admin/v1/accounts/"+acc.ID+"/api-keys/"+id, "").Expect(t, http.StatusOK)
+			if res := second.API.Get(t, "/api/v1/contacts", key); res.Status != http.StatusUnauthorized {
+				t.Fatalf("key %d: the other process answered %d right after the revoke", i, res.Status)
+			}
+			second.API.Post(t, "/api/v1/contacts", key, map[string]any{"email": "after-revoke@example.com"}).ExpectError(t, http.StatusUnauthorized)
+		}
+	})
+}
+
+// newKeyWithID issues a key with every scope and returns its id and secret.
+func newKeyWithID(t *testing.T, svc *apptest.Service, accountID string) (string, string) {
+	t.Helper()
+	k := svc.Operator.Post(t, "/admin/v1/accounts/"+accountID+"/api-keys", "", map[string]any{}).Expect(t, http.StatusCreated).Object(t, "apiKey")
+	return k["id"].(string), k["key"].(string)
 }

@@ -23,13 +23,21 @@ import (
 // and two tagNames, read-your-writes included) with 8 concurrent clients, in both storage modes,
 // and with the rate limits off, kept in memory, and kept in Redis, side by side: what deciding
 // costs. The limits are raised out of reach (the same rules and windows, but a billion requests
-// each) so that every upsert is decided and none refused. It reports upserts/s and the p99 latency.
+// each) so that every upsert is decided and none refused. Each is run again with a fresh
+// Idempotency-Key on every upsert (/idempotency-key): what the key costs. It reports upserts/s and
+// the p99 latency.
 func BenchmarkUpsertContact(b *testing.B) {
 	for _, dialect := range sqldbtest.Dialects {
 		for _, limits := range []string{"off", "memory", "redis"} {
-			b.Run(string(dialect)+"/limits="+limits, func(b *testing.B) {
-				benchmarkUpserts(b, apptest.Start(b, dialect, rateLimitsOf(b, limits)), limits != "off")
-			})
+			for _, withKey := range []bool{false, true} {
+				name := string(dialect) + "/limits=" + limits
+				if withKey {
+					name += "/idempotency-key"
+				}
+				b.Run(name, func(b *testing.B) {
+					benchmarkUpserts(b, apptest.Start(b, dialect, rateLimitsOf(b, limits)), limits != "off", withKey)
+				})
+			}
 		}
 	}
 }
@@ -55,7 +63,7 @@ func rateLimitsOf(b *testing.B, limits string) func(*app.Config) {
 	}
 }
 
-func benchmarkUpserts(b *testing.B, svc *apptest.Service, limited bool) {
+func benchmarkUpserts(b *testing.B, svc *apptest.Service, limited, withKey bool) {
 	acc := svc.NewAccount(b)
 	svc.NewTag(b, acc.ID, "Lead")
 	svc.NewTag(b, acc.ID, "Newsletter")
@@ -71,9 +79,14 @@ func benchmarkUpserts(b *testing.B, svc *apptest.Service, limited bool) {
 	b.RunParallel(func(pb *testing.PB) {
 		var mine []time.Duration
 		for pb.Next() {
-			body := map[string]any{"email": fmt.Sprintf("bench-%d@example.com", n.Add(1)), "firstName": "Bench", "tagNames": []string{"Lead", "Newsletter"}}
+			i := n.Add(1)
+			req := apptest.Request{Method: http.MethodPost, Path: "/api/v1/contacts", Token: acc.Key,
+				Body: map[string]any{"email": fmt.Sprintf("bench-%d@example.com", i), "firstName": "Bench", "tagNames": []string{"Lead", "Newsletter"}}}
+			if withKey {
+				req.Headers = map[string]string{"Idempotency-Key": fmt.Sprintf("bench-%d", i)}
+			}
 			start := time.Now()
-			res := svc.API.Post(b, "/api/v1/contacts", acc.Key, body)
+			res := svc.API.Do(b, req)
 			mine = append(mine, time.Since(start))
 			if res.Status != http.StatusOK {
 				b.Errorf("upsert: %d %s", res.Status, res.Raw)

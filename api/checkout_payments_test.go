@@ -32,12 +32,12 @@ func TestOperatorPurchase(t *testing.T) {
 			"email": "Ada@Example.com", "name": "Ada Lovelace", "processor": "paypal", "txnId": "PAY-1"})
 		customer, txn, sub, act := res.Object(t, "customer"), res.Object(t, "transaction"), res.Object(t, "subscription"), res.Object(t, "activation")
 		if !strings.HasPrefix(customer["id"].(string), "cus_") || customer["email"] != "Ada@Example.com" || customer["name"] != "Ada Lovelace" ||
-			!strings.HasPrefix(customer["contactId"].(string), "ct_") {
+			!strings.HasPrefix(customer["contactId"].(string), "ct_") || customer["createdAt"] == nil {
 			t.Fatalf("customer = %v", customer)
 		}
 		if !strings.HasPrefix(txn["id"].(string), "txn_") || txn["txnId"] != "PAY-1" || txn["amount"] != float64(4900+19900) || txn["currency"] != "USD" ||
 			txn["status"] != "succeeded" || txn["processor"] != "paypal" || txn["subscriptionId"] != sub["id"] || txn["productId"] != pro.ID ||
-			txn["pricingTierId"] != monthly || len(apptest.Strings(t, txn["bumpIds"])) != 1 || txn["refundedCents"] != float64(0) {
+			txn["pricingTierId"] != monthly || len(apptest.Strings(t, txn["bumpIds"])) != 1 || txn["refundedAmount"] != float64(0) || txn["isRebill"] != false {
 			t.Fatalf("transaction = %v", txn)
 		}
 		end, err := time.Parse(time.RFC3339, sub["currentPeriodEnd"].(string))
@@ -62,7 +62,7 @@ func TestOperatorPurchase(t *testing.T) {
 			t.Fatalf("a one-time purchase shows a subscription: %v", once.Body)
 		}
 		txn2 := once.Object(t, "transaction")
-		if txn2["processor"] != "stripe" || txn2["txnId"] != txn2["id"] || txn2["subscriptionId"] != "" || txn2["amount"] != float64(49900) ||
+		if txn2["processor"] != "stripe" || txn2["txnId"] != txn2["id"] || txn2["subscriptionId"] != nil || txn2["amount"] != float64(49900) ||
 			once.Object(t, "customer")["id"] != customer["id"] {
 			t.Fatalf("one-time purchase = %v", once.Body)
 		}
@@ -108,7 +108,7 @@ func TestOperatorPurchaseRefusals(t *testing.T) {
 			"bad processor":        {valid(map[string]any{"processor": "Big Bank"}), 400, "processor"},
 			"txnId not a string":   {valid(map[string]any{"txnId": 12}), 400, "txnId"},
 			"unknown product":      {valid(map[string]any{"productId": "prod_nope"}), 404, "product"},
-			"another's product":    {valid(map[string]any{"productId": theirs.ID, "pricingTierId": theirs.TierIDs[0]}), 404, "found"},
+			"another's product":    {valid(map[string]any{"productId": theirs.ID, "pricingTierId": theirs.TierIDs[0]}), 403, "another account"},
 			"email is too long @x": {valid(map[string]any{"email": strings.Repeat("a", 300) + "@example.com"}), 400, "email"},
 			"name is too long":     {valid(map[string]any{"name": strings.Repeat("Ada ", 70)}), 400, "name must be at most 255"},
 			"name not a string":    {valid(map[string]any{"name": true}), 400, "name: expected string, got boolean"},
@@ -134,19 +134,39 @@ func TestOperatorRebillAndCancel(t *testing.T) {
 		subID := sub["id"].(string)
 		firstEnd, _ := time.Parse(time.RFC3339, sub["currentPeriodEnd"].(string))
 
-		// A rebill is billed on the subscription's processor, for the tier alone (bumps are paid once).
-		txn := svc.Operator.Post(t, checkoutPath(acc.ID, "subscriptions/"+subID+"/rebill"), "", map[string]any{"txnId": "PAY-2"}).
-			Expect(t, http.StatusOK).Object(t, "transaction")
+		// A rebill is billed on the subscription's processor, for the tier alone (bumps are paid once):
+		// a new transaction (201), and the subscription with the period it paid.
+		rebilled := svc.Operator.Post(t, checkoutPath(acc.ID, "subscriptions/"+subID+"/rebill"), "", map[string]any{"txnId": "PAY-2"}).
+			Expect(t, http.StatusCreated)
+		txn, renewed := rebilled.Object(t, "transaction"), rebilled.Object(t, "subscription")
 		if !strings.HasPrefix(txn["id"].(string), "txn_") || txn["id"] == res.Object(t, "transaction")["id"] || txn["txnId"] != "PAY-2" ||
-			txn["amount"] != float64(4900) || txn["processor"] != "paypal" || txn["subscriptionId"] != subID || txn["status"] != "succeeded" {
+			txn["amount"] != float64(4900) || txn["processor"] != "paypal" || txn["subscriptionId"] != subID || txn["status"] != "succeeded" ||
+			txn["isRebill"] != true {
 			t.Fatalf("rebill transaction = %v", txn)
+		}
+		renewedEnd, err := time.Parse(time.RFC3339, renewed["currentPeriodEnd"].(string))
+		if renewed["id"] != subID || renewed["payments"] != float64(2) || renewed["status"] != "active" || err != nil || !renewedEnd.After(firstEnd) {
+			t.Fatalf("rebilled subscription = %v", renewed)
 		}
 		svc.Operator.Post(t, checkoutPath(acc.ID, "subscriptions/"+subID+"/rebill"), "", map[string]any{"txnId": 5}).ExpectError(t, http.StatusBadRequest)
 
-		// Unknown and another account's subscriptions are not found.
-		for _, path := range []string{checkoutPath(acc.ID, "subscriptions/sub_nope/rebill"), checkoutPath(other.ID, "subscriptions/"+subID+"/rebill"),
-			checkoutPath(acc.ID, "subscriptions/sub_nope/cancel"), checkoutPath(other.ID, "subscriptions/"+subID+"/cancel")} {
-			svc.Operator.Post(t, path, "", map[string]any{"atPeriodEnd": false}).ExpectError(t, http.StatusNotFound)
+		// The rebill that pays a split plan's last installment answers it completed.
+		split := buy(t, svc, acc.ID, map[string]any{"productId": pro.ID, "pricingTierId": pro.TierIDs[2], "email": "grace@example.com"}).
+			Object(t, "subscription")["id"].(string)
+		for payment, status := range []string{"active", "completed"} {
+			got := svc.Operator.Post(t, checkoutPath(acc.ID, "subscriptions/"+split+"/rebill"), "", map[string]any{}).
+				Expect(t, http.StatusCreated).Object(t, "subscription")
+			if got["status"] != status || got["payments"] != float64(payment+2) || got["installments"] != float64(3) || (status == "completed") != (got["completedAt"] != nil) {
+				t.Fatalf("split plan after payment %d = %v", payment+2, got)
+			}
+		}
+
+		// Unknown subscriptions are not found; another account's are forbidden.
+		for path, status := range map[string]int{
+			checkoutPath(acc.ID, "subscriptions/sub_nope/rebill"): http.StatusNotFound, checkoutPath(other.ID, "subscriptions/"+subID+"/rebill"): http.StatusForbidden,
+			checkoutPath(acc.ID, "subscriptions/sub_nope/cancel"): http.StatusNotFound, checkoutPath(other.ID, "subscriptions/"+subID+"/cancel"): http.StatusForbidden,
+		} {
+			svc.Operator.Post(t, path, "", map[string]any{"atPeriodEnd": false}).ExpectError(t, status)
 		}
 
 		cancel := checkoutPath(acc.ID, "subscriptions/"+subID+"/cancel")
@@ -201,14 +221,13 @@ func TestOperatorRefund(t *testing.T) {
 				t.Fatalf("%v: error %q does not name amountCents", tc.body, msg)
 			}
 		}
-		for _, path := range []string{checkoutPath(acc.ID, "transactions/txn_nope/refund"), checkoutPath(other.ID, "transactions/"+txnID+"/refund")} {
-			svc.Operator.Post(t, path, "", map[string]any{}).ExpectError(t, http.StatusNotFound)
-		}
+		svc.Operator.Post(t, checkoutPath(acc.ID, "transactions/txn_nope/refund"), "", map[string]any{}).ExpectError(t, http.StatusNotFound)
+		svc.Operator.Post(t, checkoutPath(other.ID, "transactions/"+txnID+"/refund"), "", map[string]any{}).ExpectError(t, http.StatusForbidden)
 
 		// Part of it, then the rest by default.
 		res := svc.Operator.Post(t, refund, "", map[string]any{"amountCents": 10000}).Expect(t, http.StatusOK)
 		txn, r := res.Object(t, "transaction"), res.Object(t, "refund")
-		if txn["id"] != txnID || txn["status"] != "partially_refunded" || txn["refundedCents"] != float64(10000) || txn["amount"] != float64(49900) ||
+		if txn["id"] != txnID || txn["status"] != "partially_refunded" || txn["refundedAmount"] != float64(10000) || txn["amount"] != float64(49900) ||
 			r["amountCents"] != float64(10000) || r["fullyRefunded"] != false || r["refundedAt"] == nil {
 			t.Fatalf("partial refund = %v", res.Body)
 		}
@@ -218,7 +237,7 @@ func TestOperatorRefund(t *testing.T) {
 		}
 		res = svc.Operator.Post(t, refund, "", map[string]any{}).Expect(t, http.StatusOK)
 		txn, r = res.Object(t, "transaction"), res.Object(t, "refund")
-		if txn["status"] != "refunded" || txn["refundedCents"] != float64(49900) || r["amountCents"] != float64(39900) || r["fullyRefunded"] != true {
+		if txn["status"] != "refunded" || txn["refundedAmount"] != float64(49900) || r["amountCents"] != float64(39900) || r["fullyRefunded"] != true {
 			t.Fatalf("full refund = %v", res.Body)
 		}
 		// Nothing is left to refund.

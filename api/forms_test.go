@@ -221,7 +221,7 @@ func TestSubmitForm(t *testing.T) {
 		if subs := svc.Operator.Get(t, "/admin/v1/accounts/"+other.ID+"/forms/"+foreign+"/submissions", "").Expect(t, http.StatusOK).List(t, "submissions"); len(subs) != 0 {
 			t.Fatalf("another account's form got submissions: %v", subs)
 		}
-		svc.Operator.Get(t, "/admin/v1/accounts/"+acc.ID+"/forms/"+foreign+"/submissions", "").ExpectError(t, http.StatusNotFound)
+		svc.Operator.Get(t, "/admin/v1/accounts/"+acc.ID+"/forms/"+foreign+"/submissions", "").ExpectError(t, http.StatusForbidden)
 	})
 }
 

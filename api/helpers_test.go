@@ -2,8 +2,13 @@ package api_test
 
 import (
 	"net/http"
+	"net/http/httptest"
 	"net/url"
+	"regexp"
+	"strings"
 	"testing"
+
+	"github.com/gorilla/mux"
 
 	"github.com/funnelhq/funnel/app/apptest"
 )
@@ -50,4 +55,38 @@ func contactByEmail(t *testing.T, svc *apptest.Service, key, email string) map[s
 // moveTo is a crm.move tag automation.
 func moveTo(crmID, stageID string) map[string]any {
 	return map[string]any{"type": "crm.move", "crmId": crmID, "stageId": stageID}
+}
+
+// operatorRoute is a route of the operator API: a method and a path template.
+type operatorRoute struct{ method, template string }
+
+// pathVariable matches the variables of a route's path template, such as {accountId}.
+var pathVariable = regexp.MustCompile(`\{(\w+)\}`)
+
+// operatorRoutes walks the operator router and returns the routes of /admin/v1/accounts, one per
+// method: every route but the OpenAPI document, which needs no token and names no account.
+func operatorRoutes(t *testing.T, svc *apptest.Service) []operatorRoute {
+	t.Helper()
+	var routes []operatorRoute
+	err := svc.App.OperatorRouter().Walk(func(route *mux.Route, _ *mux.Router, _ []*mux.Route) error {
+		template, err := route.GetPathTemplate()
+		methods, merr := route.GetMethods()
+		if err == nil && merr == nil && strings.HasPrefix(template, "/admin/v1/accounts") {
+			for _, m := range methods {
+				routes = append(routes, operatorRoute{m, template})
+			}
+		}
+		return nil
+	})
+	if err != nil || len(routes) < 30 {
+		t.Fatalf("walked %d operator routes: %v", len(routes), err)
+	}
+	return routes
+}
+
+// sink returns the URL of a receiver that answers 200 to every webhook.
+func sink(t *testing.T) string {
+	receiver := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	t.Cleanup(receiver.Close)
+	return receiver.URL
 }

@@ -141,7 +141,7 @@ func TestOperatorHistory(t *testing.T) {
 		if len(byEmail) != len(byID) {
 			t.Fatalf("history by email has %d events, by id %d", len(byEmail), len(byID))
 		}
-		svc.Operator.Get(t, "/admin/v1/accounts/"+other.ID+"/history?contactId="+id, "").ExpectError(t, http.StatusNotFound)
+		svc.Operator.Get(t, "/admin/v1/accounts/"+other.ID+"/history?contactId="+id, "").ExpectError(t, http.StatusForbidden)
 		svc.Operator.Get(t, "/admin/v1/accounts/"+acc.ID+"/history", "").ExpectError(t, http.StatusBadRequest)
 		svc.Operator.Get(t, "/admin/v1/accounts/"+acc.ID+"/history?contactId="+id+"&email=x@example.com", "").ExpectError(t, http.StatusBadRequest)
 		svc.Operator.Get(t, "/admin/v1/accounts/"+acc.ID+"/history?email=nobody@example.com", "").ExpectError(t, http.StatusNotFound)

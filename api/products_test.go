@@ -130,8 +130,8 @@ func TestOperatorCreateProduct(t *testing.T) {
 		if got["name"] != "Pro Plan" || len(got["pricingTiers"].([]any)) != 3 {
 			t.Fatalf("operator get = %v", got)
 		}
-		// Another account's product is not one of this account's.
-		svc.Operator.Get(t, "/admin/v1/accounts/"+other.ID+"/products/"+p["id"].(string), "").ExpectError(t, http.StatusNotFound)
+		// Another account's product is forbidden.
+		svc.Operator.Get(t, "/admin/v1/accounts/"+other.ID+"/products/"+p["id"].(string), "").ExpectError(t, http.StatusForbidden)
 		svc.Operator.Get(t, base+"/prod_nope", "").ExpectError(t, http.StatusNotFound)
 		if theirs := svc.Operator.Get(t, "/admin/v1/accounts/"+other.ID+"/products", "").Expect(t, http.StatusOK).List(t, "products"); len(theirs) != 0 {
 			t.Fatalf("another account lists %v", theirs)

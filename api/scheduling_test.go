@@ -180,7 +180,7 @@ func TestBookEvent(t *testing.T) {
 		if bookings[1]["timezone"] != "Europe/Paris" || bookings[1]["answers"].(map[string]any)[q[2]] != "About orbits" {
 			t.Fatalf("stored booking = %v", bookings[1])
 		}
-		svc.Operator.Get(t, "/admin/v1/accounts/"+acc.ID+"/event-types/"+foreign+"/bookings", "").ExpectError(t, http.StatusNotFound)
+		svc.Operator.Get(t, "/admin/v1/accounts/"+acc.ID+"/event-types/"+foreign+"/bookings", "").ExpectError(t, http.StatusForbidden)
 	})
 }
 

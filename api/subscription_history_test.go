@@ -33,8 +33,8 @@ func TestSubscriptionHistoryListsItsWholeLifeInLogOrder(t *testing.T) {
 		buy(t, svc, acc.ID, map[string]any{"productId": pro.ID, "pricingTierId": pro.TierIDs[0], "email": "ada@example.com"})
 
 		rebill := svc.Operator.Post(t, checkoutPath(acc.ID, "subscriptions/"+subID+"/rebill"), "", map[string]any{}).
-			Expect(t, http.StatusOK).Object(t, "transaction")["id"].(string)
-		svc.Operator.Post(t, checkoutPath(acc.ID, "subscriptions/"+otherSub+"/rebill"), "", map[string]any{}).Expect(t, http.StatusOK)
+			Expect(t, http.StatusCreated).Object(t, "transaction")["id"].(string)
+		svc.Operator.Post(t, checkoutPath(acc.ID, "subscriptions/"+otherSub+"/rebill"), "", map[string]any{}).Expect(t, http.StatusCreated)
 		svc.Operator.Post(t, checkoutPath(acc.ID, "transactions/"+rebill+"/refund"), "", map[string]any{"amountCents": 900}).Expect(t, http.StatusOK)
 		svc.API.Post(t, "/api/v1/checkout/activations/"+token+"/complete", acc.Key, map[string]any{"externalUserId": "u-1"}).Expect(t, http.StatusOK)
 		svc.Operator.Post(t, checkoutPath(acc.ID, "subscriptions/"+subID+"/cancel"), "", map[string]any{"atPeriodEnd": false}).Expect(t, http.StatusOK)
@@ -70,12 +70,12 @@ func TestSubscriptionHistoryListsItsWholeLifeInLogOrder(t *testing.T) {
 			got["CheckoutRefunded"] != 0 || got["SubscriptionCancelled"] != 0 || got["ActivationCompleted"] != 0 {
 			t.Fatalf("other subscription's history = %v", got)
 		}
-		// Nothing is found for an unknown id, a contact id, or under another account.
+		// Nothing is found for an unknown id or a contact id; under another account, it is forbidden.
 		contactID := first.Object(t, "customer")["contactId"].(string)
 		for _, path := range []string{"/admin/v1/accounts/" + acc.ID + "/history?subscriptionId=sub_nope",
-			"/admin/v1/accounts/" + acc.ID + "/history?subscriptionId=" + contactID,
-			"/admin/v1/accounts/" + other.ID + "/history?subscriptionId=" + subID} {
+			"/admin/v1/accounts/" + acc.ID + "/history?subscriptionId=" + contactID} {
 			svc.Operator.Get(t, path, "").ExpectError(t, http.StatusNotFound)
 		}
+		svc.Operator.Get(t, "/admin/v1/accounts/"+other.ID+"/history?subscriptionId="+subID, "").ExpectError(t, http.StatusForbidden)
 	})
 }

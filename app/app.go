@@ -18,6 +18,7 @@ import (
 	"github.com/funnelhq/funnel/api/operator"
 	"github.com/funnelhq/funnel/commands"
 	"github.com/funnelhq/funnel/infra/eventstore"
+	"github.com/funnelhq/funnel/infra/idempotency"
 	"github.com/funnelhq/funnel/infra/metrics"
 	"github.com/funnelhq/funnel/infra/pipeline"
 	"github.com/funnelhq/funnel/infra/sqldb"
@@ -38,6 +39,7 @@ type App struct {
 	operator   *operator.Server
 	dispatcher *webhooks.Dispatcher
 	timer      subscriptionTimer
+	sweeper    idempotencySweeper
 	rateLimits rateLimits
 }
 
@@ -82,7 +84,7 @@ func Open(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 	for _, p := range models.all() {
 		pipe.AddReadModel(p)
 	}
-	pipe.AddInvalidator(projections.NewCacheInvalidator(models.accounts, models.tags))
+	pipe.AddInvalidator(projections.NewCacheInvalidator(models.tags))
 	a.pipeline = pipe
 	policy := webhooks.TargetPolicy{AllowPrivate: cfg.WebhookAllowPrivate}
 	now := cfg.Now
@@ -108,9 +110,11 @@ func Open(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 		return float64(n)
 	})
 	subscriptions := webhooks.NewSubscriptions(db.Read)
+	keys := idempotency.New(db, store, sealer, now)
+	a.sweeper = idempotencySweeper{keys: keys, log: log.Named("idempotency")}
 	a.api = integration.New(integration.Deps{
 		Commands:      handlers,
-		APIKeys:       models.accounts,
+		APIKeys:       projections.NewAPIKeyAuthenticator(models.accounts, store),
 		Contacts:      models.contacts,
 		Tags:          models.tags,
 		CRMs:          models.crms,
@@ -124,6 +128,7 @@ func Open(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 		Subscriptions: subscriptions,
 		Samples:       webhooks.NewSamples(store),
 		ReadModels:    pipe.Tracker(),
+		Idempotency:   keys,
 		Ready:         a.isReady,
 		APIHost:       cfg.APIHost,
 		Log:           log,
@@ -136,25 +141,29 @@ func Open(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 		Activations:           models.activations,
 	})
 	a.operator = operator.New(operator.Deps{
-		Commands:      handlers,
-		Accounts:      models.accounts,
-		Tags:          models.tags,
-		CRMs:          models.crms,
-		Leads:         models.leads,
-		Forms:         models.forms,
-		Submissions:   models.submissions,
-		EventTypes:    models.eventTypes,
-		Bookings:      models.bookings,
-		Products:      models.products,
-		Subscriptions: subscriptions,
-		Deliveries:    deliveries,
-		History:       store,
-		ReadModels:    pipe.Tracker(),
-		Ready:         a.isReady,
-		AdminToken:    cfg.AdminToken,
-		Log:           log,
-		Observer:      m,
-		Metrics:       m.Handler(),
+		Commands:             handlers,
+		Accounts:             models.accounts,
+		Tags:                 models.tags,
+		CRMs:                 models.crms,
+		Leads:                models.leads,
+		Forms:                models.forms,
+		Submissions:          models.submissions,
+		EventTypes:           models.eventTypes,
+		Bookings:             models.bookings,
+		Products:             models.products,
+		Customers:            models.customers,
+		Transactions:         models.payments,
+		BillingSubscriptions: models.subs,
+		Subscriptions:        subscriptions,
+		Deliveries:           deliveries,
+		History:              store,
+		ReadModels:           pipe.Tracker(),
+		Idempotency:          keys,
+		Ready:                a.isReady,
+		AdminToken:           cfg.AdminToken,
+		Log:                  log,
+		Observer:             m,
+		Metrics:              m.Handler(),
 	})
 	return a, nil
 }
@@ -198,13 +207,14 @@ func (a *App) isReady() bool {
 // maxDeliveryAttempts is how often a webhook is tried (integration-api.md section 8).
 const maxDeliveryAttempts = 10
 
-// RunBackground runs the relay, the projections, the webhook dispatcher and the subscription
-// timers until ctx ends.
+// RunBackground runs the relay, the projections, the webhook dispatcher, the subscription
+// timers and the sweeper of expired Idempotency-Keys until ctx ends.
 func (a *App) RunBackground(ctx context.Context) error {
 	g, ctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return a.pipeline.Run(ctx) })
 	g.Go(func() error { return a.dispatcher.Run(ctx) })
 	g.Go(func() error { return a.timer.Run(ctx) })
+	g.Go(func() error { return a.sweeper.Run(ctx) })
 	return g.Wait()
 }
 

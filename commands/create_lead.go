@@ -46,10 +46,9 @@ type createLeadHandler struct {
 
 // Handle creates the lead.
 func (h createLeadHandler) Handle(ctx context.Context, cmd CreateLead) (CreateLeadResult, error) {
-	email, err := domain.NormalizeEmail(cmd.ContactEmail)
+	email, err := domain.NormalizeEmailField("contactEmail", cmd.ContactEmail)
 	if err != nil {
-		// The domain names the field "email"; this request calls it contactEmail.
-		return CreateLeadResult{}, domain.Invalid("contactEmail%s", strings.TrimPrefix(err.Error(), "email"))
+		return CreateLeadResult{}, err
 	}
 	profile := domain.ContactProfile{FirstName: cmd.FirstName}
 	if err := profile.Validate(); err != nil {

@@ -18,11 +18,13 @@ type Observer interface {
 	CommandHandled(command string, took time.Duration, err error)
 }
 
-// decorate applies logging and metrics once, around every handler. Each command's constructor
-// calls it, so a new command is logged and measured by being written, under its type's name
+// decorate applies, once around every handler, the replay of an Idempotency-Key's earlier
+// outcome (replayable) and then logging and metrics. Each command's constructor calls it, so a
+// new command is logged, measured and replayable by being written, under its type's name
 // (UpsertContact), which no one has to type again.
 func decorate[C any, R any](h Handler[C, R], log *zap.Logger, obs Observer) Handler[C, R] {
-	return observed[C, R]{name: reflect.TypeFor[C]().Name(), next: h, log: log.Named("commands"), obs: obs}
+	name := reflect.TypeFor[C]().Name()
+	return replayable[C, R]{name: name, next: observed[C, R]{name: name, next: h, log: log.Named("commands"), obs: obs}}
 }
 
 type observed[C any, R any] struct {

@@ -109,7 +109,9 @@ func (s *session) commit(ctx context.Context, meta Meta) (int64, error) {
 	if !changed {
 		return s.seen, nil
 	}
-	pos, err := s.repo.store.Append(ctx, meta.metadata(), appends...)
+	md := meta.metadata()
+	md.IdempotencyID = idempotencyID(ctx)
+	pos, err := s.repo.store.Append(ctx, md, appends...)
 	if err != nil {
 		return 0, err
 	}

@@ -3,6 +3,9 @@ package domain
 import (
 	"net/mail"
 	"strings"
+	"unicode"
+
+	"golang.org/x/text/unicode/rangetable"
 )
 
 // MaxEmailLength is the longest address SMTP can carry (RFC 5321 path limit).
@@ -13,23 +16,68 @@ const maxLocalPartLength = 64
 
 // NormalizeEmail trims an address and checks that it is a plain addr-spec ("name@example.com",
 // or with a quoted local part, "\"a b\"@example.com"; no display name, no angle brackets, no
-// comments). It keeps the casing it was given.
+// comments) with no hidden characters. It keeps the casing it was given. Errors name the field
+// "email".
 func NormalizeEmail(raw string) (string, error) {
+	return NormalizeEmailField("email", raw)
+}
+
+// NormalizeEmailField is NormalizeEmail for a request member of another name (contactEmail, a
+// form field), which its errors name.
+func NormalizeEmailField(field, raw string) (string, error) {
 	email := strings.TrimSpace(raw)
 	if email == "" {
-		return "", Invalid("email is required")
+		return "", Invalid("%s is required", field)
 	}
 	if len(email) > MaxEmailLength {
-		return "", Invalid("email must be at most %d characters", MaxEmailLength)
+		return "", Invalid("%s must be at most %d characters", field, MaxEmailLength)
+	}
+	if r, ok := hiddenRune(email); ok {
+		return "", Invalid("%s must not contain invisible or direction-changing characters (%U)", field, r)
 	}
 	addr, err := mail.ParseAddress(email)
 	if err != nil || addr.Name != "" || !isBareAddrSpec(email, addr.Address) {
-		return "", Invalid("email is not a valid address")
+		return "", Invalid("%s is not a valid email address", field)
 	}
 	if at := strings.LastIndex(email, "@"); at > maxLocalPartLength {
-		return "", Invalid("email must have at most %d characters before the @", maxLocalPartLength)
+		return "", Invalid("%s must have at most %d characters before the @", field, maxLocalPartLength)
 	}
 	return email, nil
+}
+
+// hidden are the characters an address may not hold because they cannot be seen, or change how
+// what follows is shown: with one, an address looks like another contact's (U+200B inside
+// "ada@example.com") or reads differently from what it is (U+202E reverses what follows).
+// net/mail accepts any non-ASCII character (RFC 6532), so they are refused here:
+//   - format characters (Cf): zero-width space, joiners and non-joiners (U+200B-U+200F), the
+//     bidi embeddings, overrides and isolates (U+202A-U+202E, U+2066-U+2069), the Arabic letter
+//     mark (U+061C), word joiner and invisible operators (U+2060-U+2064), the byte order mark
+//     (U+FEFF), the soft hyphen (U+00AD), the Mongolian vowel separator (U+180E) and the tag
+//     characters (U+E0001, U+E0020-U+E007F);
+//   - the rest of Unicode's Default_Ignorable_Code_Point: variation selectors, Hangul fillers
+//     (U+3164, U+FFA0), the combining grapheme joiner (U+034F), the reserved U+E0000-U+E0FFF;
+//   - control characters (Cc), line and paragraph separators (Zl, Zp), and every space but
+//     U+0020 (no-break and other-width spaces, which a quoted local part would otherwise hold);
+//   - U+2800 BRAILLE PATTERN BLANK, a symbol that renders as a blank.
+var hidden = rangetable.Merge(
+	unicode.Cf,
+	unicode.Other_Default_Ignorable_Code_Point,
+	unicode.Variation_Selector,
+	unicode.Cc,
+	unicode.Zl,
+	unicode.Zp,
+	unicode.Zs,
+	rangetable.New('\u2800'),
+)
+
+// hiddenRune returns the first hidden character of s.
+func hiddenRune(s string) (rune, bool) {
+	for _, r := range s {
+		if r != ' ' && unicode.Is(hidden, r) {
+			return r, true
+		}
+	}
+	return 0, false
 }
 
 // isBareAddrSpec tells whether email is exactly the addr-spec that net/mail parsed out of it, and

@@ -59,3 +59,7 @@ func KindOf(err error) ErrorKind {
 // ErrWrongVersion is returned by an append whose expected stream version is stale:
 // someone else appended first. The command reloads and decides again.
 var ErrWrongVersion = errors.New("domain: stream changed since it was read")
+
+// ErrAlreadyPerformed is returned by an append stamped with an idempotency id (Metadata) that
+// another append carries already: another attempt of the same request performed it first.
+var ErrAlreadyPerformed = errors.New("domain: the request of this idempotency id was performed already")

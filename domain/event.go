@@ -49,6 +49,9 @@ type Metadata struct {
 	RequestID     string `json:"requestId,omitempty"`
 	CausationID   string `json:"causationId,omitempty"`
 	CorrelationID string `json:"correlationId,omitempty"`
+	// IdempotencyID is the claim of the Idempotency-Key the request carried, if any. The log
+	// holds at most one append per id (eventstore), so a request is never performed twice.
+	IdempotencyID string `json:"idempotencyId,omitempty"`
 }
 
 // Recorded is an event as the log stores it. Data stays encoded until a reader asks for it,

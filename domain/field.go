@@ -190,11 +190,7 @@ func normalizeAnswer(what string, f Field, v any) (any, error) {
 	}
 	switch {
 	case f.Type == "email" || f.ContactField == ContactFieldEmail:
-		email, err := NormalizeEmail(s)
-		if err != nil {
-			return nil, Invalid("%s is not a valid email address", name)
-		}
-		return email, nil
+		return NormalizeEmailField(name, s)
 	case f.Type == "date":
 		if _, err := time.Parse("2006-01-02", s); err != nil {
 			if _, err := time.Parse(time.RFC3339, s); err != nil {

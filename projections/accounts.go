@@ -8,13 +8,13 @@ import (
 	"time"
 
 	"github.com/funnelhq/funnel/domain"
+	"github.com/funnelhq/funnel/paging"
 )
 
 // Accounts is the read model of accounts, their API keys and their custom fields.
 type Accounts struct {
 	readModel[writer]
-	db   *sql.DB
-	keys *cache[string, APIKey] // by key hash; see CacheInvalidator
+	db *sql.DB
 }
 
 // NewAccounts reads the accounts read model from db.
@@ -26,8 +26,7 @@ func NewAccounts(db *sql.DB) *Accounts {
 			on(revokeAPIKey),
 			on(insertCustomField),
 		),
-		db:   db,
-		keys: newCache[string, APIKey](10000),
+		db: db,
 	}
 }
 
@@ -92,29 +91,39 @@ func (k APIKey) HasScope(s domain.Scope) bool {
 	return false
 }
 
-// APIKeyByHash finds the key whose secret hashes to hash (see domain.HashAPIKey). Every API
-// request asks, so known keys are answered from memory.
+// APIKeyByHash finds the key whose secret hashes to hash (see domain.HashAPIKey), as the read
+// model shows it. Requests are authenticated by the APIKeyAuthenticator, which checks the log.
 func (a *Accounts) APIKeyByHash(ctx context.Context, hash string) (APIKey, error) {
-	key, ok, gen := a.keys.get(hash)
-	if ok {
-		return key, nil
-	}
 	row := a.db.QueryRowContext(ctx, `SELECT id, account_id, name, scopes, created_at, revoked_at FROM api_keys WHERE key_hash = $1`, hash)
-	key, err := scanAPIKey(row)
-	if err != nil {
-		return APIKey{}, err
-	}
-	a.keys.put(gen, hash, key)
-	return key, nil
+	return scanAPIKey(row)
 }
 
-// APIKeys lists an account's keys, oldest first.
-func (a *Accounts) APIKeys(ctx context.Context, accountID string) ([]APIKey, error) {
-	keys, err := queryAll(ctx, a.db, scanAPIKey, `SELECT id, account_id, name, scopes, created_at, revoked_at FROM api_keys WHERE account_id = $1 ORDER BY created_at, id`, accountID)
-	if err != nil {
-		return nil, fmt.Errorf("projections: list api keys: %w", err)
+// APIKey returns one key by its id (never its secret).
+func (a *Accounts) APIKey(ctx context.Context, id string) (APIKey, error) {
+	row := a.db.QueryRowContext(ctx, `SELECT id, account_id, name, scopes, created_at, revoked_at FROM api_keys WHERE id = $1`, id)
+	return scanAPIKey(row)
+}
+
+// APIKeys lists a page of an account's keys, oldest first, and the cursor of the next page.
+func (a *Accounts) APIKeys(ctx context.Context, accountID string, page paging.Page) ([]APIKey, string, error) {
+	type cursor struct {
+		CreatedAt int64  `json:"c"`
+		ID        string `json:"i"`
 	}
-	return keys, nil
+	var after cursor
+	if page.Cursor != "" {
+		if err := paging.DecodeCursor(page.Cursor, &after); err != nil {
+			return nil, "", err
+		}
+	}
+	keys, err := queryAll(ctx, a.db, scanAPIKey, fmt.Sprintf(`SELECT id, account_id, name, scopes, created_at, revoked_at FROM api_keys
+		WHERE account_id = $1 AND (created_at > $2 OR (created_at = $2 AND id > $3)) ORDER BY created_at, id LIMIT %d`, page.Limit+1),
+		accountID, after.CreatedAt, after.ID)
+	if err != nil {
+		return nil, "", fmt.Errorf("projections: list api keys: %w", err)
+	}
+	keys, next := paging.Cut(keys, page.Limit, func(k APIKey) any { return cursor{k.CreatedAt.UnixMilli(), k.ID} })
+	return keys, next, nil
 }
 
 func scanAPIKey(row interface{ Scan(...any) error }) (APIKey, error) {
@@ -138,24 +147,37 @@ type CustomField struct {
 	ID        string
 	Name      string
 	CreatedAt time.Time
+	position  int64 // the log position of its definition: the list's order
 }
 
-// CustomFields lists an account's custom fields in the order they were defined.
-func (a *Accounts) CustomFields(ctx context.Context, accountID string) ([]CustomField, error) {
-	rows, err := a.db.QueryContext(ctx, `SELECT id, name, created_at FROM custom_fields WHERE account_id = $1 ORDER BY position`, accountID)
+const selectCustomFields = `SELECT id, name, created_at, position FROM custom_fields`
+
+// CustomField returns one custom field of an account.
+func (a *Accounts) CustomField(ctx context.Context, accountID, id string) (CustomField, error) {
+	f, err := scanCustomField(a.db.QueryRowContext(ctx, selectCustomFields+` WHERE account_id = $1 AND id = $2`, accountID, id))
 	if err != nil {
-		return nil, fmt.Errorf("projections: list custom fields: %w", err)
+		return CustomField{}, fmt.Errorf("projections: custom field %s: %w", id, notFound(err))
 	}
-	defer rows.Close()
-	var out []CustomField
-	for rows.Next() {
-		var f CustomField
-		var created int64
-		if err := rows.Scan(&f.ID, &f.Name, &created); err != nil {
-			return nil, fmt.Errorf("projections: custom field: %w", err)
-		}
-		f.CreatedAt = fromMillis(created)
-		out = append(out, f)
+	return f, nil
+}
+
+// CustomFields lists a page of an account's custom fields in the order they were defined, and the
+// cursor of the next page.
+func (a *Accounts) CustomFields(ctx context.Context, accountID string, page paging.Page) ([]CustomField, string, error) {
+	fields, next, err := listInOrderOf(ctx, a.db, "position", scanCustomField, func(f CustomField) int64 { return f.position },
+		page, selectCustomFields, `account_id = $1`, accountID)
+	if err != nil {
+		return nil, "", fmt.Errorf("projections: list custom fields: %w", err)
 	}
-	return out, rows.Err()
+	return fields, next, nil
+}
+
+func scanCustomField(row interface{ Scan(...any) error }) (CustomField, error) {
+	var f CustomField
+	var created int64
+	if err := row.Scan(&f.ID, &f.Name, &created, &f.position); err != nil {
+		return CustomField{}, err
+	}
+	f.CreatedAt = fromMillis(created)
+	return f, nil
 }

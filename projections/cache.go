@@ -6,8 +6,8 @@ import (
 	"github.com/funnelhq/funnel/domain"
 )
 
-// cache remembers read-model answers that every request needs (API keys, an account's tags), so
-// that they cost no query. Entries are dropped by the CacheInvalidator, which sees every event
+// cache remembers read-model answers that many requests need (an account's tags), so that they
+// cost no query. Entries are dropped by the CacheInvalidator, which sees every event
 // of the log in every process. A fill that raced an invalidation is discarded: a reader notes
 // the generation before it queries, and put keeps the answer only if no invalidation happened
 // since, so a stale answer read just before an invalidation can never outlive it.
@@ -41,29 +41,27 @@ func (c *cache[K, V]) put(gen uint64, k K, v V) {
 	c.entries[k] = v
 }
 
-// drop forgets one key (all keys when all is true) and starts a new generation.
-func (c *cache[K, V]) drop(k K, all bool) {
+// drop forgets one key and starts a new generation.
+func (c *cache[K, V]) drop(k K) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.gen++
-	if all {
-		clear(c.entries)
-	} else {
-		delete(c.entries, k)
-	}
+	delete(c.entries, k)
 }
 
 // CacheInvalidator drops cached read-model answers that events made stale. Unlike a projection it
 // keeps no checkpoint: every process runs it over every batch its relay publishes, whichever
-// process appended the events, so a revoked key or a new tag reaches every cache.
+// process appended the events, so a new tag reaches every cache. Another process learns of it
+// when its relay polls the log (every 250 ms on PostgreSQL); API keys, whose revocation must
+// hold everywhere as soon as it is answered, are checked against the log instead
+// (APIKeyAuthenticator).
 type CacheInvalidator struct {
-	accounts *Accounts
-	tags     *Tags
+	tags *Tags
 }
 
 // NewCacheInvalidator invalidates the caches of these read models.
-func NewCacheInvalidator(accounts *Accounts, tags *Tags) *CacheInvalidator {
-	return &CacheInvalidator{accounts: accounts, tags: tags}
+func NewCacheInvalidator(tags *Tags) *CacheInvalidator {
+	return &CacheInvalidator{tags: tags}
 }
 
 // Name identifies the invalidator in the pipeline.
@@ -72,11 +70,8 @@ func (*CacheInvalidator) Name() string { return "cache-invalidator" }
 // Invalidate drops what the batch made stale.
 func (c *CacheInvalidator) Invalidate(batch []domain.Recorded) {
 	for _, r := range batch {
-		switch r.Type {
-		case domain.APIKeyRevoked{}.EventType():
-			c.accounts.keys.drop("", true) // revocations are rare: start over
-		case domain.TagCreated{}.EventType():
-			c.tags.byAccount.drop(r.Metadata.AccountID, false)
+		if r.Type == (domain.TagCreated{}).EventType() {
+			c.tags.byAccount.drop(r.Metadata.AccountID)
 		}
 	}
 }

@@ -25,11 +25,18 @@ func seqAfter(page paging.Page) (int64, error) {
 // parameters are args), in creation order (the seq column), and the cursor of the next page.
 func listInCreationOrder[T any](ctx context.Context, db *sql.DB, scan func(interface{ Scan(...any) error }) (T, error), seqOf func(T) int64,
 	page paging.Page, selectFrom, where string, args ...any) ([]T, string, error) {
+	return listInOrderOf(ctx, db, "seq", scan, seqOf, page, selectFrom, where, args...)
+}
+
+// listInOrderOf is listInCreationOrder for a table whose creation order is another column (a log
+// position of another name).
+func listInOrderOf[T any](ctx context.Context, db *sql.DB, column string, scan func(interface{ Scan(...any) error }) (T, error), seqOf func(T) int64,
+	page paging.Page, selectFrom, where string, args ...any) ([]T, string, error) {
 	after, err := seqAfter(page)
 	if err != nil {
 		return nil, "", err
 	}
-	query := fmt.Sprintf(`%s WHERE %s AND seq > $%d ORDER BY seq LIMIT %d`, selectFrom, where, len(args)+1, page.Limit+1)
+	query := fmt.Sprintf(`%s WHERE %s AND %s > $%d ORDER BY %s LIMIT %d`, selectFrom, where, column, len(args)+1, column, page.Limit+1)
 	out, err := queryAll(ctx, db, scan, query, append(args, after)...)
 	if err != nil {
 		return nil, "", err

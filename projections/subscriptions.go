@@ -97,6 +97,15 @@ func scanSubscription(row interface{ Scan(...any) error }) (Subscription, error)
 	return s, nil
 }
 
+// Subscription returns one subscription (ErrNotFound when there is none).
+func (p *Subscriptions) Subscription(ctx context.Context, id string) (Subscription, error) {
+	s, err := scanSubscription(p.db.QueryRowContext(ctx, selectSubscriptions+` WHERE id = $1`, id))
+	if err != nil {
+		return Subscription{}, fmt.Errorf("projections: subscription %s: %w", id, err)
+	}
+	return s, nil
+}
+
 // OfCustomer returns every subscription of a customer, oldest first (a customer has few).
 func (p *Subscriptions) OfCustomer(ctx context.Context, customerID string) ([]Subscription, error) {
 	out, err := queryAll(ctx, p.db, scanSubscription, selectSubscriptions+` WHERE customer_id = $1 ORDER BY seq`, customerID)

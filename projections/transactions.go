@@ -98,6 +98,15 @@ func scanTransaction(row interface{ Scan(...any) error }) (Transaction, error) {
 	return t, nil
 }
 
+// Transaction returns one payment (ErrNotFound when there is none).
+func (p *Transactions) Transaction(ctx context.Context, id string) (Transaction, error) {
+	t, err := scanTransaction(p.db.QueryRowContext(ctx, selectTransactions+` WHERE id = $1`, id))
+	if err != nil {
+		return Transaction{}, fmt.Errorf("projections: transaction %s: %w", id, err)
+	}
+	return t, nil
+}
+
 // OfCustomer returns every payment of a customer, oldest first. A customer's payments are few
 // (one per purchase and renewal), so they are not paged.
 func (p *Transactions) OfCustomer(ctx context.Context, customerID string) ([]Transaction, error) {

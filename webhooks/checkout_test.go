@@ -36,7 +36,7 @@ func pro(t *testing.T, svc *apptest.Service, accountID string) apptest.Product {
 func pay(t *testing.T, svc *apptest.Service, accountID, path string, body map[string]any) apptest.Response {
 	t.Helper()
 	status := http.StatusOK
-	if path == "purchases" {
+	if path == "purchases" || strings.HasSuffix(path, "/rebill") { // each creates a transaction
 		status = http.StatusCreated
 	}
 	return svc.Operator.Post(t, "/admin/v1/accounts/"+accountID+"/checkout/"+path, "", body).Expect(t, status)

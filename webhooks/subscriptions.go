@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/funnelhq/funnel/domain"
+	"github.com/funnelhq/funnel/paging"
 )
 
 // Subscriptions reads the subscriptions the projector keeps.
@@ -29,9 +30,10 @@ type Subscription struct {
 	Status       string // active, disabled, deleted
 	StatusReason string
 	CreatedAt    time.Time
+	position     int64 // the log position of its creation: the list's order
 }
 
-const selectSubscriptions = `SELECT id, account_id, kind, url, events, filters, status, status_reason, created_at FROM webhook_subscriptions`
+const selectSubscriptions = `SELECT id, account_id, kind, url, events, filters, status, status_reason, created_at, position FROM webhook_subscriptions`
 
 // Get returns one subscription of any account; the caller checks the account.
 func (s *Subscriptions) Get(ctx context.Context, id string) (Subscription, error) {
@@ -45,13 +47,22 @@ func (s *Subscriptions) Get(ctx context.Context, id string) (Subscription, error
 	return subs[0], nil
 }
 
-// List returns an account's subscriptions that are not deleted, oldest first; kind "" lists
-// every kind.
-func (s *Subscriptions) List(ctx context.Context, accountID, kind string) ([]Subscription, error) {
-	if kind == "" {
-		return s.query(ctx, selectSubscriptions+` WHERE account_id = $1 AND status <> 'deleted' ORDER BY position`, accountID)
+// List returns a page of an account's subscriptions that are not deleted, oldest first, and the
+// cursor of the next page; kind "" lists every kind.
+func (s *Subscriptions) List(ctx context.Context, accountID, kind string, page paging.Page) ([]Subscription, string, error) {
+	var after int64
+	if page.Cursor != "" {
+		if err := paging.DecodeCursor(page.Cursor, &after); err != nil {
+			return nil, "", err
+		}
 	}
-	return s.query(ctx, selectSubscriptions+` WHERE account_id = $1 AND status <> 'deleted' AND kind = $2 ORDER BY position`, accountID, kind)
+	subs, err := s.query(ctx, fmt.Sprintf(selectSubscriptions+` WHERE account_id = $1 AND status <> 'deleted' AND ($2 = '' OR kind = $2) AND position > $3
+		ORDER BY position LIMIT %d`, page.Limit+1), accountID, kind, after)
+	if err != nil {
+		return nil, "", err
+	}
+	subs, next := paging.Cut(subs, page.Limit, func(sub Subscription) any { return sub.position })
+	return subs, next, nil
 }
 
 func (s *Subscriptions) query(ctx context.Context, q string, args ...any) ([]Subscription, error) {
@@ -65,7 +76,7 @@ func (s *Subscriptions) query(ctx context.Context, q string, args ...any) ([]Sub
 		var sub Subscription
 		var events, filters string
 		var created int64
-		if err := rows.Scan(&sub.ID, &sub.AccountID, &sub.Kind, &sub.URL, &events, &filters, &sub.Status, &sub.StatusReason, &created); err != nil {
+		if err := rows.Scan(&sub.ID, &sub.AccountID, &sub.Kind, &sub.URL, &events, &filters, &sub.Status, &sub.StatusReason, &created, &sub.position); err != nil {
 			return nil, fmt.Errorf("webhooks: scan subscription: %w", err)
 		}
 		if err := json.Unmarshal([]byte(events), &sub.Events); err != nil {

@@ -268,6 +268,63 @@ func TestTargetGuard(t *testing.T) {
 	})
 }
 
+// Every IPv6 form of a special-purpose IPv4 address (webhooks.IPv6FormsOfSpecialIPv4, among them
+// the IPv4-translated ::ffff:0:127.0.0.1 that once got through) is refused when subscribing, and
+// again when connecting: subscriptions recorded straight in the log, as if the guard had let them
+// through, get attempts the dialer refused, and the receiver behind the loopback ones gets nothing.
+func TestTargetGuardRefusesIPv6FormsOfSpecialIPv4(t *testing.T) {
+	sqldbtest.Run(t, func(t *testing.T, d sqldb.Dialect) {
+		svc := apptest.Start(t, d, func(c *app.Config) { fast(c); c.WebhookAllowPrivate = false })
+		acc := svc.NewAccount(t)
+		for _, addr := range webhooks.IPv6FormsOfSpecialIPv4 {
+			url := "https://[" + addr + "]/hook"
+			msg := svc.API.Post(t, "/api/v1/webhooks/subscriptions", acc.Key, map[string]any{"url": url, "event": "form.submitted"}).ExpectError(t, http.StatusBadRequest)
+			if msg != "url must not point to a loopback, private, link-local or metadata address" {
+				t.Errorf("%s refused with %q", url, msg)
+			}
+		}
+
+		rcv := newReceiver(t)
+		port := rcv.URL[strings.LastIndex(rcv.URL, ":")+1:]
+		form := newForm(t, svc, acc.ID, "Signup")
+		urls := map[string]string{} // subscription id → its address
+		for _, addr := range webhooks.IPv6FormsOfSpecialIPv4 {
+			sub := domain.NewID("wh")
+			urls[sub] = addr
+			record(t, svc, acc.ID, domain.StreamAppend{StreamID: sub, Events: []domain.Event{domain.WebhookSubscribed{
+				SubscriptionID: sub, AccountID: acc.ID, Kind: domain.WebhookKindCustom, URL: "https://[" + addr + "]:" + port + "/hook",
+				Events: []string{"form.submitted"}, Secret: domain.NewWebhookSecret()}}})
+		}
+		submit(t, svc, acc.ID, form, "guard@example.com")
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			list := deliveries(t, svc, acc.ID, "?limit=200")
+			attempted := 0
+			for _, d := range list {
+				attempts := d["attempts"].([]any)
+				if len(attempts) == 0 {
+					continue
+				}
+				attempted++
+				first := attempts[0].(map[string]any)
+				if first["statusCode"] != float64(0) || first["error"] != "refused: the target resolves to a private or loopback address" {
+					t.Errorf("the attempt to %s: %v", urls[d["webhookId"].(string)], first)
+				}
+			}
+			if len(list) == len(urls) && attempted == len(urls) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%d of %d deliveries attempted", attempted, len(urls))
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		if rcv.count() != 0 {
+			t.Fatal("the dialer connected to a loopback address")
+		}
+	})
+}
+
 // The event types of a subscription are checked with the messages integrators know.
 func TestSubscriptionEventTypeErrors(t *testing.T) {
 	apptest.Run(t, func(t *testing.T, svc *apptest.Service) {

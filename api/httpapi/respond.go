@@ -10,6 +10,7 @@ import (
 
 	"github.com/funnelhq/funnel/commands"
 	"github.com/funnelhq/funnel/domain"
+	"github.com/funnelhq/funnel/infra/sqldb"
 	"github.com/funnelhq/funnel/paging"
 	"github.com/funnelhq/funnel/projections"
 	"github.com/funnelhq/funnel/webhooks"
@@ -32,8 +33,11 @@ func WriteError(w http.ResponseWriter, status int, message string) {
 	writeBody(w, status, Object{"error": message})
 }
 
+// jsonContentType is the Content-Type of every JSON answer.
+const jsonContentType = "application/json; charset=utf-8"
+
 func writeBody(w http.ResponseWriter, status int, body any) {
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Content-Type", jsonContentType)
 	w.WriteHeader(status)
 	// The status is sent: an encoding error can only be a client gone away, nobody to tell.
 	_ = json.NewEncoder(w).Encode(body)
@@ -50,11 +54,21 @@ func Fail(w http.ResponseWriter, r *http.Request, err error) {
 		WriteError(w, http.StatusNotFound, "not found")
 	case errors.Is(err, paging.ErrBadCursor):
 		WriteError(w, http.StatusBadRequest, "cursor is invalid")
+	case errors.Is(err, domain.ErrAlreadyPerformed):
+		// A retry raced the first attempt of its Idempotency-Key to the log, and lost: that
+		// attempt answers (Idempotent answers this request itself).
+		answerInProgress(w)
 	case errors.Is(err, commands.ErrTooMuchContention):
 		w.Header().Set("Retry-After", "1")
 		WriteError(w, http.StatusServiceUnavailable, err.Error())
 	case errors.Is(err, context.Canceled) && r.Context().Err() != nil:
 		// The client went away; nobody is left to answer.
+	case sqldb.Unavailable(err):
+		// Nothing was decided: the database could not be reached or refused more work for now.
+		logOf(r).Warn("database unavailable", zap.String("requestId", RequestID(r.Context())),
+			zap.String("method", r.Method), zap.String("path", r.URL.Path), zap.Error(err))
+		w.Header().Set("Retry-After", "1")
+		WriteError(w, http.StatusServiceUnavailable, "the service cannot reach its database just now; retry shortly")
 	default:
 		logOf(r).Error("request failed", zap.String("requestId", RequestID(r.Context())),
 			zap.String("method", r.Method), zap.String("path", r.URL.Path), zap.Error(err))

@@ -104,3 +104,41 @@ func ProductView(p projections.Product) Object {
 		"pricingTiers": tiers, "bumps": bumps, "createdAt": wireformat.Time(p.CreatedAt),
 	}
 }
+
+// CustomerView is a checkout customer: the email as its first purchase spelt it, the name its
+// latest purchase gave ("" when none did) and its contact.
+func CustomerView(c projections.Customer) Object {
+	return Object{"id": c.ID, "email": c.Email, "name": c.Name, "contactId": c.ContactID, "createdAt": wireformat.Time(c.CreatedAt)}
+}
+
+// TransactionView is a payment, named as the transaction member of the checkout.* webhooks
+// names it, plus what was bought and how much was refunded.
+func TransactionView(t projections.Transaction) Object {
+	return Object{
+		"id": t.ID, "txnId": t.TxnID, "amount": t.Amount, "currency": t.Currency, "status": t.Status, "processor": t.Processor,
+		"subscriptionId": wireformat.OrNull(t.SubscriptionID), "isRebill": t.Kind == projections.TransactionRebill,
+		"productId": t.ProductID, "pricingTierId": t.PricingTierID, "bumpIds": wireformat.List(t.BumpIDs),
+		"refundedAmount": t.Refunded, "paidAt": wireformat.Time(t.PaidAt),
+	}
+}
+
+// BillingSubscriptionView is a subscription, named as the subscription member of the checkout.*
+// webhooks names it; cancelledAt and completedAt are null until it ends so.
+func BillingSubscriptionView(s projections.Subscription) Object {
+	view := Object{
+		"id": s.ID, "status": s.Status, "processor": s.Processor, "cancelAtPeriodEnd": s.CancelAtPeriodEnd,
+		"currentPeriodEnd": wireformat.Time(s.CurrentPeriodEnd), "productId": s.ProductID, "pricingTierId": s.PricingTierID,
+		"interval": s.Interval, "installments": nil, "payments": s.Payments, "amount": s.Amount, "currency": s.Currency,
+		"startedAt": wireformat.Time(s.StartedAt), "cancelledAt": nil, "completedAt": nil,
+	}
+	if s.Interval == domain.IntervalSplit {
+		view["installments"] = s.Installments
+	}
+	switch s.Status {
+	case domain.SubscriptionStatusCancelled:
+		view["cancelledAt"] = wireformat.Time(s.EndedAt)
+	case domain.SubscriptionStatusCompleted:
+		view["completedAt"] = wireformat.Time(s.EndedAt)
+	}
+	return view
+}

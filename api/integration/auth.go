@@ -25,6 +25,10 @@ func principalOf(ctx context.Context) principal {
 // accountID is the account of the request's API key: every request acts inside it.
 func (p principal) accountID() string { return p.key.AccountID }
 
+// accountScope is whose Idempotency-Keys a request uses: its API key's account's, shared by
+// every key of the account.
+func accountScope(r *http.Request) string { return "account:" + principalOf(r.Context()).accountID() }
+
 // meta is the metadata of the events a request records.
 func (p principal) meta(r *http.Request) commands.Meta {
 	return commands.Meta{
@@ -63,12 +67,12 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 }
 
 // scoped admits keys that carry scope (403 otherwise).
-func scoped(scope domain.Scope, h http.HandlerFunc) http.Handler {
+func scoped(scope domain.Scope, h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !principalOf(r.Context()).key.HasScope(scope) {
 			httpapi.WriteError(w, http.StatusForbidden, "API key lacks scope "+string(scope))
 			return
 		}
-		h(w, r)
+		h.ServeHTTP(w, r)
 	})
 }

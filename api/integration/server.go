@@ -41,6 +41,8 @@ type Deps struct {
 	Subscriptions httpapi.SubscriptionReader
 	Samples       Samples
 	ReadModels    httpapi.ReadModelWaiter
+	// Idempotency keeps the answers of requests with an Idempotency-Key; nil turns the header off.
+	Idempotency httpapi.IdempotencyStore
 	// Ready reports whether migrations ran and the projections caught up at start (/readyz).
 	Ready    func() bool
 	APIHost  string // FUNNEL_API_HOST: /api/v1 answers for this host only, whatever the port
@@ -82,7 +84,7 @@ func (s *Server) Router() *mux.Router {
 	// The OpenAPI document needs no key: integrators' tools fetch it before they have one.
 	onHost.Handle("/api/v1/openapi.json", openapi.Serve("application/json; charset=utf-8", openapi.Integration())).Methods(http.MethodGet)
 	v1 := func(method, path string, scope domain.Scope, h http.HandlerFunc) {
-		onHost.Handle("/api/v1"+path, s.authenticate(s.limitAccount(method, path, scoped(scope, h)))).Methods(method)
+		onHost.Handle("/api/v1"+path, s.authenticate(s.limitAccount(method, path, scoped(scope, httpapi.Idempotent(s.deps.Idempotency, accountScope, h))))).Methods(method)
 	}
 
 	v1(http.MethodGet, "/contacts", domain.ScopeContactsRead, s.listContacts)

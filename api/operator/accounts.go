@@ -8,6 +8,7 @@ import (
 	"github.com/funnelhq/funnel/api/httpapi"
 	"github.com/funnelhq/funnel/commands"
 	"github.com/funnelhq/funnel/domain"
+	"github.com/funnelhq/funnel/paging"
 	"github.com/funnelhq/funnel/projections"
 	"github.com/funnelhq/funnel/wireformat"
 )
@@ -46,10 +47,7 @@ func (s *Server) createAccount(w http.ResponseWriter, r *http.Request) {
 
 // getAccount serves GET /admin/v1/accounts/{accountId}.
 func (s *Server) getAccount(w http.ResponseWriter, r *http.Request) {
-	account, ok := s.existingAccount(w, r)
-	if !ok {
-		return
-	}
+	account := accountOf(r)
 	httpapi.WriteJSON(w, http.StatusOK, httpapi.Object{"account": accountView(account)})
 }
 
@@ -84,27 +82,22 @@ func (s *Server) issueAPIKey(w http.ResponseWriter, r *http.Request) {
 	httpapi.WriteJSON(w, http.StatusCreated, httpapi.Object{"apiKey": view})
 }
 
-// listAPIKeys serves GET /admin/v1/accounts/{accountId}/api-keys (never the secrets).
+// listAPIKeys serves GET /admin/v1/accounts/{accountId}/api-keys (never the secrets), oldest
+// first.
 func (s *Server) listAPIKeys(w http.ResponseWriter, r *http.Request) {
-	account, ok := s.existingAccount(w, r)
-	if !ok {
-		return
-	}
-	keys, err := s.deps.Accounts.APIKeys(r.Context(), account.ID)
-	if err != nil {
-		httpapi.Fail(w, r, err)
-		return
-	}
-	views := make([]httpapi.Object, len(keys))
-	for i, k := range keys {
-		views[i] = apiKeyView(k)
-	}
-	httpapi.WriteJSON(w, http.StatusOK, httpapi.Object{"apiKeys": views})
+	account := accountOf(r)
+	httpapi.WritePage(w, r, "apiKeys", func(page paging.Page) ([]projections.APIKey, string, error) {
+		return s.deps.Accounts.APIKeys(r.Context(), account.ID, page)
+	}, apiKeyView)
 }
 
 // revokeAPIKey serves DELETE /admin/v1/accounts/{accountId}/api-keys/{keyId}.
 func (s *Server) revokeAPIKey(w http.ResponseWriter, r *http.Request) {
-	pos, err := s.deps.Commands.RevokeAPIKey.Handle(r.Context(), commands.RevokeAPIKey{Meta: operatorMeta(r), KeyID: mux.Vars(r)["keyId"]})
+	key, err := s.deps.Accounts.APIKey(r.Context(), mux.Vars(r)["keyId"])
+	if !owned(w, r, "api key", key.AccountID, err) {
+		return
+	}
+	pos, err := s.deps.Commands.RevokeAPIKey.Handle(r.Context(), commands.RevokeAPIKey{Meta: operatorMeta(r), KeyID: key.ID})
 	if err != nil {
 		httpapi.Fail(w, r, err)
 		return

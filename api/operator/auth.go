@@ -1,7 +1,9 @@
 package operator
 
 import (
+	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/hex"
 	"net/http"
 
 	"github.com/gorilla/mux"
@@ -21,6 +23,15 @@ func (s *Server) operatorOnly(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// tokenScope is whose Idempotency-Keys a request uses: the operator token's. The scope names a
+// digest of the token, never the token, so that keys stay apart should there be several tokens
+// (and a new token starts with no keys of its own).
+func tokenScope(token string) func(*http.Request) string {
+	sum := sha256.Sum256([]byte(token))
+	scope := "operator:" + hex.EncodeToString(sum[:16])
+	return func(*http.Request) string { return scope }
 }
 
 // operatorMeta is the metadata of events the operator API records for the account in the path.

@@ -27,40 +27,24 @@ func (s *Server) defineCustomField(w http.ResponseWriter, r *http.Request) {
 	if !httpapi.AwaitReadModels(w, r, s.deps.ReadModels, res.Position) {
 		return
 	}
-	fields, err := s.deps.Accounts.CustomFields(r.Context(), operatorMeta(r).AccountID)
+	field, err := s.deps.Accounts.CustomField(r.Context(), accountOf(r).ID, res.FieldID)
 	if err != nil {
 		httpapi.Fail(w, r, err)
 		return
 	}
-	for _, f := range fields {
-		if f.ID == res.FieldID {
-			httpapi.WriteJSON(w, http.StatusCreated, httpapi.Object{"customField": customFieldView(f)})
-			return
-		}
-	}
-	httpapi.Fail(w, r, projections.ErrNotFound)
+	httpapi.WriteJSON(w, http.StatusCreated, httpapi.Object{"customField": customFieldView(field)})
 }
 
 func customFieldView(f projections.CustomField) httpapi.Object {
 	return httpapi.Object{"id": f.ID, "name": f.Name, "createdAt": wireformat.Time(f.CreatedAt)}
 }
 
-// listCustomFields serves GET /admin/v1/accounts/{accountId}/custom-fields.
+// listCustomFields serves GET /admin/v1/accounts/{accountId}/custom-fields, in definition order.
 func (s *Server) listCustomFields(w http.ResponseWriter, r *http.Request) {
-	account, ok := s.existingAccount(w, r)
-	if !ok {
-		return
-	}
-	fields, err := s.deps.Accounts.CustomFields(r.Context(), account.ID)
-	if err != nil {
-		httpapi.Fail(w, r, err)
-		return
-	}
-	views := make([]httpapi.Object, len(fields))
-	for i, f := range fields {
-		views[i] = customFieldView(f)
-	}
-	httpapi.WriteJSON(w, http.StatusOK, httpapi.Object{"customFields": views})
+	account := accountOf(r)
+	httpapi.WritePage(w, r, "customFields", func(page paging.Page) ([]projections.CustomField, string, error) {
+		return s.deps.Accounts.CustomFields(r.Context(), account.ID, page)
+	}, customFieldView)
 }
 
 // tagView is a tag as the operator API shows it, with its automations.
@@ -98,10 +82,7 @@ func (s *Server) createTag(w http.ResponseWriter, r *http.Request) {
 
 // listTags serves GET /admin/v1/accounts/{accountId}/tags: every tag with its automations.
 func (s *Server) listTags(w http.ResponseWriter, r *http.Request) {
-	account, ok := s.existingAccount(w, r)
-	if !ok {
-		return
-	}
+	account := accountOf(r)
 	httpapi.WritePage(w, r, "tags", func(page paging.Page) ([]projections.Tag, string, error) {
 		return s.deps.Tags.List(r.Context(), account.ID, page)
 	}, tagView)

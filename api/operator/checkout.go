@@ -3,19 +3,18 @@ package operator
 import (
 	"encoding/json"
 	"net/http"
-	"time"
 
 	"github.com/gorilla/mux"
 
 	"github.com/funnelhq/funnel/api/httpapi"
 	"github.com/funnelhq/funnel/commands"
-	"github.com/funnelhq/funnel/domain"
 	"github.com/funnelhq/funnel/wireformat"
 )
 
 // The payment endpoints (operator-api.md "Payments") stand in for a card processor's callbacks.
-// Each answers with what its command recorded, once the read models show it: the customer,
-// transaction and subscription members are the webhooks' members of the same names, plus ids.
+// Each answers, once the read models show what its command recorded, with the customer,
+// transaction and subscription as the integration API's GET /api/v1/customers/{id} shows them
+// (httpapi's views), so that a processor and an integrator see one shape.
 
 // purchaseRequest is the body of POST /admin/v1/accounts/{accountId}/checkout/purchases.
 type purchaseRequest struct {
@@ -46,22 +45,49 @@ func (s *Server) purchase(w http.ResponseWriter, r *http.Request) {
 	if !s.recorded(w, r, err, res.Position) {
 		return
 	}
-	c := res.Sale.Customer
-	body := httpapi.Object{
-		"customer":    httpapi.Object{"id": res.CustomerID, "email": c.Email, "name": c.Name, "contactId": c.ContactID},
-		"transaction": transactionView(res.Sale, 0),
+	body, ok := s.payment(w, r, res.Sale.Transaction.ID, res.SubscriptionID)
+	if !ok {
+		return
 	}
-	if res.SubscriptionID != "" {
-		body["subscription"] = subscriptionView(res.SubscriptionID, domain.SubscriptionStatusActive, res.Sale.Transaction.Processor, false, res.CurrentPeriodEnd)
+	customer, err := s.deps.Customers.Customer(r.Context(), res.CustomerID)
+	if err != nil {
+		httpapi.Fail(w, r, err)
+		return
 	}
+	body["customer"] = httpapi.CustomerView(customer)
 	if a := res.Activation; a != nil {
+		// The token is shown here and in checkout.purchased only: the service keeps it sealed.
 		body["activation"] = httpapi.Object{"token": a.Token, "url": a.URL, "expiresAt": wireformat.Time(a.ExpiresAt)}
 	}
 	httpapi.WriteJSON(w, http.StatusCreated, body)
 }
 
+// payment reads the transaction and, when there is one, the subscription a payment command
+// recorded, as the read models show them now; on failure it answers and reports false.
+func (s *Server) payment(w http.ResponseWriter, r *http.Request, transactionID, subscriptionID string) (httpapi.Object, bool) {
+	body := httpapi.Object{}
+	if transactionID != "" {
+		t, err := s.deps.Transactions.Transaction(r.Context(), transactionID)
+		if err != nil {
+			httpapi.Fail(w, r, err)
+			return nil, false
+		}
+		body["transaction"] = httpapi.TransactionView(t)
+	}
+	if subscriptionID != "" {
+		sub, err := s.deps.BillingSubscriptions.Subscription(r.Context(), subscriptionID)
+		if err != nil {
+			httpapi.Fail(w, r, err)
+			return nil, false
+		}
+		body["subscription"] = httpapi.BillingSubscriptionView(sub)
+	}
+	return body, true
+}
+
 // rebill serves POST /admin/v1/accounts/{accountId}/checkout/subscriptions/{subscriptionId}/rebill
-// {txnId?} → {transaction}.
+// {txnId?} → 201 {transaction, subscription}: a rebill always creates a transaction, and the
+// subscription shows the period it paid (or that a split plan is now paid in full).
 func (s *Server) rebill(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		TxnID string `json:"txnId"`
@@ -75,7 +101,10 @@ func (s *Server) rebill(w http.ResponseWriter, r *http.Request) {
 	if !s.recorded(w, r, err, res.Position) {
 		return
 	}
-	httpapi.WriteJSON(w, http.StatusOK, httpapi.Object{"transaction": transactionView(res.Sale, 0)})
+	body, ok := s.payment(w, r, res.Sale.Transaction.ID, res.Sale.Transaction.SubscriptionID)
+	if ok {
+		httpapi.WriteJSON(w, http.StatusCreated, body)
+	}
 }
 
 // refund serves POST /admin/v1/accounts/{accountId}/checkout/transactions/{transactionId}/refund
@@ -97,11 +126,13 @@ func (s *Server) refund(w http.ResponseWriter, r *http.Request) {
 	if !s.recorded(w, r, err, res.Position) {
 		return
 	}
-	httpapi.WriteJSON(w, http.StatusOK, httpapi.Object{
-		"transaction": transactionView(res.Sale, res.Refunded),
-		"refund": httpapi.Object{"amountCents": res.Refund.AmountCents, "fullyRefunded": res.Refund.FullyRefunded,
-			"refundedAt": wireformat.Time(res.Refund.RefundedAt)},
-	})
+	body, ok := s.payment(w, r, res.Sale.Transaction.ID, "")
+	if !ok {
+		return
+	}
+	body["refund"] = httpapi.Object{"amountCents": res.Refund.AmountCents, "fullyRefunded": res.Refund.FullyRefunded,
+		"refundedAt": wireformat.Time(res.Refund.RefundedAt)}
+	httpapi.WriteJSON(w, http.StatusOK, body)
 }
 
 // refundAmount reads amountCents: left out, it is nil (all that remains); null is refused
@@ -138,44 +169,18 @@ func (s *Server) cancelSubscription(w http.ResponseWriter, r *http.Request) {
 	if !s.recorded(w, r, err, res.Position) {
 		return
 	}
-	httpapi.WriteJSON(w, http.StatusOK, httpapi.Object{
-		"subscription": subscriptionView(id, res.Status, res.Processor, res.CancelAtPeriodEnd, res.CurrentPeriodEnd),
-	})
-}
-
-// transactionView is a payment as checkout webhooks show it (transaction), with the product
-// and pricing it paid for and what was refunded of it so far.
-func transactionView(sale domain.Sale, refundedCents int64) httpapi.Object {
-	t := sale.Transaction
-	bumpIDs := []string{}
-	for _, b := range sale.Pricing.Bumps {
-		bumpIDs = append(bumpIDs, b.ID)
+	body, ok := s.payment(w, r, "", id)
+	if ok {
+		httpapi.WriteJSON(w, http.StatusOK, body)
 	}
-	return httpapi.Object{
-		"id": t.ID, "txnId": t.TxnID, "amount": t.Amount, "currency": t.Currency, "status": t.Status,
-		"processor": t.Processor, "subscriptionId": t.SubscriptionID,
-		"productId": sale.Product.ID, "pricingTierId": sale.Pricing.PricingTierID, "bumpIds": bumpIDs,
-		"refundedCents": refundedCents,
-	}
-}
-
-// subscriptionView is a checkout subscription: its status, whether it ends with its current
-// period, and when that period ends.
-func subscriptionView(id, status, processor string, cancelAtPeriodEnd bool, currentPeriodEnd time.Time) httpapi.Object {
-	return httpapi.Object{"id": id, "status": status, "processor": processor,
-		"cancelAtPeriodEnd": cancelAtPeriodEnd, "currentPeriodEnd": wireformat.Time(currentPeriodEnd)}
 }
 
 // recorded answers a refused payment command, or waits until the read models show what one
 // recorded at position (as every write does); it reports whether the handler goes on to answer.
-// The operator names the account, so a product, transaction or subscription of another account
-// is simply not one of this account's: 404, where the integration API's ownership rule says 403.
+// A product, transaction or subscription of another account is refused by the command as
+// Forbidden (403), one that exists nowhere as NotFound (404), as everywhere else.
 func (s *Server) recorded(w http.ResponseWriter, r *http.Request, err error, position int64) bool {
-	switch {
-	case domain.KindOf(err) == domain.KindForbidden:
-		httpapi.WriteError(w, http.StatusNotFound, "not found in this account")
-		return false
-	case err != nil:
+	if err != nil {
 		httpapi.Fail(w, r, err)
 		return false
 	}

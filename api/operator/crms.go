@@ -44,10 +44,7 @@ func (s *Server) createCRM(w http.ResponseWriter, r *http.Request) {
 
 // listCRMs serves GET /admin/v1/accounts/{accountId}/crms, in creation order.
 func (s *Server) listCRMs(w http.ResponseWriter, r *http.Request) {
-	account, ok := s.existingAccount(w, r)
-	if !ok {
-		return
-	}
+	account := accountOf(r)
 	httpapi.WritePage(w, r, "crms", func(page paging.Page) ([]projections.CRM, string, error) {
 		return s.deps.CRMs.List(r.Context(), account.ID, page)
 	}, httpapi.CRMView)
@@ -56,13 +53,9 @@ func (s *Server) listCRMs(w http.ResponseWriter, r *http.Request) {
 // listLeads serves GET /admin/v1/accounts/{accountId}/crms/{crmId}/leads?contactId=:
 // the leads of one CRM of the account, in creation order, optionally of one contact.
 func (s *Server) listLeads(w http.ResponseWriter, r *http.Request) {
-	account, ok := s.existingAccount(w, r)
-	if !ok {
-		return
-	}
+	account := accountOf(r)
 	crm, err := s.deps.CRMs.CRM(r.Context(), mux.Vars(r)["crmId"])
-	if err != nil || crm.AccountID != account.ID {
-		failLookup(w, r, "crm", err)
+	if !owned(w, r, "crm", crm.AccountID, err) {
 		return
 	}
 	filter := projections.LeadFilter{CRMID: crm.ID, ContactID: r.URL.Query().Get("contactId")}

@@ -66,10 +66,7 @@ func (s *Server) createForm(w http.ResponseWriter, r *http.Request) {
 
 // listForms serves GET /admin/v1/accounts/{accountId}/forms, in creation order.
 func (s *Server) listForms(w http.ResponseWriter, r *http.Request) {
-	account, ok := s.existingAccount(w, r)
-	if !ok {
-		return
-	}
+	account := accountOf(r)
 	httpapi.WritePage(w, r, "forms", func(page paging.Page) ([]projections.Form, string, error) {
 		return s.deps.Forms.List(r.Context(), account.ID, page)
 	}, formView)
@@ -78,13 +75,9 @@ func (s *Server) listForms(w http.ResponseWriter, r *http.Request) {
 // listSubmissions serves GET /admin/v1/accounts/{accountId}/forms/{formId}/submissions:
 // the form's submissions with their answers, in the order they were made.
 func (s *Server) listSubmissions(w http.ResponseWriter, r *http.Request) {
-	account, ok := s.existingAccount(w, r)
-	if !ok {
-		return
-	}
+	account := accountOf(r)
 	form, err := s.deps.Forms.Form(r.Context(), mux.Vars(r)["formId"])
-	if err != nil || form.AccountID != account.ID {
-		failLookup(w, r, "form", err)
+	if !owned(w, r, "form", form.AccountID, err) {
 		return
 	}
 	httpapi.WritePage(w, r, "submissions", func(page paging.Page) ([]projections.Submission, string, error) {

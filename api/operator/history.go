@@ -1,22 +1,22 @@
 package operator
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
 
 	"github.com/funnelhq/funnel/api/httpapi"
 	"github.com/funnelhq/funnel/domain"
+	"github.com/funnelhq/funnel/paging"
 	"github.com/funnelhq/funnel/wireformat"
 )
 
 // history serves GET /admin/v1/accounts/{accountId}/history?contactId=|email=|subscriptionId=:
-// every event of one entity, oldest first, read from the event log itself.
+// the events of one entity, oldest first, read from the event log itself, a page at a time
+// (limit, and cursor: the position of the last event of the previous page).
 func (s *Server) history(w http.ResponseWriter, r *http.Request) {
-	account, ok := s.existingAccount(w, r)
-	if !ok {
-		return
-	}
+	account := accountOf(r)
 	q := r.URL.Query()
 	given := 0
 	for _, k := range []string{"contactId", "email", "subscriptionId"} {
@@ -28,30 +28,45 @@ func (s *Server) history(w http.ResponseWriter, r *http.Request) {
 		httpapi.WriteError(w, http.StatusBadRequest, "give exactly one of contactId, email, subscriptionId")
 		return
 	}
-	var events []domain.Recorded
-	var err error
+	id, what := q.Get("subscriptionId"), "subscription"
+	read := s.deps.History.ReadSubscriptionHistory
 	switch {
 	case q.Get("contactId") != "":
-		events, err = s.deps.History.ReadContactHistory(r.Context(), account.ID, q.Get("contactId"))
+		id, what, read = q.Get("contactId"), "contact", s.deps.History.ReadContactHistory
 	case q.Get("email") != "":
-		events, err = s.deps.History.ReadContactHistory(r.Context(), account.ID, domain.ContactIDFor(account.ID, q.Get("email")))
-	default:
-		events, err = s.deps.History.ReadSubscriptionHistory(r.Context(), account.ID, q.Get("subscriptionId"))
+		id, what, read = domain.ContactIDFor(account.ID, q.Get("email")), "contact", s.deps.History.ReadContactHistory
 	}
-	if err != nil {
-		httpapi.Fail(w, r, err)
-		return
+	httpapi.WritePage(w, r, "events", func(page paging.Page) ([]httpapi.Object, string, error) {
+		var after int64
+		if page.Cursor != "" {
+			if err := paging.DecodeCursor(page.Cursor, &after); err != nil {
+				return nil, "", err
+			}
+		}
+		events, err := read(r.Context(), account.ID, id, after, page.Limit+1)
+		if err != nil {
+			return nil, "", err
+		}
+		if len(events) == 0 && page.Cursor == "" {
+			return nil, "", s.noHistory(r.Context(), account.ID, what, id)
+		}
+		events, next := paging.Cut(events, page.Limit, func(e domain.Recorded) any { return e.Position })
+		view, err := HistoryView(events)
+		return view, next, err
+	}, func(o httpapi.Object) httpapi.Object { return o })
+}
+
+// noHistory is why an entity has no history in the account: it belongs to another account
+// (Forbidden), or exists nowhere (NotFound).
+func (s *Server) noHistory(ctx context.Context, accountID, what, id string) error {
+	owner, err := s.deps.History.StreamAccount(ctx, id)
+	switch {
+	case err != nil:
+		return err
+	case owner != "" && owner != accountID:
+		return domain.Forbidden("%s belongs to another account", what)
 	}
-	if len(events) == 0 {
-		httpapi.WriteError(w, http.StatusNotFound, "no history for that entity in this account")
-		return
-	}
-	view, err := HistoryView(events)
-	if err != nil {
-		httpapi.Fail(w, r, err)
-		return
-	}
-	httpapi.WriteJSON(w, http.StatusOK, httpapi.Object{"events": view})
+	return domain.NotFound("no history for that %s in this account", what)
 }
 
 // HistoryView is the history shape of operator-api.md, shared by the API and `funnel history`.

@@ -1,6 +1,7 @@
 package operator
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/gorilla/mux"
@@ -9,26 +10,42 @@ import (
 	"github.com/funnelhq/funnel/projections"
 )
 
-// existingAccount loads the account named in the path, answering 404 when there is none.
-func (s *Server) existingAccount(w http.ResponseWriter, r *http.Request) (projections.Account, bool) {
-	account, err := s.deps.Accounts.Account(r.Context(), mux.Vars(r)["accountId"])
-	if httpapi.IsNotFound(err) {
-		httpapi.WriteError(w, http.StatusNotFound, "account not found")
-		return account, false
-	}
-	if err != nil {
-		httpapi.Fail(w, r, err)
-		return account, false
-	}
-	return account, true
+type accountKey struct{}
+
+// accountInPath admits a request under /accounts/{accountId} only when that account exists (404
+// otherwise, whatever else the path names), and hands handlers the account (accountOf). It also
+// notes the account for the access log: a request the operator token refused is logged with no
+// account, since its caller proved no claim to one.
+func (s *Server) accountInPath(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id, named := mux.Vars(r)["accountId"]
+		if !named {
+			next.ServeHTTP(w, r)
+			return
+		}
+		httpapi.RecordAccount(r, id)
+		account, err := s.deps.Accounts.Account(r.Context(), id)
+		switch {
+		case httpapi.IsNotFound(err):
+			httpapi.WriteError(w, http.StatusNotFound, "account not found")
+			return
+		case err != nil:
+			httpapi.Fail(w, r, err)
+			return
+		}
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), accountKey{}, account)))
+	})
 }
 
-// failLookup answers a failed lookup of a resource under the account in the path. The operator
-// names the account, so a resource of another account is simply not one of this account's: 404.
-func failLookup(w http.ResponseWriter, r *http.Request, what string, err error) {
-	if err == nil || httpapi.IsNotFound(err) {
-		httpapi.WriteError(w, http.StatusNotFound, what+" not found in this account")
-		return
-	}
-	httpapi.Fail(w, r, err)
+// accountOf is the account the request's path names (accountInPath checked it exists).
+func accountOf(r *http.Request) projections.Account {
+	account, _ := r.Context().Value(accountKey{}).(projections.Account)
+	return account
+}
+
+// owned checks the outcome of a lookup of a resource that the path or the query names, for the
+// account in the path (decisions.md "General"): 404 when it exists nowhere, 403 when it belongs
+// to another account. It answers and returns false unless the request may go on.
+func owned(w http.ResponseWriter, r *http.Request, what, ownerID string, err error) bool {
+	return httpapi.Owned(w, r, what, ownerID, accountOf(r).ID, err)
 }

@@ -75,10 +75,7 @@ func (s *Server) createProduct(w http.ResponseWriter, r *http.Request) {
 
 // listProducts serves GET /admin/v1/accounts/{accountId}/products, in creation order.
 func (s *Server) listProducts(w http.ResponseWriter, r *http.Request) {
-	account, ok := s.existingAccount(w, r)
-	if !ok {
-		return
-	}
+	account := accountOf(r)
 	httpapi.WritePage(w, r, "products", func(page paging.Page) ([]projections.Product, string, error) {
 		return s.deps.Products.List(r.Context(), account.ID, page)
 	}, productView)
@@ -86,13 +83,8 @@ func (s *Server) listProducts(w http.ResponseWriter, r *http.Request) {
 
 // getProduct serves GET /admin/v1/accounts/{accountId}/products/{productId}.
 func (s *Server) getProduct(w http.ResponseWriter, r *http.Request) {
-	account, ok := s.existingAccount(w, r)
-	if !ok {
-		return
-	}
 	product, err := s.deps.Products.Product(r.Context(), mux.Vars(r)["productId"])
-	if err != nil || product.AccountID != account.ID {
-		failLookup(w, r, "product", err)
+	if !owned(w, r, "product", product.AccountID, err) {
 		return
 	}
 	httpapi.WriteJSON(w, http.StatusOK, httpapi.Object{"product": productView(product)})

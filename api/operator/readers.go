@@ -18,8 +18,10 @@ import (
 type Accounts interface {
 	Account(ctx context.Context, id string) (projections.Account, error)
 	APIKeyByHash(ctx context.Context, hash string) (projections.APIKey, error)
-	APIKeys(ctx context.Context, accountID string) ([]projections.APIKey, error)
-	CustomFields(ctx context.Context, accountID string) ([]projections.CustomField, error)
+	APIKey(ctx context.Context, id string) (projections.APIKey, error)
+	APIKeys(ctx context.Context, accountID string, p paging.Page) ([]projections.APIKey, string, error)
+	CustomField(ctx context.Context, accountID, id string) (projections.CustomField, error)
+	CustomFields(ctx context.Context, accountID string, p paging.Page) ([]projections.CustomField, string, error)
 }
 
 // Tags reads tags with their automations.
@@ -67,10 +69,25 @@ type Products interface {
 	List(ctx context.Context, accountID string, p paging.Page) ([]projections.Product, string, error)
 }
 
+// Customers reads one checkout customer.
+type Customers interface {
+	Customer(ctx context.Context, id string) (projections.Customer, error)
+}
+
+// Transactions reads one checkout payment.
+type Transactions interface {
+	Transaction(ctx context.Context, id string) (projections.Transaction, error)
+}
+
+// BillingSubscriptions reads one checkout subscription.
+type BillingSubscriptions interface {
+	Subscription(ctx context.Context, id string) (projections.Subscription, error)
+}
+
 // Subscriptions reads webhook subscriptions (the webhook projector's table).
 type Subscriptions interface {
 	Get(ctx context.Context, id string) (webhooks.Subscription, error)
-	List(ctx context.Context, accountID, kind string) ([]webhooks.Subscription, error)
+	List(ctx context.Context, accountID, kind string, p paging.Page) ([]webhooks.Subscription, string, error)
 }
 
 // Deliveries reads the webhook delivery log and sends a delivery again.
@@ -79,8 +96,10 @@ type Deliveries interface {
 	Retry(ctx context.Context, accountID, id string) (webhooks.Delivery, error)
 }
 
-// History reads an entity's history straight from the event log.
+// History reads an entity's history straight from the event log, and the account of a stream
+// ("" when there is none).
 type History interface {
-	ReadContactHistory(ctx context.Context, accountID, contactID string) ([]domain.Recorded, error)
-	ReadSubscriptionHistory(ctx context.Context, accountID, subscriptionID string) ([]domain.Recorded, error)
+	ReadContactHistory(ctx context.Context, accountID, contactID string, after int64, limit int) ([]domain.Recorded, error)
+	ReadSubscriptionHistory(ctx context.Context, accountID, subscriptionID string, after int64, limit int) ([]domain.Recorded, error)
+	StreamAccount(ctx context.Context, streamID string) (string, error)
 }

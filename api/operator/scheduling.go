@@ -44,10 +44,7 @@ func (s *Server) createEventType(w http.ResponseWriter, r *http.Request) {
 
 // listEventTypes serves GET /admin/v1/accounts/{accountId}/event-types, in creation order.
 func (s *Server) listEventTypes(w http.ResponseWriter, r *http.Request) {
-	account, ok := s.existingAccount(w, r)
-	if !ok {
-		return
-	}
+	account := accountOf(r)
 	httpapi.WritePage(w, r, "eventTypes", func(page paging.Page) ([]projections.EventType, string, error) {
 		return s.deps.EventTypes.List(r.Context(), account.ID, page)
 	}, httpapi.EventTypeView)
@@ -56,13 +53,9 @@ func (s *Server) listEventTypes(w http.ResponseWriter, r *http.Request) {
 // listBookings serves GET /admin/v1/accounts/{accountId}/event-types/{eventTypeId}/bookings:
 // the calendar's bookings with their answers, newest first.
 func (s *Server) listBookings(w http.ResponseWriter, r *http.Request) {
-	account, ok := s.existingAccount(w, r)
-	if !ok {
-		return
-	}
+	account := accountOf(r)
 	eventType, err := s.deps.EventTypes.EventType(r.Context(), mux.Vars(r)["eventTypeId"])
-	if err != nil || eventType.AccountID != account.ID {
-		failLookup(w, r, "event type", err)
+	if !owned(w, r, "event type", eventType.AccountID, err) {
 		return
 	}
 	httpapi.WritePage(w, r, "bookings", func(page paging.Page) ([]projections.Booking, string, error) {

@@ -17,20 +17,26 @@ import (
 
 // Deps are what the handlers need.
 type Deps struct {
-	Commands      commands.Handlers
-	Accounts      Accounts
-	Tags          Tags
-	CRMs          CRMs
-	Leads         Leads
-	Forms         Forms
-	Submissions   Submissions
-	EventTypes    EventTypes
-	Bookings      Bookings
-	Products      Products
-	Subscriptions Subscriptions
-	Deliveries    Deliveries
-	History       History
-	ReadModels    httpapi.ReadModelWaiter
+	Commands    commands.Handlers
+	Accounts    Accounts
+	Tags        Tags
+	CRMs        CRMs
+	Leads       Leads
+	Forms       Forms
+	Submissions Submissions
+	EventTypes  EventTypes
+	Bookings    Bookings
+	Products    Products
+	// Customers, Transactions and BillingSubscriptions read what the payment endpoints answer with.
+	Customers            Customers
+	Transactions         Transactions
+	BillingSubscriptions BillingSubscriptions
+	Subscriptions        Subscriptions
+	Deliveries           Deliveries
+	History              History
+	ReadModels           httpapi.ReadModelWaiter
+	// Idempotency keeps the answers of requests with an Idempotency-Key; nil turns the header off.
+	Idempotency httpapi.IdempotencyStore
 	// Ready reports whether migrations ran and the projections caught up at start (/readyz).
 	Ready      func() bool
 	AdminToken string // FUNNEL_ADMIN_TOKEN: the bearer token of every /admin/v1 request
@@ -68,8 +74,9 @@ func (s *Server) Router() *mux.Router {
 	// The document needs no token, like /metrics: it holds no secret, and tools fetch it before
 	// they are given one.
 	root.Handle("/admin/v1/openapi.json", openapi.Serve("application/json; charset=utf-8", openapi.Operator())).Methods(http.MethodGet)
+	scope := tokenScope(s.deps.AdminToken)
 	admin := func(method, path string, h http.HandlerFunc) {
-		root.Handle("/admin/v1"+path, s.operatorOnly(accountFromPath(h))).Methods(method)
+		root.Handle("/admin/v1"+path, s.operatorOnly(s.accountInPath(httpapi.Idempotent(s.deps.Idempotency, scope, h)))).Methods(method)
 	}
 
 	admin(http.MethodPost, "/accounts", s.createAccount)
@@ -105,13 +112,4 @@ func (s *Server) Router() *mux.Router {
 	admin(http.MethodGet, "/accounts/{accountId}/webhook-deliveries", s.listDeliveries)
 	admin(http.MethodPost, "/accounts/{accountId}/webhook-deliveries/{deliveryId}/retry", s.retryDelivery)
 	return root
-}
-
-// accountFromPath notes the account an authenticated request names in its path, for the access
-// log: a refused request is logged with no account, since its caller proved no claim to one.
-func accountFromPath(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		httpapi.RecordAccount(r, mux.Vars(r)["accountId"])
-		next.ServeHTTP(w, r)
-	})
 }

@@ -27,9 +27,6 @@ func webhookView(s webhooks.Subscription) httpapi.Object {
 
 // createWebhook serves POST /admin/v1/accounts/{accountId}/webhooks (custom, zapier or make).
 func (s *Server) createWebhook(w http.ResponseWriter, r *http.Request) {
-	if _, ok := s.existingAccount(w, r); !ok {
-		return
-	}
 	s.subscriptions.Create(w, r, httpapi.NewSubscription{
 		Meta:         operatorMeta(r),
 		Kind:         domain.WebhookKindCustom,
@@ -42,25 +39,15 @@ func (s *Server) createWebhook(w http.ResponseWriter, r *http.Request) {
 // listWebhooks serves GET /admin/v1/accounts/{accountId}/webhooks, REST Hook subscriptions
 // included; ?kind= lists one kind.
 func (s *Server) listWebhooks(w http.ResponseWriter, r *http.Request) {
-	account, ok := s.existingAccount(w, r)
-	if !ok {
-		return
-	}
+	account := accountOf(r)
 	kind := r.URL.Query().Get("kind")
 	if kind != "" && !slices.Contains(domain.WebhookKinds, kind) {
 		httpapi.WriteError(w, http.StatusBadRequest, "kind must be one of "+strings.Join(domain.WebhookKinds, ", "))
 		return
 	}
-	subs, err := s.deps.Subscriptions.List(r.Context(), account.ID, kind)
-	if err != nil {
-		httpapi.Fail(w, r, err)
-		return
-	}
-	views := make([]httpapi.Object, len(subs))
-	for i, sub := range subs {
-		views[i] = webhookView(sub)
-	}
-	httpapi.WriteJSON(w, http.StatusOK, httpapi.Object{"webhooks": views})
+	httpapi.WritePage(w, r, "webhooks", func(page paging.Page) ([]webhooks.Subscription, string, error) {
+		return s.deps.Subscriptions.List(r.Context(), account.ID, kind, page)
+	}, webhookView)
 }
 
 // deleteWebhook serves DELETE /admin/v1/accounts/{accountId}/webhooks/{webhookId}.
@@ -107,10 +94,7 @@ func deliveryView(d webhooks.Delivery) httpapi.Object {
 
 // listDeliveries serves GET /admin/v1/accounts/{accountId}/webhook-deliveries?webhookId=&status=.
 func (s *Server) listDeliveries(w http.ResponseWriter, r *http.Request) {
-	account, ok := s.existingAccount(w, r)
-	if !ok {
-		return
-	}
+	account := accountOf(r)
 	filter := webhooks.DeliveryFilter{WebhookID: r.URL.Query().Get("webhookId"), Status: r.URL.Query().Get("status")}
 	switch filter.Status {
 	case "", "pending", "succeeded", "failed":
@@ -126,10 +110,7 @@ func (s *Server) listDeliveries(w http.ResponseWriter, r *http.Request) {
 // retryDelivery serves POST /admin/v1/accounts/{accountId}/webhook-deliveries/{deliveryId}/retry:
 // the delivery is sent again now, with the same ids and body.
 func (s *Server) retryDelivery(w http.ResponseWriter, r *http.Request) {
-	account, ok := s.existingAccount(w, r)
-	if !ok {
-		return
-	}
+	account := accountOf(r)
 	d, err := s.deps.Deliveries.Retry(r.Context(), account.ID, mux.Vars(r)["deliveryId"])
 	if err != nil {
 		httpapi.Fail(w, r, err)

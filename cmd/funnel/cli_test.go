@@ -217,7 +217,7 @@ func subscribeAndRebill(t *testing.T, srv *server, accountID string) string {
 	var purchase struct{ Subscription struct{ ID string } }
 	post("/checkout/purchases", map[string]any{"productId": product.Product.ID, "pricingTierId": product.Product.PricingTiers[0].ID,
 		"email": "buyer@example.com"}, http.StatusCreated, &purchase)
-	post("/checkout/subscriptions/"+purchase.Subscription.ID+"/rebill", map[string]any{}, http.StatusOK, &struct{}{})
+	post("/checkout/subscriptions/"+purchase.Subscription.ID+"/rebill", map[string]any{}, http.StatusCreated, &struct{}{})
 	return purchase.Subscription.ID
 }
 

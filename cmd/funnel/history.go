@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/urfave/cli/v3"
@@ -42,31 +43,50 @@ var historyCommand = &cli.Command{
 		defer db.Close()
 		store := eventstore.New(db)
 		defer store.Close()
-		var events []domain.Recorded
+		entity := cmd.String("subscription")
+		read := store.ReadSubscriptionHistory
 		switch {
 		case cmd.String("contact") != "":
-			events, err = store.ReadContactHistory(ctx, account, cmd.String("contact"))
+			entity, read = cmd.String("contact"), store.ReadContactHistory
 		case cmd.String("email") != "":
-			events, err = store.ReadContactHistory(ctx, account, domain.ContactIDFor(account, cmd.String("email")))
-		default:
-			events, err = store.ReadSubscriptionHistory(ctx, account, cmd.String("subscription"))
+			entity, read = domain.ContactIDFor(account, cmd.String("email")), store.ReadContactHistory
 		}
+		return printHistory(ctx, os.Stdout, account, entity, read)
+	},
+}
+
+// historyPage is how many events `funnel history` reads at a time: a long history is streamed,
+// never held in memory whole.
+const historyPage = 500
+
+// printHistory prints an entity's history, one JSON object per line, oldest first, reading it a
+// page at a time from the log.
+func printHistory(ctx context.Context, out io.Writer, account, entity string,
+	read func(ctx context.Context, accountID, id string, after int64, limit int) ([]domain.Recorded, error)) error {
+	enc := json.NewEncoder(out)
+	after, printed := int64(0), 0
+	for {
+		events, err := read(ctx, account, entity, after, historyPage)
 		if err != nil {
 			return err
-		}
-		if len(events) == 0 {
-			return fmt.Errorf("no history for that entity in account %s", account)
 		}
 		view, err := operator.HistoryView(events)
 		if err != nil {
 			return err
 		}
-		enc := json.NewEncoder(os.Stdout)
 		for _, e := range view {
 			if err := enc.Encode(e); err != nil {
 				return err
 			}
 		}
-		return nil
-	},
+		printed += len(events)
+		if len(events) < historyPage {
+			break
+		}
+		after = events[len(events)-1].Position
+	}
+	if printed == 0 {
+		return fmt.Errorf("no history for that entity in account %s", account)
+	}
+	return nil
 }

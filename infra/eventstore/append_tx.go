@@ -116,10 +116,10 @@ func (t *pgxAppendTx) write(ctx context.Context, rows []*row, newHead int64) err
 				cols[i] = append(cols[i], v)
 			}
 		}
-		b.Queue(`INSERT INTO events (position, event_id, stream_id, version, type, schema_version, occurred_at, account_id, contact_id, subscription_id, data, metadata)
-			SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::bigint[], $5::text[], $6::int[], $7::bigint[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[])`,
+		b.Queue(`INSERT INTO events (position, event_id, stream_id, version, type, schema_version, occurred_at, account_id, contact_id, subscription_id, data, metadata, idempotency_id)
+			SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::bigint[], $5::text[], $6::int[], $7::bigint[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[])`,
 			typed[int64](cols[0]), typed[string](cols[1]), typed[string](cols[2]), typed[int64](cols[3]), typed[string](cols[4]), typed[int](cols[5]),
-			typed[int64](cols[6]), typed[string](cols[7]), nullable(cols[8]), nullable(cols[9]), typed[string](cols[10]), typed[string](cols[11]))
+			typed[int64](cols[6]), typed[string](cols[7]), nullable(cols[8]), nullable(cols[9]), typed[string](cols[10]), typed[string](cols[11]), nullable(cols[12]))
 		b.Queue(`UPDATE event_log_head SET position = $1 WHERE id = 1`, newHead)
 	}
 	b.Queue(`COMMIT`)
@@ -202,7 +202,7 @@ func (t *sqlAppendTx) write(ctx context.Context, rows []*row, newHead int64) err
 	for i, r := range rows {
 		values[i] = r.values()
 	}
-	if err := sqldb.ExecRows(ctx, t.tx, sqldb.SQLite, `INSERT INTO events (position, event_id, stream_id, version, type, schema_version, occurred_at, account_id, contact_id, subscription_id, data, metadata) VALUES `, "", values); err != nil {
+	if err := sqldb.ExecRows(ctx, t.tx, sqldb.SQLite, `INSERT INTO events (position, event_id, stream_id, version, type, schema_version, occurred_at, account_id, contact_id, subscription_id, data, metadata, idempotency_id) VALUES `, "", values); err != nil {
 		return fmt.Errorf("eventstore: insert events: %w", err)
 	}
 	if len(rows) > 0 {
@@ -216,10 +216,10 @@ func (t *sqlAppendTx) write(ctx context.Context, rows []*row, newHead int64) err
 	return nil
 }
 
-const insertColumns = 12
+const insertColumns = 13
 
 // values are a row's columns in the order of the INSERTs above.
 func (r *row) values() []any {
 	return []any{r.position, r.eventID, r.streamID, r.version, r.eventType, r.schemaVersion,
-		r.occurredAt, r.accountID, r.contactID, r.subscriptionID, r.data, r.metadata}
+		r.occurredAt, r.accountID, r.contactID, r.subscriptionID, r.data, r.metadata, r.idempotencyID}
 }

@@ -21,6 +21,7 @@ type row struct {
 	occurredAt                   int64
 	accountID                    string
 	contactID, subscriptionID    sql.NullString
+	idempotencyID                sql.NullString // on the first row of an append only (Metadata.IdempotencyID)
 	data, metadata               string
 	version, position            int64
 }
@@ -42,7 +43,8 @@ type appendRequest struct {
 }
 
 // Append writes the events of every stream atomically: all of them or none. It fails with
-// domain.ErrWrongVersion when any stream is no longer at its expected version, and otherwise
+// domain.ErrWrongVersion when any stream is no longer at its expected version, with
+// domain.ErrAlreadyPerformed when the log holds an append of meta.IdempotencyID already, and otherwise
 // returns the global position of the last event written. A stream given with no events is only
 // checked: the append goes through only if that stream is still at its expected version (the
 // decision read it and depends on it). An append with no events at all writes nothing.
@@ -113,6 +115,9 @@ func (s *Store) encode(meta domain.Metadata, appends []domain.StreamAppend) (*ap
 			if se, ok := e.(domain.SubscriptionEvent); ok && se.SubscriptionRef() != "" {
 				r.subscriptionID = sql.NullString{String: se.SubscriptionRef(), Valid: true}
 			}
+			if total == 0 && len(ps.rows) == 0 && meta.IdempotencyID != "" {
+				r.idempotencyID = sql.NullString{String: meta.IdempotencyID, Valid: true}
+			}
 			ps.rows = append(ps.rows, r)
 		}
 		req.streams = append(req.streams, ps)
@@ -170,6 +175,9 @@ func (s *Store) commit(batch []*appendRequest) {
 			s.commit([]*appendRequest{r})
 		}
 		return
+	}
+	if isIdempotencyIDTaken(err) {
+		err = domain.ErrAlreadyPerformed
 	}
 	events := 0
 	for i, r := range batch {

@@ -115,7 +115,8 @@ const readLog = selectEvents + ` WHERE position > $1 ORDER BY position LIMIT $2`
 const readStreamFrom = selectEvents + ` WHERE stream_id = $1 AND version > $2 ORDER BY version`
 
 // ReadStreamFrom returns the events of one stream after a version, oldest first: the tail a
-// command reads on top of an aggregate state it kept from an earlier read (0: the whole stream).
+// command reads on top of an aggregate state it kept from an earlier read, or the API key check
+// on top of the revocations it knows (0: the whole stream).
 func (s *Store) ReadStreamFrom(ctx context.Context, streamID string, afterVersion int64) ([]domain.Recorded, error) {
 	rows, err := s.db.Read.QueryContext(ctx, readStreamFrom, streamID, afterVersion)
 	if err != nil {
@@ -133,28 +134,43 @@ func (s *Store) ReadLog(ctx context.Context, after int64, limit int) ([]domain.R
 	return scanEvents(rows)
 }
 
-// ReadContactHistory returns every event of an account that concerns a contact (its own stream
-// and the leads, submissions and bookings that name it), in position order.
-func (s *Store) ReadContactHistory(ctx context.Context, accountID, contactID string) ([]domain.Recorded, error) {
+// ReadContactHistory returns up to limit events of an account that concern a contact (its own
+// stream and the leads, submissions and bookings that name it), after a position, in position
+// order: a history is read a page at a time.
+func (s *Store) ReadContactHistory(ctx context.Context, accountID, contactID string, after int64, limit int) ([]domain.Recorded, error) {
 	rows, err := s.db.Read.QueryContext(ctx,
-		selectEvents+` WHERE contact_id = $1 AND account_id = $2 ORDER BY position`, contactID, accountID)
+		selectEvents+` WHERE contact_id = $1 AND account_id = $2 AND position > $3 ORDER BY position LIMIT $4`, contactID, accountID, after, limit)
 	if err != nil {
 		return nil, fmt.Errorf("eventstore: read contact history: %w", err)
 	}
 	return scanEvents(rows)
 }
 
-// ReadSubscriptionHistory returns every event of an account that belongs to a subscription
-// (domain.SubscriptionEvent), in position order: for a billing subscription its own stream, the
-// purchase, rebills and refunds on its transactions' streams and the activation its purchase
-// issued; for a webhook subscription its stream.
-func (s *Store) ReadSubscriptionHistory(ctx context.Context, accountID, subscriptionID string) ([]domain.Recorded, error) {
+// ReadSubscriptionHistory returns up to limit events of an account that belong to a subscription
+// (domain.SubscriptionEvent), after a position, in position order: for a billing subscription its
+// own stream, the purchase, rebills and refunds on its transactions' streams and the activation
+// its purchase issued; for a webhook subscription its stream. A history is read a page at a time.
+func (s *Store) ReadSubscriptionHistory(ctx context.Context, accountID, subscriptionID string, after int64, limit int) ([]domain.Recorded, error) {
 	rows, err := s.db.Read.QueryContext(ctx,
-		selectEvents+` WHERE subscription_id = $1 AND account_id = $2 ORDER BY position`, subscriptionID, accountID)
+		selectEvents+` WHERE subscription_id = $1 AND account_id = $2 AND position > $3 ORDER BY position LIMIT $4`, subscriptionID, accountID, after, limit)
 	if err != nil {
 		return nil, fmt.Errorf("eventstore: read subscription history: %w", err)
 	}
 	return scanEvents(rows)
+}
+
+// StreamAccount returns the account of a stream ("" when there is no such stream): ids are unique
+// across accounts, so a stream belongs to one account only.
+func (s *Store) StreamAccount(ctx context.Context, streamID string) (string, error) {
+	var account string
+	err := s.db.Read.QueryRowContext(ctx, `SELECT account_id FROM events WHERE stream_id = $1 AND version = 1`, streamID).Scan(&account)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("eventstore: account of stream %s: %w", streamID, err)
+	}
+	return account, nil
 }
 
 // Head returns the position of the last committed event (0 for an empty log).

@@ -84,12 +84,71 @@ func TestAppendAndRead(t *testing.T) {
 		if err != nil || head != 3 {
 			t.Fatalf("head = %d, %v", head, err)
 		}
-		history, err := s.ReadContactHistory(ctx, "acc_test", "ct_a")
+		history, err := s.ReadContactHistory(ctx, "acc_test", "ct_a", 0, 10)
 		if err != nil || len(history) != 2 {
 			t.Fatalf("contact history = %d events, %v", len(history), err)
 		}
-		if other, _ := s.ReadContactHistory(ctx, "acc_other", "ct_a"); len(other) != 0 {
+		if other, _ := s.ReadContactHistory(ctx, "acc_other", "ct_a", 0, 10); len(other) != 0 {
 			t.Fatalf("another account read %d events of the contact", len(other))
+		}
+		if owner, err := s.StreamAccount(ctx, "ct_a"); err != nil || owner != "acc_test" {
+			t.Fatalf("account of ct_a = %q, %v", owner, err)
+		}
+		if owner, err := s.StreamAccount(ctx, "ct_nowhere"); err != nil || owner != "" {
+			t.Fatalf("account of ct_nowhere = %q, %v", owner, err)
+		}
+	})
+}
+
+// Histories are read a page at a time, each page after the position of the previous page's last
+// event, in position order, whatever else is appended between them.
+func TestHistoriesAreReadAPageAtATime(t *testing.T) {
+	sqldbtest.Run(t, func(t *testing.T, dialect sqldb.Dialect) {
+		s, _ := newStore(t, dialect)
+		ctx := context.Background()
+		var contact, subscription []int64 // the positions of ct_p's and wh_p's events
+		for range 7 {
+			pos, err := s.Append(ctx, meta,
+				domain.StreamAppend{StreamID: "ct_p", ExpectedVersion: domain.AnyVersion, Events: tagged("ct_p", 1)},
+				domain.StreamAppend{StreamID: "wh_p", ExpectedVersion: domain.AnyVersion, Events: []domain.Event{domain.WebhookSubscriptionDisabled{SubscriptionID: "wh_p", Reason: "test"}}},
+				domain.StreamAppend{StreamID: "ct_q", ExpectedVersion: domain.AnyVersion, Events: tagged("ct_q", 1)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			contact, subscription = append(contact, pos-2), append(subscription, pos-1)
+		}
+		for name, c := range map[string]struct {
+			read func(after int64, limit int) ([]domain.Recorded, error)
+			want []int64
+		}{
+			"contact": {func(after int64, limit int) ([]domain.Recorded, error) {
+				return s.ReadContactHistory(ctx, meta.AccountID, "ct_p", after, limit)
+			}, contact},
+			"subscription": {func(after int64, limit int) ([]domain.Recorded, error) {
+				return s.ReadSubscriptionHistory(ctx, meta.AccountID, "wh_p", after, limit)
+			}, subscription},
+		} {
+			var got []int64
+			for after := int64(0); ; {
+				page, err := c.read(after, 3)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, e := range page {
+					got = append(got, e.Position)
+				}
+				if len(page) < 3 {
+					break
+				}
+				after = page[len(page)-1].Position
+			}
+			if fmt.Sprint(got) != fmt.Sprint(c.want) {
+				t.Errorf("%s history read by pages: %v, want %v", name, got, c.want)
+			}
+			// A position of another entity's event starts the page right after it too.
+			if page, err := c.read(c.want[2]+1, 10); err != nil || len(page) != 4 || page[0].Position != c.want[3] {
+				t.Errorf("%s history after %d = %d events, %v", name, c.want[2]+1, len(page), err)
+			}
 		}
 	})
 }
@@ -164,7 +223,7 @@ func TestConcurrentAppendersAndLiveReader(t *testing.T) {
 		s, _ := newStore(t, dialect)
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 		defer cancel()
-		const appenders, perAppender = 32, 2000
+		const appenders, perAppender = 32, 500 // 16,000 appends racing one reader: enough to interleave commits, quick enough for a loaded machine
 		const total = appenders * perAppender
 
 		type seen struct {

@@ -77,7 +77,8 @@ func (p *Pipeline) AddReadModel(pr projections.Projection) {
 }
 
 // Invalidator keeps in-memory caches right. It has no checkpoint: it starts empty and sees
-// every batch this process relays, whoever appended the events.
+// every batch this process relays, whoever appended the events, once every read model has
+// applied the batch.
 type Invalidator interface {
 	Name() string
 	Invalidate(batch []domain.Recorded)
@@ -86,6 +87,16 @@ type Invalidator interface {
 // AddInvalidator adds a cache invalidator; writes wait for it like for a read model, so that a
 // write's effect on a cache is visible to the next request.
 func (p *Pipeline) AddInvalidator(inv Invalidator) { p.invalidators = append(p.invalidators, inv) }
+
+// invalidate hands a batch that every read model has applied to the cache invalidators. Not
+// before: a cache dropped while a read model had yet to commit the batch could be filled again
+// from the rows as they were, and keep them until the next change.
+func (p *Pipeline) invalidate(batch []domain.Recorded) {
+	for _, inv := range p.invalidators {
+		inv.Invalidate(batch)
+		p.tracker.advance(inv.Name(), batch[len(batch)-1].Position)
+	}
+}
 
 // Tracker tells how far the projections are.
 func (p *Pipeline) Tracker() *Tracker { return p.tracker }
@@ -133,17 +144,6 @@ func (p *Pipeline) Run(ctx context.Context) error {
 				return err
 			}
 			return pr.apply(msg.Context(), batch)
-		})
-	}
-	for _, inv := range p.invalidators {
-		router.AddConsumerHandler(inv.Name(), eventsTopic, pubsub, func(msg *message.Message) error {
-			batch, err := p.batchOf(msg)
-			if err != nil || len(batch) == 0 {
-				return err
-			}
-			inv.Invalidate(batch)
-			p.tracker.advance(inv.Name(), batch[len(batch)-1].Position)
-			return nil
 		})
 	}
 
@@ -239,7 +239,7 @@ func (p *Pipeline) relay(ctx context.Context, pub message.Publisher, from int64)
 			}
 			msg := message.NewMessage(watermill.NewUUID(), payload)
 			p.decoded.Store(msg.UUID, events)
-			err = pub.Publish(eventsTopic, msg) // returns once every handler acknowledged it
+			err = pub.Publish(eventsTopic, msg) // returns once every read model applied it
 			p.decoded.Delete(msg.UUID)
 			if err != nil {
 				if ctx.Err() != nil {
@@ -248,6 +248,7 @@ func (p *Pipeline) relay(ctx context.Context, pub message.Publisher, from int64)
 				return fmt.Errorf("pipeline: publish: %w", err)
 			}
 			pos = events[len(events)-1].Position
+			p.invalidate(events)
 			p.observer.Relayed(pos)
 			continue
 		}

@@ -218,3 +218,63 @@ func newContactsPipeline(db *sqldb.DB, s *eventstore.Store) *Pipeline {
 	p.AddReadModel(projections.NewContacts(db.Read))
 	return p
 }
+
+// readModelChecker is a cache invalidator that checks, for every batch it is handed, that the
+// contacts read model already holds the batch's contacts: a cache dropped before the read model
+// committed could be filled again from the rows as they were.
+type readModelChecker struct {
+	db      *sqldb.DB
+	batches int
+	early   []string
+}
+
+func (*readModelChecker) Name() string { return "checker" }
+
+func (c *readModelChecker) Invalidate(batch []domain.Recorded) {
+	c.batches++
+	for _, e := range batch {
+		if e.Type != (domain.ContactCreated{}).EventType() {
+			continue
+		}
+		var n int
+		if err := c.db.Read.QueryRow(`SELECT count(*) FROM contacts WHERE id = $1`, e.StreamID).Scan(&n); err != nil || n != 1 {
+			c.early = append(c.early, fmt.Sprintf("%s (%d rows, %v)", e.StreamID, n, err))
+		}
+	}
+}
+
+// Cache invalidators see a batch only once every read model has committed it.
+func TestInvalidatorsRunAfterTheReadModelsCommitted(t *testing.T) {
+	sqldbtest.Run(t, func(t *testing.T, d sqldb.Dialect) {
+		db := sqldbtest.Open(t, d)
+		s := eventstore.New(db)
+		t.Cleanup(s.Close)
+		checker := &readModelChecker{db: db}
+		p := New(db, s, zap.NewNop(), nopObserver{})
+		p.AddReadModel(projections.NewContacts(db.Read))
+		p.AddInvalidator(checker)
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- p.Run(ctx) }()
+		<-p.Ready()
+		for i := range 30 {
+			if err := appendContact(s, i); err != nil {
+				t.Fatal(err)
+			}
+			head, err := s.Head(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := p.Tracker().WaitReadModels(ctx, head); err != nil {
+				t.Fatal(err)
+			}
+		}
+		cancel()
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		if checker.batches == 0 || len(checker.early) > 0 {
+			t.Fatalf("%d batches; invalidated before the read model had them: %v", checker.batches, checker.early)
+		}
+	})
+}

@@ -28,7 +28,7 @@ func TestSubscriptionHistoryMigrationIndexesEarlierEvents(t *testing.T) {
 		bought := svc.Operator.Post(t, checkout+"purchases", "", map[string]any{"productId": product.ID, "pricingTierId": product.TierIDs[0], "email": "ada@example.com"}).
 			Expect(t, http.StatusCreated)
 		subID := bought.Object(t, "subscription")["id"].(string)
-		rebill := svc.Operator.Post(t, checkout+"subscriptions/"+subID+"/rebill", "", map[string]any{}).Expect(t, http.StatusOK).Object(t, "transaction")["id"].(string)
+		rebill := svc.Operator.Post(t, checkout+"subscriptions/"+subID+"/rebill", "", map[string]any{}).Expect(t, http.StatusCreated).Object(t, "transaction")["id"].(string)
 		svc.Operator.Post(t, checkout+"transactions/"+rebill+"/refund", "", map[string]any{}).Expect(t, http.StatusOK)
 		svc.API.Post(t, "/api/v1/checkout/activations/"+bought.Object(t, "activation")["token"].(string)+"/complete", acc.Key, map[string]any{}).Expect(t, http.StatusOK)
 		svc.Operator.Post(t, checkout+"subscriptions/"+subID+"/cancel", "", map[string]any{"atPeriodEnd": false}).Expect(t, http.StatusOK)

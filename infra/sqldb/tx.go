@@ -50,3 +50,29 @@ func (db *DB) beginWithSync(ctx context.Context, level string) (*sql.Tx, func(),
 		conn.Close()
 	}, nil
 }
+
+// ExecDerived runs one statement as a transaction of its own whose commit does not wait for the
+// disk, like those of BeginDerivedTx (on PostgreSQL, one round trip on the Projections pool).
+// Besides derived state, the Idempotency-Key cache writes this way: a claim it commits so is on
+// disk as soon as any later synchronous commit is (the append the claim guards: PostgreSQL's WAL
+// and SQLite's WAL both reach the disk in order), and a later write of the cache lost to a crash
+// of the machine only leaves a request of unknown outcome, which the log tells.
+func (db *DB) ExecDerived(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	if db.Dialect == Postgres {
+		return db.Projections.ExecContext(ctx, query, args...)
+	}
+	tx, release, err := db.BeginDerivedTx(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	defer tx.Rollback()
+	res, err := tx.ExecContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, fmt.Errorf("sqldb: commit: %w", err)
+	}
+	return res, nil
+}

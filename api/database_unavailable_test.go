@@ -1,0 +1,71 @@
+package api_test
+
+import (
+	"context"
+	"database/sql"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/funnelhq/funnel/app"
+	"github.com/funnelhq/funnel/app/apptest"
+	"github.com/funnelhq/funnel/infra/sqldb"
+	"github.com/funnelhq/funnel/infra/sqldb/sqldbtest"
+)
+
+// A database that stops taking connections makes a request answer 503 with Retry-After, not
+// 500, and the service answers again once the database is back. Only PostgreSQL can be made
+// unreachable under a running service; for SQLite the same mapping (a file locked past its busy
+// timeout) is tested on sqldb.Unavailable.
+func TestAnUnreachableDatabaseAnswers503(t *testing.T) {
+	dbURL := sqldbtest.URL(t, sqldb.Postgres)
+	svc := apptest.StartOn(t, dbURL, func(*app.Config) {})
+	acc := svc.NewAccount(t)
+	svc.API.Get(t, "/api/v1/contacts", acc.Key).Expect(t, http.StatusOK)
+
+	u, err := url.Parse(dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := strings.TrimPrefix(u.Path, "/")
+	admin, err := sql.Open("pgx", sqldbtest.BaseURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { admin.Close() })
+	ctx := context.Background()
+	setAllowed := func(allowed bool) {
+		t.Helper()
+		stmt := `ALTER DATABASE "` + name + `" ALLOW_CONNECTIONS false`
+		if allowed {
+			stmt = `ALTER DATABASE "` + name + `" ALLOW_CONNECTIONS true`
+		}
+		if _, err := admin.ExecContext(ctx, stmt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	setAllowed(false)
+	t.Cleanup(func() { setAllowed(true) })
+	if _, err := admin.ExecContext(ctx, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1`, name); err != nil {
+		t.Fatal(err)
+	}
+
+	// Each pooled connection, cut or new, fails; no request answers 500.
+	for range 3 {
+		res := svc.API.Get(t, "/api/v1/contacts?email=a@example.com", acc.Key)
+		if res.Status != http.StatusServiceUnavailable || res.Header.Get("Retry-After") == "" || !strings.Contains(res.Body["error"].(string), "retry") {
+			t.Fatalf("with the database away: %d %s (Retry-After %q)", res.Status, res.Raw, res.Header.Get("Retry-After"))
+		}
+	}
+
+	setAllowed(true)
+	deadline := time.Now().Add(10 * time.Second)
+	for svc.API.Get(t, "/api/v1/contacts", acc.Key).Status != http.StatusOK {
+		if time.Now().After(deadline) {
+			t.Fatal("the service did not answer again once the database was back")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

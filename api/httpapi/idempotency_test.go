@@ -1,0 +1,199 @@
+package httpapi_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/funnelhq/funnel/api/httpapi"
+	"github.com/funnelhq/funnel/commands"
+	"github.com/funnelhq/funnel/infra/eventstore"
+	"github.com/funnelhq/funnel/infra/idempotency"
+	"github.com/funnelhq/funnel/infra/sealing/sealingtest"
+	"github.com/funnelhq/funnel/infra/sqldb"
+	"github.com/funnelhq/funnel/infra/sqldb/sqldbtest"
+)
+
+// The answers a write with an Idempotency-Key cannot keep: a 503 after its write went through
+// (the read models lagged), and a client that went away mid-request. The handler here creates an
+// account through the real command, on a real database, and answers as the API's handlers do.
+
+type writeHandler struct {
+	commands   commands.Handlers
+	panics     atomic.Bool // panic before writing anything
+	unreadable atomic.Bool // answer 503 after the write, as AwaitReadModels does when it times out
+	hangUp     func()      // called first: the client goes away
+}
+
+func (h *writeHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if h.hangUp != nil {
+		h.hangUp()
+	}
+	if h.panics.Load() {
+		panic("handler bug")
+	}
+	res, err := h.commands.CreateAccount.Handle(r.Context(), commands.CreateAccount{Name: "Acme"})
+	if err != nil {
+		httpapi.Fail(w, r, err)
+		return
+	}
+	if h.unreadable.Load() {
+		w.Header().Set("Retry-After", "1")
+		httpapi.WriteError(w, http.StatusServiceUnavailable, "the change was saved but is not readable yet; retry the request")
+		return
+	}
+	httpapi.WriteJSON(w, http.StatusCreated, httpapi.Object{"accountId": res.AccountID})
+}
+
+func newWrite(t *testing.T, d sqldb.Dialect) (*writeHandler, http.Handler, *eventstore.Store) {
+	t.Helper()
+	h, mw, log, _ := newWriteOn(t, d)
+	return h, mw, log
+}
+
+func newWriteOn(t *testing.T, d sqldb.Dialect) (*writeHandler, http.Handler, *eventstore.Store, *sqldb.DB) {
+	t.Helper()
+	db := sqldbtest.Open(t, d)
+	log := eventstore.New(db)
+	t.Cleanup(log.Close)
+	h := &writeHandler{commands: commands.NewHandlers(commands.Dependencies{Store: log, Log: zap.NewNop(), Observer: noObserver{}})}
+	_, sealer := sealingtest.NewKey(t)
+	keys := idempotency.New(db, log, sealer, time.Now)
+	return h, httpapi.Idempotent(keys, func(*http.Request) string { return "operator:test" }, h), log, db
+}
+
+type noObserver struct{}
+
+func (noObserver) CommandHandled(string, time.Duration, error) {}
+
+func post(ctx context.Context, h http.Handler, key string) *httptest.ResponseRecorder {
+	req := httptest.NewRequestWithContext(ctx, http.MethodPost, "/accounts", strings.NewReader(`{"name": "Acme"}`))
+	req.Header.Set("Idempotency-Key", key)
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	return rec
+}
+
+func head(t *testing.T, log *eventstore.Store) int64 {
+	t.Helper()
+	n, err := log.Head(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func TestRetryAfterA503IsAnsweredFromTheWrite(t *testing.T) {
+	sqldbtest.Run(t, func(t *testing.T, d sqldb.Dialect) {
+		write, h, log := newWrite(t, d)
+		ctx := context.Background()
+		write.unreadable.Store(true)
+		if res := post(ctx, h, "k"); res.Code != http.StatusServiceUnavailable || res.Header().Get("Retry-After") != "1" {
+			t.Fatalf("first attempt: %d %s", res.Code, res.Body)
+		}
+		if head(t, log) != 1 {
+			t.Fatalf("log head %d after the first attempt, want its one event", head(t, log))
+		}
+		// Still unreadable: a 503 again, and nothing written again.
+		if res := post(ctx, h, "k"); res.Code != http.StatusServiceUnavailable {
+			t.Fatalf("second attempt: %d %s", res.Code, res.Body)
+		}
+		write.unreadable.Store(false)
+		resumed := post(ctx, h, "k")
+		if resumed.Code != http.StatusCreated || resumed.Header().Get("Idempotent-Replayed") != "true" {
+			t.Fatalf("third attempt: %d %v %s", resumed.Code, resumed.Header(), resumed.Body)
+		}
+		events, err := log.ReadLog(ctx, 0, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(events) != 1 || !strings.Contains(resumed.Body.String(), events[0].StreamID) {
+			t.Fatalf("answered %s; the log holds %d events", resumed.Body, len(events))
+		}
+		if events[0].Metadata.IdempotencyID == "" {
+			t.Fatal("the write does not carry its claim's id")
+		}
+		// From now on the kept answer, byte for byte.
+		if again := post(ctx, h, "k"); again.Code != http.StatusCreated || again.Body.String() != resumed.Body.String() {
+			t.Fatalf("fourth attempt: %d %s, want %s", again.Code, again.Body, resumed.Body)
+		}
+		if head(t, log) != 1 {
+			t.Fatalf("log head %d after four attempts, want 1", head(t, log))
+		}
+	})
+}
+
+// A client that hangs up does not cut its request short: the write and its answer are finished
+// and kept, and the client's retry gets them.
+func TestRequestFinishesWhenTheClientGoesAway(t *testing.T) {
+	sqldbtest.Run(t, func(t *testing.T, d sqldb.Dialect) {
+		write, h, log := newWrite(t, d)
+		ctx, hangUp := context.WithCancel(context.Background())
+		write.hangUp = hangUp
+		first := post(ctx, h, "k")
+		if first.Code != http.StatusCreated {
+			t.Fatalf("the request the client left: %d %s", first.Code, first.Body)
+		}
+		write.hangUp = nil
+		retry := post(context.Background(), h, "k")
+		if retry.Code != http.StatusCreated || retry.Body.String() != first.Body.String() || retry.Header().Get("Idempotent-Replayed") != "true" {
+			t.Fatalf("retry: %d %s, want the kept %s", retry.Code, retry.Body, first.Body)
+		}
+		if head(t, log) != 1 {
+			t.Fatalf("log head %d, want 1", head(t, log))
+		}
+	})
+}
+
+// A process that stops in the instant between a write and the keeping of its outcome leaves a
+// key that is running, whose write the log holds, and nothing to answer from. The retry must not
+// perform it again: it answers, and keeps, a 409 that says so. (The instant is made by hand: the
+// key is set back to how such a crash leaves it.)
+func TestWriteWithoutKeptOutcomeIsNotPerformedAgain(t *testing.T) {
+	sqldbtest.Run(t, func(t *testing.T, d sqldb.Dialect) {
+		write, h, log, db := newWriteOn(t, d)
+		ctx := context.Background()
+		write.unreadable.Store(true)
+		post(ctx, h, "k")
+		if _, err := db.Write.ExecContext(ctx, `UPDATE idempotency_keys SET state = 'running', outcome = ''`); err != nil {
+			t.Fatal(err)
+		}
+		write.unreadable.Store(false)
+		orphaned := post(ctx, h, "k")
+		if orphaned.Code != http.StatusConflict || !strings.Contains(orphaned.Body.String(), "was performed") || orphaned.Header().Get("Idempotent-Replayed") != "true" {
+			t.Fatalf("retry of an orphaned write: %d %v %s", orphaned.Code, orphaned.Header(), orphaned.Body)
+		}
+		if again := post(ctx, h, "k"); again.Code != http.StatusConflict || again.Body.String() != orphaned.Body.String() {
+			t.Fatalf("next retry: %d %s", again.Code, again.Body)
+		}
+		if head(t, log) != 1 {
+			t.Fatalf("log head %d, want the one write", head(t, log))
+		}
+	})
+}
+
+// A handler that panics before it wrote anything leaves the key free for the retry.
+func TestPanicBeforeTheWriteLeavesTheKeyFree(t *testing.T) {
+	sqldbtest.Run(t, func(t *testing.T, d sqldb.Dialect) {
+		write, h, log := newWrite(t, d)
+		write.panics.Store(true)
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Fatal("the panic was swallowed")
+				}
+			}()
+			post(context.Background(), h, "k")
+		}()
+		write.panics.Store(false)
+		if res := post(context.Background(), h, "k"); res.Code != http.StatusCreated || head(t, log) != 1 {
+			t.Fatalf("retry after a panic: %d %s, log head %d", res.Code, res.Body, head(t, log))
+		}
+	})
+}

@@ -1,0 +1,315 @@
+// Package idempotency keeps, for 24 hours, what the API answered to each request that carried an
+// Idempotency-Key, so that a retry is answered the same and performs nothing again (the table
+// idempotency_keys, migration 00010). It is a cache of answers, not state of the service: the
+// changes the requests made are in the event log. api/httpapi/idempotency.go is its HTTP side.
+//
+// A key goes through three states. running: an attempt claimed it and holds a lease, and whatever
+// it appends carries the claim's id (events.idempotency_id, unique: the log takes one write per
+// claim). performed: a command of the request succeeded and its result is kept, but no answer yet
+// (the process stopped, or the read models did not catch up in time). done: the answer is kept.
+// An attempt that stops without finishing leaves its lease to run out; the next retry takes the
+// claim over and, when the key is running, asks the log whether its write was made.
+package idempotency
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/funnelhq/funnel/domain"
+	"github.com/funnelhq/funnel/infra/sealing"
+	"github.com/funnelhq/funnel/infra/sqldb"
+)
+
+const (
+	// Retention is how long a key is kept from its first use; an older one is free again.
+	Retention = 24 * time.Hour
+	// Lease is how long an attempt counts as in progress without finishing: after a crash, a
+	// retry is answered "in progress" (409) that long at most. Correctness does not rest on it
+	// (the log refuses a second write of a claim), only how soon a crashed attempt is taken over.
+	Lease = 30 * time.Second
+	// sweepBatch bounds the rows one statement of Sweep deletes.
+	sweepBatch = 1000
+)
+
+// States of a key.
+const (
+	stateRunning   = "running"
+	statePerformed = "performed"
+	stateDone      = "done"
+)
+
+// Log tells whether the request of a claim was performed: whether an append carries its id.
+type Log interface {
+	HasIdempotencyID(ctx context.Context, id string) (bool, error)
+}
+
+// Store is the idempotency_keys table.
+type Store struct {
+	db     *sqldb.DB
+	log    Log
+	sealer *sealing.Sealer
+	now    func() time.Time
+}
+
+// New returns the store. The sealer is the server key's (infra/sealing): a kept answer may hold
+// what an API shows once (an API key, a webhook signing secret, an activation token), so the
+// answers and results are kept sealed, and a copy of the database does not reveal them. now is
+// the service's clock (app.Config.Now), which judges leases and the 24 hours.
+func New(db *sqldb.DB, log Log, sealer *sealing.Sealer, now func() time.Time) *Store {
+	return &Store{db: db, log: log, sealer: sealer, now: now}
+}
+
+// Request is one use of an Idempotency-Key.
+type Request struct {
+	Scope       string   // whose keys: "account:<id>" or "operator:<token digest>"
+	Key         string   // the header's value
+	Fingerprint [32]byte // SHA-256 of the request's method, path, query and body
+}
+
+// Decision is what to do with a request, given its key.
+type Decision int
+
+const (
+	// Perform the request: the key is new, expired, or its last attempt performed nothing.
+	Perform Decision = iota + 1
+	// Replay the kept Response.
+	Replay
+	// Resume: an earlier attempt performed the request without answering it; answer from its
+	// Outcomes, performing nothing again.
+	Resume
+	// Orphaned: an earlier attempt performed the request (the log holds its write) but stopped
+	// before it kept its outcome or answer: nothing is left to answer from.
+	Orphaned
+	// Mismatch: the key was used for another request (method, path, query or body).
+	Mismatch
+	// InProgress: another attempt holds the key.
+	InProgress
+	// Unreadable: an earlier attempt performed the request, but what was kept of it is sealed with
+	// a server key that is no longer configured (FUNNEL_SECRET_KEY rotated too soon, a SQLite key
+	// file lost): it is not performed again, and its answer cannot be given.
+	Unreadable
+)
+
+// Response is a kept answer.
+type Response struct {
+	Status      int
+	ContentType string
+	Body        []byte
+}
+
+// Claim is the outcome of Claim: the decision, and the claim an attempt that goes on holds.
+type Claim struct {
+	Decision Decision
+	ID       string   // stamped on what the request appends (Perform, Resume)
+	Response Response // Replay
+	Outcomes []byte   // Resume: what the commands of the earlier attempt returned
+
+	scope, keyHash, attempt string
+}
+
+// claimRounds bounds how often Claim looks again when the key changes under it.
+const claimRounds = 3
+
+// Claim decides what to do with a request and, to perform or resume it, claims its key for this
+// attempt. Two attempts at once on one key, in one process or several: one claims it, the other
+// is told InProgress.
+func (s *Store) Claim(ctx context.Context, req Request) (Claim, error) {
+	keySum := sha256.Sum256([]byte(req.Key))
+	c := Claim{scope: req.Scope, keyHash: hex.EncodeToString(keySum[:]), attempt: domain.NewID("att")}
+	requestHash := hex.EncodeToString(req.Fingerprint[:])
+	for range claimRounds {
+		now := s.now().UnixMilli()
+		c.ID = domain.NewID("idem")
+		// A new key, or one kept longer than Retention, is this attempt's at once.
+		n, err := s.exec(ctx, `INSERT INTO idempotency_keys (scope, key_hash, request_hash, claim_id, state, attempt, lease_until, outcome, status, content_type, body, created_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, '', 0, '', '', $8)
+			ON CONFLICT (scope, key_hash) DO UPDATE SET request_hash = excluded.request_hash, claim_id = excluded.claim_id,
+				state = excluded.state, attempt = excluded.attempt, lease_until = excluded.lease_until, outcome = '',
+				status = 0, content_type = '', body = '', created_at = excluded.created_at
+			WHERE idempotency_keys.created_at <= $9`,
+			c.scope, c.keyHash, requestHash, c.ID, stateRunning, c.attempt, now+Lease.Milliseconds(), now, now-Retention.Milliseconds())
+		if err != nil {
+			return Claim{}, err
+		}
+		if n == 1 {
+			c.Decision = Perform
+			return c, nil
+		}
+		row, found, err := s.read(ctx, c.scope, c.keyHash, now)
+		if err != nil {
+			return Claim{}, err
+		}
+		if !found {
+			continue // released or expired meanwhile: claim it again
+		}
+		if row.requestHash != requestHash {
+			return Claim{Decision: Mismatch}, nil
+		}
+		c.ID = row.claimID
+		switch {
+		case row.state == stateDone:
+			body, err := s.open(c, "body", row.body)
+			if errors.Is(err, sealing.ErrUnknownKey) {
+				return Claim{Decision: Unreadable}, nil
+			}
+			if err != nil {
+				return Claim{}, err
+			}
+			return Claim{Decision: Replay, Response: Response{Status: row.status, ContentType: row.contentType, Body: body}}, nil
+		case row.leaseUntil > now:
+			return Claim{Decision: InProgress}, nil
+		}
+		// The attempt that held the key stopped, or gave it up unanswered: take it over.
+		n, err = s.exec(ctx, `UPDATE idempotency_keys SET attempt = $1, lease_until = $2
+			WHERE scope = $3 AND key_hash = $4 AND attempt = $5 AND state = $6`,
+			c.attempt, now+Lease.Milliseconds(), c.scope, c.keyHash, row.attempt, row.state)
+		if err != nil {
+			return Claim{}, err
+		}
+		if n == 0 {
+			continue // another retry took it first, or its attempt moved on: look again
+		}
+		if row.state == statePerformed {
+			if c.Outcomes, err = s.open(c, "outcome", row.outcome); errors.Is(err, sealing.ErrUnknownKey) {
+				return Claim{Decision: Unreadable}, nil
+			} else if err != nil {
+				return Claim{}, err
+			}
+			c.Decision = Resume
+			return c, nil
+		}
+		performed, err := s.log.HasIdempotencyID(ctx, c.ID)
+		if err != nil {
+			return Claim{}, err
+		}
+		if performed {
+			c.Decision = Orphaned
+		} else {
+			c.Decision = Perform
+		}
+		return c, nil
+	}
+	return Claim{Decision: InProgress}, nil
+}
+
+// keyRow is a row of idempotency_keys.
+type keyRow struct {
+	requestHash, claimID, state, attempt string
+	leaseUntil                           int64
+	outcome, body, contentType           string
+	status                               int
+}
+
+// read returns the key's row unless it is older than Retention.
+func (s *Store) read(ctx context.Context, scope, keyHash string, now int64) (keyRow, bool, error) {
+	var r keyRow
+	err := s.db.Read.QueryRowContext(ctx, `SELECT request_hash, claim_id, state, attempt, lease_until, outcome, status, content_type, body
+		FROM idempotency_keys WHERE scope = $1 AND key_hash = $2 AND created_at > $3`, scope, keyHash, now-Retention.Milliseconds()).
+		Scan(&r.requestHash, &r.claimID, &r.state, &r.attempt, &r.leaseUntil, &r.outcome, &r.status, &r.contentType, &r.body)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return r, false, nil
+	case err != nil:
+		return r, false, fmt.Errorf("idempotency: read key: %w", err)
+	}
+	return r, true, nil
+}
+
+// KeepOutcomes keeps what the commands of the claim's request returned, as soon as they
+// succeeded: from then on a retry answers from them (Resume) rather than performing again.
+func (s *Store) KeepOutcomes(ctx context.Context, c Claim, outcomes []byte) error {
+	sealed, err := s.seal(c, "outcome", outcomes)
+	if err != nil {
+		return err
+	}
+	_, err = s.exec(ctx, `UPDATE idempotency_keys SET state = $1, outcome = $2
+		WHERE scope = $3 AND key_hash = $4 AND claim_id = $5 AND state <> $6`,
+		statePerformed, sealed, c.scope, c.keyHash, c.ID, stateDone)
+	return err
+}
+
+// Complete keeps the answer of the claim's request; later retries get it (Replay). When two
+// attempts of one claim both answer (one took over from the other), the first kept answer stays.
+func (s *Store) Complete(ctx context.Context, c Claim, res Response) error {
+	sealed, err := s.seal(c, "body", res.Body)
+	if err != nil {
+		return err
+	}
+	_, err = s.exec(ctx, `UPDATE idempotency_keys SET state = $1, lease_until = 0, outcome = '', status = $2, content_type = $3, body = $4
+		WHERE scope = $5 AND key_hash = $6 AND claim_id = $7 AND state <> $1`,
+		stateDone, res.Status, res.ContentType, sealed, c.scope, c.keyHash, c.ID)
+	return err
+}
+
+// seal seals what goes to a column (body or outcome) of a claim's row, bound to the column, the
+// scope, the key and the claim: a sealed text copied into another row, column or use of the key
+// does not open.
+func (s *Store) seal(c Claim, column string, plain []byte) (string, error) {
+	sealed, err := s.sealer.Seal(plain, c.associatedData(column))
+	if err != nil {
+		return "", fmt.Errorf("idempotency: seal the %s: %w", column, err)
+	}
+	return sealed, nil
+}
+
+func (s *Store) open(c Claim, column, sealed string) ([]byte, error) {
+	plain, err := s.sealer.Open(sealed, c.associatedData(column))
+	if err != nil {
+		return nil, fmt.Errorf("idempotency: open the kept %s: %w", column, err)
+	}
+	return plain, nil
+}
+
+func (c Claim) associatedData(column string) []byte {
+	return []byte("idempotency_keys." + column + "\x00" + c.scope + "\x00" + c.keyHash + "\x00" + c.ID)
+}
+
+// Release forgets a key whose request performed nothing (refused as bad input, say), so that a
+// retry with it, corrected or not, is performed afresh. Only the attempt holding it releases it.
+func (s *Store) Release(ctx context.Context, c Claim) error {
+	_, err := s.exec(ctx, `DELETE FROM idempotency_keys WHERE scope = $1 AND key_hash = $2 AND attempt = $3 AND state = $4`,
+		c.scope, c.keyHash, c.attempt, stateRunning)
+	return err
+}
+
+// Yield gives up the lease of an attempt that ends without an answer to keep (a 5xx): the next
+// retry takes the key over at once, and resumes from the kept outcomes, or asks the log.
+func (s *Store) Yield(ctx context.Context, c Claim) error {
+	_, err := s.exec(ctx, `UPDATE idempotency_keys SET lease_until = 0 WHERE scope = $1 AND key_hash = $2 AND attempt = $3 AND state <> $4`,
+		c.scope, c.keyHash, c.attempt, stateDone)
+	return err
+}
+
+// Sweep deletes the keys older than Retention, sweepBatch rows per statement (each its own
+// transaction, so that appends go on between them), and returns how many it deleted.
+func (s *Store) Sweep(ctx context.Context) (int64, error) {
+	cutoff := s.now().Add(-Retention).UnixMilli()
+	var total int64
+	for {
+		n, err := s.exec(ctx, `DELETE FROM idempotency_keys WHERE (scope, key_hash) IN
+			(SELECT scope, key_hash FROM idempotency_keys WHERE created_at <= $1 ORDER BY created_at LIMIT $2)`, cutoff, sweepBatch)
+		total += n
+		if err != nil || n < sweepBatch {
+			return total, err
+		}
+	}
+}
+
+// exec runs one write (sqldb.ExecDerived: its commit does not wait for the disk) and returns the
+// number of rows it changed.
+func (s *Store) exec(ctx context.Context, query string, args ...any) (int64, error) {
+	res, err := s.db.ExecDerived(ctx, query, args...)
+	if err != nil {
+		return 0, fmt.Errorf("idempotency: %w", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, fmt.Errorf("idempotency: %w", err)
+	}
+	return n, nil
+}

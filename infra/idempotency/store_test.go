@@ -1,0 +1,297 @@
+package idempotency_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/funnelhq/funnel/domain"
+	"github.com/funnelhq/funnel/infra/eventstore"
+	"github.com/funnelhq/funnel/infra/idempotency"
+	"github.com/funnelhq/funnel/infra/sealing/sealingtest"
+	"github.com/funnelhq/funnel/infra/sqldb"
+	"github.com/funnelhq/funnel/infra/sqldb/sqldbtest"
+)
+
+// clock is the store's clock, moved by the tests.
+type clock struct{ now atomic.Int64 }
+
+func (c *clock) Now() time.Time          { return time.Unix(0, c.now.Load()).UTC() }
+func (c *clock) Advance(d time.Duration) { c.now.Add(int64(d)) }
+
+type fixture struct {
+	keys  *idempotency.Store
+	log   *eventstore.Store
+	db    *sqldb.DB
+	clock *clock
+}
+
+func newFixture(t *testing.T, d sqldb.Dialect) fixture { return newFixtureB(t, d) }
+
+func newFixtureB(t testing.TB, d sqldb.Dialect) fixture {
+	t.Helper()
+	db := sqldbtest.Open(t, d)
+	log := eventstore.New(db)
+	t.Cleanup(log.Close)
+	c := &clock{}
+	c.now.Store(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano())
+	_, sealer := sealingtest.NewKey(t)
+	return fixture{keys: idempotency.New(db, log, sealer, c.Now), log: log, db: db, clock: c}
+}
+
+func request(key, body string) idempotency.Request {
+	return idempotency.Request{Scope: "account:acc_1", Key: key, Fingerprint: sha256.Sum256([]byte(body))}
+}
+
+func (f fixture) claim(t *testing.T, req idempotency.Request, want idempotency.Decision) idempotency.Claim {
+	t.Helper()
+	c, err := f.keys.Claim(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Decision != want {
+		t.Fatalf("claim of %q: decision %d, want %d", req.Key, c.Decision, want)
+	}
+	return c
+}
+
+// perform appends an event stamped with the claim's id, as a command of its request does.
+func (f fixture) perform(t *testing.T, c idempotency.Claim) {
+	t.Helper()
+	meta := domain.Metadata{AccountID: "acc_1", Actor: "operator", IdempotencyID: c.ID}
+	stream := domain.NewID("ct")
+	if _, err := f.log.Append(context.Background(), meta, domain.StreamAppend{StreamID: stream, Events: []domain.Event{domain.TagApplied{ContactID: stream, TagID: "tag_1"}}}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestClaimDecisions(t *testing.T) {
+	sqldbtest.Run(t, func(t *testing.T, d sqldb.Dialect) {
+		f := newFixture(t, d)
+		ctx := context.Background()
+		req := request("k1", `{"a":1}`)
+		c := f.claim(t, req, idempotency.Perform)
+		if !strings.HasPrefix(c.ID, "idem_") {
+			t.Fatalf("claim id %q", c.ID)
+		}
+		f.claim(t, req, idempotency.InProgress)
+		f.claim(t, request("k1", `{"a":2}`), idempotency.Mismatch)
+		// Other scopes have keys of their own.
+		f.claim(t, idempotency.Request{Scope: "account:acc_2", Key: "k1", Fingerprint: req.Fingerprint}, idempotency.Perform)
+
+		answer := idempotency.Response{Status: 201, ContentType: "application/json", Body: []byte(`{"success":true}` + "\n")}
+		if err := f.keys.Complete(ctx, c, answer); err != nil {
+			t.Fatal(err)
+		}
+		replay := f.claim(t, req, idempotency.Replay)
+		if replay.Response.Status != 201 || replay.Response.ContentType != answer.ContentType || string(replay.Response.Body) != string(answer.Body) {
+			t.Fatalf("replayed %+v, want %+v", replay.Response, answer)
+		}
+		f.claim(t, request("k1", `{"a":2}`), idempotency.Mismatch)
+
+		// Kept 24 hours from its first use; then the key is new again, for any request.
+		f.clock.Advance(idempotency.Retention - time.Millisecond)
+		f.claim(t, req, idempotency.Replay)
+		f.clock.Advance(time.Millisecond)
+		renewed := f.claim(t, request("k1", `{"a":2}`), idempotency.Perform)
+		if renewed.ID == c.ID {
+			t.Fatal("a key used again after 24 hours kept its old claim id")
+		}
+		f.claim(t, request("k1", `{"a":2}`), idempotency.InProgress)
+	})
+}
+
+func TestReleasedKeyIsPerformedAgain(t *testing.T) {
+	sqldbtest.Run(t, func(t *testing.T, d sqldb.Dialect) {
+		f := newFixture(t, d)
+		c := f.claim(t, request("k", "bad"), idempotency.Perform)
+		if err := f.keys.Release(context.Background(), c); err != nil {
+			t.Fatal(err)
+		}
+		f.claim(t, request("k", "corrected"), idempotency.Perform)
+	})
+}
+
+// An attempt that stops (its process crashed) without a word: its lease runs out, and the next
+// retry asks the log whether the attempt made its write.
+func TestStoppedAttemptIsTakenOver(t *testing.T) {
+	sqldbtest.Run(t, func(t *testing.T, d sqldb.Dialect) {
+		f := newFixture(t, d)
+		req := request("k", "body")
+		first := f.claim(t, req, idempotency.Perform)
+		f.clock.Advance(idempotency.Lease - time.Millisecond)
+		f.claim(t, req, idempotency.InProgress)
+		f.clock.Advance(time.Millisecond)
+
+		// It wrote nothing: the retry performs, under the same claim id (so that, should the
+		// stopped attempt only be slow, the log still takes one write of the two).
+		second := f.claim(t, req, idempotency.Perform)
+		if second.ID != first.ID {
+			t.Fatalf("the retry claims %s, want the stopped attempt's %s", second.ID, first.ID)
+		}
+		f.claim(t, req, idempotency.InProgress)
+
+		// This one writes, then stops before keeping its outcome: the next retry finds the write.
+		f.perform(t, second)
+		f.clock.Advance(idempotency.Lease)
+		orphaned := f.claim(t, req, idempotency.Orphaned)
+		if orphaned.ID != first.ID {
+			t.Fatalf("orphaned claim %s, want %s", orphaned.ID, first.ID)
+		}
+		f.claim(t, req, idempotency.InProgress) // the retry that found it holds the key, to keep its answer
+	})
+}
+
+// A command's outcome is kept as soon as it succeeded: a retry after a crash, or after an answer
+// that could not be kept (a 503), resumes from it.
+func TestKeptOutcomeIsResumed(t *testing.T) {
+	sqldbtest.Run(t, func(t *testing.T, d sqldb.Dialect) {
+		f := newFixture(t, d)
+		ctx := context.Background()
+		req := request("k", "body")
+		c := f.claim(t, req, idempotency.Perform)
+		f.perform(t, c)
+		if err := f.keys.KeepOutcomes(ctx, c, []byte(`[{"command":"CreateLead"}]`)); err != nil {
+			t.Fatal(err)
+		}
+		f.claim(t, req, idempotency.InProgress)
+		f.clock.Advance(idempotency.Lease) // crashed
+		resumed := f.claim(t, req, idempotency.Resume)
+		if string(resumed.Outcomes) != `[{"command":"CreateLead"}]` || resumed.ID != c.ID {
+			t.Fatalf("resumed %+v", resumed)
+		}
+		// The resuming attempt answered 503 again and gave its lease up: the next retry resumes at once.
+		if err := f.keys.Yield(ctx, resumed); err != nil {
+			t.Fatal(err)
+		}
+		again := f.claim(t, req, idempotency.Resume)
+		if err := f.keys.Complete(ctx, again, idempotency.Response{Status: 201, Body: []byte("done")}); err != nil {
+			t.Fatal(err)
+		}
+		f.claim(t, req, idempotency.Replay)
+
+		// An attempt that yields with nothing kept (a 500 of unknown outcome) leaves the log to decide.
+		other := request("k2", "body")
+		c2 := f.claim(t, other, idempotency.Perform)
+		if err := f.keys.Yield(ctx, c2); err != nil {
+			t.Fatal(err)
+		}
+		f.claim(t, other, idempotency.Perform)
+	})
+}
+
+func TestConcurrentClaimsOfOneKey(t *testing.T) {
+	sqldbtest.Run(t, func(t *testing.T, d sqldb.Dialect) {
+		f := newFixture(t, d)
+		req := request("k", "body")
+		decisions := make([]idempotency.Decision, 12)
+		var wg sync.WaitGroup
+		for i := range decisions {
+			wg.Go(func() {
+				c, err := f.keys.Claim(context.Background(), req)
+				if err != nil {
+					t.Error(err)
+				}
+				decisions[i] = c.Decision
+			})
+		}
+		wg.Wait()
+		performers := 0
+		for _, dec := range decisions {
+			switch dec {
+			case idempotency.Perform:
+				performers++
+			case idempotency.InProgress:
+			default:
+				t.Fatalf("decision %d", dec)
+			}
+		}
+		if performers != 1 {
+			t.Fatalf("%d claims to perform one key at once, want 1", performers)
+		}
+	})
+}
+
+// What a kept answer holds (an API key, a webhook secret) is sealed with the server key, and the
+// Idempotency-Key itself is kept only as its SHA-256.
+func TestKeptAnswersAreSealed(t *testing.T) {
+	sqldbtest.Run(t, func(t *testing.T, d sqldb.Dialect) {
+		f := newFixture(t, d)
+		ctx := context.Background()
+		req := request("my-idempotency-key", "body")
+		c := f.claim(t, req, idempotency.Perform)
+		if err := f.keys.KeepOutcomes(ctx, c, []byte(`{"secret":"fnl_outcome_secret"}`)); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.keys.Complete(ctx, c, idempotency.Response{Status: 201, Body: []byte(`{"key":"fnl_answer_secret"}`)}); err != nil {
+			t.Fatal(err)
+		}
+		for _, row := range sqldbtest.Dump(t, f.db.Read, "idempotency_keys", "key_hash") {
+			for _, secret := range []string{"fnl_outcome_secret", "fnl_answer_secret", "my-idempotency-key"} {
+				if strings.Contains(row, secret) {
+					t.Fatalf("the table holds %q in the clear: %s", secret, row)
+				}
+			}
+		}
+		if got := f.claim(t, req, idempotency.Replay); string(got.Response.Body) != `{"key":"fnl_answer_secret"}` {
+			t.Fatalf("replayed %s", got.Response.Body)
+		}
+	})
+}
+
+func TestSweepDeletesExpiredKeys(t *testing.T) {
+	sqldbtest.Run(t, func(t *testing.T, d sqldb.Dialect) {
+		f := newFixture(t, d)
+		ctx := context.Background()
+		const old = 1100 // more than one statement of the sweep deletes
+		for i := range old {
+			f.claim(t, request(fmt.Sprintf("old-%d", i), "body"), idempotency.Perform)
+		}
+		f.clock.Advance(12 * time.Hour)
+		recent := f.claim(t, request("recent", "body"), idempotency.Perform)
+		if err := f.keys.Complete(ctx, recent, idempotency.Response{Status: 200}); err != nil {
+			t.Fatal(err)
+		}
+		f.clock.Advance(12 * time.Hour)
+		n, err := f.keys.Sweep(ctx)
+		if err != nil || n != old {
+			t.Fatalf("swept %d, %v; want %d", n, err, old)
+		}
+		var left int
+		if err := f.db.Read.QueryRow(`SELECT COUNT(*) FROM idempotency_keys`).Scan(&left); err != nil || left != 1 {
+			t.Fatalf("%d keys left, %v; want the recent one", left, err)
+		}
+		f.claim(t, request("recent", "body"), idempotency.Replay)
+	})
+}
+
+// What was kept under a server key that is no longer configured cannot be given back: the
+// request is not performed again, and the claim says so instead of failing.
+func TestKeptUnderARetiredKeyIsUnreadable(t *testing.T) {
+	sqldbtest.Run(t, func(t *testing.T, d sqldb.Dialect) {
+		f := newFixture(t, d)
+		ctx := context.Background()
+		answered, resumable := request("answered", "body"), request("resumable", "body")
+		c := f.claim(t, answered, idempotency.Perform)
+		f.perform(t, c)
+		if err := f.keys.Complete(ctx, c, idempotency.Response{Status: 201, Body: []byte("done")}); err != nil {
+			t.Fatal(err)
+		}
+		r := f.claim(t, resumable, idempotency.Perform)
+		f.perform(t, r)
+		if err := f.keys.KeepOutcomes(ctx, r, []byte(`[{"command":"CreateLead"}]`)); err != nil {
+			t.Fatal(err)
+		}
+		f.clock.Advance(idempotency.Lease) // the attempt that kept the outcome stopped
+
+		_, newSealer := sealingtest.NewKey(t) // the old key is gone from the configuration
+		rotated := fixture{keys: idempotency.New(f.db, f.log, newSealer, f.clock.Now), log: f.log, db: f.db, clock: f.clock}
+		rotated.claim(t, answered, idempotency.Unreadable)
+		rotated.claim(t, resumable, idempotency.Unreadable)
+	})
+}
