@@ -1522,7 +1522,7 @@ type UpsertContactRequest struct {
 	// CustomFields Custom field id to value, at most 100. An unknown id is a 400.
 	CustomFields *map[string]*CustomFieldValue `json:"customFields,omitempty"`
 
-	// Email The contact's key, trimmed and matched case-insensitively. A plain addr-spec, at most 254 characters (64 before the @).
+	// Email The contact's key, trimmed and matched case-insensitively. A plain addr-spec, at most 254 characters (64 before the @), without invisible or direction-changing characters (U+200B-U+200F, U+202A-U+202E, U+2060-U+2069, U+FEFF, U+00AD, variation selectors, tag characters, controls, any space but U+0020): such an email is refused with 400 here and wherever an email enters (contactEmail, form and booking answers).
 	Email     string  `json:"email"`
 	FirstName *string `json:"firstName,omitempty"`
 	LastName  *string `json:"lastName,omitempty"`
@@ -1628,16 +1628,21 @@ type Unauthorized = Error
 
 // CompleteActivationParams defines parameters for CompleteActivation.
 type CompleteActivationParams struct {
-	// IdempotencyKey Any string of at most 255 characters (over: 400). A retry with the same key (per account,
-	// kept 24 hours) and the same body answers the first response again, status and body, and
-	// does nothing again; the same key with another body, or while the first request is still
-	// being served, is a 409.
+	// IdempotencyKey 1 to 255 printable ASCII characters (space to `~`); empty, longer, with a control or a
+	// non-ASCII character, or sent twice: 400. A retry with the same key (per account, kept 24
+	// hours from its first use) and the same request (method, path, query and body bytes)
+	// answers the first response again, status and body byte for byte, with the header
+	// `Idempotent-Replayed: true`, and does nothing again. The same key with another request:
+	// 409; while the first request is still being served: 409 with `Retry-After: 1`. Kept: 2xx
+	// answers, and any answer below 500 once the write went through; refusals that performed
+	// nothing (400, 403, 404, 409, 413) free the key. After a 503 that saved the write, the
+	// retry answers from the saved write without performing it again.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
 // ListContactsParams defines parameters for ListContacts.
 type ListContactsParams struct {
-	// Email Only the contact with this email (exact, case-insensitive).
+	// Email Only the contact with this email (exact, case-insensitive, not validated; an email with invisible characters finds nothing).
 	Email *string `form:"email,omitempty" json:"email,omitempty"`
 
 	// Limit Page size. Default 50, at most 200 (a larger value is taken as 200); 0, negative or non-integer is a 400.
@@ -1649,28 +1654,43 @@ type ListContactsParams struct {
 
 // UpsertContactParams defines parameters for UpsertContact.
 type UpsertContactParams struct {
-	// IdempotencyKey Any string of at most 255 characters (over: 400). A retry with the same key (per account,
-	// kept 24 hours) and the same body answers the first response again, status and body, and
-	// does nothing again; the same key with another body, or while the first request is still
-	// being served, is a 409.
+	// IdempotencyKey 1 to 255 printable ASCII characters (space to `~`); empty, longer, with a control or a
+	// non-ASCII character, or sent twice: 400. A retry with the same key (per account, kept 24
+	// hours from its first use) and the same request (method, path, query and body bytes)
+	// answers the first response again, status and body byte for byte, with the header
+	// `Idempotent-Replayed: true`, and does nothing again. The same key with another request:
+	// 409; while the first request is still being served: 409 with `Retry-After: 1`. Kept: 2xx
+	// answers, and any answer below 500 once the write went through; refusals that performed
+	// nothing (400, 403, 404, 409, 413) free the key. After a 503 that saved the write, the
+	// retry answers from the saved write without performing it again.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
 // TagContactByEmailParams defines parameters for TagContactByEmail.
 type TagContactByEmailParams struct {
-	// IdempotencyKey Any string of at most 255 characters (over: 400). A retry with the same key (per account,
-	// kept 24 hours) and the same body answers the first response again, status and body, and
-	// does nothing again; the same key with another body, or while the first request is still
-	// being served, is a 409.
+	// IdempotencyKey 1 to 255 printable ASCII characters (space to `~`); empty, longer, with a control or a
+	// non-ASCII character, or sent twice: 400. A retry with the same key (per account, kept 24
+	// hours from its first use) and the same request (method, path, query and body bytes)
+	// answers the first response again, status and body byte for byte, with the header
+	// `Idempotent-Replayed: true`, and does nothing again. The same key with another request:
+	// 409; while the first request is still being served: 409 with `Retry-After: 1`. Kept: 2xx
+	// answers, and any answer below 500 once the write went through; refusals that performed
+	// nothing (400, 403, 404, 409, 413) free the key. After a 503 that saved the write, the
+	// retry answers from the saved write without performing it again.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
 // TagContactByIdParams defines parameters for TagContactById.
 type TagContactByIdParams struct {
-	// IdempotencyKey Any string of at most 255 characters (over: 400). A retry with the same key (per account,
-	// kept 24 hours) and the same body answers the first response again, status and body, and
-	// does nothing again; the same key with another body, or while the first request is still
-	// being served, is a 409.
+	// IdempotencyKey 1 to 255 printable ASCII characters (space to `~`); empty, longer, with a control or a
+	// non-ASCII character, or sent twice: 400. A retry with the same key (per account, kept 24
+	// hours from its first use) and the same request (method, path, query and body bytes)
+	// answers the first response again, status and body byte for byte, with the header
+	// `Idempotent-Replayed: true`, and does nothing again. The same key with another request:
+	// 409; while the first request is still being served: 409 with `Retry-After: 1`. Kept: 2xx
+	// answers, and any answer below 500 once the write went through; refusals that performed
+	// nothing (400, 403, 404, 409, 413) free the key. After a 503 that saved the write, the
+	// retry answers from the saved write without performing it again.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -1685,19 +1705,29 @@ type ListCrmsParams struct {
 
 // CreateLeadParams defines parameters for CreateLead.
 type CreateLeadParams struct {
-	// IdempotencyKey Any string of at most 255 characters (over: 400). A retry with the same key (per account,
-	// kept 24 hours) and the same body answers the first response again, status and body, and
-	// does nothing again; the same key with another body, or while the first request is still
-	// being served, is a 409.
+	// IdempotencyKey 1 to 255 printable ASCII characters (space to `~`); empty, longer, with a control or a
+	// non-ASCII character, or sent twice: 400. A retry with the same key (per account, kept 24
+	// hours from its first use) and the same request (method, path, query and body bytes)
+	// answers the first response again, status and body byte for byte, with the header
+	// `Idempotent-Replayed: true`, and does nothing again. The same key with another request:
+	// 409; while the first request is still being served: 409 with `Retry-After: 1`. Kept: 2xx
+	// answers, and any answer below 500 once the write went through; refusals that performed
+	// nothing (400, 403, 404, 409, 413) free the key. After a 503 that saved the write, the
+	// retry answers from the saved write without performing it again.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
 // UpdateLeadParams defines parameters for UpdateLead.
 type UpdateLeadParams struct {
-	// IdempotencyKey Any string of at most 255 characters (over: 400). A retry with the same key (per account,
-	// kept 24 hours) and the same body answers the first response again, status and body, and
-	// does nothing again; the same key with another body, or while the first request is still
-	// being served, is a 409.
+	// IdempotencyKey 1 to 255 printable ASCII characters (space to `~`); empty, longer, with a control or a
+	// non-ASCII character, or sent twice: 400. A retry with the same key (per account, kept 24
+	// hours from its first use) and the same request (method, path, query and body bytes)
+	// answers the first response again, status and body byte for byte, with the header
+	// `Idempotent-Replayed: true`, and does nothing again. The same key with another request:
+	// 409; while the first request is still being served: 409 with `Retry-After: 1`. Kept: 2xx
+	// answers, and any answer below 500 once the write went through; refusals that performed
+	// nothing (400, 403, 404, 409, 413) free the key. After a 503 that saved the write, the
+	// retry answers from the saved write without performing it again.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -1712,7 +1742,7 @@ type ListCrmStagesParams struct {
 
 // ListCustomersParams defines parameters for ListCustomers.
 type ListCustomersParams struct {
-	// Email Only the customer with this email (exact, case-insensitive).
+	// Email Only the customer with this email (exact, case-insensitive, not validated; an email with invisible characters finds nothing).
 	Email *string `form:"email,omitempty" json:"email,omitempty"`
 
 	// Limit Page size. Default 50, at most 200 (a larger value is taken as 200); 0, negative or non-integer is a 400.
@@ -1733,10 +1763,15 @@ type ListFormsParams struct {
 
 // SubmitFormParams defines parameters for SubmitForm.
 type SubmitFormParams struct {
-	// IdempotencyKey Any string of at most 255 characters (over: 400). A retry with the same key (per account,
-	// kept 24 hours) and the same body answers the first response again, status and body, and
-	// does nothing again; the same key with another body, or while the first request is still
-	// being served, is a 409.
+	// IdempotencyKey 1 to 255 printable ASCII characters (space to `~`); empty, longer, with a control or a
+	// non-ASCII character, or sent twice: 400. A retry with the same key (per account, kept 24
+	// hours from its first use) and the same request (method, path, query and body bytes)
+	// answers the first response again, status and body byte for byte, with the header
+	// `Idempotent-Replayed: true`, and does nothing again. The same key with another request:
+	// 409; while the first request is still being served: 409 with `Retry-After: 1`. Kept: 2xx
+	// answers, and any answer below 500 once the write went through; refusals that performed
+	// nothing (400, 403, 404, 409, 413) free the key. After a 503 that saved the write, the
+	// retry answers from the saved write without performing it again.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -1760,10 +1795,15 @@ type ListEventTypesParams struct {
 
 // CreateBookingParams defines parameters for CreateBooking.
 type CreateBookingParams struct {
-	// IdempotencyKey Any string of at most 255 characters (over: 400). A retry with the same key (per account,
-	// kept 24 hours) and the same body answers the first response again, status and body, and
-	// does nothing again; the same key with another body, or while the first request is still
-	// being served, is a 409.
+	// IdempotencyKey 1 to 255 printable ASCII characters (space to `~`); empty, longer, with a control or a
+	// non-ASCII character, or sent twice: 400. A retry with the same key (per account, kept 24
+	// hours from its first use) and the same request (method, path, query and body bytes)
+	// answers the first response again, status and body byte for byte, with the header
+	// `Idempotent-Replayed: true`, and does nothing again. The same key with another request:
+	// 409; while the first request is still being served: 409 with `Retry-After: 1`. Kept: 2xx
+	// answers, and any answer below 500 once the write went through; refusals that performed
+	// nothing (400, 403, 404, 409, 413) free the key. After a 503 that saved the write, the
+	// retry answers from the saved write without performing it again.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -1778,10 +1818,15 @@ type ListTagsParams struct {
 
 // CreateWebhookSubscriptionParams defines parameters for CreateWebhookSubscription.
 type CreateWebhookSubscriptionParams struct {
-	// IdempotencyKey Any string of at most 255 characters (over: 400). A retry with the same key (per account,
-	// kept 24 hours) and the same body answers the first response again, status and body, and
-	// does nothing again; the same key with another body, or while the first request is still
-	// being served, is a 409.
+	// IdempotencyKey 1 to 255 printable ASCII characters (space to `~`); empty, longer, with a control or a
+	// non-ASCII character, or sent twice: 400. A retry with the same key (per account, kept 24
+	// hours from its first use) and the same request (method, path, query and body bytes)
+	// answers the first response again, status and body byte for byte, with the header
+	// `Idempotent-Replayed: true`, and does nothing again. The same key with another request:
+	// 409; while the first request is still being served: 409 with `Retry-After: 1`. Kept: 2xx
+	// answers, and any answer below 500 once the write went through; refusals that performed
+	// nothing (400, 403, 404, 409, 413) free the key. After a 503 that saved the write, the
+	// retry answers from the saved write without performing it again.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -3028,7 +3073,8 @@ type ClientInterface interface {
 	// CreateWebhookSubscriptionWithBody Subscribe a REST Hook
 	//
 	// The target URL must be https and must not resolve to a loopback, private, link-local,
-	// CGNAT or metadata address (400; a development setting of the service allows http and
+	// CGNAT or metadata address, nor to an IPv6 form of one (IPv4-mapped or -translated, NAT64,
+	// 6to4, Teredo, ISATAP) (400; a development setting of the service allows http and
 	// loopback). Form, calendar and product ids in the filters must be the account's own, and
 	// pricing tier and bump ids those of one of its products (`__none__` aside), else 400 naming
 	// them. The signing secret is the one given or a generated `whsec_...` one, and is shown
@@ -3042,7 +3088,8 @@ type ClientInterface interface {
 	// CreateWebhookSubscription Subscribe a REST Hook
 	//
 	// The target URL must be https and must not resolve to a loopback, private, link-local,
-	// CGNAT or metadata address (400; a development setting of the service allows http and
+	// CGNAT or metadata address, nor to an IPv6 form of one (IPv4-mapped or -translated, NAT64,
+	// 6to4, Teredo, ISATAP) (400; a development setting of the service allows http and
 	// loopback). Form, calendar and product ids in the filters must be the account's own, and
 	// pricing tier and bump ids those of one of its products (`__none__` aside), else 400 naming
 	// them. The signing secret is the one given or a generated `whsec_...` one, and is shown
@@ -3731,7 +3778,8 @@ func (c *Client) ListSampleEvents(ctx context.Context, eventName EventNameOrAlia
 // CreateWebhookSubscriptionWithBody Subscribe a REST Hook
 //
 // The target URL must be https and must not resolve to a loopback, private, link-local,
-// CGNAT or metadata address (400; a development setting of the service allows http and
+// CGNAT or metadata address, nor to an IPv6 form of one (IPv4-mapped or -translated, NAT64,
+// 6to4, Teredo, ISATAP) (400; a development setting of the service allows http and
 // loopback). Form, calendar and product ids in the filters must be the account's own, and
 // pricing tier and bump ids those of one of its products (`__none__` aside), else 400 naming
 // them. The signing secret is the one given or a generated `whsec_...` one, and is shown
@@ -3755,7 +3803,8 @@ func (c *Client) CreateWebhookSubscriptionWithBody(ctx context.Context, params *
 // CreateWebhookSubscription Subscribe a REST Hook
 //
 // The target URL must be https and must not resolve to a loopback, private, link-local,
-// CGNAT or metadata address (400; a development setting of the service allows http and
+// CGNAT or metadata address, nor to an IPv6 form of one (IPv4-mapped or -translated, NAT64,
+// 6to4, Teredo, ISATAP) (400; a development setting of the service allows http and
 // loopback). Form, calendar and product ids in the filters must be the account's own, and
 // pricing tier and bump ids those of one of its products (`__none__` aside), else 400 naming
 // them. The signing secret is the one given or a generated `whsec_...` one, and is shown
@@ -5732,7 +5781,8 @@ type ClientWithResponsesInterface interface {
 	// CreateWebhookSubscriptionWithBodyWithResponse Subscribe a REST Hook
 	//
 	// The target URL must be https and must not resolve to a loopback, private, link-local,
-	// CGNAT or metadata address (400; a development setting of the service allows http and
+	// CGNAT or metadata address, nor to an IPv6 form of one (IPv4-mapped or -translated, NAT64,
+	// 6to4, Teredo, ISATAP) (400; a development setting of the service allows http and
 	// loopback). Form, calendar and product ids in the filters must be the account's own, and
 	// pricing tier and bump ids those of one of its products (`__none__` aside), else 400 naming
 	// them. The signing secret is the one given or a generated `whsec_...` one, and is shown
@@ -5746,7 +5796,8 @@ type ClientWithResponsesInterface interface {
 	// CreateWebhookSubscriptionWithResponse Subscribe a REST Hook
 	//
 	// The target URL must be https and must not resolve to a loopback, private, link-local,
-	// CGNAT or metadata address (400; a development setting of the service allows http and
+	// CGNAT or metadata address, nor to an IPv6 form of one (IPv4-mapped or -translated, NAT64,
+	// 6to4, Teredo, ISATAP) (400; a development setting of the service allows http and
 	// loopback). Form, calendar and product ids in the filters must be the account's own, and
 	// pricing tier and bump ids those of one of its products (`__none__` aside), else 400 naming
 	// them. The signing secret is the one given or a generated `whsec_...` one, and is shown
@@ -6163,6 +6214,14 @@ type ListContactsResponse429Headers struct {
 	RetryAfter         int
 }
 
+// ListContactsResponse503Headers the declared response headers of an HTTP 503 response for ListContacts
+type ListContactsResponse503Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RetryAfter         int
+}
+
 type ListContactsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -6176,6 +6235,8 @@ type ListContactsResponse struct {
 	JSON403 *Forbidden
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListContactsResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -6186,6 +6247,8 @@ type ListContactsResponse struct {
 	Headers403 *ListContactsResponse403Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *ListContactsResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListContactsResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -6211,6 +6274,11 @@ func (r ListContactsResponse) GetJSON403() *Forbidden {
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r ListContactsResponse) GetJSON429() *TooManyRequests {
 	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListContactsResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -6632,6 +6700,14 @@ type GetContactResponse429Headers struct {
 	RetryAfter         int
 }
 
+// GetContactResponse503Headers the declared response headers of an HTTP 503 response for GetContact
+type GetContactResponse503Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RetryAfter         int
+}
+
 type GetContactResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -6647,6 +6723,8 @@ type GetContactResponse struct {
 	JSON404 *NotFound
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetContactResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -6659,6 +6737,8 @@ type GetContactResponse struct {
 	Headers404 *GetContactResponse404Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetContactResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetContactResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -6689,6 +6769,11 @@ func (r GetContactResponse) GetJSON404() *NotFound {
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r GetContactResponse) GetJSON429() *TooManyRequests {
 	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetContactResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -6938,6 +7023,14 @@ type ListCrmsResponse429Headers struct {
 	RetryAfter         int
 }
 
+// ListCrmsResponse503Headers the declared response headers of an HTTP 503 response for ListCrms
+type ListCrmsResponse503Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RetryAfter         int
+}
+
 type ListCrmsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -6951,6 +7044,8 @@ type ListCrmsResponse struct {
 	JSON403 *Forbidden
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListCrmsResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -6961,6 +7056,8 @@ type ListCrmsResponse struct {
 	Headers403 *ListCrmsResponse403Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *ListCrmsResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListCrmsResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -6986,6 +7083,11 @@ func (r ListCrmsResponse) GetJSON403() *Forbidden {
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r ListCrmsResponse) GetJSON429() *TooManyRequests {
 	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListCrmsResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -7423,6 +7525,14 @@ type ListCrmStagesResponse429Headers struct {
 	RetryAfter         int
 }
 
+// ListCrmStagesResponse503Headers the declared response headers of an HTTP 503 response for ListCrmStages
+type ListCrmStagesResponse503Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RetryAfter         int
+}
+
 type ListCrmStagesResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -7438,6 +7548,8 @@ type ListCrmStagesResponse struct {
 	JSON404 *NotFound
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListCrmStagesResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -7450,6 +7562,8 @@ type ListCrmStagesResponse struct {
 	Headers404 *ListCrmStagesResponse404Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *ListCrmStagesResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListCrmStagesResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -7480,6 +7594,11 @@ func (r ListCrmStagesResponse) GetJSON404() *NotFound {
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r ListCrmStagesResponse) GetJSON429() *TooManyRequests {
 	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListCrmStagesResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -7548,6 +7667,14 @@ type ListCustomersResponse429Headers struct {
 	RetryAfter         int
 }
 
+// ListCustomersResponse503Headers the declared response headers of an HTTP 503 response for ListCustomers
+type ListCustomersResponse503Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RetryAfter         int
+}
+
 type ListCustomersResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -7561,6 +7688,8 @@ type ListCustomersResponse struct {
 	JSON403 *Forbidden
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListCustomersResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -7571,6 +7700,8 @@ type ListCustomersResponse struct {
 	Headers403 *ListCustomersResponse403Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *ListCustomersResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListCustomersResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -7596,6 +7727,11 @@ func (r ListCustomersResponse) GetJSON403() *Forbidden {
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r ListCustomersResponse) GetJSON429() *TooManyRequests {
 	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListCustomersResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -7671,6 +7807,14 @@ type GetCustomerResponse429Headers struct {
 	RetryAfter         int
 }
 
+// GetCustomerResponse503Headers the declared response headers of an HTTP 503 response for GetCustomer
+type GetCustomerResponse503Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RetryAfter         int
+}
+
 type GetCustomerResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -7686,6 +7830,8 @@ type GetCustomerResponse struct {
 	JSON404 *NotFound
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetCustomerResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -7698,6 +7844,8 @@ type GetCustomerResponse struct {
 	Headers404 *GetCustomerResponse404Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetCustomerResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetCustomerResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -7728,6 +7876,11 @@ func (r GetCustomerResponse) GetJSON404() *NotFound {
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r GetCustomerResponse) GetJSON429() *TooManyRequests {
 	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetCustomerResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -7796,6 +7949,14 @@ type ListFormsResponse429Headers struct {
 	RetryAfter         int
 }
 
+// ListFormsResponse503Headers the declared response headers of an HTTP 503 response for ListForms
+type ListFormsResponse503Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RetryAfter         int
+}
+
 type ListFormsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -7809,6 +7970,8 @@ type ListFormsResponse struct {
 	JSON403 *Forbidden
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListFormsResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -7819,6 +7982,8 @@ type ListFormsResponse struct {
 	Headers403 *ListFormsResponse403Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *ListFormsResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListFormsResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -7844,6 +8009,11 @@ func (r ListFormsResponse) GetJSON403() *Forbidden {
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r ListFormsResponse) GetJSON429() *TooManyRequests {
 	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListFormsResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -7919,6 +8089,14 @@ type GetFormResponse429Headers struct {
 	RetryAfter         int
 }
 
+// GetFormResponse503Headers the declared response headers of an HTTP 503 response for GetForm
+type GetFormResponse503Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RetryAfter         int
+}
+
 type GetFormResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -7934,6 +8112,8 @@ type GetFormResponse struct {
 	JSON404 *NotFound
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetFormResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -7946,6 +8126,8 @@ type GetFormResponse struct {
 	Headers404 *GetFormResponse404Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetFormResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetFormResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -7976,6 +8158,11 @@ func (r GetFormResponse) GetJSON404() *NotFound {
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r GetFormResponse) GetJSON429() *TooManyRequests {
 	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetFormResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -8210,6 +8397,14 @@ type GetOpenAPIDocumentResponse429Headers struct {
 	RetryAfter         int
 }
 
+// GetOpenAPIDocumentResponse503Headers the declared response headers of an HTTP 503 response for GetOpenAPIDocument
+type GetOpenAPIDocumentResponse503Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RetryAfter         int
+}
+
 type GetOpenAPIDocumentResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -8219,12 +8414,16 @@ type GetOpenAPIDocumentResponse struct {
 	JSON400 *BadRequest
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetOpenAPIDocumentResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
 	Headers400 *GetOpenAPIDocumentResponse400Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetOpenAPIDocumentResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetOpenAPIDocumentResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -8240,6 +8439,11 @@ func (r GetOpenAPIDocumentResponse) GetJSON400() *BadRequest {
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r GetOpenAPIDocumentResponse) GetJSON429() *TooManyRequests {
 	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetOpenAPIDocumentResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -8308,6 +8512,14 @@ type ListProductsResponse429Headers struct {
 	RetryAfter         int
 }
 
+// ListProductsResponse503Headers the declared response headers of an HTTP 503 response for ListProducts
+type ListProductsResponse503Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RetryAfter         int
+}
+
 type ListProductsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -8321,6 +8533,8 @@ type ListProductsResponse struct {
 	JSON403 *Forbidden
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListProductsResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -8331,6 +8545,8 @@ type ListProductsResponse struct {
 	Headers403 *ListProductsResponse403Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *ListProductsResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListProductsResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -8356,6 +8572,11 @@ func (r ListProductsResponse) GetJSON403() *Forbidden {
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r ListProductsResponse) GetJSON429() *TooManyRequests {
 	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListProductsResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -8431,6 +8652,14 @@ type GetProductResponse429Headers struct {
 	RetryAfter         int
 }
 
+// GetProductResponse503Headers the declared response headers of an HTTP 503 response for GetProduct
+type GetProductResponse503Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RetryAfter         int
+}
+
 type GetProductResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -8446,6 +8675,8 @@ type GetProductResponse struct {
 	JSON404 *NotFound
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetProductResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -8458,6 +8689,8 @@ type GetProductResponse struct {
 	Headers404 *GetProductResponse404Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetProductResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetProductResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -8488,6 +8721,11 @@ func (r GetProductResponse) GetJSON404() *NotFound {
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r GetProductResponse) GetJSON429() *TooManyRequests {
 	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetProductResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -8556,6 +8794,14 @@ type ListEventTypesResponse429Headers struct {
 	RetryAfter         int
 }
 
+// ListEventTypesResponse503Headers the declared response headers of an HTTP 503 response for ListEventTypes
+type ListEventTypesResponse503Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RetryAfter         int
+}
+
 type ListEventTypesResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -8569,6 +8815,8 @@ type ListEventTypesResponse struct {
 	JSON403 *Forbidden
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListEventTypesResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -8579,6 +8827,8 @@ type ListEventTypesResponse struct {
 	Headers403 *ListEventTypesResponse403Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *ListEventTypesResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListEventTypesResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -8604,6 +8854,11 @@ func (r ListEventTypesResponse) GetJSON403() *Forbidden {
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r ListEventTypesResponse) GetJSON429() *TooManyRequests {
 	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListEventTypesResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -8679,6 +8934,14 @@ type GetEventTypeResponse429Headers struct {
 	RetryAfter         int
 }
 
+// GetEventTypeResponse503Headers the declared response headers of an HTTP 503 response for GetEventType
+type GetEventTypeResponse503Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RetryAfter         int
+}
+
 type GetEventTypeResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -8694,6 +8957,8 @@ type GetEventTypeResponse struct {
 	JSON404 *NotFound
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetEventTypeResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -8706,6 +8971,8 @@ type GetEventTypeResponse struct {
 	Headers404 *GetEventTypeResponse404Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetEventTypeResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetEventTypeResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -8736,6 +9003,11 @@ func (r GetEventTypeResponse) GetJSON404() *NotFound {
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r GetEventTypeResponse) GetJSON429() *TooManyRequests {
 	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetEventTypeResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -8985,6 +9257,14 @@ type ListTagsResponse429Headers struct {
 	RetryAfter         int
 }
 
+// ListTagsResponse503Headers the declared response headers of an HTTP 503 response for ListTags
+type ListTagsResponse503Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RetryAfter         int
+}
+
 type ListTagsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -8998,6 +9278,8 @@ type ListTagsResponse struct {
 	JSON403 *Forbidden
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListTagsResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -9008,6 +9290,8 @@ type ListTagsResponse struct {
 	Headers403 *ListTagsResponse403Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *ListTagsResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListTagsResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -9033,6 +9317,11 @@ func (r ListTagsResponse) GetJSON403() *Forbidden {
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r ListTagsResponse) GetJSON429() *TooManyRequests {
 	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListTagsResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -9108,6 +9397,14 @@ type ListSampleEventsResponse429Headers struct {
 	RetryAfter         int
 }
 
+// ListSampleEventsResponse503Headers the declared response headers of an HTTP 503 response for ListSampleEvents
+type ListSampleEventsResponse503Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RetryAfter         int
+}
+
 type ListSampleEventsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -9123,6 +9420,8 @@ type ListSampleEventsResponse struct {
 	JSON404 *NotFound
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListSampleEventsResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -9135,6 +9434,8 @@ type ListSampleEventsResponse struct {
 	Headers404 *ListSampleEventsResponse404Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *ListSampleEventsResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListSampleEventsResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -9165,6 +9466,11 @@ func (r ListSampleEventsResponse) GetJSON404() *NotFound {
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r ListSampleEventsResponse) GetJSON429() *TooManyRequests {
 	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListSampleEventsResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -9517,6 +9823,14 @@ type GetHealthResponse400Headers struct {
 	RateLimitReset     *int
 }
 
+// GetHealthResponse503Headers the declared response headers of an HTTP 503 response for GetHealth
+type GetHealthResponse503Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RetryAfter         int
+}
+
 type GetHealthResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -9524,8 +9838,12 @@ type GetHealthResponse struct {
 	JSON200 *Health
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadRequest
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
 	// Headers400 the parsed response headers for an HTTP 400 response
 	Headers400 *GetHealthResponse400Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetHealthResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -9536,6 +9854,11 @@ func (r GetHealthResponse) GetJSON200() *Health {
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
 func (r GetHealthResponse) GetJSON400() *BadRequest {
 	return r.JSON400
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetHealthResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -9574,18 +9897,35 @@ type GetLLMsReferenceResponse400Headers struct {
 	RateLimitReset     *int
 }
 
+// GetLLMsReferenceResponse503Headers the declared response headers of an HTTP 503 response for GetLLMsReference
+type GetLLMsReferenceResponse503Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RetryAfter         int
+}
+
 type GetLLMsReferenceResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadRequest
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
 	// Headers400 the parsed response headers for an HTTP 400 response
 	Headers400 *GetLLMsReferenceResponse400Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetLLMsReferenceResponse503Headers
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
 func (r GetLLMsReferenceResponse) GetJSON400() *BadRequest {
 	return r.JSON400
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetLLMsReferenceResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -10232,7 +10572,8 @@ func (c *ClientWithResponses) ListSampleEventsWithResponse(ctx context.Context, 
 // CreateWebhookSubscriptionWithBodyWithResponse Subscribe a REST Hook
 //
 // The target URL must be https and must not resolve to a loopback, private, link-local,
-// CGNAT or metadata address (400; a development setting of the service allows http and
+// CGNAT or metadata address, nor to an IPv6 form of one (IPv4-mapped or -translated, NAT64,
+// 6to4, Teredo, ISATAP) (400; a development setting of the service allows http and
 // loopback). Form, calendar and product ids in the filters must be the account's own, and
 // pricing tier and bump ids those of one of its products (`__none__` aside), else 400 naming
 // them. The signing secret is the one given or a generated `whsec_...` one, and is shown
@@ -10252,7 +10593,8 @@ func (c *ClientWithResponses) CreateWebhookSubscriptionWithBodyWithResponse(ctx 
 // CreateWebhookSubscriptionWithResponse Subscribe a REST Hook
 //
 // The target URL must be https and must not resolve to a loopback, private, link-local,
-// CGNAT or metadata address (400; a development setting of the service allows http and
+// CGNAT or metadata address, nor to an IPv6 form of one (IPv4-mapped or -translated, NAT64,
+// 6to4, Teredo, ISATAP) (400; a development setting of the service allows http and
 // loopback). Form, calendar and product ids in the filters must be the account's own, and
 // pricing tier and bump ids those of one of its products (`__none__` aside), else 400 naming
 // them. The signing secret is the one given or a generated `whsec_...` one, and is shown
@@ -10962,6 +11304,13 @@ func ParseListContactsResponse(rsp *http.Response) (*ListContactsResponse, error
 		}
 		response.JSON429 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -11099,6 +11448,37 @@ func ParseListContactsResponse(rsp *http.Response) (*ListContactsResponse, error
 			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListContactsResponse503Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -11773,6 +12153,13 @@ func ParseGetContactResponse(rsp *http.Response) (*GetContactResponse, error) {
 		}
 		response.JSON429 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -11934,6 +12321,37 @@ func ParseGetContactResponse(rsp *http.Response) (*GetContactResponse, error) {
 			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetContactResponse503Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -12310,6 +12728,13 @@ func ParseListCrmsResponse(rsp *http.Response) (*ListCrmsResponse, error) {
 		}
 		response.JSON429 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -12447,6 +12872,37 @@ func ParseListCrmsResponse(rsp *http.Response) (*ListCrmsResponse, error) {
 			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListCrmsResponse503Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -13152,6 +13608,13 @@ func ParseListCrmStagesResponse(rsp *http.Response) (*ListCrmStagesResponse, err
 		}
 		response.JSON429 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -13313,6 +13776,37 @@ func ParseListCrmStagesResponse(rsp *http.Response) (*ListCrmStagesResponse, err
 			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListCrmStagesResponse503Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -13366,6 +13860,13 @@ func ParseListCustomersResponse(rsp *http.Response) (*ListCustomersResponse, err
 			return nil, err
 		}
 		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -13504,6 +14005,37 @@ func ParseListCustomersResponse(rsp *http.Response) (*ListCustomersResponse, err
 			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListCustomersResponse503Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -13564,6 +14096,13 @@ func ParseGetCustomerResponse(rsp *http.Response) (*GetCustomerResponse, error) 
 			return nil, err
 		}
 		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -13726,6 +14265,37 @@ func ParseGetCustomerResponse(rsp *http.Response) (*GetCustomerResponse, error) 
 			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetCustomerResponse503Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -13779,6 +14349,13 @@ func ParseListFormsResponse(rsp *http.Response) (*ListFormsResponse, error) {
 			return nil, err
 		}
 		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -13917,6 +14494,37 @@ func ParseListFormsResponse(rsp *http.Response) (*ListFormsResponse, error) {
 			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListFormsResponse503Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -13977,6 +14585,13 @@ func ParseGetFormResponse(rsp *http.Response) (*GetFormResponse, error) {
 			return nil, err
 		}
 		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -14139,6 +14754,37 @@ func ParseGetFormResponse(rsp *http.Response) (*GetFormResponse, error) {
 			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetFormResponse503Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -14501,6 +15147,13 @@ func ParseGetOpenAPIDocumentResponse(rsp *http.Response) (*GetOpenAPIDocumentRes
 		}
 		response.JSON429 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -14583,6 +15236,37 @@ func ParseGetOpenAPIDocumentResponse(rsp *http.Response) (*GetOpenAPIDocumentRes
 			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetOpenAPIDocumentResponse503Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -14636,6 +15320,13 @@ func ParseListProductsResponse(rsp *http.Response) (*ListProductsResponse, error
 			return nil, err
 		}
 		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -14774,6 +15465,37 @@ func ParseListProductsResponse(rsp *http.Response) (*ListProductsResponse, error
 			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListProductsResponse503Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -14834,6 +15556,13 @@ func ParseGetProductResponse(rsp *http.Response) (*GetProductResponse, error) {
 			return nil, err
 		}
 		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -14996,6 +15725,37 @@ func ParseGetProductResponse(rsp *http.Response) (*GetProductResponse, error) {
 			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetProductResponse503Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -15049,6 +15809,13 @@ func ParseListEventTypesResponse(rsp *http.Response) (*ListEventTypesResponse, e
 			return nil, err
 		}
 		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -15187,6 +15954,37 @@ func ParseListEventTypesResponse(rsp *http.Response) (*ListEventTypesResponse, e
 			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListEventTypesResponse503Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -15247,6 +16045,13 @@ func ParseGetEventTypeResponse(rsp *http.Response) (*GetEventTypeResponse, error
 			return nil, err
 		}
 		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -15409,6 +16214,37 @@ func ParseGetEventTypeResponse(rsp *http.Response) (*GetEventTypeResponse, error
 			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetEventTypeResponse503Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -15785,6 +16621,13 @@ func ParseListTagsResponse(rsp *http.Response) (*ListTagsResponse, error) {
 		}
 		response.JSON429 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -15922,6 +16765,37 @@ func ParseListTagsResponse(rsp *http.Response) (*ListTagsResponse, error) {
 			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListTagsResponse503Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -15982,6 +16856,13 @@ func ParseListSampleEventsResponse(rsp *http.Response) (*ListSampleEventsRespons
 			return nil, err
 		}
 		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -16144,6 +17025,37 @@ func ParseListSampleEventsResponse(rsp *http.Response) (*ListSampleEventsRespons
 			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListSampleEventsResponse503Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -16728,6 +17640,13 @@ func ParseGetHealthResponse(rsp *http.Response) (*GetHealthResponse, error) {
 		}
 		response.JSON400 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -16755,6 +17674,37 @@ func ParseGetHealthResponse(rsp *http.Response) (*GetHealthResponse, error) {
 			headers.RateLimitReset = &value
 		}
 		response.Headers400 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetHealthResponse503Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -16780,6 +17730,13 @@ func ParseGetLLMsReferenceResponse(rsp *http.Response) (*GetLLMsReferenceRespons
 			return nil, err
 		}
 		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -16808,6 +17765,37 @@ func ParseGetLLMsReferenceResponse(rsp *http.Response) (*GetLLMsReferenceRespons
 			headers.RateLimitReset = &value
 		}
 		response.Headers400 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetLLMsReferenceResponse503Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil

@@ -359,7 +359,7 @@ func (sh *shop) buy(name, email string, p shopProduct, tier int) (bought, error)
 }
 
 func (sh *shop) rebill(subscription string) error {
-	_, err := sh.post("/checkout/subscriptions/"+subscription+"/rebill", map[string]any{}, http.StatusOK)
+	_, err := sh.post("/checkout/subscriptions/"+subscription+"/rebill", map[string]any{}, http.StatusCreated)
 	return err
 }
 
