@@ -20,9 +20,11 @@ build:
 
 # What the service serves from the OpenAPI documents: api/openapi/integration.json and
 # operator.json from their YAML sources, and llms-full.txt from integration.yaml and the prose of
-# llms-full.txt.tmpl. Run it after editing any of them (a test fails until you do).
+# llms-full.txt.tmpl; then the Go client (client/client.gen.go) from integration.json, with the
+# oapi-codegen pinned in go.mod's tool directive. Run it after editing any of them (a test fails
+# until you do).
 generate:
-	$(GO) generate ./api/openapi/
+	$(GO) generate ./api/openapi/ ./client/
 
 vet:
 	$(GO) mod tidy -diff

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"testing"
 )
 
@@ -131,6 +132,51 @@ func (c *Client) checkContract(t testing.TB, x exchange) {
 	for _, f := range faults {
 		t.Errorf("contract: %s %s → %d: %s\nbody: %.2000s", x.request.Method, x.request.URL.RequestURI(), x.status, f, x.body)
 	}
+}
+
+// HTTPClient is an HTTP client for code that builds its own requests, such as the generated Go
+// client (github.com/funnelhq/funnel/client): it reaches this listener whatever the request's URL
+// names (give it c.URL() as its server), and checks every answer against the listener's OpenAPI
+// document as Do does, failing t on a fault.
+func (c *Client) HTTPClient(t testing.TB) *http.Client {
+	return &http.Client{Transport: checkedTransport{t: t, client: c}}
+}
+
+// checkedTransport sends a request to the test listener and checks the exchange.
+type checkedTransport struct {
+	t      testing.TB
+	client *Client
+}
+
+// RoundTrip sends the request and hands back its answer with the body read and checked.
+func (ct checkedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	var sent []byte
+	if req.Body != nil {
+		var err error
+		if sent, err = io.ReadAll(req.Body); err != nil {
+			return nil, err
+		}
+		_ = req.Body.Close()
+	}
+	out := req.Clone(req.Context())
+	out.Body = io.NopCloser(bytes.NewReader(sent))
+	target, err := url.Parse(ct.client.server.URL)
+	if err != nil {
+		return nil, err
+	}
+	out.URL.Scheme, out.URL.Host = target.Scheme, target.Host
+	res, err := ct.client.server.Client().Transport.RoundTrip(out)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := io.ReadAll(res.Body)
+	_ = res.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	res.Body = io.NopCloser(bytes.NewReader(raw))
+	ct.client.checkContract(ct.t, exchange{request: out, requestBody: sent, status: res.StatusCode, header: res.Header, body: raw})
+	return res, nil
 }
 
 // bodyCopy keeps what a request body reader sent.

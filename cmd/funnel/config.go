@@ -52,6 +52,7 @@ func configFrom(cmd *cli.Command) app.Config {
 		TrustedProxies:      cmd.String("trusted-proxies"),
 		LogLevel:            cmd.String("log-level"),
 		SecretKey:           cmd.String("secret-key"),
+		Now:                 clockFrom(cmd),
 	}
 }
 

@@ -555,19 +555,27 @@ type server struct {
 // buildBinary builds cmd/funnel once, within the test's deadline.
 func buildBinary(t *testing.T) string {
 	t.Helper()
+	return buildPackage(t, ".", "funnel")
+}
+
+// buildPackage builds a main package of the module (its path from cmd/funnel) into a binary of
+// that name, with more go build flags (-tags ...), within the test's deadline.
+func buildPackage(t *testing.T, pkg, name string, flags ...string) string {
+	t.Helper()
 	timeout := 5 * time.Minute
 	if deadline, ok := t.Deadline(); ok {
 		timeout = min(timeout, time.Until(deadline)-30*time.Second)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	bin := filepath.Join(t.TempDir(), "funnel")
+	bin := filepath.Join(t.TempDir(), name)
 	started := time.Now()
-	out, err := exec.CommandContext(ctx, goTool(), "build", "-o", bin, ".").CombinedOutput()
+	args := append(append([]string{"build", "-o", bin}, flags...), pkg)
+	out, err := exec.CommandContext(ctx, goTool(), args...).CombinedOutput()
 	if err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+		t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
-	t.Logf("built the binary in %s", time.Since(started).Round(time.Millisecond))
+	t.Logf("built %s in %s", name, time.Since(started).Round(time.Millisecond))
 	return bin
 }
 

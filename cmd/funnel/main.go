@@ -19,7 +19,7 @@ func main() {
 		Usage: "the integration backend of a marketing-funnel platform",
 		Description: "Every setting is read from its FUNNEL_* environment variable; a flag of the same name\n" +
 			"(FUNNEL_DATABASE_URL → --database-url) overrides it.",
-		Flags:    configFlags,
+		Flags:    append(configFlags, clockFlags...),
 		Commands: []*cli.Command{serveCommand, migrateCommand, historyCommand, projectionsCommand},
 	}
 	if err := root.Run(ctx, os.Args); err != nil {
