@@ -151,16 +151,38 @@ func (m readModel[B]) Handles(eventType string) bool {
 	return ok
 }
 
+// EventTypes lists the types of the events the projection applies, in no particular order: a
+// rebuild reads only those from the log.
+func (m readModel[B]) EventTypes() []string {
+	types := make([]string, 0, len(m.handlers))
+	for t := range m.handlers {
+		types = append(types, t)
+	}
+	return types
+}
+
 // Apply applies a batch of events, in position order, inside tx: it decodes each event of a type
 // the projection handles and gives it to its handler, then flushes the batch.
 func (m readModel[B]) Apply(ctx context.Context, tx *sql.Tx, events []domain.Recorded) error {
+	return m.ApplyDecoded(ctx, tx, events, nil)
+}
+
+// ApplyDecoded is Apply for events decoded already, decoded[i] being events[i] decoded (nil
+// decoded: none is), so that a rebuild decodes the next window while this one is written.
+func (m readModel[B]) ApplyDecoded(ctx context.Context, tx *sql.Tx, events []domain.Recorded, decoded []domain.Event) error {
 	b := m.begin(writer{ctx: ctx, tx: tx, dialect: m.dialect})
-	for _, r := range events {
+	for i, r := range events {
 		apply, ok := m.handlers[r.Type]
 		if !ok {
 			continue
 		}
-		e, err := r.Decode()
+		var e domain.Event
+		var err error
+		if decoded != nil {
+			e = decoded[i]
+		} else {
+			e, err = r.Decode()
+		}
 		if err == nil {
 			err = apply(b, r, e)
 		}

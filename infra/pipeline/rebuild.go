@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/funnelhq/funnel/domain"
 	"github.com/funnelhq/funnel/infra/sqldb"
 	"github.com/funnelhq/funnel/projections"
 )
@@ -24,7 +25,7 @@ import (
 // end: run it from a process of its own (`funnel projections rebuild`), whose replay transactions
 // then interleave with the service's writes; only the swap holds the write lock for long, so a
 // large read model is best rebuilt while the service is stopped.
-func Rebuild(ctx context.Context, db *sqldb.DB, log LogReader, p projections.Rebuildable, progress func(pos, head int64)) (int64, error) {
+func Rebuild(ctx context.Context, db *sqldb.DB, log RebuildLog, p projections.Rebuildable, progress func(pos, head int64)) (int64, error) {
 	name := p.Name()
 	// The copies are temporary tables of one connection: both databases look there first, so the
 	// projection's own SQL writes them while every other connection keeps reading the live ones.
@@ -53,29 +54,107 @@ func Rebuild(ctx context.Context, db *sqldb.DB, log LogReader, p projections.Reb
 	if err != nil {
 		return 0, err
 	}
-	var pos int64
-	for pos < head {
-		tx, err := conn.BeginTx(ctx, nil)
-		if err != nil {
-			return 0, fmt.Errorf("pipeline: rebuild %s: %w", name, err)
-		}
-		n, last, err := replay(ctx, tx, log, p, pos, catchUpChunk)
-		if err == nil {
-			err = tx.Commit()
-		}
-		if err != nil {
-			tx.Rollback()
-			return 0, fmt.Errorf("pipeline: rebuild %s: replay after %d: %w", name, pos, err)
-		}
-		if n == 0 {
-			break
-		}
-		pos = last
-		if progress != nil {
-			progress(pos, max(head, pos))
-		}
+	pos, err := replayWindows(ctx, conn, log, p, head, progress)
+	if err != nil {
+		return 0, fmt.Errorf("pipeline: rebuild %s: %w", name, err)
 	}
 	return swap(ctx, conn, db, log, p, live, pos)
+}
+
+// RebuildLog is the log as a rebuild reads it: in windows of positions, then as the relay does
+// for the last stretch.
+type RebuildLog interface {
+	LogReader
+	// ReadRange returns the events of some types with positions in (after, upto], upto being at
+	// most the head, in position order.
+	ReadRange(ctx context.Context, after, upto int64, types []string) ([]domain.Recorded, error)
+}
+
+// rebuildWindow is how many log positions a rebuild reads, decodes and writes at a time, each
+// window in a transaction of its own on the copies: large enough that the events of one row
+// mostly fold into one write and that a commit is paid per thousands of events, small enough to
+// bound what the rebuild holds in memory (two windows at most, whatever the log's length) and how
+// long it holds SQLite's write lock at a time. A variable so that tests can make windows small.
+var rebuildWindow int64 = 8192
+
+// window is a stretch of the log, read and decoded: the projection's events with positions up to
+// upto.
+type window struct {
+	events  []domain.Recorded
+	decoded []domain.Event
+	upto    int64
+}
+
+// replayWindows applies the log up to head to the copies on conn, a window at a time, and returns
+// how far it got. It is a pipeline of two goroutines: one reads and decodes the next window while
+// this one writes the last, so that the database's work and ours overlap.
+func replayWindows(ctx context.Context, conn *sql.Conn, log RebuildLog, p projections.Rebuildable, head int64, progress func(pos, head int64)) (int64, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	windows := make(chan window, 1) // one window ready while one is written and one read
+	read := make(chan error, 1)
+	go func() { read <- readWindows(ctx, log, p.EventTypes(), head, windows) }()
+
+	var pos int64
+	for w := range windows {
+		if err := applyWindow(ctx, conn, p, w); err != nil {
+			cancel()
+			for range windows { // the reader stops at the cancel; let it close the channel
+			}
+			<-read
+			return 0, fmt.Errorf("replay after %d: %w", pos, err)
+		}
+		pos = w.upto
+		if progress != nil {
+			progress(pos, head)
+		}
+	}
+	if err := <-read; err != nil {
+		return 0, err
+	}
+	return pos, nil
+}
+
+// readWindows reads the log up to head in windows of rebuildWindow positions, decodes their
+// events and hands them on, until the end or ctx's cancel; it closes out when it returns.
+func readWindows(ctx context.Context, log RebuildLog, types []string, head int64, out chan<- window) error {
+	defer close(out)
+	for after := int64(0); after < head; {
+		upto := min(after+rebuildWindow, head)
+		events, err := log.ReadRange(ctx, after, upto, types)
+		if err != nil {
+			return err
+		}
+		decoded := make([]domain.Event, len(events))
+		for i, r := range events {
+			if decoded[i], err = r.Decode(); err != nil {
+				return fmt.Errorf("decode %s at %d: %w", r.Type, r.Position, err)
+			}
+		}
+		select {
+		case out <- window{events: events, decoded: decoded, upto: upto}:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		after = upto
+	}
+	return nil
+}
+
+// applyWindow applies a window's events to the copies in a transaction of its own.
+func applyWindow(ctx context.Context, conn *sql.Conn, p projections.Rebuildable, w window) error {
+	if len(w.events) == 0 {
+		return nil
+	}
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	if err := p.ApplyDecoded(ctx, tx, w.events, w.decoded); err != nil {
+		tx.Rollback()
+		return err
+	}
+	return tx.Commit()
 }
 
 // replay applies up to limit events after pos inside tx; it returns how many and the last position.
@@ -94,7 +173,7 @@ func replay(ctx context.Context, tx *sql.Tx, log LogReader, p projections.Projec
 // transaction that holds the projection's checkpoint, so that its live handler waits meanwhile.
 // The live rows reflect the log up to that checkpoint exactly, so the copies need go no further:
 // the live handler applies what comes after, as it would have anyway.
-func swap(ctx context.Context, conn *sql.Conn, db *sqldb.DB, log LogReader, p projections.Rebuildable, live string, pos int64) (int64, error) {
+func swap(ctx context.Context, conn *sql.Conn, db *sqldb.DB, log RebuildLog, p projections.Rebuildable, live string, pos int64) (int64, error) {
 	name := p.Name()
 	tx, err := conn.BeginTx(ctx, nil)
 	if err != nil {

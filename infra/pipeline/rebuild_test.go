@@ -95,7 +95,9 @@ func TestRebuildWhileWritesGoOn(t *testing.T) {
 		defer s.Close()
 		operatorLog := eventstore.New(operator)
 		defer operatorLog.Close()
-		appendContacts(t, s, 0, 700) // 2,100 events: three replay chunks
+		defer func(w int64) { rebuildWindow = w }(rebuildWindow)
+		rebuildWindow = 1000
+		appendContacts(t, s, 0, 700) // 2,100 events: three replay windows
 		r := start(t, db, s)
 		defer r.stop()
 
