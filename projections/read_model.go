@@ -62,13 +62,30 @@ func (w writer) exec(query string, args ...any) error {
 // insertRows writes rows into table with one multi-row INSERT per 100 rows, so that a burst of
 // events costs a few statements instead of one per event. Each row holds a value per column;
 // suffix follows the VALUES list (an ON CONFLICT clause, or "").
+//
+// On PostgreSQL, many rows go in one statement of column arrays instead (sqldb.InsertUnnest):
+// a rebuild writes thousands a transaction.
 func (w writer) insertRows(table string, columns []string, rows [][]any, suffix string) error {
+	if w.dialect == sqldb.Postgres && len(rows) >= unnestRows {
+		head := fmt.Sprintf("INSERT INTO %s (%s)", table, strings.Join(columns, ", "))
+		done, err := sqldb.InsertUnnest(w.ctx, w.tx, head, suffix, rows)
+		if err != nil {
+			return fmt.Errorf("write %d rows into %s: %w", len(rows), table, err)
+		}
+		if done {
+			return nil
+		}
+	}
 	head := fmt.Sprintf("INSERT INTO %s (%s) VALUES ", table, strings.Join(columns, ", "))
 	if err := sqldb.ExecRows(w.ctx, w.tx, w.dialect, head, " "+suffix, rows); err != nil {
 		return fmt.Errorf("write %d rows into %s: %w", len(rows), table, err)
 	}
 	return nil
 }
+
+// unnestRows is the fewest rows insertRows writes as column arrays on PostgreSQL: below it the
+// VALUES list the live projections have always used is as quick.
+const unnestRows = 50
 
 // batch is the state of a projection that folds a batch of events in memory before it writes.
 type batch interface {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/funnelhq/funnel/domain"
 	"github.com/funnelhq/funnel/infra/sqldb"
@@ -73,7 +74,7 @@ type RebuildLog interface {
 // rebuildWindow is how many log positions a rebuild reads, decodes and writes at a time, each
 // window in a transaction of its own on the copies: large enough that the events of one row
 // mostly fold into one write and that a commit is paid per thousands of events, small enough to
-// bound what the rebuild holds in memory (two windows at most, whatever the log's length) and how
+// bound what the rebuild holds in memory (three windows at most, whatever the log's length) and how
 // long it holds SQLite's write lock at a time. A variable so that tests can make windows small.
 var rebuildWindow int64 = 8192
 
@@ -86,37 +87,36 @@ type window struct {
 }
 
 // replayWindows applies the log up to head to the copies on conn, a window at a time, and returns
-// how far it got. It is a pipeline of two goroutines: one reads and decodes the next window while
-// this one writes the last, so that the database's work and ours overlap.
+// how far it got. It is a pipeline of three goroutines: one reads the next windows from the
+// database, one decodes them, and this one writes them, so that the database's work, the decoding
+// and the writing overlap.
 func replayWindows(ctx context.Context, conn *sql.Conn, log RebuildLog, p projections.Rebuildable, head int64, progress func(pos, head int64)) (int64, error) {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	windows := make(chan window, 1) // one window ready while one is written and one read
-	read := make(chan error, 1)
-	go func() { read <- readWindows(ctx, log, p.EventTypes(), head, windows) }()
-
+	g, ctx := errgroup.WithContext(ctx)
+	// Unbuffered: at most three windows in memory, one in each stage.
+	read, decoded := make(chan window), make(chan window)
+	g.Go(func() error { return readWindows(ctx, log, p.EventTypes(), head, read) })
+	g.Go(func() error { return decodeWindows(ctx, read, decoded) })
 	var pos int64
-	for w := range windows {
-		if err := applyWindow(ctx, conn, p, w); err != nil {
-			cancel()
-			for range windows { // the reader stops at the cancel; let it close the channel
+	g.Go(func() error {
+		for w := range decoded {
+			if err := applyWindow(ctx, conn, p, w); err != nil {
+				return fmt.Errorf("replay after %d: %w", pos, err)
 			}
-			<-read
-			return 0, fmt.Errorf("replay after %d: %w", pos, err)
+			pos = w.upto
+			if progress != nil {
+				progress(pos, head)
+			}
 		}
-		pos = w.upto
-		if progress != nil {
-			progress(pos, head)
-		}
-	}
-	if err := <-read; err != nil {
+		return nil
+	})
+	if err := g.Wait(); err != nil {
 		return 0, err
 	}
 	return pos, nil
 }
 
-// readWindows reads the log up to head in windows of rebuildWindow positions, decodes their
-// events and hands them on, until the end or ctx's cancel; it closes out when it returns.
+// readWindows reads the log up to head in windows of rebuildWindow positions and hands them on,
+// until the end or ctx's cancel; it closes out when it returns.
 func readWindows(ctx context.Context, log RebuildLog, types []string, head int64, out chan<- window) error {
 	defer close(out)
 	for after := int64(0); after < head; {
@@ -125,20 +125,37 @@ func readWindows(ctx context.Context, log RebuildLog, types []string, head int64
 		if err != nil {
 			return err
 		}
-		decoded := make([]domain.Event, len(events))
-		for i, r := range events {
-			if decoded[i], err = r.Decode(); err != nil {
-				return fmt.Errorf("decode %s at %d: %w", r.Type, r.Position, err)
-			}
-		}
 		select {
-		case out <- window{events: events, decoded: decoded, upto: upto}:
+		case out <- window{events: events, upto: upto}:
 		case <-ctx.Done():
 			return ctx.Err()
 		}
 		after = upto
 	}
 	return nil
+}
+
+// decodeWindows decodes the events of the windows it is given and hands them on; it closes out
+// when it returns. On ctx's cancel it drains in, so that the reader never waits for it.
+func decodeWindows(ctx context.Context, in <-chan window, out chan<- window) error {
+	defer close(out)
+	for w := range in {
+		if ctx.Err() != nil {
+			continue
+		}
+		w.decoded = make([]domain.Event, len(w.events))
+		for i, r := range w.events {
+			var err error
+			if w.decoded[i], err = r.Decode(); err != nil {
+				return fmt.Errorf("decode %s at %d: %w", r.Type, r.Position, err)
+			}
+		}
+		select {
+		case out <- w:
+		case <-ctx.Done():
+		}
+	}
+	return ctx.Err()
 }
 
 // applyWindow applies a window's events to the copies in a transaction of its own.
