@@ -34,7 +34,7 @@ func BenchmarkRebuild(b *testing.B) {
 			db := sqldbtest.Open(b, d)
 			s := eventstore.New(db)
 			defer s.Close()
-			head, err := eventstoretest.Generate(ctx, s, 0, events/eventstoretest.EventsPerContact)
+			head, err := eventstoretest.Generate(ctx, s, "acc_1", 0, events/eventstoretest.EventsPerContact)
 			if err != nil {
 				b.Fatal(err)
 			}

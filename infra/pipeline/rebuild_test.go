@@ -205,7 +205,7 @@ func TestRebuiltReadModelsEqualTheLiveOnes(t *testing.T) {
 		db := sqldbtest.Open(t, d)
 		s := eventstore.New(db)
 		defer s.Close()
-		if _, err := eventstoretest.Generate(ctx, s, 0, 3001); err != nil {
+		if _, err := eventstoretest.Generate(ctx, s, "acc_1", 0, 3001); err != nil {
 			t.Fatal(err)
 		}
 		for i := 0; i < 3001; i += 97 { // later changes of rows written windows earlier

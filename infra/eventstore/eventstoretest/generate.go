@@ -19,16 +19,16 @@ const EventsPerContact = 4 // on average: 3, and 2 every other contact
 // generator fast without one giant statement.
 const appendsPerCall = 500
 
-// Generate appends contacts numbered from..from+n-1 of account acc_1 (ids ct_gNNNNNNNN), each
-// created and tagged twice; every even-numbered one also gets a lead, created then moved. It
-// returns the position of the last event.
-func Generate(ctx context.Context, s *eventstore.Store, from, n int) (int64, error) {
-	meta := domain.Metadata{AccountID: "acc_1", Actor: string(domain.OperatorActor)}
+// Generate appends contacts numbered from..from+n-1 of an account (ids ct_gNNNNNNNN), each
+// created with tags tag_a and tag_b applied; every even-numbered one also gets a lead, created then
+// moved. It returns the position of the last event.
+func Generate(ctx context.Context, s *eventstore.Store, accountID string, from, n int) (int64, error) {
+	meta := domain.Metadata{AccountID: accountID, Actor: string(domain.OperatorActor)}
 	var last int64
 	for start := from; start < from+n; start += appendsPerCall {
 		var appends []domain.StreamAppend
 		for i := start; i < min(start+appendsPerCall, from+n); i++ {
-			appends = append(appends, Contact(i)...)
+			appends = append(appends, Contact(accountID, i)...)
 		}
 		pos, err := s.Append(ctx, meta, appends...)
 		if err != nil {
@@ -39,11 +39,12 @@ func Generate(ctx context.Context, s *eventstore.Store, from, n int) (int64, err
 	return last, nil
 }
 
-// Contact returns the appends of synthetic contact i: its stream, and its lead's for an even i.
-func Contact(i int) []domain.StreamAppend {
+// Contact returns the appends of synthetic contact i of an account: its stream, and its lead's for
+// an even i.
+func Contact(accountID string, i int) []domain.StreamAppend {
 	id := fmt.Sprintf("ct_g%08d", i)
 	out := []domain.StreamAppend{{StreamID: id, Events: []domain.Event{
-		domain.ContactCreated{ContactID: id, AccountID: "acc_1", Email: id + "@example.com", FirstName: "Ada",
+		domain.ContactCreated{ContactID: id, AccountID: accountID, Email: id + "@example.com", FirstName: "Ada",
 			CustomFields: map[string]string{"cf_plan": "pro"}},
 		domain.TagApplied{ContactID: id, TagID: "tag_a"},
 		domain.TagApplied{ContactID: id, TagID: "tag_b"},
@@ -51,7 +52,7 @@ func Contact(i int) []domain.StreamAppend {
 	if i%2 == 0 {
 		lead := fmt.Sprintf("ld_g%08d", i)
 		out = append(out, domain.StreamAppend{StreamID: lead, Events: []domain.Event{
-			domain.LeadCreated{LeadID: lead, AccountID: "acc_1", CRMID: "crm_1", StageID: "st_new", ContactID: id, Title: "Deal " + id},
+			domain.LeadCreated{LeadID: lead, AccountID: accountID, CRMID: "crm_1", StageID: "st_new", ContactID: id, Title: "Deal " + id},
 			domain.LeadMoved{LeadID: lead, ContactID: id, CRMID: "crm_1", FromStageID: "st_new", ToStageID: "st_won"},
 		}})
 	}
