@@ -12,10 +12,10 @@ import (
 )
 
 // seedContacts appends synthetic contacts of the account straight to the log (as another process
-// on the same PostgreSQL may), until the account holds about total, and waits until the server's
-// contacts read model has them: the list phase then reads over that many. It returns the log's
-// head.
-func seedContacts(dbURL, account string, have, total int) int64 {
+// on the same database may), until the account holds about total. With wait, it then waits until
+// the server's contacts read model has them: the list phase reads over that many. It returns the
+// log's head.
+func seedContacts(dbURL, account string, have, total int, wait bool) int64 {
 	ctx := context.Background()
 	db, err := sqldb.OpenExisting(ctx, dbURL)
 	check(err)
@@ -29,7 +29,7 @@ func seedContacts(dbURL, account string, have, total int) int64 {
 	}
 	head, err := store.Head(ctx)
 	check(err)
-	for deadline := time.Now().Add(5 * time.Minute); ; time.Sleep(200 * time.Millisecond) {
+	for deadline := time.Now().Add(5 * time.Minute); wait; time.Sleep(200 * time.Millisecond) {
 		var pos int64
 		check(db.Read.QueryRowContext(ctx, `SELECT position FROM projection_checkpoints WHERE name = 'contacts'`).Scan(&pos))
 		if pos >= head {
