@@ -26,6 +26,7 @@ func main() {
 	duration := flag.Duration("duration", 10*time.Second, "length of each phase")
 	rate := flag.Int("rate", 1000, "writes per second of the lag phase")
 	listContacts := flag.Int("contacts", 100_000, "contacts the list phase reads over (postgres)")
+	goBench := flag.String("gobench", "", "output of `go test -bench` whose rates the summary shows as ratios too (make bench)")
 	pgURL := flag.String("postgres", envOr("FUNNEL_TEST_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/test"), "PostgreSQL server for the postgres mode and pgbench")
 	flag.Parse()
 
@@ -79,6 +80,9 @@ func main() {
 		srv.stop()
 		seq.Store(0)
 		drop()
+	}
+	if *goBench != "" {
+		results = append(goBenchRates(*goBench), results...)
 	}
 	printSummary(results, baseline)
 }

@@ -2,7 +2,9 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"text/tabwriter"
 )
 
@@ -31,6 +33,8 @@ func printSummary(results []result, baseline map[int]float64) {
 		}
 		verdict := "missed"
 		switch {
+		case r.target == "-":
+			verdict = "-"
 		case r.clients > 0 && baseline[r.clients] == 0 && r.needsRatio():
 			verdict = "n/a (no pgbench)"
 		case r.met(r.value, ratio):
@@ -39,8 +43,8 @@ func printSummary(results []result, baseline map[int]float64) {
 		fmt.Fprintf(w, "%s\t%.0f %s%s\t%s\t%s\t%s\n", r.name, r.value, r.unit, r.extra, shown, r.target, verdict)
 	}
 	w.Flush()
-	for c, tps := range baseline {
-		fmt.Printf("pgbench at %d clients: %.0f inserts/s\n", c, tps)
+	for _, c := range slices.Sorted(maps.Keys(baseline)) {
+		fmt.Printf("pgbench at %d clients: %.0f inserts/s\n", c, baseline[c])
 	}
 }
 
