@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -267,4 +268,57 @@ func first(rows []string) string {
 		return ""
 	}
 	return rows[0]
+}
+
+// failingContacts is the contacts projection failing its rebuild at the window after a number.
+type failingContacts struct {
+	*projections.Contacts
+	windows, failAt int
+}
+
+func (f *failingContacts) ApplyDecoded(ctx context.Context, tx *sql.Tx, events []domain.Recorded, decoded []domain.Event) error {
+	if f.windows++; f.windows == f.failAt {
+		return fmt.Errorf("window %d fails", f.windows)
+	}
+	return f.Contacts.ApplyDecoded(ctx, tx, events, decoded)
+}
+
+// A window that fails to apply stops the whole rebuild, its reading and decoding goroutines with
+// it, with the error and without a swap: the live read model and its checkpoint stay as they were,
+// and the connection goes back to its pool without its copies (a second rebuild works).
+func TestRebuildStopsAtAFailingWindow(t *testing.T) {
+	defer func(w int64) { rebuildWindow = w }(rebuildWindow)
+	rebuildWindow = 300
+	sqldbtest.Run(t, func(t *testing.T, d sqldb.Dialect) {
+		ctx := context.Background()
+		db := sqldbtest.Open(t, d)
+		s := eventstore.New(db)
+		defer s.Close()
+		appendContacts(t, s, 0, 500) // 1,500 events: five windows
+		start(t, db, s).stop()
+		before, at := dump(t, db), checkpoint(t, db, "contacts")
+
+		done := make(chan error, 1)
+		go func() {
+			_, err := Rebuild(ctx, db, s, &failingContacts{Contacts: projections.NewContacts(db.Read), failAt: 3}, nil)
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			if err == nil || !strings.Contains(err.Error(), "window 3 fails") {
+				t.Fatalf("rebuild: %v, want the third window's failure", err)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatal("the rebuild hangs after a window failed")
+		}
+		if after := dump(t, db); after != before || checkpoint(t, db, "contacts") != at {
+			t.Fatal("a failed rebuild changed the live read model or its checkpoint")
+		}
+		if pos, err := Rebuild(ctx, db, s, projections.NewContacts(db.Read), nil); err != nil || pos != at {
+			t.Fatalf("a rebuild after the failed one: %d, %v; want %d", pos, err, at)
+		}
+		if after := dump(t, db); after != before {
+			t.Fatal("the rebuilt read model differs")
+		}
+	})
 }
