@@ -35,5 +35,6 @@ vet:
 # FUNNEL_BENCH_REBUILD_EVENTS sizes BenchmarkRebuild's log (default 40,000).
 bench:
 	@out=$$(mktemp); \
-	$(GO) test -run '^$$' -bench . -benchtime 3s -timeout 30m ./... | tee $$out; \
-	$(GO) run ./cmd/loadtest -gobench $$out; status=$$?; rm -f $$out; exit $$status
+	{ $(GO) test -run '^$$' -bench . -benchtime 3s -timeout 30m ./...; echo $$? > $$out.status; } | tee $$out; \
+	$(GO) run ./cmd/loadtest -gobench $$out; status=$$?; \
+	[ "$$(cat $$out.status)" = 0 ] || status=1; rm -f $$out $$out.status; exit $$status
