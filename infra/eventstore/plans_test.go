@@ -130,8 +130,7 @@ func analyze(t *testing.T, db *sqldb.DB) {
 }
 
 // checkLargeLogPlans explains the statements of the write path, the relay and a rebuild's window
-// read, and fails on a
-// scan of the whole events table.
+// read, and fails on a scan of the whole events table.
 func checkLargeLogPlans(t *testing.T, db *sqldb.DB, state string) {
 	t.Helper()
 	ctx := context.Background()
