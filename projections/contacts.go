@@ -12,6 +12,7 @@ import (
 	gojson "github.com/goccy/go-json"
 
 	"github.com/funnelhq/funnel/domain"
+	"github.com/funnelhq/funnel/infra/sqldb"
 	"github.com/funnelhq/funnel/paging"
 )
 
@@ -167,7 +168,7 @@ func scanContact(row interface{ Scan(...any) error }) (Contact, error) {
 
 // Contact returns one contact of any account; the caller checks the account.
 func (p *Contacts) Contact(ctx context.Context, id string) (Contact, error) {
-	c, err := scanContact(p.db.QueryRowContext(ctx, selectContacts+` WHERE id = $1`, id))
+	c, err := scanContact(sqldb.QueryRow(ctx, p.db, selectContacts+` WHERE id = $1`, id))
 	if err != nil {
 		return Contact{}, fmt.Errorf("projections: contact %s: %w", id, err)
 	}
