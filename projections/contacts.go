@@ -9,8 +9,6 @@ import (
 	"slices"
 	"time"
 
-	gojson "github.com/goccy/go-json"
-
 	"github.com/funnelhq/funnel/domain"
 	"github.com/funnelhq/funnel/infra/sqldb"
 	"github.com/funnelhq/funnel/paging"
@@ -151,12 +149,11 @@ func scanContact(row interface{ Scan(...any) error }) (Contact, error) {
 	if err := row.Scan(&c.ID, &c.AccountID, &c.Email, &c.FirstName, &c.LastName, &c.Phone, &tags, &fields, &created, &updated, &c.seq); err != nil {
 		return Contact{}, notFound(err)
 	}
-	// goccy/go-json decodes the two JSON columns of a row in about a fifth of encoding/json's
-	// time; a list decodes them for every contact of its page.
-	if err := gojson.Unmarshal(tags, &c.TagIDs); err != nil {
+	var err error
+	if c.TagIDs, err = decodeStrings(tags); err != nil {
 		return Contact{}, fmt.Errorf("projections: contact tags: %w", err)
 	}
-	if err := gojson.Unmarshal(fields, &c.CustomFields); err != nil {
+	if c.CustomFields, err = decodeStringMap(fields); err != nil {
 		return Contact{}, fmt.Errorf("projections: contact custom fields: %w", err)
 	}
 	if c.CustomFields == nil { // a row stored as null: the fold below may add to it
