@@ -9,9 +9,9 @@ import (
 	"github.com/funnelhq/funnel/wireformat"
 )
 
-// contactView is a contact as the integration API shows it, its members in the order of the
+// contactJSON is a contact as the integration API shows it, its members in the order of the
 // spec: a struct, not an Object, so that a page of contacts encodes without a map per contact.
-type contactView struct {
+type contactJSON struct {
 	ID           string            `json:"id"`
 	Email        string            `json:"email"`
 	FirstName    string            `json:"firstName"`
@@ -23,9 +23,9 @@ type contactView struct {
 	UpdatedAt    string            `json:"updatedAt"`
 }
 
-// viewOfContact is the view of c.
-func viewOfContact(c projections.Contact) contactView {
-	return contactView{
+// contactView is the view of c.
+func contactView(c projections.Contact) contactJSON {
+	return contactJSON{
 		ID:           c.ID,
 		Email:        c.Email,
 		FirstName:    c.FirstName,

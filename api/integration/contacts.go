@@ -62,7 +62,7 @@ func (s *Server) answerContact(w http.ResponseWriter, r *http.Request, res comma
 		return
 	}
 	httpapi.WriteJSON(w, http.StatusOK, httpapi.Object{
-		"contact": viewOfContact(contact),
+		"contact": contactView(contact),
 		"created": res.Created,
 		"tags":    tagReport(requested, res.Tags, outcome),
 	})
@@ -102,7 +102,7 @@ func (s *Server) getContact(w http.ResponseWriter, r *http.Request) {
 		httpapi.WriteError(w, http.StatusForbidden, "contact belongs to another account")
 		return
 	}
-	httpapi.WriteJSON(w, http.StatusOK, httpapi.Object{"contact": viewOfContact(contact)})
+	httpapi.WriteJSON(w, http.StatusOK, httpapi.Object{"contact": contactView(contact)})
 }
 
 // listContacts serves GET /api/v1/contacts.
@@ -110,5 +110,5 @@ func (s *Server) listContacts(w http.ResponseWriter, r *http.Request) {
 	filter := projections.ContactFilter{Email: r.URL.Query().Get("email")}
 	httpapi.WritePage(w, r, "contacts", func(page paging.Page) ([]projections.Contact, string, error) {
 		return s.deps.Contacts.List(r.Context(), principalOf(r.Context()).accountID(), filter, page)
-	}, viewOfContact)
+	}, contactView)
 }
