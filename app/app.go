@@ -40,6 +40,7 @@ type App struct {
 	dispatcher *webhooks.Dispatcher
 	timer      subscriptionTimer
 	sweeper    idempotencySweeper
+	statistics statisticsKeeper
 	rateLimits rateLimits
 }
 
@@ -112,6 +113,7 @@ func Open(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 	subscriptions := webhooks.NewSubscriptions(db.Read)
 	keys := idempotency.New(db, store, sealer, now)
 	a.sweeper = idempotencySweeper{keys: keys, log: log.Named("idempotency")}
+	a.statistics = statisticsKeeper{db: db, log: log.Named("statistics")}
 	a.api = integration.New(integration.Deps{
 		Commands:      handlers,
 		APIKeys:       projections.NewAPIKeyAuthenticator(models.accounts, store),
@@ -208,13 +210,14 @@ func (a *App) isReady() bool {
 const maxDeliveryAttempts = 10
 
 // RunBackground runs the relay, the projections, the webhook dispatcher, the subscription
-// timers and the sweeper of expired Idempotency-Keys until ctx ends.
+// timers, the sweeper of expired Idempotency-Keys and the statistics keeper until ctx ends.
 func (a *App) RunBackground(ctx context.Context) error {
 	g, ctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return a.pipeline.Run(ctx) })
 	g.Go(func() error { return a.dispatcher.Run(ctx) })
 	g.Go(func() error { return a.timer.Run(ctx) })
 	g.Go(func() error { return a.sweeper.Run(ctx) })
+	g.Go(func() error { return a.statistics.Run(ctx) })
 	return g.Wait()
 }
 
