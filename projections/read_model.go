@@ -46,10 +46,11 @@ func on[E domain.Event, B any](fn func(b B, r domain.Recorded, e E) error) handl
 	}}
 }
 
-// writer is where a batch is written: the transaction Apply was given, with its context.
+// writer is where a batch is written: the transaction Apply (or ApplyIn) was given, with its
+// context.
 type writer struct {
 	ctx     context.Context
-	tx      *sql.Tx
+	tx      sqldb.Applier
 	dialect sqldb.Dialect
 }
 
@@ -151,9 +152,15 @@ func (m readModel[B]) Handles(eventType string) bool {
 	return ok
 }
 
-// Apply applies a batch of events, in position order, inside tx: it decodes each event of a type
-// the projection handles and gives it to its handler, then flushes the batch.
+// Apply applies a batch of events, in position order, inside tx (ApplyIn).
 func (m readModel[B]) Apply(ctx context.Context, tx *sql.Tx, events []domain.Recorded) error {
+	return m.ApplyIn(ctx, sqldb.ApplierOf(tx), events)
+}
+
+// ApplyIn applies a batch of events, in position order, through tx: it decodes each event of a
+// type the projection handles and gives it to its handler, then flushes the batch. The event
+// store calls it for an inline projection, inside the transaction that appends the events.
+func (m readModel[B]) ApplyIn(ctx context.Context, tx sqldb.Applier, events []domain.Recorded) error {
 	b := m.begin(writer{ctx: ctx, tx: tx, dialect: m.dialect})
 	for _, r := range events {
 		apply, ok := m.handlers[r.Type]

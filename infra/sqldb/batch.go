@@ -38,7 +38,7 @@ func placeholder(dialect Dialect, n int) string {
 // a few statements instead of one per row. Each row holds one value per column; head and tail
 // hold no parameters. casts, when given, types each column as CAST($n AS type): the VALUES of a
 // CTE need it on PostgreSQL, and SQLite reads it as plain SQL.
-func ExecRows(ctx context.Context, tx *sql.Tx, dialect Dialect, head, tail string, rows [][]any, casts ...string) error {
+func ExecRows(ctx context.Context, tx Execer, dialect Dialect, head, tail string, rows [][]any, casts ...string) error {
 	for start := 0; start < len(rows); start += batchRows {
 		query, args, err := rowsStatement(dialect, head, tail, rows, start, casts)
 		if err != nil {
