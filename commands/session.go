@@ -23,6 +23,22 @@ type session struct {
 	tracked []trackedAggregate
 	streams map[string]domain.Aggregate // the tracked aggregates by stream id
 	seen    int64                       // a log position a reader must reach to see what the decision saw
+	attempt int                         // 1 for the first decision of a command, 2 for the next, …
+	// guessNew is a stream that the decision may take for new without reading it, if this process
+	// knows nothing of it (mayBeNew); guessed tells that it did.
+	guessNew string
+	guessed  bool
+}
+
+// mayBeNew lets the first attempt of a command take the stream id for a new one, without reading
+// it, when this process keeps no state of it: its changes are then appended at version 0. A
+// contact upserted for a new email, the common case, so costs no read of the log; when the guess
+// was wrong the append fails on its version, writing nothing, and the next attempt reads the
+// stream at once, without the pause of a lost race.
+func (s *session) mayBeNew(id string) {
+	if s.attempt == 1 {
+		s.guessNew = id
+	}
 }
 
 type trackedAggregate struct {
@@ -38,6 +54,11 @@ type trackedAggregate struct {
 func (s *session) load(ctx context.Context, agg domain.Aggregate) error {
 	if _, dup := s.streams[agg.StreamID()]; dup {
 		return fmt.Errorf("commands: stream %s loaded twice in one session", agg.StreamID())
+	}
+	if agg.StreamID() == s.guessNew && !s.repo.keeps(agg) {
+		s.guessed = true
+		s.remember(agg, 0)
+		return nil
 	}
 	version, position, err := s.repo.read(ctx, agg)
 	if err != nil {
@@ -155,7 +176,7 @@ func executeWrite(ctx context.Context, repo *Repository, meta Meta, primaryStrea
 	}
 	defer unlock()
 	for attempt := 1; ; attempt++ {
-		s := &session{repo: repo}
+		s := &session{repo: repo, attempt: attempt}
 		if err := decide(ctx, s); err != nil {
 			return Written{}, err
 		}
@@ -165,6 +186,9 @@ func executeWrite(ctx context.Context, repo *Repository, meta Meta, primaryStrea
 		}
 		if attempt == maxAttempts {
 			return Written{}, ErrTooMuchContention
+		}
+		if s.guessed {
+			continue // the stream was not new after all: read it now
 		}
 		// Another process won the race: back off a little, with jitter, and decide again.
 		pause := time.Duration(rand.IntN(attempt*2000)+500) * time.Microsecond

@@ -55,6 +55,7 @@ func (h upsertContactHandler) Handle(ctx context.Context, cmd UpsertContact) (Co
 	}
 	res := ContactResult{ContactID: domain.ContactIDFor(cmd.Meta.AccountID, email), Tags: resolution}
 	res.Written, err = executeWrite(ctx, h.repo, cmd.Meta, res.ContactID, func(ctx context.Context, s *session) error {
+		s.mayBeNew(res.ContactID)
 		if err := checkCustomFields(ctx, s, cmd.Meta.AccountID, cmd.Profile.CustomFields); err != nil {
 			return err
 		}
