@@ -182,7 +182,7 @@ func (s *Store) commit(batch []*appendRequest) {
 	if isIdempotencyIDTaken(err) {
 		err = domain.ErrAlreadyPerformed
 	}
-	events := 0
+	events, last := 0, int64(0)
 	for i, r := range batch {
 		if err != nil {
 			r.done <- appendResult{err: err}
@@ -192,11 +192,13 @@ func (s *Store) commit(batch []*appendRequest) {
 			for _, st := range r.streams {
 				events += len(st.rows)
 			}
+			last = max(last, results[i].last)
 		}
 		r.done <- results[i]
 	}
 	if events > 0 {
 		s.observer.Committed(events, len(batch), time.Since(start))
+		s.reportInline(last)
 		s.signal()
 	}
 }

@@ -57,8 +57,34 @@ func (s *Store) CatchUpInline(ctx context.Context) error {
 	if len(s.inline) == 0 {
 		return nil
 	}
-	_, err := s.commitTx(ctx, nil)
-	return err
+	if _, err := s.commitTx(ctx, nil); err != nil {
+		return err
+	}
+	head, err := s.Head(ctx)
+	if err != nil {
+		return err
+	}
+	s.reportInline(head)
+	return nil
+}
+
+// InlineObserver is an Observer that is also told how far the inline projections are (metrics,
+// as the relay's projections report it).
+type InlineObserver interface {
+	Applied(projection string, position int64, lastOccurred time.Time)
+}
+
+// reportInline tells an InlineObserver the position a committed batch moved the inline
+// projections to.
+func (s *Store) reportInline(pos int64) {
+	o, ok := s.observer.(InlineObserver)
+	if !ok {
+		return
+	}
+	now := s.now()
+	for _, p := range s.inline {
+		o.Applied(p.Name(), pos, now)
+	}
 }
 
 func (s *Store) inlineNames() []string {
