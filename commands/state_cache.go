@@ -9,8 +9,11 @@ import (
 	"github.com/funnelhq/funnel/domain"
 )
 
-// DefaultStateCacheBytes bounds the memory of the aggregate states a process keeps.
-const DefaultStateCacheBytes = 64 << 20
+// DefaultStateCacheBytes bounds the memory of the aggregate states a process keeps: 8 MiB hold
+// the states of some 20,000 recently written contacts, the hot set of a busy account, and keep
+// the service within its memory budget of 60 MB under load (a bound of 64 MiB alone exceeded it
+// once filled; docs/performance.md).
+const DefaultStateCacheBytes = 8 << 20
 
 // maxKeptStates bounds their number, so that the bookkeeping of many tiny states stays small too.
 const maxKeptStates = 100_000

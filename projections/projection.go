@@ -30,6 +30,10 @@ type Projection interface {
 type Rebuildable interface {
 	Projection
 	Tables() []string
+	// EventTypes lists the types Handles accepts: a rebuild reads only those from the log.
+	EventTypes() []string
+	// ApplyDecoded is Apply for events decoded already (decoded[i] is events[i]).
+	ApplyDecoded(ctx context.Context, tx *sql.Tx, events []domain.Recorded, decoded []domain.Event) error
 }
 
 // ErrNotFound is returned by queries for a row that does not exist.

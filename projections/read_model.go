@@ -63,13 +63,30 @@ func (w writer) exec(query string, args ...any) error {
 // insertRows writes rows into table with one multi-row INSERT per 100 rows, so that a burst of
 // events costs a few statements instead of one per event. Each row holds a value per column;
 // suffix follows the VALUES list (an ON CONFLICT clause, or "").
+//
+// On PostgreSQL, many rows go in one statement of column arrays instead (sqldb.InsertUnnest):
+// a rebuild writes thousands a transaction.
 func (w writer) insertRows(table string, columns []string, rows [][]any, suffix string) error {
+	if w.dialect == sqldb.Postgres && len(rows) >= unnestRows {
+		head := fmt.Sprintf("INSERT INTO %s (%s)", table, strings.Join(columns, ", "))
+		done, err := sqldb.InsertUnnest(w.ctx, w.tx, head, suffix, rows)
+		if err != nil {
+			return fmt.Errorf("write %d rows into %s: %w", len(rows), table, err)
+		}
+		if done {
+			return nil
+		}
+	}
 	head := fmt.Sprintf("INSERT INTO %s (%s) VALUES ", table, strings.Join(columns, ", "))
 	if err := sqldb.ExecRows(w.ctx, w.tx, w.dialect, head, " "+suffix, rows); err != nil {
 		return fmt.Errorf("write %d rows into %s: %w", len(rows), table, err)
 	}
 	return nil
 }
+
+// unnestRows is the fewest rows insertRows writes as column arrays on PostgreSQL: below it the
+// VALUES list the live projections have always used is as quick.
+const unnestRows = 50
 
 // batch is the state of a projection that folds a batch of events in memory before it writes.
 type batch interface {
@@ -152,22 +169,48 @@ func (m readModel[B]) Handles(eventType string) bool {
 	return ok
 }
 
+// EventTypes lists the types of the events the projection applies, in no particular order: a
+// rebuild reads only those from the log.
+func (m readModel[B]) EventTypes() []string {
+	types := make([]string, 0, len(m.handlers))
+	for t := range m.handlers {
+		types = append(types, t)
+	}
+	return types
+}
+
 // Apply applies a batch of events, in position order, inside tx (ApplyIn).
 func (m readModel[B]) Apply(ctx context.Context, tx *sql.Tx, events []domain.Recorded) error {
-	return m.ApplyIn(ctx, sqldb.ApplierOf(tx), events)
+	return m.applyDecoded(ctx, sqldb.ApplierOf(tx), events, nil)
 }
 
 // ApplyIn applies a batch of events, in position order, through tx: it decodes each event of a
 // type the projection handles and gives it to its handler, then flushes the batch. The event
 // store calls it for an inline projection, inside the transaction that appends the events.
 func (m readModel[B]) ApplyIn(ctx context.Context, tx sqldb.Applier, events []domain.Recorded) error {
+	return m.applyDecoded(ctx, tx, events, nil)
+}
+
+// ApplyDecoded is Apply for events decoded already, decoded[i] being events[i] decoded (nil
+// decoded: none is), so that a rebuild decodes the next window while this one is written.
+func (m readModel[B]) ApplyDecoded(ctx context.Context, tx *sql.Tx, events []domain.Recorded, decoded []domain.Event) error {
+	return m.applyDecoded(ctx, sqldb.ApplierOf(tx), events, decoded)
+}
+
+func (m readModel[B]) applyDecoded(ctx context.Context, tx sqldb.Applier, events []domain.Recorded, decoded []domain.Event) error {
 	b := m.begin(writer{ctx: ctx, tx: tx, dialect: m.dialect})
-	for _, r := range events {
+	for i, r := range events {
 		apply, ok := m.handlers[r.Type]
 		if !ok {
 			continue
 		}
-		e, err := r.Decode()
+		var e domain.Event
+		var err error
+		if decoded != nil {
+			e = decoded[i]
+		} else {
+			e, err = r.Decode()
+		}
 		if err == nil {
 			err = apply(b, r, e)
 		}

@@ -9,3 +9,6 @@ const (
 
 // SQLiteVersionsOf is the versions statement of an SQLite append for n streams.
 var SQLiteVersionsOf = sqliteVersionsOf
+
+// ReadRangeQuery is the statement of a rebuild's window read for n types.
+var ReadRangeQuery = readRange

@@ -129,8 +129,8 @@ func analyze(t *testing.T, db *sqldb.DB) {
 	}
 }
 
-// checkLargeLogPlans explains the statements of the write path and the relay and fails on a
-// scan of the whole events table.
+// checkLargeLogPlans explains the statements of the write path, the relay and a rebuild's window
+// read, and fails on a scan of the whole events table.
 func checkLargeLogPlans(t *testing.T, db *sqldb.DB, state string) {
 	t.Helper()
 	ctx := context.Background()
@@ -149,6 +149,7 @@ func checkLargeLogPlans(t *testing.T, db *sqldb.DB, state string) {
 	}{
 		{"relay read", explain(t, conn, db.Dialect, relay, int64(logSize/2), int64(1000))},
 		{"relay read at the head", explain(t, conn, db.Dialect, relay, int64(logSize-10), int64(1000))},
+		{"rebuild window", explain(t, conn, db.Dialect, eventstore.ReadRangeQuery(db.Dialect, 1), int64(logSize/2), int64(logSize/2+8192), "TagApplied")},
 		{"tail of a stream", explain(t, conn, db.Dialect, tailStatement(db.Dialect), "ct_42", int64(30))},
 		{"versions of an append", explain(t, conn, db.Dialect, versionsStatement(db.Dialect), "ct_42", "ct_4242")},
 	} {

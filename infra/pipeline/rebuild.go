@@ -9,7 +9,9 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"golang.org/x/sync/errgroup"
 
+	"github.com/funnelhq/funnel/domain"
 	"github.com/funnelhq/funnel/infra/sqldb"
 	"github.com/funnelhq/funnel/projections"
 )
@@ -24,7 +26,7 @@ import (
 // end: run it from a process of its own (`funnel projections rebuild`), whose replay transactions
 // then interleave with the service's writes; only the swap holds the write lock for long, so a
 // large read model is best rebuilt while the service is stopped.
-func Rebuild(ctx context.Context, db *sqldb.DB, log LogReader, p projections.Rebuildable, progress func(pos, head int64)) (int64, error) {
+func Rebuild(ctx context.Context, db *sqldb.DB, log RebuildLog, p projections.Rebuildable, progress func(pos, head int64)) (int64, error) {
 	name := p.Name()
 	// The copies are temporary tables of one connection: both databases look there first, so the
 	// projection's own SQL writes them while every other connection keeps reading the live ones.
@@ -53,29 +55,123 @@ func Rebuild(ctx context.Context, db *sqldb.DB, log LogReader, p projections.Reb
 	if err != nil {
 		return 0, err
 	}
-	var pos int64
-	for pos < head {
-		tx, err := conn.BeginTx(ctx, nil)
-		if err != nil {
-			return 0, fmt.Errorf("pipeline: rebuild %s: %w", name, err)
-		}
-		n, last, err := replay(ctx, tx, log, p, pos, catchUpChunk)
-		if err == nil {
-			err = tx.Commit()
-		}
-		if err != nil {
-			tx.Rollback()
-			return 0, fmt.Errorf("pipeline: rebuild %s: replay after %d: %w", name, pos, err)
-		}
-		if n == 0 {
-			break
-		}
-		pos = last
-		if progress != nil {
-			progress(pos, max(head, pos))
-		}
+	pos, err := replayWindows(ctx, conn, log, p, head, progress)
+	if err != nil {
+		return 0, fmt.Errorf("pipeline: rebuild %s: %w", name, err)
 	}
 	return swap(ctx, conn, db, log, p, live, pos)
+}
+
+// RebuildLog is the log as a rebuild reads it: in windows of positions, then as the relay does
+// for the last stretch.
+type RebuildLog interface {
+	LogReader
+	// ReadRange returns the events of some types with positions in (after, upto], upto being at
+	// most the head, in position order.
+	ReadRange(ctx context.Context, after, upto int64, types []string) ([]domain.Recorded, error)
+}
+
+// rebuildWindow is how many log positions a rebuild reads, decodes and writes at a time, each
+// window in a transaction of its own on the copies: large enough that the events of one row
+// mostly fold into one write and that a commit is paid per thousands of events, small enough to
+// bound what the rebuild holds in memory (three windows at most, whatever the log's length) and how
+// long it holds SQLite's write lock at a time. A variable so that tests can make windows small.
+var rebuildWindow int64 = 8192
+
+// window is a stretch of the log, read and decoded: the projection's events with positions up to
+// upto.
+type window struct {
+	events  []domain.Recorded
+	decoded []domain.Event
+	upto    int64
+}
+
+// replayWindows applies the log up to head to the copies on conn, a window at a time, and returns
+// how far it got. It is a pipeline of three goroutines: one reads the next windows from the
+// database, one decodes them, and this one writes them, so that the database's work, the decoding
+// and the writing overlap.
+func replayWindows(ctx context.Context, conn *sql.Conn, log RebuildLog, p projections.Rebuildable, head int64, progress func(pos, head int64)) (int64, error) {
+	g, ctx := errgroup.WithContext(ctx)
+	// Unbuffered: at most three windows in memory, one in each stage.
+	read, decoded := make(chan window), make(chan window)
+	g.Go(func() error { return readWindows(ctx, log, p.EventTypes(), head, read) })
+	g.Go(func() error { return decodeWindows(ctx, read, decoded) })
+	var pos int64
+	g.Go(func() error {
+		for w := range decoded {
+			if err := applyWindow(ctx, conn, p, w); err != nil {
+				return fmt.Errorf("replay after %d: %w", pos, err)
+			}
+			pos = w.upto
+			if progress != nil {
+				progress(pos, head)
+			}
+		}
+		return nil
+	})
+	if err := g.Wait(); err != nil {
+		return 0, err
+	}
+	return pos, nil
+}
+
+// readWindows reads the log up to head in windows of rebuildWindow positions and hands them on,
+// until the end or ctx's cancel; it closes out when it returns.
+func readWindows(ctx context.Context, log RebuildLog, types []string, head int64, out chan<- window) error {
+	defer close(out)
+	for after := int64(0); after < head; {
+		upto := min(after+rebuildWindow, head)
+		events, err := log.ReadRange(ctx, after, upto, types)
+		if err != nil {
+			return err
+		}
+		select {
+		case out <- window{events: events, upto: upto}:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		after = upto
+	}
+	return nil
+}
+
+// decodeWindows decodes the events of the windows it is given and hands them on; it closes out
+// when it returns. On ctx's cancel it drains in, so that the reader never waits for it.
+func decodeWindows(ctx context.Context, in <-chan window, out chan<- window) error {
+	defer close(out)
+	for w := range in {
+		if ctx.Err() != nil {
+			continue
+		}
+		w.decoded = make([]domain.Event, len(w.events))
+		for i, r := range w.events {
+			var err error
+			if w.decoded[i], err = r.Decode(); err != nil {
+				return fmt.Errorf("decode %s at %d: %w", r.Type, r.Position, err)
+			}
+		}
+		select {
+		case out <- w:
+		case <-ctx.Done():
+		}
+	}
+	return ctx.Err()
+}
+
+// applyWindow applies a window's events to the copies in a transaction of its own.
+func applyWindow(ctx context.Context, conn *sql.Conn, p projections.Rebuildable, w window) error {
+	if len(w.events) == 0 {
+		return nil
+	}
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	if err := p.ApplyDecoded(ctx, tx, w.events, w.decoded); err != nil {
+		tx.Rollback()
+		return err
+	}
+	return tx.Commit()
 }
 
 // replay applies up to limit events after pos inside tx; it returns how many and the last position.
@@ -94,7 +190,7 @@ func replay(ctx context.Context, tx *sql.Tx, log LogReader, p projections.Projec
 // transaction that holds the projection's checkpoint, so that its live handler waits meanwhile.
 // The live rows reflect the log up to that checkpoint exactly, so the copies need go no further:
 // the live handler applies what comes after, as it would have anyway.
-func swap(ctx context.Context, conn *sql.Conn, db *sqldb.DB, log LogReader, p projections.Rebuildable, live string, pos int64) (int64, error) {
+func swap(ctx context.Context, conn *sql.Conn, db *sqldb.DB, log RebuildLog, p projections.Rebuildable, live string, pos int64) (int64, error) {
 	name := p.Name()
 	tx, err := conn.BeginTx(ctx, nil)
 	if err != nil {

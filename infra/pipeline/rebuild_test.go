@@ -4,12 +4,16 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/funnelhq/funnel/domain"
 	"github.com/funnelhq/funnel/infra/eventstore"
+	"github.com/funnelhq/funnel/infra/eventstore/eventstoretest"
 	"github.com/funnelhq/funnel/infra/sqldb"
 	"github.com/funnelhq/funnel/infra/sqldb/sqldbtest"
 	"github.com/funnelhq/funnel/projections"
@@ -95,7 +99,9 @@ func TestRebuildWhileWritesGoOn(t *testing.T) {
 		defer s.Close()
 		operatorLog := eventstore.New(operator)
 		defer operatorLog.Close()
-		appendContacts(t, s, 0, 700) // 2,100 events: three replay chunks
+		defer func(w int64) { rebuildWindow = w }(rebuildWindow)
+		rebuildWindow = 1000
+		appendContacts(t, s, 0, 700) // 2,100 events: three replay windows
 		r := start(t, db, s)
 		defer r.stop()
 
@@ -185,4 +191,134 @@ func openMigrated(t *testing.T, url string) *sqldb.DB {
 		t.Fatal(err)
 	}
 	return db
+}
+
+// A rebuild reads the log in windows of positions and writes each window's rows in bulk: the
+// read models it swaps in must equal, row for row and column for column, the ones the live
+// projections built event by event, for contacts and leads, on a log where windows split
+// contacts' streams and later events change rows of earlier windows (names, custom fields, tags
+// removed, leads moved again).
+func TestRebuiltReadModelsEqualTheLiveOnes(t *testing.T) {
+	defer func(w int64) { rebuildWindow = w }(rebuildWindow)
+	rebuildWindow = 1000 // about a dozen windows, none aligned with a contact
+	sqldbtest.Run(t, func(t *testing.T, d sqldb.Dialect) {
+		ctx := context.Background()
+		db := sqldbtest.Open(t, d)
+		s := eventstore.New(db)
+		defer s.Close()
+		if _, err := eventstoretest.Generate(ctx, s, "acc_1", 0, 3001); err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < 3001; i += 97 { // later changes of rows written windows earlier
+			id, lead := fmt.Sprintf("ct_g%08d", i), fmt.Sprintf("ld_g%08d", i)
+			name, empty := "Grace", ""
+			appends := []domain.StreamAppend{{StreamID: id, ExpectedVersion: domain.AnyVersion, Events: []domain.Event{
+				domain.TagRemoved{ContactID: id, TagID: "tag_a"},
+				domain.ContactUpdated{ContactID: id, FirstName: &name, Phone: &empty, CustomFields: map[string]string{"cf_plan": "", "cf_seats": "3"}},
+				domain.TagApplied{ContactID: id, TagID: "tag_c"},
+			}}}
+			if i%2 == 0 {
+				appends = append(appends, domain.StreamAppend{StreamID: lead, ExpectedVersion: domain.AnyVersion, Events: []domain.Event{
+					domain.LeadMoved{LeadID: lead, ContactID: id, CRMID: "crm_1", FromStageID: "st_won", ToStageID: "st_lost"},
+				}})
+			}
+			if _, err := s.Append(ctx, meta, appends...); err != nil {
+				t.Fatal(err)
+			}
+		}
+		live := []projections.Rebuildable{projections.NewContacts(db.Read), projections.NewLeads(db.Read)}
+		startWith(t, db, s, live[0], live[1]).stop()
+		before := map[string][]string{}
+		for _, table := range []string{"contacts", "leads"} {
+			before[table] = sqldbtest.Dump(t, db.Read, table, "id")
+		}
+		if len(before["contacts"]) != 3001 || len(before["leads"]) != 1501 {
+			t.Fatalf("%d contacts and %d leads live, want 3001 and 1501", len(before["contacts"]), len(before["leads"]))
+		}
+		// A rebuild of an empty read model would swap in the rows as they are now: empty the
+		// live tables first, so that only the rebuild can put the rows back.
+		for _, table := range []string{"contacts", "leads"} {
+			if _, err := db.Write.Exec(`DELETE FROM ` + table); err != nil {
+				t.Fatal(err)
+			}
+		}
+		head, err := s.Head(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range live {
+			var windows int
+			pos, err := Rebuild(ctx, db, s, p, func(int64, int64) { windows++ })
+			if err != nil {
+				t.Fatal(err)
+			}
+			if pos != head || windows < 10 {
+				t.Fatalf("%s rebuilt up to %d in %d windows, want %d in a dozen", p.Name(), pos, windows, head)
+			}
+			if got := sqldbtest.Dump(t, db.Read, p.Tables()[0], "id"); !slices.Equal(got, before[p.Name()]) {
+				t.Fatalf("rebuilt %s differs from the live one: %d rows, want %d;\nfirst rebuilt %q\nfirst live %q",
+					p.Name(), len(got), len(before[p.Name()]), first(got), first(before[p.Name()]))
+			}
+		}
+	})
+}
+
+func first(rows []string) string {
+	if len(rows) == 0 {
+		return ""
+	}
+	return rows[0]
+}
+
+// failingContacts is the contacts projection failing its rebuild at the window after a number.
+type failingContacts struct {
+	*projections.Contacts
+	windows, failAt int
+}
+
+func (f *failingContacts) ApplyDecoded(ctx context.Context, tx *sql.Tx, events []domain.Recorded, decoded []domain.Event) error {
+	if f.windows++; f.windows == f.failAt {
+		return fmt.Errorf("window %d fails", f.windows)
+	}
+	return f.Contacts.ApplyDecoded(ctx, tx, events, decoded)
+}
+
+// A window that fails to apply stops the whole rebuild, its reading and decoding goroutines with
+// it, with the error and without a swap: the live read model and its checkpoint stay as they were,
+// and the connection goes back to its pool without its copies (a second rebuild works).
+func TestRebuildStopsAtAFailingWindow(t *testing.T) {
+	defer func(w int64) { rebuildWindow = w }(rebuildWindow)
+	rebuildWindow = 300
+	sqldbtest.Run(t, func(t *testing.T, d sqldb.Dialect) {
+		ctx := context.Background()
+		db := sqldbtest.Open(t, d)
+		s := eventstore.New(db)
+		defer s.Close()
+		appendContacts(t, s, 0, 500) // 1,500 events: five windows
+		start(t, db, s).stop()
+		before, at := dump(t, db), checkpoint(t, db, "contacts")
+
+		done := make(chan error, 1)
+		go func() {
+			_, err := Rebuild(ctx, db, s, &failingContacts{Contacts: projections.NewContacts(db.Read), failAt: 3}, nil)
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			if err == nil || !strings.Contains(err.Error(), "window 3 fails") {
+				t.Fatalf("rebuild: %v, want the third window's failure", err)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatal("the rebuild hangs after a window failed")
+		}
+		if after := dump(t, db); after != before || checkpoint(t, db, "contacts") != at {
+			t.Fatal("a failed rebuild changed the live read model or its checkpoint")
+		}
+		if pos, err := Rebuild(ctx, db, s, projections.NewContacts(db.Read), nil); err != nil || pos != at {
+			t.Fatalf("a rebuild after the failed one: %d, %v; want %d", pos, err, at)
+		}
+		if after := dump(t, db); after != before {
+			t.Fatal("the rebuilt read model differs")
+		}
+	})
 }

@@ -51,6 +51,10 @@ func Run(t *testing.T, root, mainGo string) string {
 		}
 		return string(out)
 	}
-	run("mod", "tidy")
+	// -e: tidy also looks for the modules that the tests of dependencies import (testify for
+	// oapi-codegen/runtime's, at a version this checkout's graph never selects), which a build
+	// never needs and an offline cache may not hold; whatever the program does need, `go run`
+	// below still refuses to go without.
+	run("mod", "tidy", "-e")
 	return run("run", ".")
 }

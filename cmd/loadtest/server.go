@@ -1,0 +1,133 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"strings"
+	"time"
+
+	"github.com/funnelhq/funnel/infra/sealing"
+)
+
+type server struct {
+	api, admin string
+	cmd        *exec.Cmd
+}
+
+const adminToken = "load-test-token"
+
+func startServer(bin, dbURL string) *server {
+	s := &server{api: freeAddr(), admin: freeAddr()}
+	// A fresh server key: PostgreSQL needs one (SQLite would make its key file).
+	secretKey, err := sealing.NewKey()
+	check(err)
+	s.cmd = exec.Command(bin, "serve")
+	s.cmd.Env = append(os.Environ(), "FUNNEL_ADDR="+s.api, "FUNNEL_ADMIN_ADDR="+s.admin, "FUNNEL_ADMIN_TOKEN="+adminToken,
+		"FUNNEL_DATABASE_URL="+dbURL, "FUNNEL_RATE_LIMITS=off", "FUNNEL_LOG_LEVEL=warn", "FUNNEL_SECRET_KEY="+secretKey)
+	s.cmd.Stderr = os.Stderr
+	check(s.cmd.Start())
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		if res, err := http.Get("http://" + s.admin + "/readyz"); err == nil {
+			res.Body.Close()
+			if res.StatusCode == http.StatusOK {
+				return s
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	s.stop()
+	check(errors.New("server did not become ready"))
+	return nil
+}
+
+func (s *server) stop() {
+	_ = s.cmd.Process.Signal(os.Interrupt)
+	done := make(chan struct{})
+	go func() { _ = s.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		_ = s.cmd.Process.Kill()
+	}
+}
+
+var client = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256}, Timeout: 30 * time.Second}
+
+func call(method, url, host, token string, body any) (int, map[string]any) {
+	var buf io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		buf = bytes.NewReader(b)
+	}
+	req, _ := http.NewRequest(method, url, buf)
+	req.Host = host
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	res, err := client.Do(req)
+	if err != nil {
+		return 0, nil
+	}
+	defer res.Body.Close()
+	var out map[string]any
+	_ = json.NewDecoder(res.Body).Decode(&out)
+	return res.StatusCode, out
+}
+
+// peakRSS is the most resident memory the server's process has had so far (VmHWM, in bytes), or 0
+// where /proc cannot tell.
+func (s *server) peakRSS() int64 {
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", s.cmd.Process.Pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(status), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			var kb int64
+			fmt.Sscan(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), &kb)
+			return kb << 10
+		}
+	}
+	return 0
+}
+
+// setUp creates an account with the two tags the upserts name, and an API key of it; it returns
+// the account's id and the key.
+func setUp(s *server) (string, string) {
+	admin := "http://" + s.admin + "/admin/v1"
+	_, acc := call("POST", admin+"/accounts", "", adminToken, map[string]any{"name": "load"})
+	id := acc["account"].(map[string]any)["id"].(string)
+	for _, tag := range []string{"Lead", "Newsletter"} {
+		call("POST", admin+"/accounts/"+id+"/tags", "", adminToken, map[string]any{"name": tag})
+	}
+	_, key := call("POST", admin+"/accounts/"+id+"/api-keys", "", adminToken, map[string]any{})
+	return id, key["apiKey"].(map[string]any)["key"].(string)
+}
+
+// get reads a URL and throws the body away, returning the status (0 when the call failed).
+func get(url, host, token string) int {
+	req, _ := http.NewRequest("GET", url, nil)
+	req.Host = host
+	req.Header.Set("Authorization", "Bearer "+token)
+	res, err := client.Do(req)
+	if err != nil {
+		return 0
+	}
+	defer res.Body.Close()
+	_, _ = io.Copy(io.Discard, res.Body)
+	return res.StatusCode
+}
+
+func freeAddr() string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	check(err)
+	defer l.Close()
+	return l.Addr().String()
+}
