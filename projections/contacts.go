@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/funnelhq/funnel/domain"
+	"github.com/funnelhq/funnel/infra/sqldb"
 	"github.com/funnelhq/funnel/paging"
 )
 
@@ -143,15 +144,16 @@ const selectContacts = `SELECT id, account_id, email, first_name, last_name, pho
 
 func scanContact(row interface{ Scan(...any) error }) (Contact, error) {
 	var c Contact
-	var tags, fields string
+	var tags, fields []byte
 	var created, updated int64
 	if err := row.Scan(&c.ID, &c.AccountID, &c.Email, &c.FirstName, &c.LastName, &c.Phone, &tags, &fields, &created, &updated, &c.seq); err != nil {
 		return Contact{}, notFound(err)
 	}
-	if err := json.Unmarshal([]byte(tags), &c.TagIDs); err != nil {
+	var err error
+	if c.TagIDs, err = decodeStrings(tags); err != nil {
 		return Contact{}, fmt.Errorf("projections: contact tags: %w", err)
 	}
-	if err := json.Unmarshal([]byte(fields), &c.CustomFields); err != nil {
+	if c.CustomFields, err = decodeStringMap(fields); err != nil {
 		return Contact{}, fmt.Errorf("projections: contact custom fields: %w", err)
 	}
 	if c.CustomFields == nil { // a row stored as null: the fold below may add to it
@@ -163,7 +165,7 @@ func scanContact(row interface{ Scan(...any) error }) (Contact, error) {
 
 // Contact returns one contact of any account; the caller checks the account.
 func (p *Contacts) Contact(ctx context.Context, id string) (Contact, error) {
-	c, err := scanContact(p.db.QueryRowContext(ctx, selectContacts+` WHERE id = $1`, id))
+	c, err := scanContact(sqldb.QueryRow(ctx, p.db, selectContacts+` WHERE id = $1`, id))
 	if err != nil {
 		return Contact{}, fmt.Errorf("projections: contact %s: %w", id, err)
 	}

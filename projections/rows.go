@@ -22,7 +22,7 @@ func nullString(s string) sql.NullString { return sql.NullString{String: s, Vali
 
 // queryAll runs a query and scans each row with scan.
 func queryAll[T any](ctx context.Context, db *sql.DB, scan func(interface{ Scan(...any) error }) (T, error), query string, args ...any) ([]T, error) {
-	rows, err := db.QueryContext(ctx, query, args...)
+	rows, err := sqldb.Query(ctx, db, query, args...)
 	if err != nil {
 		return nil, err
 	}

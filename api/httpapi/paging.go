@@ -2,15 +2,19 @@ package httpapi
 
 import (
 	"net/http"
+	"strconv"
+
+	"github.com/goccy/go-json"
 
 	"github.com/funnelhq/funnel/paging"
 )
 
 // WritePage answers one page of a list: it reads limit and cursor (400 when they are bad), asks
-// list for the page, and answers {member: [view(row), ...], nextCursor} (nextCursor absent on the
-// last page).
-func WritePage[T any](w http.ResponseWriter, r *http.Request, member string,
-	list func(paging.Page) ([]T, string, error), view func(T) Object) {
+// list for the page, and answers {"success": true, member: [view(row), ...], nextCursor}
+// (nextCursor absent on the last page). A view is best a struct (its members in the order the
+// spec gives them): it encodes without the map an Object costs.
+func WritePage[T, V any](w http.ResponseWriter, r *http.Request, member string,
+	list func(paging.Page) ([]T, string, error), view func(T) V) {
 	page, ok := pageOf(w, r)
 	if !ok {
 		return
@@ -20,15 +24,37 @@ func WritePage[T any](w http.ResponseWriter, r *http.Request, member string,
 		Fail(w, r, err)
 		return
 	}
-	views := make([]Object, len(rows))
+	views := make([]V, len(rows))
 	for i, row := range rows {
 		views[i] = view(row)
 	}
-	body := Object{member: views}
-	if next != "" {
-		body["nextCursor"] = next
+	body, err := pageJSON(member, views, next)
+	if err != nil {
+		Fail(w, r, err)
+		return
 	}
-	WriteJSON(w, http.StatusOK, body)
+	w.Header().Set("Content-Type", jsonContentType)
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(body)
+}
+
+// pageJSON is the body of one page, {"success":true,"<member>":[...],"nextCursor":"..."} and a
+// newline as json.Encoder ends every answer: its list's member is named after the resource.
+func pageJSON[V any](member string, views []V, next string) ([]byte, error) {
+	list, err := json.Marshal(views)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]byte, 0, len(list)+len(member)+len(next)+48)
+	out = append(out, `{"success":true,`...)
+	out = strconv.AppendQuote(out, member)
+	out = append(out, ':')
+	out = append(out, list...)
+	if next != "" {
+		out = append(out, `,"nextCursor":`...)
+		out = strconv.AppendQuote(out, next) // a cursor is URL-safe base64: nothing to escape
+	}
+	return append(out, "}\n"...), nil
 }
 
 // pageOf reads limit and cursor from the query (paging.Parse). It answers 400 and returns false

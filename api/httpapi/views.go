@@ -15,25 +15,40 @@ func TagView(t projections.Tag) Object {
 	return Object{"id": t.ID, "name": t.Name, "order": t.Order, "createdAt": wireformat.Time(t.CreatedAt)}
 }
 
+// CRMJSON is a CRM pipeline as both APIs show it, a struct (no map to encode) in the spec's order.
+type CRMJSON struct {
+	ID        string         `json:"id"`
+	Name      string         `json:"name"`
+	Stages    []domain.Stage `json:"stages"` // id, name, order: as StageView
+	CreatedAt string         `json:"createdAt"`
+}
+
 // CRMView is a CRM pipeline with its stages in order.
-func CRMView(c projections.CRM) Object {
-	stages := make([]Object, len(c.Stages))
-	for i, s := range c.Stages {
-		stages[i] = StageView(s)
-	}
-	return Object{"id": c.ID, "name": c.Name, "stages": stages, "createdAt": wireformat.Time(c.CreatedAt)}
+func CRMView(c projections.CRM) CRMJSON {
+	return CRMJSON{ID: c.ID, Name: c.Name, Stages: wireformat.List(c.Stages), CreatedAt: wireformat.Time(c.CreatedAt)}
 }
 
-// StageView is a stage of a CRM pipeline.
-func StageView(s domain.Stage) Object {
-	return Object{"id": s.ID, "name": s.Name, "order": s.Order}
+// StageView is a stage of a CRM pipeline: domain.Stage encodes as {id, name, order}.
+func StageView(s domain.Stage) domain.Stage { return s }
+
+// LeadJSON is a lead as both APIs show it, a struct (no map to encode) in the spec's order;
+// amount is in minor units of the account's currency.
+type LeadJSON struct {
+	ID        string `json:"id"`
+	CRMID     string `json:"crmId"`
+	StageID   string `json:"stageId"`
+	ContactID string `json:"contactId"`
+	Title     string `json:"title"`
+	Amount    int64  `json:"amount"`
+	CreatedAt string `json:"createdAt"`
+	UpdatedAt string `json:"updatedAt"`
 }
 
-// LeadView is a lead; amount is in minor units of the account's currency.
-func LeadView(l projections.Lead) Object {
-	return Object{
-		"id": l.ID, "crmId": l.CRMID, "stageId": l.StageID, "contactId": l.ContactID, "title": l.Title, "amount": l.Amount,
-		"createdAt": wireformat.Time(l.CreatedAt), "updatedAt": wireformat.Time(l.UpdatedAt),
+// LeadView is a lead.
+func LeadView(l projections.Lead) LeadJSON {
+	return LeadJSON{
+		ID: l.ID, CRMID: l.CRMID, StageID: l.StageID, ContactID: l.ContactID, Title: l.Title, Amount: l.Amount,
+		CreatedAt: wireformat.Time(l.CreatedAt), UpdatedAt: wireformat.Time(l.UpdatedAt),
 	}
 }
 

@@ -119,7 +119,7 @@ const readStreamFrom = selectEvents + ` WHERE stream_id = $1 AND version > $2 OR
 // command reads on top of an aggregate state it kept from an earlier read, or the API key check
 // on top of the revocations it knows (0: the whole stream).
 func (s *Store) ReadStreamFrom(ctx context.Context, streamID string, afterVersion int64) ([]domain.Recorded, error) {
-	rows, err := s.db.Read.QueryContext(ctx, readStreamFrom, streamID, afterVersion)
+	rows, err := sqldb.Query(ctx, s.db.Read, readStreamFrom, streamID, afterVersion) // prepared once on SQLite: every API request reads its account stream
 	if err != nil {
 		return nil, fmt.Errorf("eventstore: read stream %s after version %d: %w", streamID, afterVersion, err)
 	}

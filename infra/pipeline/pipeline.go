@@ -24,7 +24,6 @@ import (
 )
 
 const (
-	eventsTopic = "events"
 	// relayBatch bounds the events one message carries.
 	relayBatch = 500
 	// pollInterval is how often the relay looks for events appended by other processes; appends
@@ -56,9 +55,10 @@ type Pipeline struct {
 	invalidators []Invalidator
 	ready        chan struct{}
 	pubsub       *gochannel.GoChannel
-	// decoded holds the batches this process's relay is publishing, by message id: the
-	// in-process transport hands every handler the same batch, so they need not each decode
-	// the payload. A message from elsewhere (a redelivery, another transport) is decoded.
+	// decoded holds the batches this process's relay is publishing, by message id: a message
+	// carries only the range of the log it stands for (logRange), and a handler of this process
+	// takes the events the relay read, in memory. A message from elsewhere (a redelivery,
+	// another transport) is read from the log.
 	decoded sync.Map
 }
 
@@ -157,8 +157,8 @@ func (p *Pipeline) Run(ctx context.Context) error {
 		middleware.Retry{MaxRetries: 8, InitialInterval: 50 * time.Millisecond, MaxInterval: 5 * time.Second, Multiplier: 2, Logger: wmLogger}.Middleware,
 	)
 	for _, pr := range p.projectors {
-		router.AddConsumerHandler(pr.projection.Name(), eventsTopic, pubsub, func(msg *message.Message) error {
-			batch, err := p.batchOf(msg)
+		router.AddConsumerHandler(pr.projection.Name(), topicOf(pr), pubsub, func(msg *message.Message) error {
+			batch, err := p.batchOf(msg.Context(), msg)
 			if err != nil {
 				return err
 			}
@@ -223,14 +223,42 @@ func (p *Pipeline) signalReady(ctx context.Context, head int64) {
 	}
 }
 
-// batchOf returns the events a message carries.
-func (p *Pipeline) batchOf(msg *message.Message) ([]domain.Recorded, error) {
+// topicOf is the Watermill topic of one projection: the relay publishes a batch only to the
+// projections that handle an event of it (see relay).
+func topicOf(pr *projector) string { return "projection." + pr.projection.Name() }
+
+// logRange is what a message carries: the positions after and through which it stands for the
+// log. The events themselves stay in memory (Pipeline.decoded) or in the log: encoding every
+// batch to JSON cost the relay more than reading it.
+type logRange struct {
+	After   int64 `json:"after"`
+	Through int64 `json:"through"`
+}
+
+// batchOf returns the events a message stands for: the relay's own batch, or what the log
+// holds in its range.
+func (p *Pipeline) batchOf(ctx context.Context, msg *message.Message) ([]domain.Recorded, error) {
 	if batch, ok := p.decoded.Load(msg.UUID); ok {
 		return batch.([]domain.Recorded), nil
 	}
+	var r logRange
+	if err := json.Unmarshal(msg.Payload, &r); err != nil {
+		return nil, fmt.Errorf("pipeline: decode batch range: %w", err)
+	}
 	var batch []domain.Recorded
-	if err := json.Unmarshal(msg.Payload, &batch); err != nil {
-		return nil, fmt.Errorf("pipeline: decode batch: %w", err)
+	for after := r.After; after < r.Through; {
+		events, err := p.log.ReadLog(ctx, after, int(min(r.Through-after, relayBatch)))
+		if err != nil {
+			return nil, fmt.Errorf("pipeline: read batch %d..%d: %w", r.After, r.Through, err)
+		}
+		for len(events) > 0 && events[len(events)-1].Position > r.Through {
+			events = events[:len(events)-1] // past the range: the next message's
+		}
+		if len(events) == 0 {
+			break
+		}
+		batch = append(batch, events...)
+		after = events[len(events)-1].Position
 	}
 	return batch, nil
 }
@@ -252,19 +280,11 @@ func (p *Pipeline) relay(ctx context.Context, pub message.Publisher, from int64)
 			events = nil
 		}
 		if len(events) > 0 {
-			payload, err := json.Marshal(events)
-			if err != nil {
-				return fmt.Errorf("pipeline: encode batch: %w", err)
-			}
-			msg := message.NewMessage(watermill.NewUUID(), payload)
-			p.decoded.Store(msg.UUID, events)
-			err = pub.Publish(eventsTopic, msg) // returns once every read model applied it
-			p.decoded.Delete(msg.UUID)
-			if err != nil {
+			if err := p.publish(pub, pos, events); err != nil {
 				if ctx.Err() != nil {
 					return nil
 				}
-				return fmt.Errorf("pipeline: publish: %w", err)
+				return err
 			}
 			pos = events[len(events)-1].Position
 			p.invalidate(events)
@@ -278,4 +298,35 @@ func (p *Pipeline) relay(ctx context.Context, pub message.Publisher, from int64)
 		case <-ticker.C:
 		}
 	}
+}
+
+// publish hands a batch to the projections, and returns once every one of them has applied it.
+// A projection with nothing to do in the batch is moved past it here (projector.skip), without
+// a message: a batch used to wake about ten handlers that each found nothing to do. The others
+// get it on their own topics at once, and apply it in parallel as before.
+func (p *Pipeline) publish(pub message.Publisher, after int64, events []domain.Recorded) error {
+	payload, err := json.Marshal(logRange{After: after, Through: events[len(events)-1].Position})
+	if err != nil {
+		return fmt.Errorf("pipeline: encode batch range: %w", err)
+	}
+	msg := message.NewMessage(watermill.NewUUID(), payload)
+	p.decoded.Store(msg.UUID, events)
+	defer p.decoded.Delete(msg.UUID)
+	var topics []string
+	for _, pr := range p.projectors {
+		if !pr.skip(events) {
+			topics = append(topics, topicOf(pr))
+		}
+	}
+	errs := make(chan error, len(topics))
+	for _, topic := range topics {
+		go func() { errs <- pub.Publish(topic, msg.Copy()) }() // returns once its handler applied it
+	}
+	var first error
+	for range topics {
+		if err := <-errs; err != nil && first == nil {
+			first = fmt.Errorf("pipeline: publish: %w", err)
+		}
+	}
+	return first
 }

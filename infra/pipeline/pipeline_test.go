@@ -165,11 +165,12 @@ func TestRedeliveredBatchChangesNothing(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		payload, _ := json.Marshal(batch)
+		payload, _ := json.Marshal(logRange{After: 0, Through: batch[len(batch)-1].Position})
 		for i := 0; i < 2; i++ {
 			// Published through the pipeline's own Watermill pub/sub: delivered to the handler
-			// like any relayed batch, and acknowledged only once it was handled.
-			if err := r.p.pubsub.Publish(eventsTopic, message.NewMessage(watermill.NewUUID(), payload)); err != nil {
+			// like any relayed batch, read from the log (no batch of the relay has its id), and
+			// acknowledged only once it was handled.
+			if err := r.p.pubsub.Publish(topicOf(r.p.projectors[0]), message.NewMessage(watermill.NewUUID(), payload)); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -275,6 +276,31 @@ func TestInvalidatorsRunAfterTheReadModelsCommitted(t *testing.T) {
 		}
 		if checker.batches == 0 || len(checker.early) > 0 {
 			t.Fatalf("%d batches; invalidated before the read model had them: %v", checker.batches, checker.early)
+		}
+	})
+}
+
+// A message carries only the range of the log it stands for: a handler of another process (or a
+// redelivery) reads exactly that range from the log, however many reads it takes.
+func TestMessageFromElsewhereIsReadFromTheLog(t *testing.T) {
+	sqldbtest.Run(t, func(t *testing.T, d sqldb.Dialect) {
+		db := sqldbtest.Open(t, d)
+		s := eventstore.New(db)
+		defer s.Close()
+		appendContacts(t, s, 0, 200) // positions 1..600
+		p := newContactsPipeline(db, s)
+		payload, _ := json.Marshal(logRange{After: 40, Through: 590})
+		batch, err := p.batchOf(context.Background(), message.NewMessage(watermill.NewUUID(), payload))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(batch) != 550 || batch[0].Position != 41 || batch[len(batch)-1].Position != 590 {
+			t.Fatalf("read %d events, %d..%d; want 550, 41..590", len(batch), batch[0].Position, batch[len(batch)-1].Position)
+		}
+		for i, e := range batch {
+			if e.Position != int64(41+i) {
+				t.Fatalf("event %d at position %d", i, e.Position)
+			}
 		}
 	})
 }

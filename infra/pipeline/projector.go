@@ -88,6 +88,23 @@ func (p *projector) apply(ctx context.Context, batch []domain.Recorded) error {
 	return nil
 }
 
+// skip moves the projection past a batch that holds nothing it handles, as apply would, and
+// tells whether it did. It does not when the batch holds an event the projection handles, or
+// when the batch does not start right after what the projection applied (the log is read
+// then, by apply). The relay calls it only while no message of the projection is in flight.
+func (p *projector) skip(batch []domain.Recorded) bool {
+	fresh := afterPosition(batch, p.applied)
+	if !p.initialized || (len(fresh) > 0 && (fresh[0].Position > p.applied+1 || p.handlesAny(fresh))) {
+		return false
+	}
+	if len(fresh) > 0 {
+		p.applied = fresh[len(fresh)-1].Position
+	}
+	p.reached.Store(p.applied)
+	p.tracker.advance(p.projection.Name(), p.applied)
+	return true
+}
+
 // applyContiguous applies events that start right after p.applied.
 func (p *projector) applyContiguous(ctx context.Context, events []domain.Recorded) error {
 	last := events[len(events)-1]

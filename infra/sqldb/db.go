@@ -154,6 +154,7 @@ func (db *DB) Close() error {
 	for _, pool := range []*sql.DB{db.Write, db.Read, db.Projections} {
 		if !closed[pool] {
 			closed[pool] = true
+			forgetStatements(pool)
 			errs = append(errs, pool.Close())
 		}
 	}

@@ -2,6 +2,7 @@ package sqldb
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 )
 
@@ -16,4 +17,17 @@ func (db *DB) MigrateDownTo(ctx context.Context, version int64) error {
 		return fmt.Errorf("sqldb: migrate down to %d: %w", version, err)
 	}
 	return nil
+}
+
+// KeptStatements counts the prepared statements kept for pool (Query, QueryRow).
+func KeptStatements(pool *sql.DB) int {
+	statements.mu.Lock()
+	defer statements.mu.Unlock()
+	n := 0
+	for key := range statements.byID {
+		if key.pool == pool {
+			n++
+		}
+	}
+	return n
 }

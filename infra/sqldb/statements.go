@@ -1,0 +1,86 @@
+package sqldb
+
+import (
+	"context"
+	"database/sql"
+	"sync"
+)
+
+// The SQLite driver parses a query's text anew every time it runs (a fifth of a cheap read's CPU),
+// where pgx keeps the statements it prepared on each connection itself. Query and QueryRow run
+// a query as a statement prepared once per pool and connection on SQLite, and as it is on
+// PostgreSQL. A statement is the query's text: the caller keeps the texts it sends few (values
+// go in parameters); past maxStatements a query runs unprepared.
+
+// maxStatements bounds the statements kept for all pools.
+const maxStatements = 512
+
+type statementKey struct {
+	pool  *sql.DB
+	query string
+}
+
+var statements struct {
+	mu   sync.Mutex
+	byID map[statementKey]*sql.Stmt
+}
+
+// Query runs query on pool, prepared once on SQLite.
+func Query(ctx context.Context, pool *sql.DB, query string, args ...any) (*sql.Rows, error) {
+	if stmt := prepared(ctx, pool, query); stmt != nil {
+		return stmt.QueryContext(ctx, args...)
+	}
+	return pool.QueryContext(ctx, query, args...)
+}
+
+// QueryRow runs a query of one row on pool, prepared once on SQLite.
+func QueryRow(ctx context.Context, pool *sql.DB, query string, args ...any) *sql.Row {
+	if stmt := prepared(ctx, pool, query); stmt != nil {
+		return stmt.QueryRowContext(ctx, args...)
+	}
+	return pool.QueryRowContext(ctx, query, args...)
+}
+
+// prepared returns query's statement on a SQLite pool, preparing it the first time, or nil: on
+// PostgreSQL, when the statements are too many, or when it cannot be prepared (the query then
+// runs unprepared and reports its error itself).
+func prepared(ctx context.Context, pool *sql.DB, query string) *sql.Stmt {
+	if DialectOf(pool) != SQLite {
+		return nil
+	}
+	key := statementKey{pool, query}
+	statements.mu.Lock()
+	stmt, ok := statements.byID[key]
+	full := len(statements.byID) >= maxStatements
+	statements.mu.Unlock()
+	if ok || full {
+		return stmt
+	}
+	stmt, err := pool.PrepareContext(ctx, query)
+	if err != nil {
+		return nil
+	}
+	statements.mu.Lock()
+	defer statements.mu.Unlock()
+	if statements.byID == nil {
+		statements.byID = map[statementKey]*sql.Stmt{}
+	}
+	if kept, ok := statements.byID[key]; ok { // another request prepared it meanwhile
+		_ = stmt.Close()
+		return kept
+	}
+	statements.byID[key] = stmt
+	return stmt
+}
+
+// forgetStatements closes the statements kept for pool, when it closes.
+func forgetStatements(pool *sql.DB) {
+	statements.mu.Lock()
+	defer statements.mu.Unlock()
+	for key, stmt := range statements.byID {
+		if key.pool == pool {
+			_ = stmt.Close()
+			delete(statements.byID, key)
+		}
+	}
+}

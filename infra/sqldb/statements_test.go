@@ -1,0 +1,62 @@
+package sqldb_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/funnelhq/funnel/infra/sqldb"
+	"github.com/funnelhq/funnel/infra/sqldb/sqldbtest"
+)
+
+// Query and QueryRow answer as the pool does, keep one prepared statement per query text on
+// SQLite and none on PostgreSQL (pgx keeps its own), and forget a pool's statements when it
+// closes.
+func TestPreparedQueries(t *testing.T) {
+	sqldbtest.Run(t, func(t *testing.T, d sqldb.Dialect) {
+		ctx := context.Background()
+		db := sqldbtest.Open(t, d)
+		if _, err := db.Write.Exec(`CREATE TABLE prepared_rows (id TEXT PRIMARY KEY, n BIGINT NOT NULL)`); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.Write.Exec(`INSERT INTO prepared_rows (id, n) VALUES ('a', 1), ('b', 2), ('c', 3)`); err != nil {
+			t.Fatal(err)
+		}
+		for range 3 {
+			rows, err := sqldb.Query(ctx, db.Read, `SELECT id FROM prepared_rows WHERE n > $1 ORDER BY n`, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for rows.Next() {
+				var id string
+				if err := rows.Scan(&id); err != nil {
+					t.Fatal(err)
+				}
+				got = append(got, id)
+			}
+			if err := rows.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != 2 || got[0] != "b" || got[1] != "c" {
+				t.Fatalf("rows %v, want [b c]", got)
+			}
+			var n int64
+			if err := sqldb.QueryRow(ctx, db.Read, `SELECT n FROM prepared_rows WHERE id = $1`, "c").Scan(&n); err != nil || n != 3 {
+				t.Fatalf("row %d %v, want 3", n, err)
+			}
+		}
+		want := map[sqldb.Dialect]int{sqldb.SQLite: 2, sqldb.Postgres: 0}[d]
+		if got := sqldb.KeptStatements(db.Read); got != want {
+			t.Fatalf("%d statements kept, want %d", got, want)
+		}
+		if err := sqldb.QueryRow(ctx, db.Read, `SELECT n FROM no_such_table WHERE id = $1`, "c").Scan(new(int64)); err == nil {
+			t.Fatal("a query of a missing table answered")
+		}
+		if err := db.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if got := sqldb.KeptStatements(db.Read); got != 0 {
+			t.Fatalf("%d statements kept after Close", got)
+		}
+	})
+}
