@@ -82,7 +82,13 @@ func Open(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 	a := &App{cfg: cfg, log: log, db: db, store: store, metrics: m, rateLimits: limits}
 	models := newReadModels(db, sealer, m, log, func() { a.dispatcher.Wake() })
 	pipe := pipeline.New(db, store, log, m)
-	for _, p := range models.all() {
+	store.SetInline(models.inline()...)
+	if err := store.CatchUpInline(ctx); err != nil {
+		store.Close()
+		db.Close()
+		return nil, err
+	}
+	for _, p := range models.relayed() {
 		pipe.AddReadModel(p)
 	}
 	pipe.AddInvalidator(projections.NewCacheInvalidator(models.tags))

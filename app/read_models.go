@@ -67,6 +67,25 @@ func (m readModels) all() []projections.Projection {
 		m.customers, m.payments, m.subs, m.activations, m.timers, m.webhooks}
 }
 
+// inline are the read models the event store applies in the transaction of each append
+// (eventstore.InlineProjection): those a write's answer and its client read back at once, the
+// contacts and the leads their tag automations open. Every process that appends to a database
+// must apply the same ones.
+func (m readModels) inline() []eventstore.InlineProjection {
+	return []eventstore.InlineProjection{m.contacts, m.leads}
+}
+
+// relayed are the read models the relay applies: all but the inline ones.
+func (m readModels) relayed() []projections.Projection {
+	var out []projections.Projection
+	for _, p := range m.all() {
+		if p != projections.Projection(m.contacts) && p != projections.Projection(m.leads) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
 // ProjectionStatus tells how far each projection is, and the log's head (`funnel projections
 // list`). It only reads db, so it runs beside a serving process.
 func ProjectionStatus(ctx context.Context, db *sqldb.DB) (int64, []pipeline.Status, error) {

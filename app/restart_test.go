@@ -104,18 +104,13 @@ func TestRestartKeepsReadModelsAndResumes(t *testing.T) {
 		if c1["firstName"] != offlineName || !slices.Contains(apptest.Strings(t, c1["tagIds"]), vip) {
 			t.Fatalf("the write made while no service ran is not projected: %v", c1)
 		}
+		// The offline process applied its write to the contacts inline, in the append's
+		// transaction (eventstore.InlineProjection): no read model changed across the restart.
 		restarted := dumpReadModels(t, db)
 		for _, table := range sqldbtest.ReadModelTables {
-			if table == "contacts" {
-				continue // c1 changed, checked below
-			}
 			if !slices.Equal(stopped[table], restarted[table]) {
 				t.Errorf("%s changed across the restart:\n%s", table, sqldbtest.DiffRows(stopped[table], restarted[table], 10))
 			}
-		}
-		if diff := sqldbtest.DiffRows(stopped["contacts"], restarted["contacts"], 10); len(stopped["contacts"]) != len(restarted["contacts"]) ||
-			countLines(diff) != 2 {
-			t.Errorf("contacts: the restart changed more than the offline write's contact:\n%s", diff)
 		}
 
 		// The service keeps writing, and every new write is applied once.
@@ -182,14 +177,4 @@ func dumpReadModels(t *testing.T, db *sqldb.DB) map[string][]string {
 		out[table] = sqldbtest.Dump(t, db.Read, table, "id")
 	}
 	return out
-}
-
-func countLines(s string) int {
-	n := 0
-	for _, c := range s {
-		if c == '\n' {
-			n++
-		}
-	}
-	return n
 }

@@ -73,7 +73,7 @@ func (h changeContactTagsHandler) Handle(ctx context.Context, cmd ChangeContactT
 		return ContactResult{}, err
 	}
 	res.Tags = resolution
-	res.Position, err = execute(ctx, h.repo, cmd.Meta, res.ContactID, func(ctx context.Context, s *session) error {
+	res.Written, err = executeWrite(ctx, h.repo, cmd.Meta, res.ContactID, func(ctx context.Context, s *session) error {
 		contact := domain.ContactStream(res.ContactID)
 		if err := s.load(ctx, contact); err != nil {
 			return err

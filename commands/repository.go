@@ -63,3 +63,9 @@ func (r *Repository) committed(agg domain.Aggregate, version, position int64) {
 		r.states.keep(restorable, version, position)
 	}
 }
+
+// keeps tells whether a state of agg's stream is kept, without reading it.
+func (r *Repository) keeps(agg domain.Aggregate) bool {
+	restorable, ok := agg.(domain.Restorable)
+	return ok && r.states.has(restorable)
+}

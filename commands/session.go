@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/funnelhq/funnel/domain"
@@ -22,6 +23,22 @@ type session struct {
 	tracked []trackedAggregate
 	streams map[string]domain.Aggregate // the tracked aggregates by stream id
 	seen    int64                       // a log position a reader must reach to see what the decision saw
+	attempt int                         // 1 for the first decision of a command, 2 for the next, …
+	// guessNew is a stream that the decision may take for new without reading it, if this process
+	// knows nothing of it (mayBeNew); guessed tells that it did.
+	guessNew string
+	guessed  bool
+}
+
+// mayBeNew lets the first attempt of a command take the stream id for a new one, without reading
+// it, when this process keeps no state of it: its changes are then appended at version 0. A
+// contact upserted for a new email, the common case, so costs no read of the log; when the guess
+// was wrong the append fails on its version, writing nothing, and the next attempt reads the
+// stream at once, without the pause of a lost race.
+func (s *session) mayBeNew(id string) {
+	if s.attempt == 1 {
+		s.guessNew = id
+	}
 }
 
 type trackedAggregate struct {
@@ -37,6 +54,11 @@ type trackedAggregate struct {
 func (s *session) load(ctx context.Context, agg domain.Aggregate) error {
 	if _, dup := s.streams[agg.StreamID()]; dup {
 		return fmt.Errorf("commands: stream %s loaded twice in one session", agg.StreamID())
+	}
+	if agg.StreamID() == s.guessNew && !s.repo.keeps(agg) {
+		s.guessed = true
+		s.remember(agg, 0)
+		return nil
 	}
 	version, position, err := s.repo.read(ctx, agg)
 	if err != nil {
@@ -93,27 +115,40 @@ func read(ctx context.Context, repo *Repository, agg domain.Aggregate) error {
 	return err
 }
 
+// Written is what a command appended: the position a reader must reach to see it, and the types
+// of the events, so that the answer waits only for the read models that show those
+// (Tracker.WaitWrite: none when they are all applied inline). Types is nil when the command
+// appended nothing and its outcome is what it read: the answer then waits for every read model.
+type Written struct {
+	Position int64
+	Types    []string `json:",omitempty"`
+}
+
 // commit appends the changes of every tracked aggregate in one atomic append, on the condition
 // that every aggregate the session read, changed or not, is still at the version it read: a
 // decision made on a stale read (a contact snapshot, an account's custom fields) is made again
 // rather than committed. It returns the position a reader must reach to see the outcome (what
-// was appended, or what was read).
-func (s *session) commit(ctx context.Context, meta Meta) (int64, error) {
+// was appended, or what was read), and the types appended.
+func (s *session) commit(ctx context.Context, meta Meta) (Written, error) {
 	var appends []domain.StreamAppend
-	changed := false
+	var types []string
 	for _, t := range s.tracked {
 		changes := t.agg.Changes()
-		changed = changed || len(changes) > 0
+		for _, e := range changes {
+			if !slices.Contains(types, e.EventType()) {
+				types = append(types, e.EventType())
+			}
+		}
 		appends = append(appends, domain.StreamAppend{StreamID: t.agg.StreamID(), ExpectedVersion: t.version, Events: changes})
 	}
-	if !changed {
-		return s.seen, nil
+	if len(types) == 0 {
+		return Written{Position: s.seen}, nil
 	}
 	md := meta.metadata()
 	md.IdempotencyID = idempotencyID(ctx)
 	pos, err := s.repo.store.Append(ctx, md, appends...)
 	if err != nil {
-		return 0, err
+		return Written{}, err
 	}
 	// Only now, with the changes in the log, is the state of the changed aggregates kept: a
 	// decision that failed, or an append that did, leaves the kept states as they were.
@@ -122,36 +157,45 @@ func (s *session) commit(ctx context.Context, meta Meta) (int64, error) {
 			s.repo.committed(t.agg, t.version+int64(n), pos)
 		}
 	}
-	return max(pos, s.seen), nil
+	return Written{Position: max(pos, s.seen), Types: types}, nil
 }
 
 // execute runs decide in a fresh session and commits it; when another writer appended to one of
 // its streams first, it reloads and decides again. primaryStream is the stream the command is
 // about, serialized in-process (see streamLocks). It returns the position to wait for.
 func execute(ctx context.Context, repo *Repository, meta Meta, primaryStream string, decide func(ctx context.Context, s *session) error) (int64, error) {
+	w, err := executeWrite(ctx, repo, meta, primaryStream, decide)
+	return w.Position, err
+}
+
+// executeWrite is execute, returning what was written.
+func executeWrite(ctx context.Context, repo *Repository, meta Meta, primaryStream string, decide func(ctx context.Context, s *session) error) (Written, error) {
 	unlock, err := repo.locks.lock(ctx, primaryStream)
 	if err != nil {
-		return 0, err
+		return Written{}, err
 	}
 	defer unlock()
 	for attempt := 1; ; attempt++ {
-		s := &session{repo: repo}
+		s := &session{repo: repo, attempt: attempt}
 		if err := decide(ctx, s); err != nil {
-			return 0, err
+			return Written{}, err
 		}
-		pos, err := s.commit(ctx, meta)
+		w, err := s.commit(ctx, meta)
 		if !errors.Is(err, domain.ErrWrongVersion) {
-			return pos, err
+			return w, err
 		}
 		if attempt == maxAttempts {
-			return 0, ErrTooMuchContention
+			return Written{}, ErrTooMuchContention
+		}
+		if s.guessed {
+			continue // the stream was not new after all: read it now
 		}
 		// Another process won the race: back off a little, with jitter, and decide again.
 		pause := time.Duration(rand.IntN(attempt*2000)+500) * time.Microsecond
 		select {
 		case <-time.After(pause):
 		case <-ctx.Done():
-			return 0, ctx.Err()
+			return Written{}, ctx.Err()
 		}
 	}
 }

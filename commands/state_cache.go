@@ -72,6 +72,13 @@ func (c *stateCache) restore(agg domain.Restorable) (version, position int64, ok
 	return s.version, s.position, true
 }
 
+// has tells whether a state of agg's stream is kept.
+func (c *stateCache) has(agg domain.Restorable) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.entries.Contains(keyOf(agg))
+}
+
 // keep stores agg's state at version, unless a state at that version or a later one is kept
 // already (two commands may write one stream through different primary streams: the later state
 // wins, whichever finishes first).

@@ -24,7 +24,7 @@ type ContactResult struct {
 	ContactID string
 	Created   bool
 	Tags      domain.TagResolution
-	Position  int64
+	Written   // Position and Types, at the top of the result's JSON as Position was before
 }
 
 // UpsertContactHandler handles UpsertContact.
@@ -54,7 +54,8 @@ func (h upsertContactHandler) Handle(ctx context.Context, cmd UpsertContact) (Co
 		return ContactResult{}, err
 	}
 	res := ContactResult{ContactID: domain.ContactIDFor(cmd.Meta.AccountID, email), Tags: resolution}
-	res.Position, err = execute(ctx, h.repo, cmd.Meta, res.ContactID, func(ctx context.Context, s *session) error {
+	res.Written, err = executeWrite(ctx, h.repo, cmd.Meta, res.ContactID, func(ctx context.Context, s *session) error {
+		s.mayBeNew(res.ContactID)
 		if err := checkCustomFields(ctx, s, cmd.Meta.AccountID, cmd.Profile.CustomFields); err != nil {
 			return err
 		}

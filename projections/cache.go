@@ -67,6 +67,11 @@ func NewCacheInvalidator(tags *Tags) *CacheInvalidator {
 // Name identifies the invalidator in the pipeline.
 func (*CacheInvalidator) Name() string { return "cache-invalidator" }
 
+// Reads tells which events change what the caches answer: new tags (pipeline.Reader).
+func (*CacheInvalidator) Reads(eventType string) bool {
+	return eventType == (domain.TagCreated{}).EventType()
+}
+
 // Invalidate drops what the batch made stale.
 func (c *CacheInvalidator) Invalidate(batch []domain.Recorded) {
 	for _, r := range batch {

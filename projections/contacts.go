@@ -109,7 +109,7 @@ func (b *contactBatch) tagRemoved(r domain.Recorded, e domain.TagRemoved) error 
 // batch touches it, with its updated time moved to the event's.
 func (b *contactBatch) changed(id string, r domain.Recorded) (*Contact, error) {
 	c, err := b.contacts.get(id, func() (Contact, error) {
-		return scanContact(b.tx.QueryRowContext(b.ctx, selectContacts+` WHERE id = $1`, id))
+		return scanContact(b.tx.QueryRow(b.ctx, selectContacts+` WHERE id = $1`, id))
 	})
 	if err != nil {
 		return nil, err

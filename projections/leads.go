@@ -84,7 +84,7 @@ func (b *leadBatch) updated(r domain.Recorded, e domain.LeadUpdated) error {
 // touches it, with its updated time moved to the event's.
 func (b *leadBatch) changed(id string, r domain.Recorded) (*Lead, error) {
 	l, err := b.leads.get(id, func() (Lead, error) {
-		return scanLead(b.tx.QueryRowContext(b.ctx, selectLeads+` WHERE id = $1`, id))
+		return scanLead(b.tx.QueryRow(b.ctx, selectLeads+` WHERE id = $1`, id))
 	})
 	if err != nil {
 		return nil, err

@@ -46,10 +46,11 @@ func on[E domain.Event, B any](fn func(b B, r domain.Recorded, e E) error) handl
 	}}
 }
 
-// writer is where a batch is written: the transaction Apply was given, with its context.
+// writer is where a batch is written: the transaction Apply (or ApplyIn) was given, with its
+// context.
 type writer struct {
 	ctx     context.Context
-	tx      *sql.Tx
+	tx      sqldb.Applier
 	dialect sqldb.Dialect
 }
 
@@ -178,15 +179,25 @@ func (m readModel[B]) EventTypes() []string {
 	return types
 }
 
-// Apply applies a batch of events, in position order, inside tx: it decodes each event of a type
-// the projection handles and gives it to its handler, then flushes the batch.
+// Apply applies a batch of events, in position order, inside tx (ApplyIn).
 func (m readModel[B]) Apply(ctx context.Context, tx *sql.Tx, events []domain.Recorded) error {
-	return m.ApplyDecoded(ctx, tx, events, nil)
+	return m.applyDecoded(ctx, sqldb.ApplierOf(tx), events, nil)
+}
+
+// ApplyIn applies a batch of events, in position order, through tx: it decodes each event of a
+// type the projection handles and gives it to its handler, then flushes the batch. The event
+// store calls it for an inline projection, inside the transaction that appends the events.
+func (m readModel[B]) ApplyIn(ctx context.Context, tx sqldb.Applier, events []domain.Recorded) error {
+	return m.applyDecoded(ctx, tx, events, nil)
 }
 
 // ApplyDecoded is Apply for events decoded already, decoded[i] being events[i] decoded (nil
 // decoded: none is), so that a rebuild decodes the next window while this one is written.
 func (m readModel[B]) ApplyDecoded(ctx context.Context, tx *sql.Tx, events []domain.Recorded, decoded []domain.Event) error {
+	return m.applyDecoded(ctx, sqldb.ApplierOf(tx), events, decoded)
+}
+
+func (m readModel[B]) applyDecoded(ctx context.Context, tx sqldb.Applier, events []domain.Recorded, decoded []domain.Event) error {
 	b := m.begin(writer{ctx: ctx, tx: tx, dialect: m.dialect})
 	for i, r := range events {
 		apply, ok := m.handlers[r.Type]

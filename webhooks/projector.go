@@ -68,6 +68,11 @@ func (p *Projector) Handles(eventType string) bool {
 	return subscriptionEvents[eventType] || p.events.handles(eventType)
 }
 
+// Reads tells which events requests see the effect of: the subscriptions (their lists are
+// served from this read model). The deliveries other events make are sent later anyway, so a
+// write of those need not wait for them (pipeline.Reader).
+func (p *Projector) Reads(eventType string) bool { return subscriptionEvents[eventType] }
+
 // Committed wakes the dispatcher after deliveries were recorded, and counts the deliveries the
 // transaction gave up: only now, since a transaction that rolls back gave none up.
 func (p *Projector) Committed() {

@@ -11,6 +11,9 @@ import (
 // ReadModelWaiter lets a write wait until the read models show it.
 type ReadModelWaiter interface {
 	WaitReadModels(ctx context.Context, pos int64) error
+	// WaitWrite waits only for the read models that show events of the types a write appended
+	// (pipeline.Tracker.WaitWrite).
+	WaitWrite(ctx context.Context, pos int64, types []string) error
 }
 
 // readYourWrites is how long a write waits for the read models to show it before it answers.
@@ -21,9 +24,16 @@ const readYourWrites = 10 * time.Second
 // false, having answered 503, in the rare case they do not within readYourWrites: the write is
 // saved, and repeating the request is safe.
 func AwaitReadModels(w http.ResponseWriter, r *http.Request, readModels ReadModelWaiter, pos int64) bool {
+	return AwaitWrite(w, r, readModels, pos, nil)
+}
+
+// AwaitWrite is AwaitReadModels for a write that appended events of the given types: it waits
+// only for the read models that show those (none when they are all applied inline, in the
+// write's transaction); nil types wait for all.
+func AwaitWrite(w http.ResponseWriter, r *http.Request, readModels ReadModelWaiter, pos int64, types []string) bool {
 	ctx, cancel := context.WithTimeout(r.Context(), readYourWrites)
 	defer cancel()
-	if err := readModels.WaitReadModels(ctx, pos); err != nil {
+	if err := readModels.WaitWrite(ctx, pos, types); err != nil {
 		if r.Context().Err() != nil {
 			return false
 		}

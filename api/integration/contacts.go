@@ -53,7 +53,7 @@ func (s *Server) upsertContact(w http.ResponseWriter, r *http.Request) {
 
 // answerContact waits for the read models and answers with the contact and the tag report.
 func (s *Server) answerContact(w http.ResponseWriter, r *http.Request, res commands.ContactResult, requested domain.TagRequest, outcome string) {
-	if !httpapi.AwaitReadModels(w, r, s.deps.ReadModels, res.Position) {
+	if !httpapi.AwaitWrite(w, r, s.deps.ReadModels, res.Position, res.Types) {
 		return
 	}
 	contact, err := s.deps.Contacts.Contact(r.Context(), res.ContactID)

@@ -3,24 +3,36 @@ package eventstore
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
+	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/stdlib"
 
+	"github.com/funnelhq/funnel/domain"
 	"github.com/funnelhq/funnel/infra/sqldb"
 )
 
-// appendTx is one group-commit transaction, in the two steps the appender needs: lock the log
-// head and read the current versions of the streams, then write the rows and move the head.
-// PostgreSQL sends each step as one pipelined round trip; SQLite runs plain statements.
+// appendTx is one group-commit transaction, in the steps the appender needs: lock the log head
+// and read the current versions of the streams (and the checkpoints of the inline projections),
+// then write the rows, apply the inline projections and commit. PostgreSQL sends the lock as one
+// pipelined round trip and everything from the write to the commit as the next one (the inline
+// projections' statements included, unless one of them has to read a row first); SQLite runs
+// plain statements. As an Applier it runs the inline projections' statements.
 type appendTx interface {
-	// lock takes the head row lock and returns the head and the version of every stream
-	// (0 for a new one), read after the lock was granted.
-	lock(ctx context.Context, streamIDs []string) (head int64, versions map[string]int64, err error)
-	// write inserts the rows, moves the head to newHead and commits.
+	sqldb.Applier
+	// lock takes the head row lock and returns the head, the version of every stream (0 for a
+	// new one) and the checkpoint of every inline projection named (locked too; missing: 0), read
+	// after the head lock was granted.
+	lock(ctx context.Context, streamIDs, inline []string) (head int64, versions, checkpoints map[string]int64, err error)
+	// readLog reads the log inside the transaction, after every statement sent before it.
+	readLog(ctx context.Context, after int64, limit int) ([]domain.Recorded, error)
+	// write inserts the rows and moves the head to newHead.
 	write(ctx context.Context, rows []*row, newHead int64) error
+	// commit commits, after every statement sent before it.
+	commit(ctx context.Context) error
 }
 
 // inTx runs fn in an append transaction; it rolls back unless fn's write committed.
@@ -62,72 +74,155 @@ func sqliteVersionsOf(n int) string {
 	return fmt.Sprintf(sqliteStreamVersions, strings.TrimSuffix(strings.Repeat("(?), ", n), ", "))
 }
 
-// pgxAppendTx pipelines each step: BEGIN, lock and versions in one round trip; insert, head and
-// COMMIT in the next. The versions query runs after the lock was granted (its own statement, so
-// its own snapshot under READ COMMITTED), so no append committed before it is missed.
+// pgxAppendTx pipelines each step: BEGIN, lock, versions and checkpoints in one round trip;
+// insert, head, the inline projections' writes, their checkpoints and COMMIT in the next. The
+// versions query runs after the lock was granted (its own statement, so its own snapshot under
+// READ COMMITTED), so no append committed before it is missed. Writes wait in pending until a
+// read or the commit sends them.
 type pgxAppendTx struct {
-	conn *pgx.Conn
+	conn    *pgx.Conn
+	pending *pgx.Batch
 }
 
-func (t *pgxAppendTx) lock(ctx context.Context, streamIDs []string) (int64, map[string]int64, error) {
+const pgCheckpoints = `SELECT name, position FROM projection_checkpoints WHERE name = ANY($1::text[]) FOR UPDATE`
+
+func (t *pgxAppendTx) lock(ctx context.Context, streamIDs, inline []string) (int64, map[string]int64, map[string]int64, error) {
 	b := &pgx.Batch{}
 	b.Queue(`BEGIN`)
 	b.Queue(`SELECT position FROM event_log_head WHERE id = 1 FOR UPDATE`)
 	b.Queue(pgStreamVersions, streamIDs)
+	if len(inline) > 0 {
+		b.Queue(pgCheckpoints, inline)
+	}
 	res := t.conn.SendBatch(ctx, b)
 	defer res.Close()
 	if _, err := res.Exec(); err != nil {
-		return 0, nil, fmt.Errorf("eventstore: begin append: %w", err)
+		return 0, nil, nil, fmt.Errorf("eventstore: begin append: %w", err)
 	}
 	var head int64
 	if err := res.QueryRow().Scan(&head); err != nil {
-		return 0, nil, fmt.Errorf("eventstore: lock head: %w", err)
+		return 0, nil, nil, fmt.Errorf("eventstore: lock head: %w", err)
+	}
+	versions, err := pairs(res, streamIDs)
+	if err != nil {
+		return 0, nil, nil, fmt.Errorf("eventstore: read stream versions: %w", err)
+	}
+	var checkpoints map[string]int64
+	if len(inline) > 0 {
+		if checkpoints, err = pairs(res, inline); err != nil {
+			return 0, nil, nil, fmt.Errorf("eventstore: lock inline checkpoints: %w", err)
+		}
+	}
+	return head, versions, checkpoints, res.Close()
+}
+
+// pairs reads the next result of a batch, rows of (key, value), into a map that holds every key
+// (0 where no row named it).
+func pairs(res pgx.BatchResults, keys []string) (map[string]int64, error) {
+	out := make(map[string]int64, len(keys))
+	for _, k := range keys {
+		out[k] = 0
 	}
 	rows, err := res.Query()
 	if err != nil {
-		return 0, nil, fmt.Errorf("eventstore: read stream versions: %w", err)
+		return nil, err
 	}
-	versions := make(map[string]int64, len(streamIDs))
-	for _, id := range streamIDs {
-		versions[id] = 0
-	}
+	defer rows.Close()
 	for rows.Next() {
-		var id string
+		var k string
 		var v int64
-		if err := rows.Scan(&id, &v); err != nil {
-			rows.Close()
-			return 0, nil, fmt.Errorf("eventstore: scan stream version: %w", err)
+		if err := rows.Scan(&k, &v); err != nil {
+			return nil, err
 		}
-		versions[id] = v
+		out[k] = v
 	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return 0, nil, fmt.Errorf("eventstore: read stream versions: %w", err)
-	}
-	return head, versions, res.Close()
+	return out, rows.Err()
 }
 
 func (t *pgxAppendTx) write(ctx context.Context, rows []*row, newHead int64) error {
-	b := &pgx.Batch{}
-	if len(rows) > 0 {
-		cols := make([][]any, insertColumns)
-		for _, r := range rows {
-			for i, v := range r.values() {
-				cols[i] = append(cols[i], v)
-			}
-		}
-		b.Queue(`INSERT INTO events (position, event_id, stream_id, version, type, schema_version, occurred_at, account_id, contact_id, subscription_id, data, metadata, idempotency_id)
-			SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::bigint[], $5::text[], $6::int[], $7::bigint[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[])`,
-			typed[int64](cols[0]), typed[string](cols[1]), typed[string](cols[2]), typed[int64](cols[3]), typed[string](cols[4]), typed[int](cols[5]),
-			typed[int64](cols[6]), typed[string](cols[7]), nullable(cols[8]), nullable(cols[9]), typed[string](cols[10]), typed[string](cols[11]), nullable(cols[12]))
-		b.Queue(`UPDATE event_log_head SET position = $1 WHERE id = 1`, newHead)
+	if len(rows) == 0 {
+		return nil
 	}
-	b.Queue(`COMMIT`)
+	cols := make([][]any, insertColumns)
+	for _, r := range rows {
+		for i, v := range r.values() {
+			cols[i] = append(cols[i], v)
+		}
+	}
+	t.queue(`INSERT INTO events (position, event_id, stream_id, version, type, schema_version, occurred_at, account_id, contact_id, subscription_id, data, metadata, idempotency_id)
+			SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::bigint[], $5::text[], $6::int[], $7::bigint[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[])`,
+		typed[int64](cols[0]), typed[string](cols[1]), typed[string](cols[2]), typed[int64](cols[3]), typed[string](cols[4]), typed[int](cols[5]),
+		typed[int64](cols[6]), typed[string](cols[7]), nullable(cols[8]), nullable(cols[9]), typed[string](cols[10]), typed[string](cols[11]), nullable(cols[12]))
+	t.queue(`UPDATE event_log_head SET position = $1 WHERE id = 1`, newHead)
+	return nil
+}
+
+func (t *pgxAppendTx) queue(query string, args ...any) {
+	if t.pending == nil {
+		t.pending = &pgx.Batch{}
+	}
+	t.pending.Queue(query, args...)
+}
+
+// send sends the pending statements, if any, in one round trip.
+func (t *pgxAppendTx) send(ctx context.Context) error {
+	if t.pending == nil {
+		return nil
+	}
+	b := t.pending
+	t.pending = nil
 	if err := t.conn.SendBatch(ctx, b).Close(); err != nil {
 		return fmt.Errorf("eventstore: write events: %w", err)
 	}
 	return nil
 }
+
+// ExecContext queues a statement of an inline projection: it is sent with the commit.
+func (t *pgxAppendTx) ExecContext(_ context.Context, query string, args ...any) (sql.Result, error) {
+	t.queue(query, args...)
+	return driver.ResultNoRows, nil
+}
+
+// QueryRow sends what is pending, then runs the query: one more round trip, which an inline
+// projection pays only when it changes a row that the batch did not create.
+func (t *pgxAppendTx) QueryRow(ctx context.Context, query string, args ...any) sqldb.Row {
+	if err := t.send(ctx); err != nil {
+		return errRow{err}
+	}
+	return pgxRow{t.conn.QueryRow(ctx, query, args...)}
+}
+
+func (t *pgxAppendTx) readLog(ctx context.Context, after int64, limit int) ([]domain.Recorded, error) {
+	if err := t.send(ctx); err != nil {
+		return nil, err
+	}
+	rows, err := t.conn.Query(ctx, readLog, after, limit)
+	if err != nil {
+		return nil, fmt.Errorf("eventstore: read log after %d: %w", after, err)
+	}
+	defer rows.Close()
+	return scanEach(rows)
+}
+
+func (t *pgxAppendTx) commit(ctx context.Context) error {
+	t.queue(`COMMIT`)
+	return t.send(ctx)
+}
+
+// pgxRow reports a missing row as database/sql does.
+type pgxRow struct{ row pgx.Row }
+
+func (r pgxRow) Scan(dest ...any) error {
+	if err := r.row.Scan(dest...); errors.Is(err, pgx.ErrNoRows) {
+		return sql.ErrNoRows
+	} else {
+		return err
+	}
+}
+
+type errRow struct{ err error }
+
+func (r errRow) Scan(...any) error { return r.err }
 
 // cleanUp rolls back a transaction left open by an error, so the connection goes back clean.
 func (t *pgxAppendTx) cleanUp() {
@@ -161,43 +256,62 @@ type sqlAppendTx struct {
 	tx *sql.Tx
 }
 
-func (t *sqlAppendTx) lock(ctx context.Context, streamIDs []string) (int64, map[string]int64, error) {
+func (t *sqlAppendTx) lock(ctx context.Context, streamIDs, inline []string) (int64, map[string]int64, map[string]int64, error) {
 	var head int64
 	if err := t.tx.QueryRowContext(ctx, `SELECT position FROM event_log_head WHERE id = 1`).Scan(&head); err != nil {
-		return 0, nil, fmt.Errorf("eventstore: read head: %w", err)
+		return 0, nil, nil, fmt.Errorf("eventstore: read head: %w", err)
 	}
-	versions := make(map[string]int64, len(streamIDs))
-	for _, id := range streamIDs {
-		versions[id] = 0
+	versions, err := t.pairsOf(ctx, streamIDs, sqliteVersionsOf)
+	if err != nil {
+		return 0, nil, nil, fmt.Errorf("eventstore: read stream versions: %w", err)
+	}
+	checkpoints, err := t.pairsOf(ctx, inline, func(n int) string {
+		return `SELECT name, position FROM projection_checkpoints WHERE name IN (` + sqldb.Placeholders(sqldb.SQLite, 1, n) + `)`
+	})
+	if err != nil {
+		return 0, nil, nil, fmt.Errorf("eventstore: read inline checkpoints: %w", err)
+	}
+	return head, versions, checkpoints, nil
+}
+
+// pairsOf runs the query of n keys that queryOf returns, in chunks, and reads its rows of (key,
+// value) into a map that holds every key (0 where no row named it).
+func (t *sqlAppendTx) pairsOf(ctx context.Context, keys []string, queryOf func(n int) string) (map[string]int64, error) {
+	out := make(map[string]int64, len(keys))
+	for _, k := range keys {
+		out[k] = 0
 	}
 	const chunk = 500
-	for start := 0; start < len(streamIDs); start += chunk {
-		part := streamIDs[start:min(start+chunk, len(streamIDs))]
+	for start := 0; start < len(keys); start += chunk {
+		part := keys[start:min(start+chunk, len(keys))]
 		args := make([]any, len(part))
-		for i, id := range part {
-			args[i] = id
+		for i, k := range part {
+			args[i] = k
 		}
-		rows, err := t.tx.QueryContext(ctx, sqliteVersionsOf(len(part)), args...)
+		rows, err := t.tx.QueryContext(ctx, queryOf(len(part)), args...)
 		if err != nil {
-			return 0, nil, fmt.Errorf("eventstore: read stream versions: %w", err)
+			return nil, err
 		}
 		for rows.Next() {
-			var id string
+			var k string
 			var v int64
-			if err := rows.Scan(&id, &v); err != nil {
+			if err := rows.Scan(&k, &v); err != nil {
 				rows.Close()
-				return 0, nil, fmt.Errorf("eventstore: scan stream version: %w", err)
+				return nil, err
 			}
-			versions[id] = v
+			out[k] = v
 		}
 		if err := rows.Close(); err != nil {
-			return 0, nil, fmt.Errorf("eventstore: read stream versions: %w", err)
+			return nil, err
 		}
 	}
-	return head, versions, nil
+	return out, nil
 }
 
 func (t *sqlAppendTx) write(ctx context.Context, rows []*row, newHead int64) error {
+	if len(rows) == 0 {
+		return nil
+	}
 	values := make([][]any, len(rows))
 	for i, r := range rows {
 		values[i] = r.values()
@@ -205,11 +319,29 @@ func (t *sqlAppendTx) write(ctx context.Context, rows []*row, newHead int64) err
 	if err := sqldb.ExecRows(ctx, t.tx, sqldb.SQLite, `INSERT INTO events (position, event_id, stream_id, version, type, schema_version, occurred_at, account_id, contact_id, subscription_id, data, metadata, idempotency_id) VALUES `, "", values); err != nil {
 		return fmt.Errorf("eventstore: insert events: %w", err)
 	}
-	if len(rows) > 0 {
-		if _, err := t.tx.ExecContext(ctx, `UPDATE event_log_head SET position = $1 WHERE id = 1`, newHead); err != nil {
-			return fmt.Errorf("eventstore: move head: %w", err)
-		}
+	if _, err := t.tx.ExecContext(ctx, `UPDATE event_log_head SET position = $1 WHERE id = 1`, newHead); err != nil {
+		return fmt.Errorf("eventstore: move head: %w", err)
 	}
+	return nil
+}
+
+func (t *sqlAppendTx) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	return t.tx.ExecContext(ctx, query, args...)
+}
+
+func (t *sqlAppendTx) QueryRow(ctx context.Context, query string, args ...any) sqldb.Row {
+	return t.tx.QueryRowContext(ctx, query, args...)
+}
+
+func (t *sqlAppendTx) readLog(ctx context.Context, after int64, limit int) ([]domain.Recorded, error) {
+	rows, err := t.tx.QueryContext(ctx, readLog, after, limit)
+	if err != nil {
+		return nil, fmt.Errorf("eventstore: read log after %d: %w", after, err)
+	}
+	return scanEvents(rows)
+}
+
+func (t *sqlAppendTx) commit(context.Context) error {
 	if err := t.tx.Commit(); err != nil {
 		return fmt.Errorf("eventstore: commit append: %w", err)
 	}

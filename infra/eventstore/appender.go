@@ -23,6 +23,7 @@ type row struct {
 	contactID, subscriptionID    sql.NullString
 	idempotencyID                sql.NullString // on the first row of an append only (Metadata.IdempotencyID)
 	data, metadata               string
+	meta                         *domain.Metadata // metadata, decoded: for the inline projections
 	version, position            int64
 }
 
@@ -107,7 +108,7 @@ func (s *Store) encode(meta domain.Metadata, appends []domain.StreamAppend) (*ap
 			}
 			r := &row{
 				eventID: id.String(), streamID: a.StreamID, eventType: typ, schemaVersion: version,
-				occurredAt: now, accountID: meta.AccountID, data: string(data), metadata: string(metaJSON),
+				occurredAt: now, accountID: meta.AccountID, data: string(data), metadata: string(metaJSON), meta: &meta,
 			}
 			if ce, ok := e.(domain.ContactEvent); ok && ce.ContactRef() != "" {
 				r.contactID = sql.NullString{String: ce.ContactRef(), Valid: true}
@@ -168,7 +169,9 @@ func (s *Store) refuseQueued() {
 
 func (s *Store) commit(batch []*appendRequest) {
 	start := time.Now()
-	results, err := s.commitTx(batch)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	results, err := s.commitTx(ctx, batch)
 	if err != nil && len(batch) > 1 {
 		// One broken request must not fail the others with it: commit them one by one.
 		for _, r := range batch {
@@ -179,7 +182,7 @@ func (s *Store) commit(batch []*appendRequest) {
 	if isIdempotencyIDTaken(err) {
 		err = domain.ErrAlreadyPerformed
 	}
-	events := 0
+	events, last := 0, int64(0)
 	for i, r := range batch {
 		if err != nil {
 			r.done <- appendResult{err: err}
@@ -189,24 +192,28 @@ func (s *Store) commit(batch []*appendRequest) {
 			for _, st := range r.streams {
 				events += len(st.rows)
 			}
+			last = max(last, results[i].last)
 		}
 		r.done <- results[i]
 	}
 	if events > 0 {
 		s.observer.Committed(events, len(batch), time.Since(start))
+		s.reportInline(last)
 		s.signal()
 	}
 }
 
 // commitTx runs one group-commit transaction. A request whose expected versions are stale gets
-// domain.ErrWrongVersion and writes nothing; the others are committed together.
-func (s *Store) commitTx(batch []*appendRequest) ([]appendResult, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
+// domain.ErrWrongVersion and writes nothing; the others are committed together, with what they
+// change in the inline projections (inline.go).
+func (s *Store) commitTx(ctx context.Context, batch []*appendRequest) ([]appendResult, error) {
 	var results []appendResult
 	err := s.inTx(ctx, func(tx appendTx) error {
-		head, versions, err := tx.lock(ctx, streamIDs(batch))
+		head, versions, checkpoints, err := tx.lock(ctx, streamIDs(batch), s.inlineNames())
 		if err != nil {
+			return err
+		}
+		if err := s.catchUpInline(ctx, tx, head, checkpoints); err != nil {
 			return err
 		}
 		results = make([]appendResult, len(batch))
@@ -229,7 +236,13 @@ func (s *Store) commitTx(batch []*appendRequest) ([]appendResult, error) {
 			}
 			results[i].last = pos
 		}
-		return tx.write(ctx, rows, pos)
+		if err := tx.write(ctx, rows, pos); err != nil {
+			return err
+		}
+		if err := s.applyInline(ctx, tx, rows, pos); err != nil {
+			return err
+		}
+		return tx.commit(ctx)
 	})
 	if err != nil {
 		return nil, err

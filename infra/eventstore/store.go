@@ -38,6 +38,7 @@ type Store struct {
 	mu        sync.Mutex
 	listeners map[chan struct{}]struct{}
 	observer  Observer
+	inline    []InlineProjection
 }
 
 // Observer is told about every committed batch (metrics).
@@ -184,6 +185,18 @@ func (s *Store) Head(ctx context.Context) (int64, error) {
 
 func scanEvents(rows *sql.Rows) ([]domain.Recorded, error) {
 	defer rows.Close()
+	return scanEach(rows)
+}
+
+// eventRows are the rows of a query of events, from database/sql or from pgx.
+type eventRows interface {
+	Next() bool
+	Scan(dest ...any) error
+	Err() error
+}
+
+// scanEach reads every row of a query of events (selectEvents); the caller closes rows.
+func scanEach(rows eventRows) ([]domain.Recorded, error) {
 	var out []domain.Recorded
 	for rows.Next() {
 		var (

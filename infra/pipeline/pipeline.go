@@ -98,6 +98,25 @@ func (p *Pipeline) invalidate(batch []domain.Recorded) {
 	}
 }
 
+// Reader is a projection or an invalidator of which requests see only the effect of some event
+// types: a write of other types need not wait for it (Tracker.WaitWrite). The webhook projector
+// shows its subscriptions to requests, not the deliveries other events make; the tag cache
+// changes with new tags only. One that is no Reader shows what it Handles; an invalidator that
+// is none, everything.
+type Reader interface {
+	Reads(eventType string) bool
+}
+
+func readsOf(x any) func(string) bool {
+	if r, ok := x.(Reader); ok {
+		return r.Reads
+	}
+	if p, ok := x.(projections.Projection); ok {
+		return p.Handles
+	}
+	return nil
+}
+
 // Tracker tells how far the projections are.
 func (p *Pipeline) Tracker() *Tracker { return p.tracker }
 
@@ -112,7 +131,7 @@ func (p *Pipeline) Run(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		p.tracker.register(pr.projection.Name(), pos)
+		p.tracker.register(pr.projection.Name(), pos, readsOf(pr.projection))
 		if from < 0 || pos < from {
 			from = pos
 		}
@@ -122,7 +141,7 @@ func (p *Pipeline) Run(ctx context.Context) error {
 		return err
 	}
 	for _, inv := range p.invalidators {
-		p.tracker.register(inv.Name(), head) // empty caches hold nothing older
+		p.tracker.register(inv.Name(), head, readsOf(inv)) // empty caches hold nothing older
 	}
 
 	wmLogger := zapAdapter{log: p.logger}

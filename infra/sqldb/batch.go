@@ -39,11 +39,11 @@ func placeholder(dialect Dialect, n int) string {
 // hold no parameters. casts, when given, types each column as CAST($n AS type): the VALUES of a
 // CTE need it on PostgreSQL, and SQLite reads it as plain SQL.
 //
-// On SQLite, the statement of a full chunk is prepared once when there are several: SQLite parses
-// a statement on every exec of its text, and parsing a hundred rows' VALUES cost as much as
-// writing them (a rebuild writes thousands of rows a transaction). pgx caches the statements of
-// PostgreSQL by their text already.
-func ExecRows(ctx context.Context, tx *sql.Tx, dialect Dialect, head, tail string, rows [][]any, casts ...string) error {
+// On SQLite, the statement of a full chunk is prepared once when there are several (and tx can
+// prepare: a *sql.Tx can): SQLite parses a statement on every exec of its text, and parsing a
+// hundred rows' VALUES cost as much as writing them (a rebuild writes thousands of rows a
+// transaction). pgx caches the statements of PostgreSQL by their text already.
+func ExecRows(ctx context.Context, tx Execer, dialect Dialect, head, tail string, rows [][]any, casts ...string) error {
 	var full *sql.Stmt // the statement of a full chunk, prepared
 	defer func() {
 		if full != nil {
@@ -55,8 +55,8 @@ func ExecRows(ctx context.Context, tx *sql.Tx, dialect Dialect, head, tail strin
 		if err != nil {
 			return err
 		}
-		if dialect == SQLite && len(rows)-start >= 2*batchRows && full == nil {
-			if full, err = tx.PrepareContext(ctx, query); err != nil {
+		if p, ok := tx.(preparer); ok && dialect == SQLite && len(rows)-start >= 2*batchRows && full == nil {
+			if full, err = p.PrepareContext(ctx, query); err != nil {
 				return err
 			}
 		}
@@ -70,6 +70,11 @@ func ExecRows(ctx context.Context, tx *sql.Tx, dialect Dialect, head, tail strin
 		}
 	}
 	return nil
+}
+
+// preparer is a transaction that prepares statements (a *sql.Tx).
+type preparer interface {
+	PrepareContext(ctx context.Context, query string) (*sql.Stmt, error)
 }
 
 // QueryRowsStrings is ExecRows for a statement whose tail returns one text column (RETURNING

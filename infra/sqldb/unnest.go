@@ -2,7 +2,6 @@ package sqldb
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"strings"
 )
@@ -14,7 +13,7 @@ import (
 // rows, with their values sent in binary: a rebuild writes a read model this way. It returns
 // false, having written nothing, when a column holds a value of another type (a nil among them):
 // the caller then uses ExecRows. head is "INSERT INTO t (columns)"; tail may hold ON CONFLICT.
-func InsertUnnest(ctx context.Context, tx *sql.Tx, head, tail string, rows [][]any) (bool, error) {
+func InsertUnnest(ctx context.Context, tx Execer, head, tail string, rows [][]any) (bool, error) {
 	if len(rows) == 0 {
 		return true, nil
 	}

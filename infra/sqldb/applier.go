@@ -1,0 +1,37 @@
+package sqldb
+
+import (
+	"context"
+	"database/sql"
+)
+
+// Applier is where a projection applies a batch of events: a database/sql transaction
+// (ApplierOf), or the event store's append transaction, which applies the inline projections in
+// the transaction that appends their events and sends their writes in the same round trip as its
+// commit (infra/eventstore/inline.go). A write's result is not reported: an Applier may send it
+// later, and projections write by key, without needing counts.
+type Applier interface {
+	Execer
+	// QueryRow runs a query that returns at most one row, after every write sent before it. A
+	// missing row is sql.ErrNoRows at Scan, as with database/sql.
+	QueryRow(ctx context.Context, query string, args ...any) Row
+}
+
+// Execer runs statements (a *sql.Tx, an Applier).
+type Execer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
+// Row is one row of a result, to scan.
+type Row interface {
+	Scan(dest ...any) error
+}
+
+// ApplierOf is tx as an Applier.
+func ApplierOf(tx *sql.Tx) Applier { return txApplier{tx} }
+
+type txApplier struct{ *sql.Tx }
+
+func (t txApplier) QueryRow(ctx context.Context, query string, args ...any) Row {
+	return t.QueryRowContext(ctx, query, args...)
+}
