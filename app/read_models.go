@@ -75,6 +75,14 @@ func (m readModels) inline() []eventstore.InlineProjection {
 	return []eventstore.InlineProjection{m.contacts, m.leads}
 }
 
+// InlineProjections returns the read models on db that every process appending to db must apply
+// inline, the same list the service applies: for a tool that appends beside it (cmd/loadtest
+// seeds the log so). A process that appends without them leaves them behind until the next
+// append of one that applies them catches them up.
+func InlineProjections(db *sqldb.DB) []eventstore.InlineProjection {
+	return newReadModels(db, nil, nil, zap.NewNop(), nil).inline()
+}
+
 // relayed are the read models the relay applies: all but the inline ones.
 func (m readModels) relayed() []projections.Projection {
 	var out []projections.Projection
