@@ -41,7 +41,7 @@ func seedContacts(dbURL, account string, have, total int, wait bool) int64 {
 			check(fmt.Errorf("the contacts read model is at %d of %d after 5 minutes", pos, head))
 		}
 	}
-	fmt.Printf("seeded %d contacts (log head %d) in %s\n", total-have, head, time.Since(start).Round(time.Millisecond))
+	fmt.Printf("seeded %d contacts (log head %d) in %s\n", max(0, total-have), head, time.Since(start).Round(time.Millisecond))
 	return head
 }
 
