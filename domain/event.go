@@ -93,3 +93,14 @@ func KeyActor(keyID string) Actor { return Actor("key:" + keyID) }
 // AnyVersion as an expected version skips the concurrency check: for streams that only ever
 // receive independent facts.
 const AnyVersion int64 = -1
+
+// After returns the events of a position-ordered batch that come after pos: what a reader that
+// applied the log up to pos has yet to apply of it.
+func After(batch []Recorded, pos int64) []Recorded {
+	for i, e := range batch {
+		if e.Position > pos {
+			return batch[i:]
+		}
+	}
+	return nil
+}

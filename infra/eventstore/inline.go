@@ -114,7 +114,7 @@ func (s *Store) catchUpInline(ctx context.Context, tx appendTx, head int64, chec
 			return fmt.Errorf("eventstore: the log ends at %d, before its head %d", pos, head)
 		}
 		for _, p := range s.inline {
-			if err := applyTo(ctx, tx, p, afterPosition(events, checkpoints[p.Name()])); err != nil {
+			if err := applyTo(ctx, tx, p, domain.After(events, checkpoints[p.Name()])); err != nil {
 				return err
 			}
 		}
@@ -167,16 +167,6 @@ func moveCheckpoints(ctx context.Context, tx appendTx, names []string, pos int64
 		if _, err := tx.ExecContext(ctx, `INSERT INTO projection_checkpoints (name, position, updated_at) VALUES ($1, $2, $3)
 			ON CONFLICT (name) DO UPDATE SET position = excluded.position, updated_at = excluded.updated_at`, name, pos, now); err != nil {
 			return fmt.Errorf("eventstore: move checkpoint of %s: %w", name, err)
-		}
-	}
-	return nil
-}
-
-// afterPosition returns the events of a position-ordered batch that come after pos.
-func afterPosition(batch []domain.Recorded, pos int64) []domain.Recorded {
-	for i, e := range batch {
-		if e.Position > pos {
-			return batch[i:]
 		}
 	}
 	return nil

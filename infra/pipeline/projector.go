@@ -65,7 +65,7 @@ func (p *projector) apply(ctx context.Context, batch []domain.Recorded) error {
 		}
 	}
 	for len(batch) > 0 {
-		fresh := afterPosition(batch, p.applied)
+		fresh := domain.After(batch, p.applied)
 		if len(fresh) == 0 {
 			break
 		}
@@ -93,7 +93,7 @@ func (p *projector) apply(ctx context.Context, batch []domain.Recorded) error {
 // when the batch does not start right after what the projection applied (the log is read
 // then, by apply). The relay calls it only while no message of the projection is in flight.
 func (p *projector) skip(batch []domain.Recorded) bool {
-	fresh := afterPosition(batch, p.applied)
+	fresh := domain.After(batch, p.applied)
 	if !p.initialized || (len(fresh) > 0 && (fresh[0].Position > p.applied+1 || p.handlesAny(fresh))) {
 		return false
 	}
@@ -175,7 +175,7 @@ func (p *projector) afterConcurrentProjector(ctx context.Context, tx *sql.Tx, ev
 		return nil, fmt.Errorf("pipeline: %s: lock checkpoint: %w", name, err)
 	}
 	p.stored = theirs
-	events = afterPosition(events, theirs)
+	events = domain.After(events, theirs)
 	if theirs >= target {
 		return nil, nil
 	}
@@ -198,16 +198,6 @@ func (p *projector) saveCheckpoint(ctx context.Context) error {
 		pos, time.Now().UnixMilli(), p.projection.Name())
 	if err != nil {
 		return fmt.Errorf("pipeline: %s: save checkpoint: %w", p.projection.Name(), err)
-	}
-	return nil
-}
-
-// afterPosition returns the events of a position-ordered batch that come after pos.
-func afterPosition(batch []domain.Recorded, pos int64) []domain.Recorded {
-	for i, e := range batch {
-		if e.Position > pos {
-			return batch[i:]
-		}
 	}
 	return nil
 }
