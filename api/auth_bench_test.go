@@ -1,10 +1,9 @@
 package api_test
 
 import (
+	"fmt"
 	"net/http"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/funnelhq/funnel/app"
 	"github.com/funnelhq/funnel/app/apptest"
@@ -21,36 +20,15 @@ func BenchmarkAuthenticatedGet(b *testing.B) {
 			svc := apptest.Start(b, dialect, func(c *app.Config) { c.RateLimits = false })
 			acc := svc.NewAccount(b)
 			path := "/api/v1/contacts/" + svc.API.Post(b, "/api/v1/contacts", acc.Key, map[string]any{"email": "bench@example.com"}).Object(b, "contact")["id"].(string)
-			latencies := eightClients(b, func() apptest.Response { return svc.API.Get(b, path, acc.Key) }, http.StatusOK)
+			latencies := eightClients(b, func() error {
+				if res := svc.API.Get(b, path, acc.Key); res.Status != http.StatusOK {
+					return fmt.Errorf("%d %s, want %d", res.Status, res.Raw, http.StatusOK)
+				}
+				return nil
+			})
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "reads/s")
 			b.ReportMetric(float64(percentile(latencies, 0.5).Microseconds())/1000, "p50-ms")
 			b.ReportMetric(float64(percentile(latencies, 0.99).Microseconds())/1000, "p99-ms")
 		})
 	}
-}
-
-// eightClients runs call b.N times from 8 concurrent clients (4 × GOMAXPROCS on this 2-core
-// machine), checks each answer's status, and returns the latencies.
-func eightClients(b *testing.B, call func() apptest.Response, status int) []time.Duration {
-	var mu sync.Mutex
-	var latencies []time.Duration
-	b.SetParallelism(4)
-	b.ResetTimer()
-	b.RunParallel(func(pb *testing.PB) {
-		var mine []time.Duration
-		for pb.Next() {
-			start := time.Now()
-			res := call()
-			mine = append(mine, time.Since(start))
-			if res.Status != status {
-				b.Errorf("%d %s, want %d", res.Status, res.Raw, status)
-				return
-			}
-		}
-		mu.Lock()
-		latencies = append(latencies, mine...)
-		mu.Unlock()
-	})
-	b.StopTimer()
-	return latencies
 }

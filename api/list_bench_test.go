@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"os"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
 
@@ -57,26 +56,12 @@ func BenchmarkListContacts(b *testing.B) {
 			if status, err := list(); err != nil || status != http.StatusOK {
 				b.Fatalf("list: %d %v", status, err)
 			}
-			var mu sync.Mutex
-			var latencies []time.Duration
-			b.SetParallelism(4) // 4 × GOMAXPROCS (2) = 8 clients
-			b.ResetTimer()
-			b.RunParallel(func(pb *testing.PB) {
-				var mine []time.Duration
-				for pb.Next() {
-					start := time.Now()
-					status, err := list()
-					mine = append(mine, time.Since(start))
-					if err != nil || status != http.StatusOK {
-						b.Errorf("list: %d %v", status, err)
-						return
-					}
+			latencies := eightClients(b, func() error {
+				if status, err := list(); err != nil || status != http.StatusOK {
+					return fmt.Errorf("list: %d %v", status, err)
 				}
-				mu.Lock()
-				latencies = append(latencies, mine...)
-				mu.Unlock()
+				return nil
 			})
-			b.StopTimer()
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "lists/s")
 			b.ReportMetric(float64(percentile(latencies, 0.5).Microseconds())/1000, "p50-ms")
 			b.ReportMetric(float64(percentile(latencies, 0.99).Microseconds())/1000, "p99-ms")
