@@ -81,24 +81,49 @@ func OpenExisting(ctx context.Context, rawURL string) (*DB, error) {
 }
 
 func openPostgres(ctx context.Context, rawURL string) (*DB, error) {
-	pool, err := openPostgresPool(ctx, rawURL, 24)
+	// Plans that cannot flip: PostgreSQL caches a generic plan for a prepared statement after a few
+	// executions and keeps it until the table is analyzed again. A plan cached while a table was a
+	// page or two (a new deployment, a new database) is a sequential scan, and it stays one as the
+	// table grows to millions of rows (on a never-analyzed PostgreSQL, for good). Every query funnel
+	// runs has an index made for it, so its sessions take a sequential scan only where no index
+	// applies. An operator who wants the planner's own choice sets enable_seqscan in the URL.
+	sessionURL, err := withSettings(rawURL, "enable_seqscan", "off")
 	if err != nil {
 		return nil, err
 	}
-	u, err := url.Parse(rawURL)
+	pool, err := openPostgresPool(ctx, sessionURL, 24)
+	if err != nil {
+		return nil, err
+	}
+	// A projection can be rebuilt from the log, so its commits need not wait for the disk.
+	projectionsURL, err := withSettings(sessionURL, "synchronous_commit", "off")
 	if err != nil {
 		pool.Close()
-		return nil, fmt.Errorf("sqldb: parse database url: %w", err)
+		return nil, err
 	}
-	q := u.Query()
-	q.Set("synchronous_commit", "off") // pgx sends unknown parameters as session settings
-	u.RawQuery = q.Encode()
-	projections, err := openPostgresPool(ctx, u.String(), 16) // about one per projection
+	projections, err := openPostgresPool(ctx, projectionsURL, 16) // about one per projection
 	if err != nil {
 		pool.Close()
 		return nil, err
 	}
 	return &DB{Dialect: Postgres, Write: pool, Read: pool, Projections: projections}, nil
+}
+
+// withSettings adds session settings to a PostgreSQL URL (pgx sends parameters it does not know
+// as settings), given as name, value pairs; a setting the URL names already keeps its value.
+func withSettings(rawURL string, nameValues ...string) (string, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return "", fmt.Errorf("sqldb: parse database url: %w", err)
+	}
+	q := u.Query()
+	for i := 0; i+1 < len(nameValues); i += 2 {
+		if !q.Has(nameValues[i]) {
+			q.Set(nameValues[i], nameValues[i+1])
+		}
+	}
+	u.RawQuery = q.Encode()
+	return u.String(), nil
 }
 
 func openPostgresPool(ctx context.Context, rawURL string, size int) (*sql.DB, error) {
