@@ -17,6 +17,12 @@ type Applier interface {
 	QueryRow(ctx context.Context, query string, args ...any) Row
 }
 
+// Committer is an Applier whose transaction can tell what committed: fn runs once the
+// transaction has committed, before anyone waiting for it is told; never if it rolls back.
+type Committer interface {
+	AfterCommit(fn func())
+}
+
 // Execer runs statements (a *sql.Tx, an Applier).
 type Execer interface {
 	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)

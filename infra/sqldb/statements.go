@@ -41,6 +41,27 @@ func QueryRow(ctx context.Context, pool *sql.DB, query string, args ...any) *sql
 	return pool.QueryRowContext(ctx, query, args...)
 }
 
+// InTx returns query's statement for tx, a transaction of pool, if Prepare kept one for pool (a
+// SQLite pool only); nil otherwise, and the caller runs the query on tx as it is. It never
+// prepares: a pool of one connection (SQLite's writes) has none free while tx runs.
+func InTx(ctx context.Context, tx *sql.Tx, pool *sql.DB, query string) *sql.Stmt {
+	statements.mu.Lock()
+	stmt := statements.byID[statementKey{pool, query}]
+	statements.mu.Unlock()
+	if stmt == nil {
+		return nil
+	}
+	return tx.StmtContext(ctx, stmt)
+}
+
+// Prepare prepares each query on a SQLite pool and keeps its statement, for InTx; on PostgreSQL
+// it does nothing.
+func Prepare(ctx context.Context, pool *sql.DB, queries ...string) {
+	for _, q := range queries {
+		prepared(ctx, pool, q)
+	}
+}
+
 // prepared returns query's statement on a SQLite pool, preparing it the first time, or nil: on
 // PostgreSQL, when the statements are too many, or when it cannot be prepared (the query then
 // runs unprepared and reports its error itself).
