@@ -17,12 +17,15 @@ import (
 // Contacts is the read model of contacts with their tags and custom fields.
 type Contacts struct {
 	readModel[*contactBatch]
-	db *sql.DB
+	db      *sql.DB
+	written *written
 }
 
 // NewContacts reads the contacts read model from db.
 func NewContacts(db *sql.DB) *Contacts {
-	return &Contacts{db: db, readModel: folded(db, "contacts", []string{"contacts"}, newContactBatch,
+	w := newWritten()
+	return &Contacts{db: db, written: w, readModel: folded(db, "contacts", []string{"contacts"},
+		func(wr writer) *contactBatch { return &contactBatch{writer: wr, written: w} },
 		on((*contactBatch).created),
 		on((*contactBatch).updated),
 		on((*contactBatch).tagApplied),
@@ -50,11 +53,12 @@ type Contact struct {
 type contactBatch struct {
 	writer
 	contacts touchedRows[Contact]
+	written  *written
+	last     int64 // the position of the batch's last event
 }
 
-func newContactBatch(w writer) *contactBatch { return &contactBatch{writer: w} }
-
 func (b *contactBatch) created(r domain.Recorded, e domain.ContactCreated) error {
+	b.last = r.Position
 	// A later event of the same batch may set custom fields: start from a map, never nil.
 	fields := make(map[string]string, len(e.CustomFields))
 	maps.Copy(fields, e.CustomFields)
@@ -115,6 +119,7 @@ func (b *contactBatch) changed(id string, r domain.Recorded) (*Contact, error) {
 		return nil, err
 	}
 	c.UpdatedAt = r.OccurredAt
+	b.last = r.Position
 	return c, nil
 }
 
@@ -134,10 +139,16 @@ func (b *contactBatch) flush() error {
 		rows[i] = []any{c.ID, c.AccountID, c.Email, domain.EmailKey(c.Email), c.FirstName, c.LastName, c.Phone,
 			string(tags), string(fields), millis(c.CreatedAt), millis(c.UpdatedAt), c.seq}
 	}
-	return b.insertRows("contacts",
+	if err := b.insertRows("contacts",
 		[]string{"id", "account_id", "email", "email_key", "first_name", "last_name", "phone", "tag_ids", "custom_fields", "created_at", "updated_at", "seq"},
 		rows, `ON CONFLICT (id) DO UPDATE SET first_name = excluded.first_name, last_name = excluded.last_name, phone = excluded.phone,
-			tag_ids = excluded.tag_ids, custom_fields = excluded.custom_fields, updated_at = excluded.updated_at`)
+			tag_ids = excluded.tag_ids, custom_fields = excluded.custom_fields, updated_at = excluded.updated_at`); err != nil {
+		return err
+	}
+	if tx, ok := b.tx.(sqldb.Committer); ok && b.written != nil {
+		tx.AfterCommit(func() { b.written.keep(contacts, b.last) })
+	}
+	return nil
 }
 
 const selectContacts = `SELECT id, account_id, email, first_name, last_name, phone, tag_ids, custom_fields, created_at, updated_at, seq FROM contacts`
@@ -161,6 +172,16 @@ func scanContact(row interface{ Scan(...any) error }) (Contact, error) {
 	}
 	c.CreatedAt, c.UpdatedAt = fromMillis(created), fromMillis(updated)
 	return c, nil
+}
+
+// ContactAt returns one contact of any account as it is at position at least (the last position
+// of a write to it, say): kept from the transaction that wrote it, when the contacts are applied
+// inline and this process wrote it there, or else read. The caller checks the account.
+func (p *Contacts) ContactAt(ctx context.Context, id string, position int64) (Contact, error) {
+	if c, ok := p.written.at(id, position); ok {
+		return c, nil
+	}
+	return p.Contact(ctx, id)
 }
 
 // Contact returns one contact of any account; the caller checks the account.

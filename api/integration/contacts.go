@@ -56,7 +56,7 @@ func (s *Server) answerContact(w http.ResponseWriter, r *http.Request, res comma
 	if !httpapi.AwaitWrite(w, r, s.deps.ReadModels, res.Position, res.Types) {
 		return
 	}
-	contact, err := s.deps.Contacts.Contact(r.Context(), res.ContactID)
+	contact, err := s.deps.Contacts.ContactAt(r.Context(), res.ContactID, res.Position)
 	if err != nil {
 		httpapi.Fail(w, r, err)
 		return

@@ -21,6 +21,9 @@ type APIKeys interface {
 // Contacts reads contacts.
 type Contacts interface {
 	Contact(ctx context.Context, id string) (projections.Contact, error)
+	// ContactAt is Contact as of a position at least: a write's answer, built from what it wrote
+	// where the read model kept it.
+	ContactAt(ctx context.Context, id string, position int64) (projections.Contact, error)
 	List(ctx context.Context, accountID string, f projections.ContactFilter, p paging.Page) ([]projections.Contact, string, error)
 }
 

@@ -88,6 +88,38 @@ func TestInlineProjectionIsAppliedByTheAppend(t *testing.T) {
 	})
 }
 
+// A write's answer is built from what its append committed (projections.Contacts.ContactAt), not
+// read back: the contact is kept as the append left it, and only for the position it was kept at.
+func TestInlineContactsKeepWhatTheAppendCommitted(t *testing.T) {
+	sqldbtest.Run(t, func(t *testing.T, dialect sqldb.Dialect) {
+		s, db := newStore(t, dialect)
+		contacts := projections.NewContacts(db.Read)
+		s.SetInline(contacts)
+		ctx := context.Background()
+		pos, err := s.Append(ctx, meta, newContact("ct_0"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Take the row away behind the store's back: what ContactAt answers then was kept.
+		if _, err := db.Write.Exec(`DELETE FROM contacts`); err != nil {
+			t.Fatal(err)
+		}
+		c, err := contacts.ContactAt(ctx, "ct_0", pos)
+		if err != nil || c.Email != "ct_0@x.io" || len(c.TagIDs) != 1 || c.TagIDs[0] != "tag_1" || c.CustomFields == nil {
+			t.Fatalf("ContactAt(the append's position) = %+v, %v; want the contact the append wrote", c, err)
+		}
+		// A position past what was kept (another process wrote the contact since) is read.
+		if _, err := contacts.ContactAt(ctx, "ct_0", pos+1); !errors.Is(err, projections.ErrNotFound) {
+			t.Fatalf("ContactAt(a later position) = %v; want it read, and not found", err)
+		}
+		// Changing the copy ContactAt gave changes nothing kept.
+		c.TagIDs[0] = "changed"
+		if again, _ := contacts.ContactAt(ctx, "ct_0", pos); again.TagIDs[0] != "tag_1" {
+			t.Fatalf("a caller's change reached the kept contact: %v", again.TagIDs)
+		}
+	})
+}
+
 // failing is an inline projection whose statements fail.
 type failing struct{}
 
@@ -119,6 +151,10 @@ func TestInlineProjectionFailureWritesNothing(t *testing.T) {
 		}
 		if head != 0 || rows != 0 {
 			t.Fatalf("head %d and %d rows after a failed append", head, rows)
+		}
+		// Nor does the contacts projection keep what the rolled-back append would have written.
+		if c, err := contacts.ContactAt(ctx, "ct_0", 0); !errors.Is(err, projections.ErrNotFound) {
+			t.Fatalf("after a failed append, ContactAt = %+v, %v; want not found", c, err)
 		}
 		// An append the failing projection has nothing to do with goes through.
 		if _, err := s.Append(ctx, meta, domain.StreamAppend{StreamID: "ct_0", Events: []domain.Event{
