@@ -271,6 +271,13 @@ func (p *Pipeline) relay(ctx context.Context, pub message.Publisher, from int64)
 	defer ticker.Stop()
 	pos := from
 	for {
+		// A commit signalled before this read is in it: drop the signal, so that only commits
+		// after the read wake the relay, and a batch shorter than relayBatch, the head as it was,
+		// is not followed by a read that finds nothing.
+		select {
+		case <-wake:
+		default:
+		}
 		events, err := p.log.ReadLog(ctx, pos, relayBatch)
 		if err != nil {
 			if ctx.Err() != nil {
@@ -289,7 +296,9 @@ func (p *Pipeline) relay(ctx context.Context, pub message.Publisher, from int64)
 			pos = events[len(events)-1].Position
 			p.invalidate(events)
 			p.observer.Relayed(pos)
-			continue
+			if len(events) == relayBatch {
+				continue // more may be waiting already
+			}
 		}
 		select {
 		case <-ctx.Done():
