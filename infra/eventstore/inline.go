@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/funnelhq/funnel/domain"
@@ -161,13 +162,21 @@ func applyTo(ctx context.Context, tx appendTx, p InlineProjection, events []doma
 	return nil
 }
 
+// moveCheckpoints moves the checkpoints of names to pos, in one statement: it rides every append.
 func moveCheckpoints(ctx context.Context, tx appendTx, names []string, pos int64) error {
+	if len(names) == 0 {
+		return nil
+	}
 	now := time.Now().UnixMilli()
-	for _, name := range names {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO projection_checkpoints (name, position, updated_at) VALUES ($1, $2, $3)
-			ON CONFLICT (name) DO UPDATE SET position = excluded.position, updated_at = excluded.updated_at`, name, pos, now); err != nil {
-			return fmt.Errorf("eventstore: move checkpoint of %s: %w", name, err)
-		}
+	values := make([]string, len(names))
+	args := []any{pos, now}
+	for i, name := range names {
+		values[i] = fmt.Sprintf("($%d, $1, $2)", i+3)
+		args = append(args, name)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO projection_checkpoints (name, position, updated_at) VALUES `+strings.Join(values, ", ")+`
+		ON CONFLICT (name) DO UPDATE SET position = excluded.position, updated_at = excluded.updated_at`, args...); err != nil {
+		return fmt.Errorf("eventstore: move checkpoints of %s: %w", strings.Join(names, ", "), err)
 	}
 	return nil
 }
