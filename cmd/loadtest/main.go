@@ -63,8 +63,9 @@ func main() {
 		lag(srv, key, *rate, *duration)
 		written := int(seq.Load())
 		// On SQLite the log is seeded for the rebuild only: the list is measured on PostgreSQL.
-		seedContacts(dbURL, account, written, *listContacts, mode == "postgres")
+		head := seedContacts(dbURL, account, written, *listContacts, mode == "postgres")
 		if mode == "postgres" {
+			srv.waitRelayed(head)
 			reads := list(srv, key, 8, *duration)
 			results = append(results, result{name: fmt.Sprintf("postgres list of 50 over %dk contacts, 8 clients", max(written, *listContacts)/1000),
 				value: reads.rate, unit: "/s", clients: 8, extra: fmt.Sprintf(" (p99 %s)", reads.p99), target: "≥ 4,000/s",

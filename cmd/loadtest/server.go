@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"time"
 
@@ -96,6 +97,43 @@ func (s *server) peakRSS() int64 {
 		}
 	}
 	return 0
+}
+
+// waitRelayed waits until the service's relay has published the log through head
+// (funnel_relay_position on /metrics): every relayed projection has then applied the seeded events,
+// so that a phase after the seeding measures itself, not the service catching up beside it.
+func (s *server) waitRelayed(head int64) {
+	deadline := time.Now().Add(5 * time.Minute)
+	for {
+		if relayPosition(s.admin) >= head {
+			return
+		}
+		if time.Now().After(deadline) {
+			check(fmt.Errorf("the relay is not at %d after 5 minutes", head))
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// relayPosition reads funnel_relay_position from the service's /metrics (-1 when it cannot).
+func relayPosition(admin string) int64 {
+	res, err := http.Get("http://" + admin + "/metrics")
+	if err != nil {
+		return -1
+	}
+	defer res.Body.Close()
+	body, err := io.ReadAll(res.Body)
+	if err != nil {
+		return -1
+	}
+	for line := range strings.Lines(string(body)) {
+		if value, ok := strings.CutPrefix(line, "funnel_relay_position "); ok {
+			if f, err := strconv.ParseFloat(strings.TrimSpace(value), 64); err == nil {
+				return int64(f)
+			}
+		}
+	}
+	return -1
 }
 
 // setUp creates an account with the two tags the upserts name, and an API key of it; it returns
