@@ -189,9 +189,9 @@ func explain(t *testing.T, conn *sql.Conn, dialect sqldb.Dialect, statement stri
 	t.Helper()
 	ctx := context.Background()
 	if dialect == sqldb.SQLite {
-		return []string{queryPlan(t, conn, `EXPLAIN QUERY PLAN `+statement, 3, args...)}
+		return []string{sqldbtest.Plan(t, conn, `EXPLAIN QUERY PLAN `+statement, 3, args...)}
 	}
-	custom := queryPlan(t, conn, `EXPLAIN `+statement, 0, args...)
+	custom := sqldbtest.Plan(t, conn, `EXPLAIN `+statement, 0, args...)
 	types := make([]string, len(args))
 	literals := make([]string, len(args))
 	for i, a := range args {
@@ -210,38 +210,11 @@ func explain(t *testing.T, conn *sql.Conn, dialect sqldb.Dialect, statement stri
 			t.Fatalf("%s: %v", stmt, err)
 		}
 	}
-	generic := queryPlan(t, conn, `EXPLAIN EXECUTE planned (`+strings.Join(literals, ", ")+`)`, 0)
+	generic := sqldbtest.Plan(t, conn, `EXPLAIN EXECUTE planned (`+strings.Join(literals, ", ")+`)`, 0)
 	for _, stmt := range []string{`DEALLOCATE planned`, `RESET plan_cache_mode`} {
 		if _, err := conn.ExecContext(ctx, stmt); err != nil {
 			t.Fatalf("%s: %v", stmt, err)
 		}
 	}
 	return []string{custom, generic}
-}
-
-// queryPlan runs an EXPLAIN and joins the text column of its rows (column col).
-func queryPlan(t *testing.T, conn *sql.Conn, statement string, col int, args ...any) string {
-	t.Helper()
-	rows, err := conn.QueryContext(context.Background(), statement, args...)
-	if err != nil {
-		t.Fatalf("%s: %v", statement, err)
-	}
-	defer rows.Close()
-	cols, _ := rows.Columns()
-	var lines []string
-	for rows.Next() {
-		vals := make([]any, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
-			t.Fatal(err)
-		}
-		lines = append(lines, fmt.Sprint(vals[col]))
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return strings.Join(lines, "\n")
 }

@@ -2,7 +2,6 @@ package sqldb_test
 
 import (
 	"context"
-	"database/sql"
 	"strings"
 	"testing"
 
@@ -43,7 +42,11 @@ func TestCachedPlansKeepTheirIndexAsTablesGrow(t *testing.T) {
 			SELECT 'c' || i, 'acc_1', i || '@example.com', i || '@example.com', '', '', '', '[]', '{}', i, i, i FROM n`); err != nil {
 			t.Fatal(err)
 		}
-		plan := planOf(t, conn, explain)
+		col := 0
+		if dialect == sqldb.SQLite {
+			col = 3
+		}
+		plan := sqldbtest.Plan(t, conn, explain, col)
 		switch {
 		case dialect == sqldb.Postgres && (!strings.Contains(plan, "contacts_pkey") || strings.Contains(plan, "Seq Scan")):
 			t.Fatalf("the plan cached while contacts was empty does not probe its primary key at 20,000 contacts:\n%s", plan)
@@ -51,42 +54,4 @@ func TestCachedPlansKeepTheirIndexAsTablesGrow(t *testing.T) {
 			t.Fatalf("a read of a contact by id at 20,000 contacts is not an index search:\n%s", plan)
 		}
 	})
-}
-
-// planOf runs an EXPLAIN on conn and returns its text, one line per row (PostgreSQL) or per step
-// (SQLite's EXPLAIN QUERY PLAN, whose last column is the step).
-func planOf(t *testing.T, conn *sql.Conn, explain string) string {
-	t.Helper()
-	rows, err := conn.QueryContext(context.Background(), explain)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	cols, err := rows.Columns()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var plan strings.Builder
-	for rows.Next() {
-		vals := make([]any, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
-			t.Fatal(err)
-		}
-		var line string
-		switch v := vals[len(vals)-1].(type) {
-		case string:
-			line = v
-		case []byte:
-			line = string(v)
-		}
-		plan.WriteString(line + "\n")
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return plan.String()
 }
