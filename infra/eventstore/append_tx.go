@@ -284,10 +284,16 @@ type sqlAppendTx struct {
 	committed
 }
 
+// maxPreparedQuery is the longest statement an append keeps prepared: those of groups of up to some
+// 40 events. A prepared statement holds its compiled program outside the Go heap for the life of
+// the process, and the rare big group's statements (up to 100 rows of 13 values) would hold
+// megabytes for a parse that their many rows amortize anyway.
+const maxPreparedQuery = 2048
+
 // stmt returns query's prepared statement in the transaction, or nil and notes query for later.
 func (t *sqlAppendTx) stmt(ctx context.Context, query string) *sql.Stmt {
 	stmt := sqldb.InTx(ctx, t.tx, t.pool, query)
-	if stmt == nil {
+	if stmt == nil && len(query) <= maxPreparedQuery {
 		t.unprepared = append(t.unprepared, query)
 	}
 	return stmt
