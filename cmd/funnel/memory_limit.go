@@ -11,9 +11,9 @@ import (
 // (GOGC=100), which under load left the service at 70-78 MB of RSS. The limit is soft: a live
 // heap above it only makes collections more frequent (the runtime caps their CPU at half), never
 // fails an allocation. With the binary's own pages (about 23 MB resident) it keeps the process
-// near 60 MB (docs/performance.md). GOMEMLIMIT, when set, wins: a host with memory to spare can
+// under 60 MB (docs/performance.md, "Memory"). GOMEMLIMIT, when set, wins: a host with memory to spare can
 // trade it for less GC work.
-const defaultMemoryLimit = 36 << 20
+const defaultMemoryLimit = 30 << 20
 
 // limitMemory applies defaultMemoryLimit unless GOMEMLIMIT is set.
 func limitMemory() {
