@@ -87,7 +87,10 @@ func openPostgres(ctx context.Context, rawURL string) (*DB, error) {
 	// table grows to millions of rows (on a never-analyzed PostgreSQL, for good). Every query funnel
 	// runs has an index made for it, so its sessions take a sequential scan only where no index
 	// applies. An operator who wants the planner's own choice sets enable_seqscan in the URL.
-	sessionURL, err := withSettings(rawURL, "enable_seqscan", "off")
+	// JIT compilation goes with it: PostgreSQL decides it by the plan's total cost, which a
+	// sequential scan that has to stay now inflates by 10^10, so every such query would be
+	// compiled, for tens of milliseconds of CPU, on every execution.
+	sessionURL, err := withSettings(rawURL, "enable_seqscan", "off", "jit", "off")
 	if err != nil {
 		return nil, err
 	}
