@@ -48,6 +48,14 @@ func TestOneContactWrittenByTwoProcesses(t *testing.T) {
 		}
 	}
 
+	// The first process keeps the contact as its last write (turn 18) left it, tag 0 on, for its
+	// answers; the second has removed the tag since. An upsert on the first process that changes
+	// nothing must answer the contact as it is, not as the first process last wrote it.
+	res := first.API.Post(t, "/api/v1/contacts", acc.Key, map[string]any{"email": "shared@example.com"}).Expect(t, http.StatusOK)
+	if slices.Contains(apptest.Strings(t, res.Object(t, "contact")["tagIds"]), tags[0]) {
+		t.Fatal("an upsert answered the contact as this process last wrote it, with tag 0 the other process removed since")
+	}
+
 	// At once: four clients on each process, each adding a tag of its own and renaming the contact.
 	var wg sync.WaitGroup
 	for client := range 8 {
