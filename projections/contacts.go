@@ -136,13 +136,17 @@ func (b *contactBatch) flush() error {
 		if err != nil {
 			return fmt.Errorf("contact %s custom fields: %w", c.ID, err)
 		}
+		doc, err := c.Document()
+		if err != nil {
+			return fmt.Errorf("contact %s document: %w", c.ID, err)
+		}
 		rows[i] = []any{c.ID, c.AccountID, c.Email, domain.EmailKey(c.Email), c.FirstName, c.LastName, c.Phone,
-			string(tags), string(fields), millis(c.CreatedAt), millis(c.UpdatedAt), c.seq}
+			string(tags), string(fields), millis(c.CreatedAt), millis(c.UpdatedAt), c.seq, string(doc)}
 	}
 	if err := b.insertRows("contacts",
-		[]string{"id", "account_id", "email", "email_key", "first_name", "last_name", "phone", "tag_ids", "custom_fields", "created_at", "updated_at", "seq"},
+		[]string{"id", "account_id", "email", "email_key", "first_name", "last_name", "phone", "tag_ids", "custom_fields", "created_at", "updated_at", "seq", "document"},
 		rows, `ON CONFLICT (id) DO UPDATE SET first_name = excluded.first_name, last_name = excluded.last_name, phone = excluded.phone,
-			tag_ids = excluded.tag_ids, custom_fields = excluded.custom_fields, updated_at = excluded.updated_at`); err != nil {
+			tag_ids = excluded.tag_ids, custom_fields = excluded.custom_fields, updated_at = excluded.updated_at, document = excluded.document`); err != nil {
 		return err
 	}
 	if tx, ok := b.tx.(sqldb.Committer); ok && b.written != nil {
@@ -198,14 +202,44 @@ type ContactFilter struct {
 	Email string // exact, case-insensitive
 }
 
-// List returns one page of an account's contacts, newest first.
-func (p *Contacts) List(ctx context.Context, accountID string, filter ContactFilter, page paging.Page) ([]Contact, string, error) {
+// List returns one page of an account's contacts, newest first, as their documents (Document),
+// and the cursor of the next page.
+func (p *Contacts) List(ctx context.Context, accountID string, filter ContactFilter, page paging.Page) ([]json.RawMessage, string, error) {
 	where, args := ofAccountWithEmail(accountID, filter.Email)
-	out, next, err := listNewestFirst(ctx, p.db, scanContact, func(c Contact) int64 { return c.seq }, page, selectContacts, where, args...)
+	out, next, err := listNewestFirst(ctx, p.db, scanDocument, func(d storedDocument) int64 { return d.seq }, page, selectDocuments, where, args...)
 	if err != nil {
 		return nil, "", fmt.Errorf("projections: list contacts: %w", err)
 	}
-	return out, next, nil
+	docs := make([]json.RawMessage, len(out))
+	for i, d := range out {
+		if d.doc == nil {
+			// A row written before documents were kept (migration 11): shown from its columns.
+			c, err := p.Contact(ctx, d.id)
+			if err != nil {
+				return nil, "", fmt.Errorf("projections: list contacts: %w", err)
+			}
+			if d.doc, err = c.Document(); err != nil {
+				return nil, "", fmt.Errorf("projections: list contacts: contact %s document: %w", d.id, err)
+			}
+		}
+		docs[i] = d.doc
+	}
+	return docs, next, nil
+}
+
+const selectDocuments = `SELECT seq, id, document FROM contacts`
+
+// storedDocument is a contact's row as a list reads it: its document, nil if the row has none.
+type storedDocument struct {
+	seq int64
+	id  string
+	doc []byte
+}
+
+func scanDocument(row interface{ Scan(...any) error }) (storedDocument, error) {
+	var d storedDocument
+	err := row.Scan(&d.seq, &d.id, &d.doc)
+	return d, err
 }
 
 func setIf(dst *string, v *string) {

@@ -5,38 +5,7 @@ import (
 	"strings"
 
 	"github.com/funnelhq/funnel/api/httpapi"
-	"github.com/funnelhq/funnel/projections"
-	"github.com/funnelhq/funnel/wireformat"
 )
-
-// contactJSON is a contact as the integration API shows it, its members in the order of the
-// spec: a struct, not an Object, so that a page of contacts encodes without a map per contact.
-type contactJSON struct {
-	ID           string            `json:"id"`
-	Email        string            `json:"email"`
-	FirstName    string            `json:"firstName"`
-	LastName     string            `json:"lastName"`
-	Phone        string            `json:"phone"`
-	TagIDs       []string          `json:"tagIds"`
-	CustomFields map[string]string `json:"customFields"`
-	CreatedAt    string            `json:"createdAt"`
-	UpdatedAt    string            `json:"updatedAt"`
-}
-
-// contactView is the view of c.
-func contactView(c projections.Contact) contactJSON {
-	return contactJSON{
-		ID:           c.ID,
-		Email:        c.Email,
-		FirstName:    c.FirstName,
-		LastName:     c.LastName,
-		Phone:        c.Phone,
-		TagIDs:       wireformat.List(c.TagIDs),
-		CustomFields: wireformat.Object(c.CustomFields),
-		CreatedAt:    wireformat.Time(c.CreatedAt),
-		UpdatedAt:    wireformat.Time(c.UpdatedAt),
-	}
-}
 
 // scalar is a custom-field value: integrators send strings, and numbers and booleans are kept
 // as their JSON text; null clears the field like an empty string.

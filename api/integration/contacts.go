@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"encoding/json"
 	"net/http"
 
 	"github.com/gorilla/mux"
@@ -62,7 +63,7 @@ func (s *Server) answerContact(w http.ResponseWriter, r *http.Request, res comma
 		return
 	}
 	httpapi.WriteJSON(w, http.StatusOK, httpapi.Object{
-		"contact": contactView(contact),
+		"contact": contact.View(),
 		"created": res.Created,
 		"tags":    tagReport(requested, res.Tags, outcome),
 	})
@@ -102,13 +103,13 @@ func (s *Server) getContact(w http.ResponseWriter, r *http.Request) {
 		httpapi.WriteError(w, http.StatusForbidden, "contact belongs to another account")
 		return
 	}
-	httpapi.WriteJSON(w, http.StatusOK, httpapi.Object{"contact": contactView(contact)})
+	httpapi.WriteJSON(w, http.StatusOK, httpapi.Object{"contact": contact.View()})
 }
 
 // listContacts serves GET /api/v1/contacts.
 func (s *Server) listContacts(w http.ResponseWriter, r *http.Request) {
 	filter := projections.ContactFilter{Email: r.URL.Query().Get("email")}
-	httpapi.WritePage(w, r, "contacts", func(page paging.Page) ([]projections.Contact, string, error) {
+	httpapi.WriteDocumentPage(w, r, "contacts", func(page paging.Page) ([]json.RawMessage, string, error) {
 		return s.deps.Contacts.List(r.Context(), principalOf(r.Context()).accountID(), filter, page)
-	}, contactView)
+	})
 }

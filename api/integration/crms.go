@@ -74,7 +74,7 @@ func (s *Server) createLead(w http.ResponseWriter, r *http.Request) {
 		httpapi.Fail(w, r, err)
 		return
 	}
-	httpapi.WriteJSON(w, http.StatusCreated, httpapi.Object{"lead": httpapi.LeadView(lead), "contact": contactView(contact)})
+	httpapi.WriteJSON(w, http.StatusCreated, httpapi.Object{"lead": httpapi.LeadView(lead), "contact": contact.View()})
 }
 
 type updateLeadRequest struct {
