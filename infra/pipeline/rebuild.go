@@ -23,9 +23,11 @@ import (
 // and goes on from there. progress is told how far the replay got.
 //
 // On SQLite the copies live on db's one write connection, which the rebuild holds from start to
-// end: run it from a process of its own (`funnel projections rebuild`), whose replay transactions
-// then interleave with the service's writes; only the swap holds the write lock for long, so a
-// large read model is best rebuilt while the service is stopped.
+// end, in temporary files rather than the memory where that connection otherwise keeps its
+// temporary storage (sqldb.TempStoreOnDisk): run it from a process of its own (`funnel
+// projections rebuild`), whose replay transactions then interleave with the service's writes;
+// only the swap holds the write lock for long, so a large read model is best rebuilt while the
+// service is stopped.
 func Rebuild(ctx context.Context, db *sqldb.DB, log RebuildLog, p projections.Rebuildable, progress func(pos, head int64)) (int64, error) {
 	name := p.Name()
 	// The copies are temporary tables of one connection: both databases look there first, so the
@@ -35,6 +37,16 @@ func Rebuild(ctx context.Context, db *sqldb.DB, log RebuildLog, p projections.Re
 		return 0, fmt.Errorf("pipeline: rebuild %s: %w", name, err)
 	}
 	defer conn.Close()
+	// On SQLite the write connection keeps temporary storage in memory (sqldb.TempStoreOnDisk);
+	// the copies are as large as the read model, and so is the swap's statement journal: on disk,
+	// a rebuild's memory stays bounded. The switch deletes the connection's temporary tables, so
+	// it comes before the copies are created, and the way back (deferred before dropCopies, so
+	// run after it) once they are dropped. Should it fail, the connection only stays on disk.
+	restoreTempStore, err := db.TempStoreOnDisk(ctx, conn)
+	if err != nil {
+		return 0, fmt.Errorf("pipeline: rebuild %s: %w", name, err)
+	}
+	defer func() { _ = restoreTempStore() }()
 	defer dropCopies(conn, db.Dialect, p.Tables())
 	if err := db.ForgetStatements(ctx, conn); err != nil {
 		return 0, fmt.Errorf("pipeline: rebuild %s: %w", name, err)

@@ -285,7 +285,8 @@ func (f *failingContacts) ApplyDecoded(ctx context.Context, tx *sql.Tx, events [
 
 // A window that fails to apply stops the whole rebuild, its reading and decoding goroutines with
 // it, with the error and without a swap: the live read model and its checkpoint stay as they were,
-// and the connection goes back to its pool without its copies (a second rebuild works).
+// and the connection goes back to its pool without its copies (a second rebuild works) and, on
+// SQLite, with its temporary storage back in memory.
 func TestRebuildStopsAtAFailingWindow(t *testing.T) {
 	defer func(w int64) { rebuildWindow = w }(rebuildWindow)
 	rebuildWindow = 300
@@ -314,11 +315,89 @@ func TestRebuildStopsAtAFailingWindow(t *testing.T) {
 		if after := dump(t, db); after != before || checkpoint(t, db, "contacts") != at {
 			t.Fatal("a failed rebuild changed the live read model or its checkpoint")
 		}
+		if d == sqldb.SQLite { // its temporary storage back in memory (TestRebuildKeepsItsCopiesOnDisk)
+			var store int
+			if err := db.Write.QueryRowContext(ctx, `PRAGMA temp_store`).Scan(&store); err != nil || store != 2 {
+				t.Fatalf("after a failed rebuild the write connection has temp_store=%d (%v), want 2 (memory)", store, err)
+			}
+		}
 		if pos, err := Rebuild(ctx, db, s, projections.NewContacts(db.Read), nil); err != nil || pos != at {
 			t.Fatalf("a rebuild after the failed one: %d, %v; want %d", pos, err, at)
 		}
 		if after := dump(t, db); after != before {
 			t.Fatal("the rebuilt read model differs")
+		}
+	})
+}
+
+// tempStoreWatcher is the contacts projection noting, on SQLite, in each replay window's
+// transaction (on the rebuild's own connection) where the connection keeps temporary storage and
+// whether the copy of contacts is there.
+type tempStoreWatcher struct {
+	*projections.Contacts
+	sqlite bool
+	seen   []string
+}
+
+func (w *tempStoreWatcher) ApplyDecoded(ctx context.Context, tx *sql.Tx, events []domain.Recorded, decoded []domain.Event) error {
+	if w.sqlite {
+		var store, copies int
+		if err := tx.QueryRowContext(ctx, `PRAGMA temp_store`).Scan(&store); err != nil {
+			return err
+		}
+		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM temp.sqlite_master WHERE type = 'table' AND name = 'contacts'`).Scan(&copies); err != nil {
+			return err
+		}
+		w.seen = append(w.seen, fmt.Sprintf("temp_store=%d copies=%d", store, copies))
+	}
+	return w.Contacts.ApplyDecoded(ctx, tx, events, decoded)
+}
+
+// SQLite's write connection keeps temporary storage in memory (sqldb.TempStoreOnDisk), but a
+// rebuild's copies are as large as the read model: they are on disk (temp_store=1) for the whole
+// replay, and, since a change of temp_store deletes a connection's temporary tables, the copies
+// there were created after the switch. Once the rebuild is over the connection has memory back
+// and no copies. PostgreSQL has no such setting: there the rebuild only has to swap in the same
+// rows.
+func TestRebuildKeepsItsCopiesOnDisk(t *testing.T) {
+	defer func(w int64) { rebuildWindow = w }(rebuildWindow)
+	rebuildWindow = 300
+	sqldbtest.Run(t, func(t *testing.T, d sqldb.Dialect) {
+		ctx := context.Background()
+		db := sqldbtest.Open(t, d)
+		s := eventstore.New(db)
+		defer s.Close()
+		appendContacts(t, s, 0, 500) // 1,500 events: five windows
+		start(t, db, s).stop()
+		before := dump(t, db)
+
+		w := &tempStoreWatcher{Contacts: projections.NewContacts(db.Read), sqlite: d == sqldb.SQLite}
+		if _, err := Rebuild(ctx, db, s, w, nil); err != nil {
+			t.Fatal(err)
+		}
+		if after := dump(t, db); after != before {
+			t.Fatalf("the rebuilt read model differs:\nbefore\n%s\nafter\n%s", before, after)
+		}
+		if d != sqldb.SQLite {
+			return
+		}
+		if len(w.seen) != 5 {
+			t.Fatalf("the replay saw %d windows, want 5: %v", len(w.seen), w.seen)
+		}
+		for _, seen := range w.seen {
+			if seen != "temp_store=1 copies=1" {
+				t.Fatalf("replay windows saw %v, want temp_store=1 (files) and the copy in every one", w.seen)
+			}
+		}
+		var store, temps int
+		if err := db.Write.QueryRowContext(ctx, `PRAGMA temp_store`).Scan(&store); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.Write.QueryRowContext(ctx, `SELECT COUNT(*) FROM temp.sqlite_master`).Scan(&temps); err != nil {
+			t.Fatal(err)
+		}
+		if store != 2 || temps != 0 {
+			t.Fatalf("after the rebuild the write connection has temp_store=%d and %d temporary objects, want 2 (memory) and none", store, temps)
 		}
 	})
 }

@@ -3,6 +3,7 @@ package sqldb
 import (
 	"context"
 	"embed"
+	"errors"
 	"fmt"
 	"io/fs"
 	"path"
@@ -28,12 +29,25 @@ type Migrated struct {
 }
 
 // Migrate applies every pending migration. Several processes may start at once on one PostgreSQL
-// database: a session lock lets one migrate while the others wait.
-func (db *DB) Migrate(ctx context.Context) (Migrated, error) {
+// database: a session lock lets one migrate while the others wait. On SQLite the migrations run
+// with temporary storage on disk: a migration may change a whole table in one transaction
+// (migration 8 fills a column of every event), and the statement journal of such a statement can
+// be as large as the table.
+func (db *DB) Migrate(ctx context.Context) (_ Migrated, err error) {
 	provider, err := db.migrations()
 	if err != nil {
 		return Migrated{}, err
 	}
+	// Through the pool: its one connection is the one goose migrates on.
+	restore, err := db.TempStoreOnDisk(ctx, db.Write)
+	if err != nil {
+		return Migrated{}, err
+	}
+	defer func() {
+		if rerr := restore(); rerr != nil {
+			err = errors.Join(err, rerr)
+		}
+	}()
 	results, err := provider.Up(ctx)
 	if err != nil {
 		return Migrated{}, fmt.Errorf("sqldb: migrate: %w", err)
