@@ -36,7 +36,15 @@ type Projector struct {
 	// from one goroutine.
 	givenUp   int
 	notOpened []notOpenedDelivery
+	// giveUpChunk is how many pending deliveries of an ended subscription one statement fails
+	// (giveUpChunkSize; tests make it smaller).
+	giveUpChunk int
 }
+
+// giveUpChunkSize bounds the rows of one statement that fails an ended subscription's pending
+// deliveries: after a long outage of its receiver they may be many, and on SQLite a statement's
+// journal (the pages it changed, as they were) is kept in memory (sqldb's openSQLite).
+const giveUpChunkSize = 1000
 
 // notOpenedDelivery is a delivery recorded failed because its payload's secret could not be opened.
 type notOpenedDelivery struct {
@@ -50,7 +58,8 @@ type notOpenedDelivery struct {
 // and those whose secret could not be opened, which are logged too; wake is called when new
 // deliveries are due.
 func NewProjector(dialect sqldb.Dialect, maxAttempts int, sealer Sealer, observer Observer, log *zap.Logger, wake func()) *Projector {
-	return &Projector{dialect: dialect, maxAttempts: maxAttempts, events: Events, sealer: sealer, observer: observer, log: log, wake: wake}
+	return &Projector{dialect: dialect, maxAttempts: maxAttempts, events: Events, sealer: sealer, observer: observer, log: log, wake: wake,
+		giveUpChunk: giveUpChunkSize}
 }
 
 // Name identifies the projection's checkpoint.
@@ -266,15 +275,21 @@ func (p *Projector) stop(ctx context.Context, tx *sql.Tx, id, status, reason str
 	if _, err := tx.ExecContext(ctx, `UPDATE webhook_subscriptions SET status = $1, status_reason = $2, updated_at = $3 WHERE id = $4`, status, reason, at, id); err != nil {
 		return err
 	}
-	res, err := tx.ExecContext(ctx, `UPDATE webhook_deliveries SET status = 'failed', last_error = $1, updated_at = $2 WHERE subscription_id = $3 AND status = 'pending'`,
-		strings.TrimSpace("given up: "+reason), at, id)
-	if err != nil {
-		return err
+	// In chunks, each statement's journal bounded (giveUpChunkSize).
+	for {
+		res, err := tx.ExecContext(ctx, fmt.Sprintf(`UPDATE webhook_deliveries SET status = 'failed', last_error = $1, updated_at = $2
+			WHERE id IN (SELECT id FROM webhook_deliveries WHERE subscription_id = $3 AND status = 'pending' LIMIT %d)`, p.giveUpChunk),
+			strings.TrimSpace("given up: "+reason), at, id)
+		if err != nil {
+			return err
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return fmt.Errorf("count given-up deliveries: %w", err)
+		}
+		p.givenUp += int(n)
+		if n < int64(p.giveUpChunk) {
+			return nil
+		}
 	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return fmt.Errorf("count given-up deliveries: %w", err)
-	}
-	p.givenUp += int(n)
-	return nil
 }
