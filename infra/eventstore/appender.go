@@ -242,7 +242,11 @@ func (s *Store) commitTx(ctx context.Context, batch []*appendRequest) ([]appendR
 		if err := s.applyInline(ctx, tx, rows, pos); err != nil {
 			return err
 		}
-		return tx.commit(ctx)
+		if err := tx.commit(ctx); err != nil {
+			return err
+		}
+		s.recent.add(rows)
+		return nil
 	})
 	if err != nil {
 		return nil, err

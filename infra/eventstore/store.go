@@ -41,6 +41,7 @@ type Store struct {
 	listeners map[chan struct{}]struct{}
 	observer  Observer
 	inline    []InlineProjection
+	recent    recent
 }
 
 // Observer is told about every committed batch (metrics).
@@ -128,8 +129,14 @@ func (s *Store) ReadStreamFrom(ctx context.Context, streamID string, afterVersio
 	return scanEvents(rows)
 }
 
-// ReadLog returns up to limit events after a global position, in position order.
+// ReadLog returns up to limit events after a global position, in position order. Right after
+// this process's commits (the relay's read) the events come from memory (recent.go), and then end
+// at this process's last commit, even where another process has committed more since: a later
+// read returns those.
 func (s *Store) ReadLog(ctx context.Context, after int64, limit int) ([]domain.Recorded, error) {
+	if events, ok, err := s.recent.read(after, limit); ok || err != nil {
+		return events, err
+	}
 	rows, err := s.db.Read.QueryContext(ctx, readLog, after, limit)
 	if err != nil {
 		return nil, fmt.Errorf("eventstore: read log after %d: %w", after, err)
