@@ -3,6 +3,8 @@ package commands
 import (
 	"context"
 	"errors"
+	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -90,20 +92,21 @@ func TestFailedCommandsLeaveTheKeptStateAsTheLogHasIt(t *testing.T) {
 	})
 }
 
-// The cache holds at most its bound in bytes, least recently used out first; a state too large
-// for it is not kept; and an older state never replaces a newer one.
+// The cache holds at most its bound in bytes, what each state costs besides its bytes included,
+// least recently used out first; a state too large for it is not kept; and an older state never
+// replaces a newer one.
 func TestStateCacheBounds(t *testing.T) {
 	contact := func(id, firstName string) *domain.Contact {
 		c := domain.ContactStream(id)
 		c.Replay(domain.ContactCreated{ContactID: id, AccountID: "acc_1", Email: id + "@example.com", FirstName: firstName})
 		return c
 	}
-	size := func(c *domain.Contact) int {
+	size := func(c *domain.Contact) int { // what keeping its state costs, bookkeeping included
 		data, err := c.EncodeState()
 		if err != nil {
 			t.Fatal(err)
 		}
-		return len(data)
+		return costOf(c.StreamID(), data)
 	}
 	one := size(contact("ct_0", "Ann"))
 	cache := newStateCache(4*one + one/2) // room for four states
@@ -143,4 +146,29 @@ func TestStateCacheBounds(t *testing.T) {
 	if _, _, ok := cache.restore(domain.LeadStream("ct_2")); ok {
 		t.Error("a contact's state was restored into a lead")
 	}
+}
+
+// The cache's bound is the memory it takes, not only the bytes of its states: filled with many
+// small states (each costs more in bookkeeping than in bytes), the heap grows by about the bound.
+func TestStateCacheBoundIsItsMemory(t *testing.T) {
+	const bound = 2 << 20
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	cache := newStateCache(bound)
+	for i := range 40_000 {
+		id := fmt.Sprintf("ct_%026d", i)
+		c := domain.ContactStream(id)
+		c.Replay(domain.ContactCreated{ContactID: id, AccountID: "acc_1", Email: id + "@example.com"})
+		cache.keep(c, 1, 1)
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	if grown := int64(after.HeapAlloc) - int64(before.HeapAlloc); grown > bound*5/4 {
+		t.Errorf("a cache bounded at %d bytes grew the heap by %d", bound, grown)
+	}
+	if n := cache.entries.Len(); n < 1000 {
+		t.Errorf("only %d states kept within %d bytes", n, bound)
+	}
+	runtime.KeepAlive(cache)
 }

@@ -9,19 +9,30 @@ import (
 	"github.com/funnelhq/funnel/domain"
 )
 
-// DefaultStateCacheBytes bounds the memory of the aggregate states a process keeps: 8 MiB hold
-// the states of some 20,000 recently written contacts, the hot set of a busy account, and keep
-// the service within its memory budget of 60 MB under load (a bound of 64 MiB alone exceeded it
-// once filled; docs/performance.md).
-const DefaultStateCacheBytes = 8 << 20
+// DefaultStateCacheBytes bounds the memory of the aggregate states a process keeps, their
+// bookkeeping included: 4 MiB hold the states of some 6,000 recently written contacts, the hot
+// set of a busy account, and leave the service's live heap well under its soft memory limit
+// (`funnel serve`, 30 MiB, for an RSS within 60 MB). The bound used to count the states' bytes
+// alone: its 8 MiB then took 15 MB of heap once filled, and the garbage collector, near the limit,
+// ran without pause (a list of contacts fell to a quarter of its rate; docs/performance.md).
+const DefaultStateCacheBytes = 4 << 20
+
+// entryOverhead is what keeping a state costs besides its bytes and its stream id: the LRU's list
+// element and map slot (about 250 bytes each in a heap profile of the service).
+const entryOverhead = 256
+
+// costOf is what keeping data as the state of stream costs.
+func costOf(stream string, data []byte) int {
+	return cap(data) + len(stream) + entryOverhead
+}
 
 // maxKeptStates bounds their number, so that the bookkeeping of many tiny states stays small too.
 const maxKeptStates = 100_000
 
 // stateCache keeps the encoded state of recently written aggregates with the stream version it
 // reflects, so that a command reads only the events after that version instead of replaying the
-// whole stream. It is bounded by the bytes of the states it holds (and by their number), least
-// recently used first out; a state larger than a quarter of the bound is not kept. Entries are bytes: each restore decodes
+// whole stream. It is bounded by what its states cost in memory (costOf, and by their number),
+// least recently used first out; a state larger than a quarter of the bound is not kept. Entries are bytes: each restore decodes
 // a fresh aggregate, so a decision that fails after changing its aggregate leaves nothing behind
 // here. The cache is per process and derived from the log: a restarted process starts cold and
 // replays each stream once; another process's appends are read as the tail of the stream.
@@ -48,7 +59,7 @@ type cachedState struct {
 // newStateCache returns a cache holding at most maxBytes of states.
 func newStateCache(maxBytes int) *stateCache {
 	c := &stateCache{maxBytes: maxBytes}
-	entries, err := simplelru.NewLRU(maxKeptStates, func(_ stateKey, s cachedState) { c.bytes -= len(s.data) })
+	entries, err := simplelru.NewLRU(maxKeptStates, func(k stateKey, s cachedState) { c.bytes -= costOf(k.stream, s.data) })
 	if err != nil {
 		panic(err) // only for a size below 1
 	}
@@ -103,11 +114,12 @@ func (c *stateCache) keep(agg domain.Restorable, version, position int64) {
 		}
 		c.entries.Remove(key)
 	}
-	if len(data) > c.maxBytes/4 {
+	cost := costOf(key.stream, data)
+	if cost > c.maxBytes/4 {
 		return
 	}
 	c.entries.Add(key, cachedState{version: version, position: position, data: data})
-	c.bytes += len(data)
+	c.bytes += cost
 	for c.bytes > c.maxBytes {
 		c.entries.RemoveOldest()
 	}
