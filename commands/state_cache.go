@@ -12,7 +12,7 @@ import (
 // DefaultStateCacheBytes bounds the memory of the aggregate states a process keeps, their
 // bookkeeping included: 4 MiB hold the states of some 6,000 recently written contacts, the hot
 // set of a busy account, and leave the service's live heap well under its soft memory limit
-// (`funnel serve`, 30 MiB, for an RSS within 60 MB). The bound used to count the states' bytes
+// (`funnel serve`, 26 MiB, for an RSS within 60 MB). The bound used to count the states' bytes
 // alone: its 8 MiB then took 15 MB of heap once filled, and the garbage collector, near the limit,
 // ran without pause (a list of contacts fell to a quarter of its rate; docs/performance.md).
 const DefaultStateCacheBytes = 4 << 20

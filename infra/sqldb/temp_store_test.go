@@ -61,6 +61,31 @@ func TestWriteConnectionKeepsTemporaryStorageInMemory(t *testing.T) {
 			t.Fatal(err)
 		}
 		check(db.Write, "after its restore", tempStoreMemory)
+
+		// A transaction of derived state (a projection's batch of up to 500 events) journals on
+		// disk, an append in memory; each leaves the connection as it found it.
+		inTx := func(begin func(context.Context) (*sql.Tx, func(), error), name string, want int) {
+			t.Helper()
+			tx, release, err := begin(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d == sqldb.SQLite {
+				var got int
+				if err := tx.QueryRowContext(ctx, `PRAGMA temp_store`).Scan(&got); err != nil || got != want {
+					t.Fatalf("in %s: temp_store=%d (%v), want %d", name, got, err, want)
+				}
+			}
+			if err := tx.Rollback(); err != nil {
+				t.Fatal(err)
+			}
+			release()
+			check(db.Write, "after "+name, tempStoreMemory)
+		}
+		inTx(db.BeginDerivedTx, "a derived transaction", tempStoreFile)
+		if d == sqldb.SQLite { // appends on PostgreSQL run through pgx (eventstore), not BeginAppendTx
+			inTx(db.BeginAppendTx, "an append transaction", tempStoreMemory)
+		}
 	})
 }
 

@@ -13,7 +13,11 @@ import (
 // again, with the same ids. These commits need not wait for the disk. On PostgreSQL their pool has synchronous_commit=off. On SQLite the transaction runs on the
 // write connection, held for it, with synchronous=NORMAL; release puts FULL back, and appends set
 // FULL themselves too (BeginAppendTx), so the log's commits always reach the disk. In WAL mode an
-// fsync of a later commit carries the earlier unsynced ones with it.
+// fsync of a later commit carries the earlier unsynced ones with it. It also runs with its
+// statement journals on disk (temp_store=FILE; release puts MEMORY back): a projection applies
+// up to 500 events in a statement, and the memory of a large journal is kept by the driver's
+// allocator once used, outside the Go heap (the appender's small groups keep theirs in memory;
+// openSQLite).
 func (db *DB) BeginDerivedTx(ctx context.Context) (*sql.Tx, func(), error) {
 	if db.Dialect == Postgres {
 		tx, err := db.Projections.BeginTx(ctx, nil)
@@ -28,12 +32,21 @@ func (db *DB) BeginAppendTx(ctx context.Context) (*sql.Tx, func(), error) {
 	return db.beginWithSync(ctx, "FULL")
 }
 
+// pragmasOf are the settings of the write connection for a transaction of each synchronous
+// level: FULL (appends, and the connection's defaults) keeps statement journals in memory,
+// NORMAL (derived state, in larger batches) on disk. Changing temp_store costs nothing while the
+// connection has no temporary table (a rebuild's copies are made on disk, TempStoreOnDisk).
+var pragmasOf = map[string]string{
+	"FULL":   "PRAGMA synchronous = FULL; PRAGMA temp_store = MEMORY",
+	"NORMAL": "PRAGMA synchronous = NORMAL; PRAGMA temp_store = FILE",
+}
+
 func (db *DB) beginWithSync(ctx context.Context, level string) (*sql.Tx, func(), error) {
 	conn, err := db.Write.Conn(ctx)
 	if err != nil {
 		return nil, nil, fmt.Errorf("sqldb: write connection: %w", err)
 	}
-	if _, err := conn.ExecContext(ctx, "PRAGMA synchronous = "+level); err != nil {
+	if _, err := conn.ExecContext(ctx, pragmasOf[level]); err != nil {
 		conn.Close()
 		return nil, nil, fmt.Errorf("sqldb: synchronous %s: %w", level, err)
 	}
@@ -44,8 +57,8 @@ func (db *DB) beginWithSync(ctx context.Context, level string) (*sql.Tx, func(),
 	}
 	return tx, func() {
 		if level != "FULL" {
-			// Back to the default of the connection before anyone else uses it.
-			_, _ = conn.ExecContext(context.Background(), "PRAGMA synchronous = FULL")
+			// Back to the defaults of the connection before anyone else uses it.
+			_, _ = conn.ExecContext(context.Background(), pragmasOf["FULL"])
 		}
 		conn.Close()
 	}, nil
