@@ -33,13 +33,18 @@ func (db *DB) BeginAppendTx(ctx context.Context) (*sql.Tx, func(), error) {
 }
 
 // pragmasOf are the settings of the write connection for a transaction of each synchronous
-// level: FULL (appends, and the connection's defaults) keeps statement journals in memory,
-// NORMAL (derived state, in larger batches) on disk. Changing temp_store costs nothing while the
-// connection has no temporary table (a rebuild's copies are made on disk, TempStoreOnDisk).
+// level. An append (FULL) sets its level itself, whatever ran before it, and keeps the
+// connection's statement journals in memory; a transaction of derived state (NORMAL, in larger
+// batches) journals on disk, and its release puts the connection's defaults back
+// (connectionDefaults). Changing temp_store costs nothing while the connection has no temporary
+// table (a rebuild's copies are made with it on disk, TempStoreOnDisk).
 var pragmasOf = map[string]string{
-	"FULL":   "PRAGMA synchronous = FULL; PRAGMA temp_store = MEMORY",
+	"FULL":   "PRAGMA synchronous = FULL",
 	"NORMAL": "PRAGMA synchronous = NORMAL; PRAGMA temp_store = FILE",
 }
+
+// connectionDefaults are the write connection's settings as openSQLite opens it.
+const connectionDefaults = "PRAGMA synchronous = FULL; PRAGMA temp_store = MEMORY"
 
 func (db *DB) beginWithSync(ctx context.Context, level string) (*sql.Tx, func(), error) {
 	conn, err := db.Write.Conn(ctx)
@@ -58,7 +63,7 @@ func (db *DB) beginWithSync(ctx context.Context, level string) (*sql.Tx, func(),
 	return tx, func() {
 		if level != "FULL" {
 			// Back to the defaults of the connection before anyone else uses it.
-			_, _ = conn.ExecContext(context.Background(), pragmasOf["FULL"])
+			_, _ = conn.ExecContext(context.Background(), connectionDefaults)
 		}
 		conn.Close()
 	}, nil
