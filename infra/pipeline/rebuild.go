@@ -227,11 +227,8 @@ func swap(ctx context.Context, conn *sql.Conn, db *sqldb.DB, log RebuildLog, p p
 		pos = last
 	}
 	for _, table := range p.Tables() {
-		if _, err := tx.ExecContext(ctx, fmt.Sprintf(`DELETE FROM %s.%s`, live, table)); err != nil {
-			return 0, fmt.Errorf("pipeline: rebuild %s: clear %s: %w", name, table, err)
-		}
-		if _, err := tx.ExecContext(ctx, fmt.Sprintf(`INSERT INTO %s.%s SELECT * FROM %s`, live, table, table)); err != nil {
-			return 0, fmt.Errorf("pipeline: rebuild %s: fill %s: %w", name, table, err)
+		if _, err := replaceRows(ctx, tx, db.Dialect, live, table); err != nil {
+			return 0, fmt.Errorf("pipeline: rebuild %s: %w", name, err)
 		}
 	}
 	if _, err := tx.ExecContext(ctx, `UPDATE projection_checkpoints SET position = $1, updated_at = $2 WHERE name = $3`, max(pos, current), time.Now().UnixMilli(), name); err != nil {
