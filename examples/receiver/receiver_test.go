@@ -564,10 +564,21 @@ func TestSaaSSignupCompletesTheActivation(t *testing.T) {
 			t.Fatalf("the service's activation: %v %s", err, read.Body)
 		}
 
-		// The delivery again, as after a lost answer: acknowledged, nothing changes.
-		deliveries := svc.Operator.Get(t, "/admin/v1/accounts/"+acc.ID+"/webhook-deliveries?webhookId="+hook, "").Expect(t, http.StatusOK).List(t, "deliveries")
-		if len(deliveries) != 1 {
-			t.Fatalf("%d deliveries", len(deliveries))
+		// The delivery again, as after a lost answer: acknowledged, nothing changes. The receiver
+		// may have answered before the service recorded the attempt (a retry meanwhile is refused:
+		// the delivery is being sent), so wait for the record first.
+		var deliveries []map[string]any
+		for recorded := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+			deliveries = svc.Operator.Get(t, "/admin/v1/accounts/"+acc.ID+"/webhook-deliveries?webhookId="+hook, "").Expect(t, http.StatusOK).List(t, "deliveries")
+			if len(deliveries) != 1 {
+				t.Fatalf("%d deliveries", len(deliveries))
+			}
+			if deliveries[0]["status"] == "succeeded" {
+				break
+			}
+			if time.Now().After(recorded) {
+				t.Fatalf("the delivery the receiver answered is still %v", deliveries[0]["status"])
+			}
 		}
 		id := deliveries[0]["id"].(string)
 		svc.Operator.Post(t, "/admin/v1/accounts/"+acc.ID+"/webhook-deliveries/"+id+"/retry", "", map[string]any{}).Expect(t, http.StatusOK)
