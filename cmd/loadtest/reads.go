@@ -49,7 +49,7 @@ func seedContacts(dbURL, account string, have, total int, wait bool) int64 {
 func list(s *server, key string, clients int, d time.Duration) load {
 	fmt.Printf("GET /api/v1/contacts?limit=50, %d clients:\n", clients)
 	url := "http://" + s.api + "/api/v1/contacts?limit=50"
-	return closedLoop(clients, d, func() (time.Duration, bool) {
+	return closedLoop(s, clients, d, func() (time.Duration, bool) {
 		start := time.Now()
 		status := get(url, "api.localhost", key)
 		return time.Since(start), status == http.StatusOK

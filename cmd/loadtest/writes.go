@@ -25,17 +25,19 @@ func upsert(s *server, key string) (time.Duration, bool) {
 type load struct {
 	rate     float64 // successful requests per second
 	p50, p99 time.Duration
+	cpu      *cpuUse // the machine's CPU time per request, where /proc tells
 }
 
-// closedLoop runs clients goroutines that each call op back to back for d, and reports the rate
-// of successful calls and their latency.
-func closedLoop(clients int, d time.Duration, op func() (time.Duration, bool)) load {
+// closedLoop runs clients goroutines that each call op on s back to back for d, and reports the
+// rate of successful calls, their latency, and the machine's CPU time per call.
+func closedLoop(s *server, clients int, d time.Duration, op func() (time.Duration, bool)) load {
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
 	var mu sync.Mutex
 	var all []time.Duration
 	var failed atomic.Int64
 	var wg sync.WaitGroup
+	cpuUsed := measureCPU(s.cmd.Process.Pid)
 	start := time.Now()
 	for range clients {
 		wg.Go(func() {
@@ -59,13 +61,18 @@ func closedLoop(clients int, d time.Duration, op func() (time.Duration, bool)) l
 	fmt.Printf("  %.0f/s over %s (%d ok, %d failed); latency p50 %s, p99 %s, max %s\n",
 		float64(len(all))/elapsed.Seconds(), elapsed.Round(time.Millisecond), len(all), failed.Load(),
 		pct(all, 0.50), pct(all, 0.99), pct(all, 1))
-	return load{rate: float64(len(all)) / elapsed.Seconds(), p50: pct(all, 0.50), p99: pct(all, 0.99)}
+	out := load{rate: float64(len(all)) / elapsed.Seconds(), p50: pct(all, 0.50), p99: pct(all, 0.99)}
+	if use, ok := cpuUsed(len(all) + int(failed.Load())); ok {
+		out.cpu = &use
+		fmt.Printf("  %s\n", use)
+	}
+	return out
 }
 
 // throughput drives upserts (a new email, two tagNames) from closed-loop clients.
 func throughput(s *server, key string, clients int, d time.Duration) load {
 	fmt.Printf("upserts, %d clients:\n", clients)
-	return closedLoop(clients, d, func() (time.Duration, bool) { return upsert(s, key) })
+	return closedLoop(s, clients, d, func() (time.Duration, bool) { return upsert(s, key) })
 }
 
 // lag writes at a fixed rate and reads the projection lag histogram of the contacts read model.
