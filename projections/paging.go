@@ -58,7 +58,9 @@ func listNewestFirst[T any](ctx context.Context, db *sql.DB, scan func(interface
 		where += fmt.Sprintf(` AND seq < $%d`, len(args))
 	}
 	query := fmt.Sprintf(`%s WHERE %s ORDER BY seq DESC LIMIT %d`, selectFrom, where, page.Limit+1)
-	out, err := queryAll(ctx, db, scan, query, args...)
+	// A default page and its extra row are read into one allocation; a bigger page grows as it is
+	// read, so a short list of a large limit does not hold room for 201 rows.
+	out, err := queryInto(ctx, db, make([]T, 0, min(page.Limit+1, 64)), scan, query, args...)
 	if err != nil {
 		return nil, "", err
 	}

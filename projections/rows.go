@@ -22,12 +22,17 @@ func nullString(s string) sql.NullString { return sql.NullString{String: s, Vali
 
 // queryAll runs a query and scans each row with scan.
 func queryAll[T any](ctx context.Context, db *sql.DB, scan func(interface{ Scan(...any) error }) (T, error), query string, args ...any) ([]T, error) {
+	return queryInto(ctx, db, []T{}, scan, query, args...)
+}
+
+// queryInto is queryAll appending to out: a page, whose length is known, is read into one
+// allocation.
+func queryInto[T any](ctx context.Context, db *sql.DB, out []T, scan func(interface{ Scan(...any) error }) (T, error), query string, args ...any) ([]T, error) {
 	rows, err := sqldb.Query(ctx, db, query, args...)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	out := []T{}
 	for rows.Next() {
 		v, err := scan(rows)
 		if err != nil {

@@ -37,8 +37,8 @@ func WritePage[T, V any](w http.ResponseWriter, r *http.Request, member string,
 }
 
 // WriteDocumentPage is WritePage for rows that a read model keeps as the JSON the API shows
-// (documents): the page puts them side by side as they are.
-func WriteDocumentPage(w http.ResponseWriter, r *http.Request, member string, list func(paging.Page) ([]json.RawMessage, string, error)) {
+// (documents, as JSON text): the page puts them side by side as they are, in one buffer.
+func WriteDocumentPage(w http.ResponseWriter, r *http.Request, member string, list func(paging.Page) ([]string, string, error)) {
 	page, ok := pageOf(w, r)
 	if !ok {
 		return
@@ -48,36 +48,53 @@ func WriteDocumentPage(w http.ResponseWriter, r *http.Request, member string, li
 		Fail(w, r, err)
 		return
 	}
-	size := 2
+	size := pageSize(member, 2, next)
 	for _, d := range docs {
 		size += len(d) + 1
 	}
-	joined := make([]byte, 0, size)
-	joined = append(joined, '[')
+	body := appendPageStart(make([]byte, 0, size), member)
+	body = append(body, '[')
 	for i, d := range docs {
 		if i > 0 {
-			joined = append(joined, ',')
+			body = append(body, ',')
 		}
-		joined = append(joined, d...)
+		body = append(body, d...)
 	}
-	writePage(w, member, append(joined, ']'), next)
+	body = append(body, ']')
+	writeJSONBody(w, appendPageEnd(body, next))
 }
 
 // writePage answers a page whose list is encoded already.
 func writePage(w http.ResponseWriter, member string, list []byte, next string) {
+	writeJSONBody(w, pageJSON(member, list, next))
+}
+
+func writeJSONBody(w http.ResponseWriter, body []byte) {
 	w.Header().Set("Content-Type", jsonContentType)
 	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(pageJSON(member, list, next))
+	_, _ = w.Write(body)
 }
 
 // pageJSON is the body of one page, {"success":true,"<member>":[...],"nextCursor":"..."} and a
 // newline as json.Encoder ends every answer: its list's member is named after the resource.
 func pageJSON(member string, list []byte, next string) []byte {
-	out := make([]byte, 0, len(list)+len(member)+len(next)+48)
+	out := appendPageStart(make([]byte, 0, pageSize(member, len(list), next)), member)
+	return appendPageEnd(append(out, list...), next)
+}
+
+// pageSize is the length of a page whose list is listLen bytes long, give or take the quotes'
+// escapes.
+func pageSize(member string, listLen int, next string) int {
+	return len(member) + listLen + len(next) + 48
+}
+
+func appendPageStart(out []byte, member string) []byte {
 	out = append(out, `{"success":true,`...)
 	out = strconv.AppendQuote(out, member)
-	out = append(out, ':')
-	out = append(out, list...)
+	return append(out, ':')
+}
+
+func appendPageEnd(out []byte, next string) []byte {
 	if next != "" {
 		out = append(out, `,"nextCursor":`...)
 		out = strconv.AppendQuote(out, next) // a cursor is URL-safe base64: nothing to escape

@@ -49,3 +49,38 @@ func TestWritePageAnswersAsAnObject(t *testing.T) {
 		}
 	}
 }
+
+// A page of documents (rows kept as the JSON the API shows) is byte for byte the page WritePage
+// writes of the same rows: empty, one and several, with and without a next page.
+func TestDocumentPageIsThePageOfItsRows(t *testing.T) {
+	type row struct {
+		ID   string `json:"id"`
+		Note string `json:"note"`
+	}
+	all := []row{{ID: "ct_1", Note: "a & <b>"}, {ID: "ct_2", Note: `"quoted" é`}, {ID: "ct_3"}}
+	for n := range len(all) + 1 {
+		rows := all[:n]
+		docs := make([]string, n)
+		for i, r := range rows {
+			b, err := json.Marshal(r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			docs[i] = string(b)
+		}
+		for _, next := range []string{"", "eyJzIjo0Mn0"} {
+			want := httptest.NewRecorder()
+			WritePage(want, httptest.NewRequest("GET", "/api/v1/contacts", nil), "contacts",
+				func(paging.Page) ([]row, string, error) { return rows, next, nil }, func(r row) row { return r })
+			got := httptest.NewRecorder()
+			WriteDocumentPage(got, httptest.NewRequest("GET", "/api/v1/contacts", nil), "contacts",
+				func(paging.Page) ([]string, string, error) { return docs, next, nil })
+			if got.Code != 200 || got.Header().Get("Content-Type") != jsonContentType {
+				t.Fatalf("status %d, Content-Type %q", got.Code, got.Header().Get("Content-Type"))
+			}
+			if got.Body.String() != want.Body.String() {
+				t.Fatalf("%d rows, next %q:\n got %s\nwant %s", n, next, got.Body, want.Body)
+			}
+		}
+	}
+}

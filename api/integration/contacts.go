@@ -1,7 +1,6 @@
 package integration
 
 import (
-	"encoding/json"
 	"net/http"
 
 	"github.com/gorilla/mux"
@@ -109,7 +108,7 @@ func (s *Server) getContact(w http.ResponseWriter, r *http.Request) {
 // listContacts serves GET /api/v1/contacts.
 func (s *Server) listContacts(w http.ResponseWriter, r *http.Request) {
 	filter := projections.ContactFilter{Email: r.URL.Query().Get("email")}
-	httpapi.WriteDocumentPage(w, r, "contacts", func(page paging.Page) ([]json.RawMessage, string, error) {
+	httpapi.WriteDocumentPage(w, r, "contacts", func(page paging.Page) ([]string, string, error) {
 		return s.deps.Contacts.List(r.Context(), principalOf(r.Context()).accountID(), filter, page)
 	})
 }

@@ -2,7 +2,6 @@ package integration
 
 import (
 	"context"
-	"encoding/json"
 
 	"github.com/funnelhq/funnel/domain"
 	"github.com/funnelhq/funnel/paging"
@@ -25,7 +24,7 @@ type Contacts interface {
 	// ContactAt is Contact as of a position at least: a write's answer, built from what it wrote
 	// where the read model kept it.
 	ContactAt(ctx context.Context, id string, position int64) (projections.Contact, error)
-	List(ctx context.Context, accountID string, f projections.ContactFilter, p paging.Page) ([]json.RawMessage, string, error)
+	List(ctx context.Context, accountID string, f projections.ContactFilter, p paging.Page) ([]string, string, error)
 }
 
 // Tags lists an account's tags.
