@@ -10,14 +10,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/funnelhq/funnel/app"
-	"github.com/funnelhq/funnel/app/apptest"
+	"github.com/funnelhq/funnel/infra/service"
+	"github.com/funnelhq/funnel/infra/service/servicetest"
 	"github.com/funnelhq/funnel/infra/sqldb"
 	"github.com/funnelhq/funnel/infra/sqldb/sqldbtest"
 )
 
 func TestActivationValidateAndComplete(t *testing.T) {
-	apptest.Run(t, func(t *testing.T, svc *apptest.Service) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
 		acc := svc.NewAccount(t)
 		pro := svc.NewProduct(t, acc.ID, proPlan())
 		before := time.Now().UTC()
@@ -53,9 +53,9 @@ func TestActivationValidateAndComplete(t *testing.T) {
 		}
 		// Idempotent: again with the same id, or none (no body at all), changes nothing.
 		again := svc.API.Post(t, path+"/complete", acc.Key, map[string]any{"externalUserId": "user-42"}).Expect(t, http.StatusOK).Object(t, "activation")
-		bare := svc.API.Do(t, apptest.Request{Method: http.MethodPost, Path: path + "/complete", Token: acc.Key}).Expect(t, http.StatusOK).Object(t, "activation")
+		bare := svc.API.Do(t, servicetest.Request{Method: http.MethodPost, Path: path + "/complete", Token: acc.Key}).Expect(t, http.StatusOK).Object(t, "activation")
 		// An empty body sent chunked (no length) is no body too.
-		chunked := svc.API.Do(t, apptest.Request{Method: http.MethodPost, Path: path + "/complete", Token: acc.Key, Body: io.MultiReader(strings.NewReader(""))}).
+		chunked := svc.API.Do(t, servicetest.Request{Method: http.MethodPost, Path: path + "/complete", Token: acc.Key, Body: io.MultiReader(strings.NewReader(""))}).
 			Expect(t, http.StatusOK).Object(t, "activation")
 		for _, got := range []map[string]any{again, bare, chunked} {
 			if got["status"] != "completed" || got["externalUserId"] != "user-42" || got["completedAt"] != done["completedAt"] {
@@ -80,7 +80,7 @@ func TestActivationValidateAndComplete(t *testing.T) {
 }
 
 func TestActivationTenancyAndScopes(t *testing.T) {
-	apptest.Run(t, func(t *testing.T, svc *apptest.Service) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
 		acc := svc.NewAccount(t)
 		other := svc.NewAccount(t)
 		pro := svc.NewProduct(t, acc.ID, proPlan())
@@ -142,7 +142,7 @@ func (c *clock) advance(d time.Duration) {
 func TestActivationExpiresAfterSevenDays(t *testing.T) {
 	sqldbtest.Run(t, func(t *testing.T, d sqldb.Dialect) {
 		c := &clock{now: time.Date(2030, 1, 31, 12, 0, 0, 0, time.UTC)}
-		svc := apptest.Start(t, d, func(cfg *app.Config) { cfg.Now = c.Now })
+		svc := servicetest.Start(t, d, func(cfg *service.Config) { cfg.Now = c.Now })
 		acc := svc.NewAccount(t)
 		pro := svc.NewProduct(t, acc.ID, proPlan())
 		pending := buyDirect(t, svc, purchaseOf(acc.ID, pro, 0, "ken@example.com", "Ken"))

@@ -5,8 +5,8 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/funnelhq/funnel/app"
-	"github.com/funnelhq/funnel/app/apptest"
+	"github.com/funnelhq/funnel/infra/service"
+	"github.com/funnelhq/funnel/infra/service/servicetest"
 	"github.com/funnelhq/funnel/infra/sqldb/sqldbtest"
 )
 
@@ -17,7 +17,7 @@ import (
 func BenchmarkAuthenticatedGet(b *testing.B) {
 	for _, dialect := range sqldbtest.Dialects {
 		b.Run(string(dialect), func(b *testing.B) {
-			svc := apptest.Start(b, dialect, func(c *app.Config) { c.RateLimits = false })
+			svc := servicetest.Start(b, dialect, func(c *service.Config) { c.RateLimits = false })
 			acc := svc.NewAccount(b)
 			path := "/api/v1/contacts/" + svc.API.Post(b, "/api/v1/contacts", acc.Key, map[string]any{"email": "bench@example.com"}).Object(b, "contact")["id"].(string)
 			latencies := eightClients(b, func() error {

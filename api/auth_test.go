@@ -5,14 +5,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/funnelhq/funnel/app"
-	"github.com/funnelhq/funnel/app/apptest"
+	"github.com/funnelhq/funnel/infra/service"
+	"github.com/funnelhq/funnel/infra/service/servicetest"
 	"github.com/funnelhq/funnel/infra/sqldb"
 	"github.com/funnelhq/funnel/infra/sqldb/sqldbtest"
 )
 
 func TestAuthentication(t *testing.T) {
-	apptest.Run(t, func(t *testing.T, svc *apptest.Service) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
 		acc := svc.NewAccount(t)
 		for name, header := range map[string]string{
 			"missing":      "",
@@ -21,7 +21,7 @@ func TestAuthentication(t *testing.T) {
 			"unknown key":  "Bearer fnl_doesnotexist",
 		} {
 			t.Run(name, func(t *testing.T) {
-				req := apptest.Request{Method: http.MethodGet, Path: "/api/v1/contacts", Token: "-"}
+				req := servicetest.Request{Method: http.MethodGet, Path: "/api/v1/contacts", Token: "-"}
 				if header != "" {
 					req.Headers = map[string]string{"Authorization": header}
 				}
@@ -55,7 +55,7 @@ func TestAuthentication(t *testing.T) {
 // Each endpoint needs its scope (integration-api.md section 5): a key without it gets 403 and
 // changes nothing.
 func TestScopes(t *testing.T) {
-	apptest.Run(t, func(t *testing.T, svc *apptest.Service) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
 		acc := svc.NewAccount(t)
 		svc.NewTag(t, acc.ID, "T")
 		id := upsert(t, svc, acc.Key, map[string]any{"email": "scoped@example.com"}).Expect(t, http.StatusOK).Object(t, "contact")["id"].(string)
@@ -79,12 +79,12 @@ func TestScopes(t *testing.T) {
 					}
 				}
 				without := svc.NewKey(t, acc.ID, others)
-				msg := svc.API.Do(t, apptest.Request{Method: ep.method, Path: ep.path, Token: without, Body: ep.body}).ExpectError(t, http.StatusForbidden)
+				msg := svc.API.Do(t, servicetest.Request{Method: ep.method, Path: ep.path, Token: without, Body: ep.body}).ExpectError(t, http.StatusForbidden)
 				if !strings.Contains(msg, ep.scope) {
 					t.Fatalf("403 message %q does not name %s", msg, ep.scope)
 				}
 				with := svc.NewKey(t, acc.ID, []string{ep.scope})
-				svc.API.Do(t, apptest.Request{Method: ep.method, Path: ep.path, Token: with, Body: ep.body}).Expect(t, http.StatusOK)
+				svc.API.Do(t, servicetest.Request{Method: ep.method, Path: ep.path, Token: with, Body: ep.body}).Expect(t, http.StatusOK)
 			})
 		}
 		if list := svc.API.Get(t, "/api/v1/contacts?email=new-by-scope@example.com", acc.Key).List(t, "contacts"); len(list) != 1 {
@@ -94,14 +94,14 @@ func TestScopes(t *testing.T) {
 }
 
 func TestAPIHostAndRoutes(t *testing.T) {
-	apptest.Run(t, func(t *testing.T, svc *apptest.Service) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
 		acc := svc.NewAccount(t)
 		// Any port on the API host; never another host.
-		svc.API.Do(t, apptest.Request{Method: http.MethodGet, Path: "/api/v1/contacts", Token: acc.Key, Host: "api.localhost:9999"}).Expect(t, http.StatusOK)
-		svc.API.Do(t, apptest.Request{Method: http.MethodGet, Path: "/api/v1/contacts", Token: acc.Key, Host: "API.LOCALHOST"}).Expect(t, http.StatusOK)
-		svc.API.Do(t, apptest.Request{Method: http.MethodGet, Path: "/api/v1/contacts", Token: acc.Key, Host: "localhost"}).ExpectError(t, http.StatusNotFound)
-		svc.API.Do(t, apptest.Request{Method: http.MethodGet, Path: "/llms-full.txt", Host: "evil.example"}).ExpectError(t, http.StatusNotFound)
-		llms := svc.API.Do(t, apptest.Request{Method: http.MethodGet, Path: "/llms-full.txt"}).Expect(t, http.StatusOK)
+		svc.API.Do(t, servicetest.Request{Method: http.MethodGet, Path: "/api/v1/contacts", Token: acc.Key, Host: "api.localhost:9999"}).Expect(t, http.StatusOK)
+		svc.API.Do(t, servicetest.Request{Method: http.MethodGet, Path: "/api/v1/contacts", Token: acc.Key, Host: "API.LOCALHOST"}).Expect(t, http.StatusOK)
+		svc.API.Do(t, servicetest.Request{Method: http.MethodGet, Path: "/api/v1/contacts", Token: acc.Key, Host: "localhost"}).ExpectError(t, http.StatusNotFound)
+		svc.API.Do(t, servicetest.Request{Method: http.MethodGet, Path: "/llms-full.txt", Host: "evil.example"}).ExpectError(t, http.StatusNotFound)
+		llms := svc.API.Do(t, servicetest.Request{Method: http.MethodGet, Path: "/llms-full.txt"}).Expect(t, http.StatusOK)
 		if !strings.Contains(string(llms.Raw), "/api/v1/contacts") {
 			t.Fatal("llms-full.txt does not describe the contacts endpoint")
 		}
@@ -110,10 +110,10 @@ func TestAPIHostAndRoutes(t *testing.T) {
 		if res := svc.API.Delete(t, "/api/v1/contacts", acc.Key); res.ExpectError(t, http.StatusMethodNotAllowed) != "" && res.Header.Get("Allow") != "GET, HEAD, POST" {
 			t.Fatalf("Allow = %q", res.Header.Get("Allow"))
 		}
-		svc.API.Do(t, apptest.Request{Method: http.MethodPut, Path: "/api/v1/tags", Token: acc.Key}).ExpectError(t, http.StatusMethodNotAllowed)
+		svc.API.Do(t, servicetest.Request{Method: http.MethodPut, Path: "/api/v1/tags", Token: acc.Key}).ExpectError(t, http.StatusMethodNotAllowed)
 		for _, host := range []string{"api.localhost", "anything.example"} {
-			svc.API.Do(t, apptest.Request{Method: http.MethodGet, Path: "/healthz", Host: host}).Expect(t, http.StatusOK)
-			svc.API.Do(t, apptest.Request{Method: http.MethodGet, Path: "/readyz", Host: host}).Expect(t, http.StatusOK)
+			svc.API.Do(t, servicetest.Request{Method: http.MethodGet, Path: "/healthz", Host: host}).Expect(t, http.StatusOK)
+			svc.API.Do(t, servicetest.Request{Method: http.MethodGet, Path: "/readyz", Host: host}).Expect(t, http.StatusOK)
 		}
 		res := svc.API.Get(t, "/api/v1/contacts", acc.Key)
 		if res.Header.Get("X-Request-Id") == "" || !strings.HasPrefix(res.Header.Get("Content-Type"), "application/json") {
@@ -126,7 +126,7 @@ func TestAPIHostAndRoutes(t *testing.T) {
 // (on either store), nor another process on the same PostgreSQL database that had the key in
 // memory, asked at once, with no time for its relay to see the revocation.
 func TestRevokedKeyIsRefusedAtOnceByEveryProcess(t *testing.T) {
-	apptest.Run(t, func(t *testing.T, svc *apptest.Service) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
 		acc := svc.NewAccount(t)
 		for range 5 {
 			id, key := newKeyWithID(t, svc, acc.ID)
@@ -137,8 +137,8 @@ func TestRevokedKeyIsRefusedAtOnceByEveryProcess(t *testing.T) {
 	})
 	t.Run("two processes", func(t *testing.T) {
 		url := sqldbtest.URL(t, sqldb.Postgres)
-		first := apptest.StartOn(t, url, func(*app.Config) {})
-		second := apptest.StartOn(t, url, func(*app.Config) {})
+		first := servicetest.StartOn(t, url, func(*service.Config) {})
+		second := servicetest.StartOn(t, url, func(*service.Config) {})
 		acc := first.NewAccount(t)
 		for i := range 20 {
 			id, key := newKeyWithID(t, first, acc.ID)
@@ -154,7 +154,7 @@ func TestRevokedKeyIsRefusedAtOnceByEveryProcess(t *testing.T) {
 }
 
 // newKeyWithID issues a key with every scope and returns its id and secret.
-func newKeyWithID(t *testing.T, svc *apptest.Service, accountID string) (string, string) {
+func newKeyWithID(t *testing.T, svc *servicetest.Service, accountID string) (string, string) {
 	t.Helper()
 	k := svc.Operator.Post(t, "/admin/v1/accounts/"+accountID+"/api-keys", "", map[string]any{}).Expect(t, http.StatusCreated).Object(t, "apiKey")
 	return k["id"].(string), k["key"].(string)

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/funnelhq/funnel/api/integration"
-	"github.com/funnelhq/funnel/app"
-	"github.com/funnelhq/funnel/app/apptest"
+	"github.com/funnelhq/funnel/infra/service"
+	"github.com/funnelhq/funnel/infra/service/servicetest"
 	"github.com/funnelhq/funnel/domain"
 	"github.com/funnelhq/funnel/infra/ratelimit"
 	"github.com/funnelhq/funnel/infra/ratelimit/redistest"
@@ -35,7 +35,7 @@ func BenchmarkUpsertContact(b *testing.B) {
 					name += "/idempotency-key"
 				}
 				b.Run(name, func(b *testing.B) {
-					benchmarkUpserts(b, apptest.Start(b, dialect, rateLimitsOf(b, limits)), limits != "off", withKey)
+					benchmarkUpserts(b, servicetest.Start(b, dialect, rateLimitsOf(b, limits)), limits != "off", withKey)
 				})
 			}
 		}
@@ -44,9 +44,9 @@ func BenchmarkUpsertContact(b *testing.B) {
 
 // rateLimitsOf configures a benchmark's service with the rate limits off, in memory or in Redis,
 // raised out of reach.
-func rateLimitsOf(b *testing.B, limits string) func(*app.Config) {
+func rateLimitsOf(b *testing.B, limits string) func(*service.Config) {
 	if limits == "off" {
-		return func(c *app.Config) { c.RateLimits = false }
+		return func(c *service.Config) { c.RateLimits = false }
 	}
 	var redisURL, prefix string
 	if limits == "redis" {
@@ -56,14 +56,14 @@ func rateLimitsOf(b *testing.B, limits string) func(*app.Config) {
 	for _, rule := range []*ratelimit.Rule{&unreachable.PerAddress, &unreachable.FailedAuth, &unreachable.Reads, &unreachable.Writes, &unreachable.ContactWrites} {
 		rule.Max = 1 << 30
 	}
-	return func(c *app.Config) {
+	return func(c *service.Config) {
 		c.RateLimits = true
 		c.RateLimitRules = &unreachable
 		c.RedisURL, c.RedisKeyPrefix = redisURL, prefix
 	}
 }
 
-func benchmarkUpserts(b *testing.B, svc *apptest.Service, limited, withKey bool) {
+func benchmarkUpserts(b *testing.B, svc *servicetest.Service, limited, withKey bool) {
 	acc := svc.NewAccount(b)
 	svc.NewTag(b, acc.ID, "Lead")
 	svc.NewTag(b, acc.ID, "Newsletter")
@@ -74,7 +74,7 @@ func benchmarkUpserts(b *testing.B, svc *apptest.Service, limited, withKey bool)
 	var n atomic.Int64
 	latencies := eightClients(b, func() error {
 		i := n.Add(1)
-		req := apptest.Request{Method: http.MethodPost, Path: "/api/v1/contacts", Token: acc.Key,
+		req := servicetest.Request{Method: http.MethodPost, Path: "/api/v1/contacts", Token: acc.Key,
 			Body: map[string]any{"email": fmt.Sprintf("bench-%d@example.com", i), "firstName": "Bench", "tagNames": []string{"Lead", "Newsletter"}}}
 		if withKey {
 			req.Headers = map[string]string{"Idempotency-Key": fmt.Sprintf("bench-%d", i)}
@@ -131,7 +131,7 @@ func percentile(d []time.Duration, p float64) time.Duration {
 func BenchmarkTagLongContact(b *testing.B) {
 	for _, dialect := range sqldbtest.Dialects {
 		b.Run(string(dialect), func(b *testing.B) {
-			svc := apptest.Start(b, dialect, func(c *app.Config) { c.RateLimits = false })
+			svc := servicetest.Start(b, dialect, func(c *service.Config) { c.RateLimits = false })
 			acc := svc.NewAccount(b)
 			tag := svc.NewTag(b, acc.ID, "Toggled")
 			contacts := 0
@@ -162,7 +162,7 @@ func BenchmarkTagLongContact(b *testing.B) {
 
 // longContact creates a contact through the API and appends events-1 more of its events (the
 // tag applied and removed in turn) straight to the log.
-func longContact(b *testing.B, svc *apptest.Service, acc apptest.Account, tag, email string, events int) string {
+func longContact(b *testing.B, svc *servicetest.Service, acc servicetest.Account, tag, email string, events int) string {
 	b.Helper()
 	id := svc.API.Post(b, "/api/v1/contacts", acc.Key, map[string]any{"email": email}).Expect(b, http.StatusOK).Object(b, "contact")["id"].(string)
 	var batch []domain.Event

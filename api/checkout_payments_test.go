@@ -6,11 +6,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/funnelhq/funnel/app/apptest"
+	"github.com/funnelhq/funnel/infra/service/servicetest"
 )
 
 // buy purchases a tier of a product through the operator API and returns the answer.
-func buy(t *testing.T, svc *apptest.Service, accountID string, body map[string]any) apptest.Response {
+func buy(t *testing.T, svc *servicetest.Service, accountID string, body map[string]any) servicetest.Response {
 	t.Helper()
 	return svc.Operator.Post(t, "/admin/v1/accounts/"+accountID+"/checkout/purchases", "", body).Expect(t, http.StatusCreated)
 }
@@ -21,7 +21,7 @@ func checkoutPath(accountID, rest string) string {
 }
 
 func TestOperatorPurchase(t *testing.T) {
-	apptest.Run(t, func(t *testing.T, svc *apptest.Service) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
 		acc := svc.NewAccount(t)
 		pro := svc.NewProduct(t, acc.ID, proPlan())
 		lifetime, monthly := pro.TierIDs[0], pro.TierIDs[1]
@@ -37,7 +37,7 @@ func TestOperatorPurchase(t *testing.T) {
 		}
 		if !strings.HasPrefix(txn["id"].(string), "txn_") || txn["txnId"] != "PAY-1" || txn["amount"] != float64(4900+19900) || txn["currency"] != "USD" ||
 			txn["status"] != "succeeded" || txn["processor"] != "paypal" || txn["subscriptionId"] != sub["id"] || txn["productId"] != pro.ID ||
-			txn["pricingTierId"] != monthly || len(apptest.Strings(t, txn["bumpIds"])) != 1 || txn["refundedAmount"] != float64(0) || txn["isRebill"] != false {
+			txn["pricingTierId"] != monthly || len(servicetest.Strings(t, txn["bumpIds"])) != 1 || txn["refundedAmount"] != float64(0) || txn["isRebill"] != false {
 			t.Fatalf("transaction = %v", txn)
 		}
 		end, err := time.Parse(time.RFC3339, sub["currentPeriodEnd"].(string))
@@ -76,7 +76,7 @@ func TestOperatorPurchase(t *testing.T) {
 }
 
 func TestOperatorPurchaseRefusals(t *testing.T) {
-	apptest.Run(t, func(t *testing.T, svc *apptest.Service) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
 		acc, other := svc.NewAccount(t), svc.NewAccount(t)
 		pro := svc.NewProduct(t, acc.ID, proPlan())
 		theirs := svc.NewProduct(t, other.ID, simpleProduct("Theirs"))
@@ -126,7 +126,7 @@ func TestOperatorPurchaseRefusals(t *testing.T) {
 }
 
 func TestOperatorRebillAndCancel(t *testing.T) {
-	apptest.Run(t, func(t *testing.T, svc *apptest.Service) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
 		acc, other := svc.NewAccount(t), svc.NewAccount(t)
 		pro := svc.NewProduct(t, acc.ID, proPlan())
 		res := buy(t, svc, acc.ID, map[string]any{"productId": pro.ID, "pricingTierId": pro.TierIDs[1], "bumpIds": pro.BumpIDs, "email": "ada@example.com", "processor": "paypal"})
@@ -199,7 +199,7 @@ func TestOperatorRebillAndCancel(t *testing.T) {
 }
 
 func TestOperatorRefund(t *testing.T) {
-	apptest.Run(t, func(t *testing.T, svc *apptest.Service) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
 		acc, other := svc.NewAccount(t), svc.NewAccount(t)
 		pro := svc.NewProduct(t, acc.ID, proPlan())
 		txnID := buy(t, svc, acc.ID, map[string]any{"productId": pro.ID, "pricingTierId": pro.TierIDs[0], "email": "ada@example.com"}).

@@ -7,7 +7,7 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/funnelhq/funnel/app/apptest"
+	"github.com/funnelhq/funnel/infra/service/servicetest"
 )
 
 // TestAListedContactReadsAsItsOwn holds the contacts list, which serves the JSON the read model
@@ -15,7 +15,7 @@ import (
 // columns: byte for byte, for contacts created, changed, tagged and untagged, with characters the
 // encoder escapes. Rows written before documents were kept (NULL) are listed the same.
 func TestAListedContactReadsAsItsOwn(t *testing.T) {
-	apptest.Run(t, func(t *testing.T, svc *apptest.Service) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
 		acc := svc.NewAccount(t)
 		svc.NewTag(t, acc.ID, "Lead")
 		svc.NewTag(t, acc.ID, "<VIP> & Co")
@@ -58,7 +58,7 @@ func TestAListedContactReadsAsItsOwn(t *testing.T) {
 }
 
 // listedContacts returns the contacts of the account's first page as the list's body has them.
-func listedContacts(t *testing.T, svc *apptest.Service, key string) []json.RawMessage {
+func listedContacts(t *testing.T, svc *servicetest.Service, key string) []json.RawMessage {
 	t.Helper()
 	var page struct {
 		Contacts []json.RawMessage `json:"contacts"`
@@ -70,7 +70,7 @@ func listedContacts(t *testing.T, svc *apptest.Service, key string) []json.RawMe
 }
 
 // ownContact returns the contact of a listed one as GET /api/v1/contacts/{id} has it.
-func ownContact(t *testing.T, svc *apptest.Service, key string, listed json.RawMessage) json.RawMessage {
+func ownContact(t *testing.T, svc *servicetest.Service, key string, listed json.RawMessage) json.RawMessage {
 	t.Helper()
 	var c struct {
 		ID string `json:"id"`

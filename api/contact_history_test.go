@@ -5,17 +5,17 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/funnelhq/funnel/app/apptest"
+	"github.com/funnelhq/funnel/infra/service/servicetest"
 )
 
 // An auditor sees everything that happened to a contact in one history, in log order: its own
 // events and the leads, submissions and bookings of other streams that name it.
 func TestContactHistoryAcrossStreams(t *testing.T) {
-	apptest.Run(t, func(t *testing.T, svc *apptest.Service) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
 		acc := svc.NewAccount(t)
 		crm := svc.NewCRM(t, acc.ID, "Sales", "New", "Won")
-		formID, ff := svc.NewForm(t, acc.ID, "Signup", nil, apptest.Field{"label": "Email", "type": "email", "contactField": "builtin:email"})
-		eventTypeID, q := svc.NewEventType(t, acc.ID, "Call", 30, apptest.Field{"label": "Email", "type": "email", "contactField": "builtin:email"})
+		formID, ff := svc.NewForm(t, acc.ID, "Signup", nil, servicetest.Field{"label": "Email", "type": "email", "contactField": "builtin:email"})
+		eventTypeID, q := svc.NewEventType(t, acc.ID, "Call", 30, servicetest.Field{"label": "Email", "type": "email", "contactField": "builtin:email"})
 
 		res := svc.API.Post(t, "/api/v1/crms/"+crm.ID+"/leads", acc.Key, map[string]any{"contactEmail": "audit@example.com", "firstName": "Audrey"}).Expect(t, http.StatusCreated)
 		contactID := res.Object(t, "contact")["id"].(string)
@@ -65,11 +65,11 @@ func TestContactHistoryAcrossStreams(t *testing.T) {
 
 // Each CRM, forms and scheduling endpoint needs its scope (integration-api.md section 5).
 func TestScopesOfCRMFormsAndScheduling(t *testing.T) {
-	apptest.Run(t, func(t *testing.T, svc *apptest.Service) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
 		acc := svc.NewAccount(t)
 		crm := svc.NewCRM(t, acc.ID, "Sales", "New", "Won")
 		lead := svc.API.Post(t, "/api/v1/crms/"+crm.ID+"/leads", acc.Key, map[string]any{"contactEmail": "scope@example.com"}).Expect(t, http.StatusCreated).Object(t, "lead")["id"].(string)
-		formID, ff := svc.NewForm(t, acc.ID, "Form", nil, apptest.Field{"label": "Email", "type": "email", "contactField": "builtin:email"})
+		formID, ff := svc.NewForm(t, acc.ID, "Form", nil, servicetest.Field{"label": "Email", "type": "email", "contactField": "builtin:email"})
 		eventTypeID, _ := svc.NewEventType(t, acc.ID, "Call", 30)
 		endpoints := []struct {
 			scope, method, path string
@@ -97,12 +97,12 @@ func TestScopesOfCRMFormsAndScheduling(t *testing.T) {
 					}
 				}
 				without := svc.NewKey(t, acc.ID, others)
-				msg := svc.API.Do(t, apptest.Request{Method: ep.method, Path: ep.path, Token: without, Body: ep.body}).ExpectError(t, http.StatusForbidden)
+				msg := svc.API.Do(t, servicetest.Request{Method: ep.method, Path: ep.path, Token: without, Body: ep.body}).ExpectError(t, http.StatusForbidden)
 				if !strings.Contains(msg, ep.scope) {
 					t.Fatalf("403 message %q does not name %s", msg, ep.scope)
 				}
 				with := svc.NewKey(t, acc.ID, []string{ep.scope})
-				svc.API.Do(t, apptest.Request{Method: ep.method, Path: ep.path, Token: with, Body: ep.body}).Expect(t, ep.status)
+				svc.API.Do(t, servicetest.Request{Method: ep.method, Path: ep.path, Token: with, Body: ep.body}).Expect(t, ep.status)
 			})
 		}
 		// Only the keys with the scope wrote: two leads (one per create), one submission, one booking.
@@ -116,16 +116,16 @@ func TestScopesOfCRMFormsAndScheduling(t *testing.T) {
 			t.Fatalf("%d bookings", len(b))
 		}
 		// Unauthenticated requests are refused before anything else.
-		svc.API.Do(t, apptest.Request{Method: http.MethodGet, Path: "/api/v1/crms", Token: "-"}).ExpectError(t, http.StatusUnauthorized)
-		svc.API.Do(t, apptest.Request{Method: http.MethodPost, Path: "/api/v1/forms/" + formID + "/submissions", Token: "fnl_wrong", Body: map[string]any{}}).ExpectError(t, http.StatusUnauthorized)
+		svc.API.Do(t, servicetest.Request{Method: http.MethodGet, Path: "/api/v1/crms", Token: "-"}).ExpectError(t, http.StatusUnauthorized)
+		svc.API.Do(t, servicetest.Request{Method: http.MethodPost, Path: "/api/v1/forms/" + formID + "/submissions", Token: "fnl_wrong", Body: map[string]any{}}).ExpectError(t, http.StatusUnauthorized)
 	})
 }
 
 // A wrong method on a known path is 405 on both listeners; an unknown path is 404.
 func TestMethodNotAllowed(t *testing.T) {
-	apptest.Run(t, func(t *testing.T, svc *apptest.Service) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
 		acc := svc.NewAccount(t)
-		for _, r := range []apptest.Request{
+		for _, r := range []servicetest.Request{
 			{Method: http.MethodDelete, Path: "/api/v1/contacts"},
 			{Method: http.MethodPut, Path: "/api/v1/contacts/ct_x/tags"},
 			{Method: http.MethodGet, Path: "/api/v1/crms/crm_x/leads"},
@@ -136,7 +136,7 @@ func TestMethodNotAllowed(t *testing.T) {
 			r.Token = acc.Key
 			svc.API.Do(t, r).ExpectError(t, http.StatusMethodNotAllowed)
 		}
-		for _, r := range []apptest.Request{
+		for _, r := range []servicetest.Request{
 			{Method: http.MethodPut, Path: "/admin/v1/accounts"},
 			{Method: http.MethodDelete, Path: "/admin/v1/accounts/" + acc.ID + "/crms"},
 			{Method: http.MethodPatch, Path: "/admin/v1/accounts/" + acc.ID + "/tags"},
@@ -145,7 +145,7 @@ func TestMethodNotAllowed(t *testing.T) {
 		}
 		// /contacts/tags is not a contact id: GET and PUT there are wrong methods, not lookups.
 		for _, method := range []string{http.MethodGet, http.MethodPut} {
-			res := svc.API.Do(t, apptest.Request{Method: method, Path: "/api/v1/contacts/tags", Token: acc.Key})
+			res := svc.API.Do(t, servicetest.Request{Method: method, Path: "/api/v1/contacts/tags", Token: acc.Key})
 			res.ExpectError(t, http.StatusMethodNotAllowed)
 			if allow := res.Header.Get("Allow"); allow != http.MethodPost {
 				t.Errorf("%s /api/v1/contacts/tags: Allow %q, want POST", method, allow)

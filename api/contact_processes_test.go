@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/funnelhq/funnel/app"
-	"github.com/funnelhq/funnel/app/apptest"
+	"github.com/funnelhq/funnel/infra/service"
+	"github.com/funnelhq/funnel/infra/service/servicetest"
 	"github.com/funnelhq/funnel/domain"
 	"github.com/funnelhq/funnel/infra/sqldb"
 	"github.com/funnelhq/funnel/infra/sqldb/sqldbtest"
@@ -22,10 +22,10 @@ import (
 // find a tag where it left it and record nothing; writing at once, no tag applied may be lost.
 func TestOneContactWrittenByTwoProcesses(t *testing.T) {
 	url := sqldbtest.URL(t, sqldb.Postgres)
-	noLimits := func(c *app.Config) { c.RateLimits = false }
-	first := apptest.StartOn(t, url, noLimits)
-	second := apptest.StartOn(t, url, noLimits)
-	processes := []*apptest.Service{first, second}
+	noLimits := func(c *service.Config) { c.RateLimits = false }
+	first := servicetest.StartOn(t, url, noLimits)
+	second := servicetest.StartOn(t, url, noLimits)
+	processes := []*servicetest.Service{first, second}
 	acc := first.NewAccount(t)
 	var tags []string
 	for i := range 9 {
@@ -43,7 +43,7 @@ func TestOneContactWrittenByTwoProcesses(t *testing.T) {
 	for turn := range 20 {
 		action := []string{"add", "remove"}[turn%2]
 		res := processes[turn%2].API.Post(t, tagPath, acc.Key, map[string]any{"tagIds": tags[:1], "action": action}).Expect(t, http.StatusOK)
-		if has := slices.Contains(apptest.Strings(t, res.Object(t, "contact")["tagIds"]), tags[0]); has != (action == "add") {
+		if has := slices.Contains(servicetest.Strings(t, res.Object(t, "contact")["tagIds"]), tags[0]); has != (action == "add") {
 			t.Fatalf("turn %d (%s by process %d): the contact has tag 0: %v", turn, action, turn%2+1, has)
 		}
 	}
@@ -52,7 +52,7 @@ func TestOneContactWrittenByTwoProcesses(t *testing.T) {
 	// answers; the second has removed the tag since. An upsert on the first process that changes
 	// nothing must answer the contact as it is, not as the first process last wrote it.
 	res := first.API.Post(t, "/api/v1/contacts", acc.Key, map[string]any{"email": "shared@example.com"}).Expect(t, http.StatusOK)
-	if slices.Contains(apptest.Strings(t, res.Object(t, "contact")["tagIds"]), tags[0]) {
+	if slices.Contains(servicetest.Strings(t, res.Object(t, "contact")["tagIds"]), tags[0]) {
 		t.Fatal("an upsert answered the contact as this process last wrote it, with tag 0 the other process removed since")
 	}
 
@@ -101,7 +101,7 @@ func TestOneContactWrittenByTwoProcesses(t *testing.T) {
 	// And both processes answer it with its eight tags once their read models reach the log.
 	for i, svc := range processes {
 		waitUntil(t, fmt.Sprintf("process %d shows every tag", i+1), func() bool {
-			got := apptest.Strings(t, svc.API.Get(t, "/api/v1/contacts/"+contactID, acc.Key).Expect(t, http.StatusOK).Object(t, "contact")["tagIds"])
+			got := servicetest.Strings(t, svc.API.Get(t, "/api/v1/contacts/"+contactID, acc.Key).Expect(t, http.StatusOK).Object(t, "contact")["tagIds"])
 			slices.Sort(got)
 			want := slices.Clone(tags[1:])
 			slices.Sort(want)

@@ -5,11 +5,11 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/funnelhq/funnel/app/apptest"
+	"github.com/funnelhq/funnel/infra/service/servicetest"
 )
 
 func TestTagContactByEmail(t *testing.T) {
-	apptest.Run(t, func(t *testing.T, svc *apptest.Service) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
 		acc := svc.NewAccount(t)
 		vip := svc.NewTag(t, acc.ID, "VIP")
 		lead := svc.NewTag(t, acc.ID, "Lead")
@@ -17,20 +17,20 @@ func TestTagContactByEmail(t *testing.T) {
 		// add (the default action) upserts the contact, with firstName.
 		res := svc.API.Post(t, "/api/v1/contacts/tags", acc.Key, map[string]any{"email": "Tagged@Example.com", "tagNames": []string{"vip"}, "firstName": "Tia"}).Expect(t, http.StatusOK)
 		c := res.Object(t, "contact")
-		if res.Body["created"] != true || c["firstName"] != "Tia" || !slices.Equal(apptest.Strings(t, c["tagIds"]), []string{vip}) {
+		if res.Body["created"] != true || c["firstName"] != "Tia" || !slices.Equal(servicetest.Strings(t, c["tagIds"]), []string{vip}) {
 			t.Fatalf("add by email = %s", res.Raw)
 		}
 		svc.API.Post(t, "/api/v1/contacts/tags", acc.Key, map[string]any{"email": "tagged@example.com", "tagIds": []string{lead}, "action": "add"}).Expect(t, http.StatusOK)
 
 		res = svc.API.Post(t, "/api/v1/contacts/tags", acc.Key, map[string]any{"email": "TAGGED@example.com", "tagNames": []string{"VIP", "Nope"}, "action": "remove"}).Expect(t, http.StatusOK)
-		if got := apptest.Strings(t, res.Object(t, "contact")["tagIds"]); !slices.Equal(got, []string{lead}) {
+		if got := servicetest.Strings(t, res.Object(t, "contact")["tagIds"]); !slices.Equal(got, []string{lead}) {
 			t.Fatalf("tags after remove = %v", got)
 		}
 		// The report has applied on every write (the action was applied to these tags), and a
 		// remove says removed too.
 		for _, member := range []string{"applied", "removed"} {
 			report := res.Object(t, "tags")[member].(map[string]any)
-			if !slices.Equal(apptest.Strings(t, report["tagIds"]), []string{vip}) || !slices.Equal(apptest.Strings(t, report["tagNames"]), []string{"VIP"}) {
+			if !slices.Equal(servicetest.Strings(t, report["tagIds"]), []string{vip}) || !slices.Equal(servicetest.Strings(t, report["tagNames"]), []string{"VIP"}) {
 				t.Fatalf("%s report of a remove = %v", member, report)
 			}
 		}
@@ -61,18 +61,18 @@ func TestTagContactByEmail(t *testing.T) {
 }
 
 func TestTagContactByID(t *testing.T) {
-	apptest.Run(t, func(t *testing.T, svc *apptest.Service) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
 		acc := svc.NewAccount(t)
 		vip := svc.NewTag(t, acc.ID, "VIP")
 		svc.NewTag(t, acc.ID, "Lead")
 		id := upsert(t, svc, acc.Key, map[string]any{"email": "byid@example.com"}).Expect(t, http.StatusOK).Object(t, "contact")["id"].(string)
 
 		res := svc.API.Post(t, "/api/v1/contacts/"+id+"/tags", acc.Key, map[string]any{"tagIds": []string{vip}, "tagNames": []string{"lead"}, "action": "add"}).Expect(t, http.StatusOK)
-		if got := apptest.Strings(t, res.Object(t, "contact")["tagIds"]); len(got) != 2 || res.Body["created"] != false {
+		if got := servicetest.Strings(t, res.Object(t, "contact")["tagIds"]); len(got) != 2 || res.Body["created"] != false {
 			t.Fatalf("add by id = %s", res.Raw)
 		}
 		res = svc.API.Post(t, "/api/v1/contacts/"+id+"/tags", acc.Key, map[string]any{"tagIds": []string{vip}, "action": "remove"}).Expect(t, http.StatusOK)
-		if got := apptest.Strings(t, res.Object(t, "contact")["tagIds"]); len(got) != 1 || got[0] == vip {
+		if got := servicetest.Strings(t, res.Object(t, "contact")["tagIds"]); len(got) != 1 || got[0] == vip {
 			t.Fatalf("remove by id = %v", got)
 		}
 		svc.API.Post(t, "/api/v1/contacts/ct_aaaaaaaaaaaaaaaaaaaaaaaaaa/tags", acc.Key, map[string]any{"tagIds": []string{vip}}).ExpectError(t, http.StatusNotFound)
@@ -84,7 +84,7 @@ func TestTagContactByID(t *testing.T) {
 // email.send and campaign.enroll automations are recorded on the contact's history once per
 // application of their tag, by any path.
 func TestTagAutomationsRecordedOnce(t *testing.T) {
-	apptest.Run(t, func(t *testing.T, svc *apptest.Service) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
 		acc := svc.NewAccount(t)
 		svc.NewTag(t, acc.ID, "Welcome", map[string]any{"type": "email.send", "subject": "Hi", "body": "Welcome aboard"})
 		svc.NewTag(t, acc.ID, "Onboard", map[string]any{"type": "campaign.enroll", "campaignId": "camp-1"},
@@ -113,7 +113,7 @@ func TestTagAutomationsRecordedOnce(t *testing.T) {
 }
 
 // historyTypes counts the event types of an entity's history.
-func historyTypes(t *testing.T, svc *apptest.Service, accountID, query string) map[string]int {
+func historyTypes(t *testing.T, svc *servicetest.Service, accountID, query string) map[string]int {
 	t.Helper()
 	events := svc.Operator.Get(t, "/admin/v1/accounts/"+accountID+"/history?"+query, "").Expect(t, http.StatusOK).List(t, "events")
 	counts := map[string]int{}
@@ -124,7 +124,7 @@ func historyTypes(t *testing.T, svc *apptest.Service, accountID, query string) m
 }
 
 func TestListTags(t *testing.T) {
-	apptest.Run(t, func(t *testing.T, svc *apptest.Service) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
 		acc := svc.NewAccount(t)
 		other := svc.NewAccount(t)
 		svc.NewTag(t, other.ID, "Other account")

@@ -9,16 +9,16 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/funnelhq/funnel/app/apptest"
+	"github.com/funnelhq/funnel/infra/service/servicetest"
 )
 
-func upsert(t *testing.T, svc *apptest.Service, key string, body any) apptest.Response {
+func upsert(t *testing.T, svc *servicetest.Service, key string, body any) servicetest.Response {
 	t.Helper()
 	return svc.API.Post(t, "/api/v1/contacts", key, body)
 }
 
 func TestUpsertContactCreatesThenUpdates(t *testing.T) {
-	apptest.Run(t, func(t *testing.T, svc *apptest.Service) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
 		acc := svc.NewAccount(t)
 		first := upsert(t, svc, acc.Key, map[string]any{"email": "  Ada.Lovelace@Example.com ", "firstName": "Ada", "lastName": "Lovelace", "phone": "+44 20"}).Expect(t, http.StatusOK)
 		if first.Body["success"] != true || first.Body["created"] != true {
@@ -29,7 +29,7 @@ func TestUpsertContactCreatesThenUpdates(t *testing.T) {
 		if c["email"] != "Ada.Lovelace@Example.com" || c["firstName"] != "Ada" || c["lastName"] != "Lovelace" || c["phone"] != "+44 20" {
 			t.Fatalf("contact = %v", c)
 		}
-		if tags := apptest.Strings(t, c["tagIds"]); len(tags) != 0 {
+		if tags := servicetest.Strings(t, c["tagIds"]); len(tags) != 0 {
 			t.Fatalf("tagIds = %v", tags)
 		}
 
@@ -62,7 +62,7 @@ func TestUpsertContactCreatesThenUpdates(t *testing.T) {
 }
 
 func TestUpsertContactTagReport(t *testing.T) {
-	apptest.Run(t, func(t *testing.T, svc *apptest.Service) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
 		acc := svc.NewAccount(t)
 		other := svc.NewAccount(t)
 		vip := svc.NewTag(t, acc.ID, "VIP")
@@ -76,18 +76,18 @@ func TestUpsertContactTagReport(t *testing.T) {
 		}).Expect(t, http.StatusOK)
 		tags := res.Object(t, "tags")
 		requested := tags["requested"].(map[string]any)
-		if !slices.Equal(apptest.Strings(t, requested["tagNames"]), []string{"  vip ", "Nope"}) ||
-			!slices.Equal(apptest.Strings(t, requested["tagIds"]), []string{lead, "tag_doesnotexist", foreign}) {
+		if !slices.Equal(servicetest.Strings(t, requested["tagNames"]), []string{"  vip ", "Nope"}) ||
+			!slices.Equal(servicetest.Strings(t, requested["tagIds"]), []string{lead, "tag_doesnotexist", foreign}) {
 			t.Fatalf("requested = %v", requested)
 		}
 		applied := tags["applied"].(map[string]any)
-		if !slices.Equal(apptest.Strings(t, applied["tagIds"]), []string{lead, vip}) || !slices.Equal(apptest.Strings(t, applied["tagNames"]), []string{"Lead", "VIP"}) {
+		if !slices.Equal(servicetest.Strings(t, applied["tagIds"]), []string{lead, vip}) || !slices.Equal(servicetest.Strings(t, applied["tagNames"]), []string{"Lead", "VIP"}) {
 			t.Fatalf("applied = %v", applied)
 		}
 		if _, has := tags["warning"]; has {
 			t.Fatalf("warning present although tags matched: %v", tags)
 		}
-		contactTags := apptest.Strings(t, res.Object(t, "contact")["tagIds"])
+		contactTags := servicetest.Strings(t, res.Object(t, "contact")["tagIds"])
 		if !slices.Equal(contactTags, []string{lead, vip}) {
 			t.Fatalf("contact tagIds = %v", contactTags)
 		}
@@ -95,33 +95,33 @@ func TestUpsertContactTagReport(t *testing.T) {
 		// Add-only: a later upsert with other tags keeps the earlier ones, and lists an
 		// already-present requested tag as applied.
 		res = upsert(t, svc, acc.Key, map[string]any{"email": "tags@example.com", "tagNames": []string{"VIP"}}).Expect(t, http.StatusOK)
-		if got := apptest.Strings(t, res.Object(t, "tags")["applied"].(map[string]any)["tagIds"]); !slices.Equal(got, []string{vip}) {
+		if got := servicetest.Strings(t, res.Object(t, "tags")["applied"].(map[string]any)["tagIds"]); !slices.Equal(got, []string{vip}) {
 			t.Fatalf("applied (already present) = %v", got)
 		}
-		if got := apptest.Strings(t, res.Object(t, "contact")["tagIds"]); !slices.Equal(got, []string{lead, vip}) {
+		if got := servicetest.Strings(t, res.Object(t, "contact")["tagIds"]); !slices.Equal(got, []string{lead, vip}) {
 			t.Fatalf("tags after a second upsert = %v", got)
 		}
 
 		// None matched: unmatchedTagNames and a warning, and the contact is still upserted.
 		res = upsert(t, svc, acc.Key, map[string]any{"email": "nomatch@example.com", "tagNames": []string{"Ghost"}, "tagIds": []string{foreign}}).Expect(t, http.StatusOK)
 		tags = res.Object(t, "tags")
-		if !slices.Equal(apptest.Strings(t, tags["unmatchedTagNames"]), []string{"Ghost"}) || tags["warning"] == nil {
+		if !slices.Equal(servicetest.Strings(t, tags["unmatchedTagNames"]), []string{"Ghost"}) || tags["warning"] == nil {
 			t.Fatalf("tags report with no match = %v", tags)
 		}
-		if res.Body["created"] != true || len(apptest.Strings(t, res.Object(t, "contact")["tagIds"])) != 0 {
+		if res.Body["created"] != true || len(servicetest.Strings(t, res.Object(t, "contact")["tagIds"])) != 0 {
 			t.Fatalf("contact with no matching tags = %s", res.Raw)
 		}
 
 		// No tags requested: empty report, no warning.
 		tags = upsert(t, svc, acc.Key, map[string]any{"email": "plain@example.com"}).Expect(t, http.StatusOK).Object(t, "tags")
-		if _, has := tags["warning"]; has || len(apptest.Strings(t, tags["applied"].(map[string]any)["tagIds"])) != 0 {
+		if _, has := tags["warning"]; has || len(servicetest.Strings(t, tags["applied"].(map[string]any)["tagIds"])) != 0 {
 			t.Fatalf("tags report without tags = %v", tags)
 		}
 	})
 }
 
 func TestUpsertContactCustomFields(t *testing.T) {
-	apptest.Run(t, func(t *testing.T, svc *apptest.Service) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
 		acc := svc.NewAccount(t)
 		other := svc.NewAccount(t)
 		company := svc.NewCustomField(t, acc.ID, "Company")
@@ -154,7 +154,7 @@ func TestUpsertContactCustomFields(t *testing.T) {
 }
 
 func TestUpsertContactRefusesBadInput(t *testing.T) {
-	apptest.Run(t, func(t *testing.T, svc *apptest.Service) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
 		acc := svc.NewAccount(t)
 		existing := upsert(t, svc, acc.Key, map[string]any{"email": "keep@example.com", "firstName": "Keep"}).Expect(t, http.StatusOK)
 		tooManyTags := make([]string, 101)
@@ -208,7 +208,7 @@ func TestUpsertContactRefusesBadInput(t *testing.T) {
 }
 
 func TestBodyLimit(t *testing.T) {
-	apptest.Run(t, func(t *testing.T, svc *apptest.Service) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
 		acc := svc.NewAccount(t)
 		// Just under 256 KB, padded with whitespace, is accepted.
 		body := `{"email": "big@example.com"}`
@@ -217,7 +217,7 @@ func TestBodyLimit(t *testing.T) {
 		over := body + strings.Repeat(" ", 256*1024-len(body)+1)
 		upsert(t, svc, acc.Key, over).ExpectError(t, http.StatusRequestEntityTooLarge)
 		// Without a Content-Length (chunked), the limit holds while reading.
-		res := svc.API.Do(t, apptest.Request{Method: http.MethodPost, Path: "/api/v1/contacts", Token: acc.Key,
+		res := svc.API.Do(t, servicetest.Request{Method: http.MethodPost, Path: "/api/v1/contacts", Token: acc.Key,
 			Body: struct{ io.Reader }{strings.NewReader(`{"email": "chunked@example.com", "firstName": "` + strings.Repeat("x", 300*1024) + `"}`)}})
 		res.ExpectError(t, http.StatusRequestEntityTooLarge)
 		if list := svc.API.Get(t, "/api/v1/contacts?email=chunked@example.com", acc.Key).List(t, "contacts"); len(list) != 0 {
@@ -227,7 +227,7 @@ func TestBodyLimit(t *testing.T) {
 }
 
 func TestListContactsPaging(t *testing.T) {
-	apptest.Run(t, func(t *testing.T, svc *apptest.Service) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
 		acc := svc.NewAccount(t)
 		var emails []string
 		for i := 0; i < 5; i++ {
@@ -284,7 +284,7 @@ func emailsOf(contacts []map[string]any) []string {
 }
 
 func TestContactTenancy(t *testing.T) {
-	apptest.Run(t, func(t *testing.T, svc *apptest.Service) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
 		a := svc.NewAccount(t)
 		b := svc.NewAccount(t)
 		tagA := svc.NewTag(t, a.ID, "Mine")
@@ -303,7 +303,7 @@ func TestContactTenancy(t *testing.T) {
 		if list := svc.API.Get(t, "/api/v1/contacts", a.Key).List(t, "contacts"); len(list) != 1 || list[0]["id"] != id {
 			t.Fatalf("account A lists %v", list)
 		}
-		if got := svc.API.Get(t, "/api/v1/contacts/"+id, a.Key).Object(t, "contact"); len(apptest.Strings(t, got["tagIds"])) != 0 {
+		if got := svc.API.Get(t, "/api/v1/contacts/"+id, a.Key).Object(t, "contact"); len(servicetest.Strings(t, got["tagIds"])) != 0 {
 			t.Fatalf("account B changed A's contact: %v", got)
 		}
 	})
@@ -312,7 +312,7 @@ func TestContactTenancy(t *testing.T) {
 // Uniqueness of one contact per account and email holds under concurrency without any read
 // model: 64 concurrent upserts of one email, in varied case, each with its own tag.
 func TestConcurrentUpsertsOfOneEmail(t *testing.T) {
-	apptest.Run(t, func(t *testing.T, svc *apptest.Service) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
 		acc := svc.NewAccount(t)
 		const n = 64
 		tagIDs := make([]string, n)
@@ -354,7 +354,7 @@ func TestConcurrentUpsertsOfOneEmail(t *testing.T) {
 		if len(list) != 1 {
 			t.Fatalf("%d contacts for one email", len(list))
 		}
-		got := apptest.Strings(t, list[0]["tagIds"])
+		got := servicetest.Strings(t, list[0]["tagIds"])
 		slices.Sort(got)
 		want := slices.Clone(tagIDs)
 		slices.Sort(want)
@@ -366,7 +366,7 @@ func TestConcurrentUpsertsOfOneEmail(t *testing.T) {
 
 // Read your writes: every successful write is visible to the very next read.
 func TestReadYourWrites(t *testing.T) {
-	apptest.Run(t, func(t *testing.T, svc *apptest.Service) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
 		acc := svc.NewAccount(t)
 		tag := svc.NewTag(t, acc.ID, "Seen")
 		for i := 0; i < 30; i++ {
@@ -378,7 +378,7 @@ func TestReadYourWrites(t *testing.T) {
 			}
 			svc.API.Post(t, "/api/v1/contacts/"+id+"/tags", acc.Key, map[string]any{"tagIds": []string{tag}}).Expect(t, http.StatusOK)
 			list := svc.API.Get(t, "/api/v1/contacts?email="+email, acc.Key).Expect(t, http.StatusOK).List(t, "contacts")
-			if len(list) != 1 || !slices.Equal(apptest.Strings(t, list[0]["tagIds"]), []string{tag}) {
+			if len(list) != 1 || !slices.Equal(servicetest.Strings(t, list[0]["tagIds"]), []string{tag}) {
 				t.Fatalf("list after tagging %d saw %v", i, list)
 			}
 		}

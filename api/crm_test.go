@@ -6,11 +6,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/funnelhq/funnel/app/apptest"
+	"github.com/funnelhq/funnel/infra/service/servicetest"
 )
 
 func TestCRMsAndStages(t *testing.T) {
-	apptest.Run(t, func(t *testing.T, svc *apptest.Service) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
 		acc := svc.NewAccount(t)
 		other := svc.NewAccount(t)
 		sales := svc.NewCRM(t, acc.ID, "Sales", "New", "Won")
@@ -61,7 +61,7 @@ func TestCRMsAndStages(t *testing.T) {
 }
 
 func TestOperatorCreateCRM(t *testing.T) {
-	apptest.Run(t, func(t *testing.T, svc *apptest.Service) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
 		acc := svc.NewAccount(t)
 		base := "/admin/v1/accounts/" + acc.ID + "/crms"
 		crm := svc.Operator.Post(t, base, "", map[string]any{"name": " Sales ", "stages": []map[string]any{{"name": "New"}, {"name": " Won "}}}).
@@ -93,7 +93,7 @@ func TestOperatorCreateCRM(t *testing.T) {
 }
 
 func TestCreateLead(t *testing.T) {
-	apptest.Run(t, func(t *testing.T, svc *apptest.Service) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
 		acc := svc.NewAccount(t)
 		other := svc.NewAccount(t)
 		crm := svc.NewCRM(t, acc.ID, "Sales", "New", "Qualified", "Won")
@@ -114,7 +114,7 @@ func TestCreateLead(t *testing.T) {
 			lead["createdAt"] == nil || lead["updatedAt"] == nil {
 			t.Fatalf("lead = %v (default stage is the first)", lead)
 		}
-		if contact["email"] != "Lea@Example.com" || contact["firstName"] != "Lea" || !slices.Equal(apptest.Strings(t, contact["tagIds"]), []string{vip}) {
+		if contact["email"] != "Lea@Example.com" || contact["firstName"] != "Lea" || !slices.Equal(servicetest.Strings(t, contact["tagIds"]), []string{vip}) {
 			t.Fatalf("contact = %v", contact)
 		}
 		if got := svc.API.Get(t, "/api/v1/contacts/"+contact["id"].(string), acc.Key).Expect(t, http.StatusOK).Object(t, "contact"); got["firstName"] != "Lea" {
@@ -177,7 +177,7 @@ func TestCreateLead(t *testing.T) {
 }
 
 func TestUpdateLead(t *testing.T) {
-	apptest.Run(t, func(t *testing.T, svc *apptest.Service) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
 		acc := svc.NewAccount(t)
 		other := svc.NewAccount(t)
 		crm := svc.NewCRM(t, acc.ID, "Sales", "New", "Qualified", "Won")

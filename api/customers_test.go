@@ -8,15 +8,15 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/funnelhq/funnel/app"
-	"github.com/funnelhq/funnel/app/apptest"
+	"github.com/funnelhq/funnel/infra/service"
+	"github.com/funnelhq/funnel/infra/service/servicetest"
 	"github.com/funnelhq/funnel/commands"
 	"github.com/funnelhq/funnel/infra/sqldb/sqldbtest"
 )
 
 // buyDirect records a purchase through the command (the operator endpoint is the operator API's) and
 // waits until the read models show it.
-func buyDirect(t *testing.T, svc *apptest.Service, cmd commands.Purchase) commands.PurchaseResult {
+func buyDirect(t *testing.T, svc *servicetest.Service, cmd commands.Purchase) commands.PurchaseResult {
 	t.Helper()
 	ctx := context.Background()
 	res, err := svc.App.Commands().Purchase.Handle(ctx, cmd)
@@ -30,12 +30,12 @@ func buyDirect(t *testing.T, svc *apptest.Service, cmd commands.Purchase) comman
 }
 
 // purchaseOf is a purchase of a product's tier by email in an account.
-func purchaseOf(accountID string, p apptest.Product, tier int, email, name string, bumpIDs ...string) commands.Purchase {
+func purchaseOf(accountID string, p servicetest.Product, tier int, email, name string, bumpIDs ...string) commands.Purchase {
 	return commands.Purchase{Meta: commands.Meta{AccountID: accountID}, ProductID: p.ID, PricingTierID: p.TierIDs[tier], BumpIDs: bumpIDs, Email: email, Name: name}
 }
 
 func TestCustomersNewestFirstWithPagingAndEmailFilter(t *testing.T) {
-	apptest.Run(t, func(t *testing.T, svc *apptest.Service) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
 		acc := svc.NewAccount(t)
 		pro := svc.NewProduct(t, acc.ID, proPlan())
 		var ids []string
@@ -103,7 +103,7 @@ func TestCustomersNewestFirstWithPagingAndEmailFilter(t *testing.T) {
 }
 
 func TestGetCustomerWithPaymentsAndSubscriptions(t *testing.T) {
-	apptest.Run(t, func(t *testing.T, svc *apptest.Service) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
 		acc := svc.NewAccount(t)
 		pro := svc.NewProduct(t, acc.ID, proPlan())
 		ctx := context.Background()
@@ -180,7 +180,7 @@ func TestGetCustomerWithPaymentsAndSubscriptions(t *testing.T) {
 func ptr[T any](v T) *T { return &v }
 
 func TestCustomersTenancyAndScopes(t *testing.T) {
-	apptest.Run(t, func(t *testing.T, svc *apptest.Service) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
 		acc := svc.NewAccount(t)
 		other := svc.NewAccount(t)
 		pro := svc.NewProduct(t, acc.ID, proPlan())
@@ -204,7 +204,7 @@ func TestCustomersTenancyAndScopes(t *testing.T) {
 
 // The checkout read models rebuilt from the log come back exactly as their projections built them.
 func TestRebuildCheckoutReadModels(t *testing.T) {
-	apptest.Run(t, func(t *testing.T, svc *apptest.Service) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
 		ctx := context.Background()
 		acc := svc.NewAccount(t)
 		pro := svc.NewProduct(t, acc.ID, proPlan())
@@ -243,7 +243,7 @@ func TestRebuildCheckoutReadModels(t *testing.T) {
 			if _, err := db.Write.ExecContext(ctx, `DELETE FROM `+name+` WHERE account_id = $1`, acc.ID); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := app.Rebuild(ctx, db, name, nil); err != nil {
+			if _, err := service.Rebuild(ctx, db, name, nil); err != nil {
 				t.Fatalf("rebuild %s: %v", name, err)
 			}
 			if diff := sqldbtest.DiffRows(want, sqldbtest.Dump(t, db.Read, name, "id"), 5); diff != "" {

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/funnelhq/funnel/app"
-	"github.com/funnelhq/funnel/app/apptest"
+	"github.com/funnelhq/funnel/infra/service"
+	"github.com/funnelhq/funnel/infra/service/servicetest"
 	"github.com/funnelhq/funnel/infra/sqldb"
 	"github.com/funnelhq/funnel/infra/sqldb/sqldbtest"
 )
@@ -21,7 +21,7 @@ import (
 // timeout) is tested on sqldb.Unavailable.
 func TestAnUnreachableDatabaseAnswers503(t *testing.T) {
 	dbURL := sqldbtest.URL(t, sqldb.Postgres)
-	svc := apptest.StartOn(t, dbURL, func(*app.Config) {})
+	svc := servicetest.StartOn(t, dbURL, func(*service.Config) {})
 	acc := svc.NewAccount(t)
 	svc.API.Get(t, "/api/v1/contacts", acc.Key).Expect(t, http.StatusOK)
 

@@ -9,6 +9,6 @@
 //     metrics), JSON answers and errors, request bodies, list pages, read-your-writes, the
 //     views of resources both show, and webhook subscription creation.
 //
-// Each API reads the read models through narrow interfaces of its own; app/app.go hands it the
-// concrete ones. The black-box tests of this folder speak HTTP to both listeners (app/apptest).
+// Each API reads the read models through narrow interfaces of its own; infra/service/app.go hands it the
+// concrete ones. The black-box tests of this folder speak HTTP to both listeners (infra/service/servicetest).
 package api

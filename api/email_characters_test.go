@@ -6,7 +6,7 @@ import (
 	"net/url"
 	"testing"
 
-	"github.com/funnelhq/funnel/app/apptest"
+	"github.com/funnelhq/funnel/infra/service/servicetest"
 )
 
 // An email with an invisible or direction-changing character looks like another contact's email
@@ -15,13 +15,13 @@ import (
 // email filters of lists and the history match exactly: such an email finds nothing but what
 // holds those very characters.
 func TestEmailsWithInvisibleOrBidiCharactersAreRefusedEverywhere(t *testing.T) {
-	apptest.Run(t, func(t *testing.T, svc *apptest.Service) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
 		acc := svc.NewAccount(t)
 		upsert(t, svc, acc.Key, map[string]any{"email": "ada@example.com"}).Expect(t, http.StatusOK)
 		svc.NewTag(t, acc.ID, "VIP")
 		crm := svc.NewCRM(t, acc.ID, "Sales", "New")
-		form, fields := svc.NewForm(t, acc.ID, "Signup", nil, apptest.Field{"label": "Email", "type": "text", "contactField": "builtin:email"})
-		calendar, questions := svc.NewEventType(t, acc.ID, "Call", 30, apptest.Field{"label": "Email", "type": "email", "contactField": "builtin:email"})
+		form, fields := svc.NewForm(t, acc.ID, "Signup", nil, servicetest.Field{"label": "Email", "type": "text", "contactField": "builtin:email"})
+		calendar, questions := svc.NewEventType(t, acc.ID, "Call", 30, servicetest.Field{"label": "Email", "type": "email", "contactField": "builtin:email"})
 		product := svc.NewProduct(t, acc.ID, simpleProduct("Book"))
 		historyBefore := len(history(t, svc, acc.ID, contactByEmail(t, svc, acc.Key, "ada@example.com")["id"].(string)))
 
@@ -31,7 +31,7 @@ func TestEmailsWithInvisibleOrBidiCharactersAreRefusedEverywhere(t *testing.T) {
 				return fmt.Sprintf("%s must not contain invisible or direction-changing characters (%U)", member, r)
 			}
 			for _, c := range []struct {
-				client *apptest.Client
+				client *servicetest.Client
 				path   string
 				token  string
 				body   map[string]any

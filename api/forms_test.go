@@ -6,21 +6,21 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/funnelhq/funnel/app/apptest"
+	"github.com/funnelhq/funnel/infra/service/servicetest"
 )
 
 func TestFormsListAndGet(t *testing.T) {
-	apptest.Run(t, func(t *testing.T, svc *apptest.Service) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
 		acc := svc.NewAccount(t)
 		other := svc.NewAccount(t)
 		company := svc.NewCustomField(t, acc.ID, "Company")
 		signup, fields := svc.NewForm(t, acc.ID, "Signup", nil,
-			apptest.Field{"label": "Email", "type": "email", "contactField": "builtin:email", "required": true},
-			apptest.Field{"label": "Company", "type": "text", "contactField": "custom:" + company},
-			apptest.Field{"label": "Message", "type": "textarea"},
+			servicetest.Field{"label": "Email", "type": "email", "contactField": "builtin:email", "required": true},
+			servicetest.Field{"label": "Company", "type": "text", "contactField": "custom:" + company},
+			servicetest.Field{"label": "Message", "type": "textarea"},
 		)
-		contact, _ := svc.NewForm(t, acc.ID, "Contact us", nil, apptest.Field{"label": "Email", "type": "email", "contactField": "builtin:email"})
-		foreign, _ := svc.NewForm(t, other.ID, "Theirs", nil, apptest.Field{"label": "X", "type": "text"})
+		contact, _ := svc.NewForm(t, acc.ID, "Contact us", nil, servicetest.Field{"label": "Email", "type": "email", "contactField": "builtin:email"})
+		foreign, _ := svc.NewForm(t, other.ID, "Theirs", nil, servicetest.Field{"label": "X", "type": "text"})
 
 		forms := svc.API.Get(t, "/api/v1/forms", acc.Key).Expect(t, http.StatusOK).List(t, "forms")
 		if len(forms) != 2 || forms[0]["id"] != signup || forms[1]["id"] != contact {
@@ -56,7 +56,7 @@ func TestFormsListAndGet(t *testing.T) {
 }
 
 func TestOperatorCreateForm(t *testing.T) {
-	apptest.Run(t, func(t *testing.T, svc *apptest.Service) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
 		acc := svc.NewAccount(t)
 		other := svc.NewAccount(t)
 		tag := svc.NewTag(t, acc.ID, "Signed up")
@@ -68,7 +68,7 @@ func TestOperatorCreateForm(t *testing.T) {
 		form := svc.Operator.Post(t, base, "", map[string]any{"name": "Signup", "fields": []any{email}, "tagIds": []string{tag}}).Expect(t, http.StatusCreated).Object(t, "form")
 		field := form["fields"].([]any)[0].(map[string]any)
 		if !strings.HasPrefix(form["id"].(string), "form_") || !strings.HasPrefix(field["id"].(string), "fld_") || field["required"] != true ||
-			!slices.Equal(apptest.Strings(t, form["tagIds"]), []string{tag}) {
+			!slices.Equal(servicetest.Strings(t, form["tagIds"]), []string{tag}) {
 			t.Fatalf("form = %v", form)
 		}
 		cases := []struct {
@@ -101,23 +101,23 @@ func TestOperatorCreateForm(t *testing.T) {
 			t.Fatalf("refused forms were created: %v", forms)
 		}
 		svc.Operator.Post(t, "/admin/v1/accounts/acc_nope/forms", "", map[string]any{"name": "X", "fields": []any{email}}).ExpectError(t, http.StatusNotFound)
-		svc.Operator.Do(t, apptest.Request{Method: http.MethodDelete, Path: base}).ExpectError(t, http.StatusMethodNotAllowed)
+		svc.Operator.Do(t, servicetest.Request{Method: http.MethodDelete, Path: base}).ExpectError(t, http.StatusMethodNotAllowed)
 	})
 }
 
 func TestSubmitForm(t *testing.T) {
-	apptest.Run(t, func(t *testing.T, svc *apptest.Service) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
 		acc := svc.NewAccount(t)
 		other := svc.NewAccount(t)
 		company := svc.NewCustomField(t, acc.ID, "Company")
 		tag := svc.NewTag(t, acc.ID, "Signed up")
 		formID, f := svc.NewForm(t, acc.ID, "Signup", []string{tag},
-			apptest.Field{"label": "Email", "type": "email", "contactField": "builtin:email", "required": true},
-			apptest.Field{"label": "Name", "type": "text", "contactField": "builtin:fullName"},
-			apptest.Field{"label": "Company", "type": "text", "contactField": "custom:" + company},
-			apptest.Field{"label": "Seats", "type": "number"},
-			apptest.Field{"label": "Terms", "type": "checkbox", "required": true},
-			apptest.Field{"label": "Start", "type": "date"},
+			servicetest.Field{"label": "Email", "type": "email", "contactField": "builtin:email", "required": true},
+			servicetest.Field{"label": "Name", "type": "text", "contactField": "builtin:fullName"},
+			servicetest.Field{"label": "Company", "type": "text", "contactField": "custom:" + company},
+			servicetest.Field{"label": "Seats", "type": "number"},
+			servicetest.Field{"label": "Terms", "type": "checkbox", "required": true},
+			servicetest.Field{"label": "Start", "type": "date"},
 		)
 		email, name, comp, seats, terms, start := f[0], f[1], f[2], f[3], f[4], f[5]
 		path := "/api/v1/forms/" + formID + "/submissions"
@@ -132,7 +132,7 @@ func TestSubmitForm(t *testing.T) {
 		contactID, _ := sub["contactId"].(string)
 		c := svc.API.Get(t, "/api/v1/contacts/"+contactID, acc.Key).Expect(t, http.StatusOK).Object(t, "contact")
 		if c["email"] != "Grace@Example.com" || c["firstName"] != "Grace" || c["lastName"] != "Brewster Hopper" ||
-			c["customFields"].(map[string]any)[company] != "Navy" || !slices.Equal(apptest.Strings(t, c["tagIds"]), []string{tag}) {
+			c["customFields"].(map[string]any)[company] != "Navy" || !slices.Equal(servicetest.Strings(t, c["tagIds"]), []string{tag}) {
 			t.Fatalf("contact = %v", c)
 		}
 		subs := svc.Operator.Get(t, "/admin/v1/accounts/"+acc.ID+"/forms/"+formID+"/submissions", "").Expect(t, http.StatusOK).List(t, "submissions")
@@ -159,13 +159,13 @@ func TestSubmitForm(t *testing.T) {
 		}
 
 		// A form without an email field records the submission without a contact.
-		anon, af := svc.NewForm(t, acc.ID, "Feedback", []string{tag}, apptest.Field{"label": "Comment", "type": "textarea", "required": true})
+		anon, af := svc.NewForm(t, acc.ID, "Feedback", []string{tag}, servicetest.Field{"label": "Comment", "type": "textarea", "required": true})
 		anonSub := svc.API.Post(t, "/api/v1/forms/"+anon+"/submissions", acc.Key, map[string]any{"values": map[string]any{af[0]: "Nice"}}).Expect(t, http.StatusCreated).Object(t, "submission")
 		if v, has := anonSub["contactId"]; !has || v != nil {
 			t.Fatalf("anonymous submission = %v, want contactId null", anonSub)
 		}
 
-		foreign, ff := svc.NewForm(t, other.ID, "Theirs", nil, apptest.Field{"label": "X", "type": "text"})
+		foreign, ff := svc.NewForm(t, other.ID, "Theirs", nil, servicetest.Field{"label": "X", "type": "text"})
 		ok := map[string]any{email: "refused@example.com", terms: true}
 		with := func(extra map[string]any) map[string]any {
 			v := map[string]any{}
@@ -228,7 +228,7 @@ func TestSubmitForm(t *testing.T) {
 // The field mapping of integration-api.md section 2, row by row: each contactField lands on
 // its contact field.
 func TestFieldMapping(t *testing.T) {
-	apptest.Run(t, func(t *testing.T, svc *apptest.Service) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
 		acc := svc.NewAccount(t)
 		company := svc.NewCustomField(t, acc.ID, "Company")
 		rows := []struct {
@@ -249,12 +249,12 @@ func TestFieldMapping(t *testing.T) {
 		}
 		for i, row := range rows {
 			t.Run(row.name, func(t *testing.T) {
-				fields := []apptest.Field{{"label": "Email", "type": "email", "contactField": "builtin:email"}}
+				fields := []servicetest.Field{{"label": "Email", "type": "email", "contactField": "builtin:email"}}
 				emailValue := "mapping" + string(rune('a'+i)) + "@example.com"
 				if row.contactField == "builtin:email" {
 					emailValue = row.value
 				} else {
-					fields = append(fields, apptest.Field{"label": "Mapped", "type": "text", "contactField": row.contactField})
+					fields = append(fields, servicetest.Field{"label": "Mapped", "type": "text", "contactField": row.contactField})
 				}
 				formID, ids := svc.NewForm(t, acc.ID, "Mapping "+row.name, nil, fields...)
 				values := map[string]any{ids[0]: emailValue}
@@ -282,10 +282,10 @@ func TestFieldMapping(t *testing.T) {
 
 		// Booking questions use the same mapping.
 		eventTypeID, q := svc.NewEventType(t, acc.ID, "Mapping call", 15,
-			apptest.Field{"label": "Email", "type": "email", "contactField": "builtin:email", "required": true},
-			apptest.Field{"label": "Name", "type": "text", "contactField": "builtin:fullName"},
-			apptest.Field{"label": "Phone", "type": "phone", "contactField": "builtin:phone"},
-			apptest.Field{"label": "Company", "type": "text", "contactField": "custom:" + company},
+			servicetest.Field{"label": "Email", "type": "email", "contactField": "builtin:email", "required": true},
+			servicetest.Field{"label": "Name", "type": "text", "contactField": "builtin:fullName"},
+			servicetest.Field{"label": "Phone", "type": "phone", "contactField": "builtin:phone"},
+			servicetest.Field{"label": "Company", "type": "text", "contactField": "custom:" + company},
 		)
 		booking := svc.API.Post(t, "/api/v1/scheduling/"+eventTypeID+"/bookings", acc.Key, map[string]any{
 			"startTime": futureSlot(0), "answers": map[string]any{q[0]: "booker@example.com", q[1]: "Alan Mathison Turing", q[2]: "+44 161", q[3]: "Bletchley"},

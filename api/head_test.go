@@ -8,17 +8,17 @@ import (
 
 	"github.com/gorilla/mux"
 
-	"github.com/funnelhq/funnel/app/apptest"
+	"github.com/funnelhq/funnel/infra/service/servicetest"
 )
 
 // HEAD answers like GET, without a body: same status and headers, for every GET route of both
 // listeners and whatever the answer (200, 401, 403, 404, 405). Where GET is allowed, a 405
 // lists HEAD in Allow.
 func TestHEADAnswersLikeGET(t *testing.T) {
-	apptest.Run(t, func(t *testing.T, svc *apptest.Service) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
 		acc := svc.NewAccount(t)
 		crm := svc.NewCRM(t, acc.ID, "Sales", "New")
-		form, _ := svc.NewForm(t, acc.ID, "Signup", nil, apptest.Field{"label": "Email", "type": "email", "contactField": "builtin:email"})
+		form, _ := svc.NewForm(t, acc.ID, "Signup", nil, servicetest.Field{"label": "Email", "type": "email", "contactField": "builtin:email"})
 		eventType, _ := svc.NewEventType(t, acc.ID, "Call", 30)
 		contact := upsert(t, svc, acc.Key, map[string]any{"email": "head@example.com"}).Expect(t, http.StatusOK).Object(t, "contact")["id"].(string)
 		formsOnly := svc.NewKey(t, acc.ID, []string{"forms:read"})
@@ -40,7 +40,7 @@ func TestHEADAnswersLikeGET(t *testing.T) {
 		}
 
 		type call struct {
-			client *apptest.Client
+			client *servicetest.Client
 			path   string
 			token  string
 		}
@@ -71,8 +71,8 @@ func TestHEADAnswersLikeGET(t *testing.T) {
 		)
 		statuses := map[int]bool{}
 		for _, c := range calls {
-			get := c.client.Do(t, apptest.Request{Method: http.MethodGet, Path: c.path, Token: c.token})
-			head := c.client.Do(t, apptest.Request{Method: http.MethodHead, Path: c.path, Token: c.token})
+			get := c.client.Do(t, servicetest.Request{Method: http.MethodGet, Path: c.path, Token: c.token})
+			head := c.client.Do(t, servicetest.Request{Method: http.MethodHead, Path: c.path, Token: c.token})
 			statuses[get.Status] = true
 			if head.Status != get.Status || len(head.Raw) != 0 {
 				t.Errorf("HEAD %s: %d with %d bytes, GET: %d", c.path, head.Status, len(head.Raw), get.Status)
@@ -91,14 +91,14 @@ func TestHEADAnswersLikeGET(t *testing.T) {
 
 		// /metrics changes between two requests: the same status and type, no body.
 		get := svc.Operator.Get(t, "/metrics", "-")
-		head := svc.Operator.Do(t, apptest.Request{Method: http.MethodHead, Path: "/metrics", Token: "-"})
+		head := svc.Operator.Do(t, servicetest.Request{Method: http.MethodHead, Path: "/metrics", Token: "-"})
 		if head.Status != http.StatusOK || get.Status != http.StatusOK || len(head.Raw) != 0 || head.Header.Get("Content-Type") != get.Header.Get("Content-Type") {
 			t.Errorf("HEAD /metrics: %d %q, GET: %d %q", head.Status, head.Header.Get("Content-Type"), get.Status, get.Header.Get("Content-Type"))
 		}
 
 		// Allow names HEAD wherever GET is allowed, and only there.
 		for _, c := range []struct {
-			client *apptest.Client
+			client *servicetest.Client
 			method string
 			path   string
 			allow  string
@@ -114,7 +114,7 @@ func TestHEADAnswersLikeGET(t *testing.T) {
 			if c.client == svc.Operator {
 				token = ""
 			}
-			res := c.client.Do(t, apptest.Request{Method: c.method, Path: c.path, Token: token})
+			res := c.client.Do(t, servicetest.Request{Method: c.method, Path: c.path, Token: token})
 			if res.Status != http.StatusMethodNotAllowed || res.Header.Get("Allow") != c.allow {
 				t.Errorf("%s %s: %d, Allow %q, want 405 with %q", c.method, c.path, res.Status, res.Header.Get("Allow"), c.allow)
 			}

@@ -10,11 +10,11 @@ import (
 
 	"github.com/gorilla/mux"
 
-	"github.com/funnelhq/funnel/app/apptest"
+	"github.com/funnelhq/funnel/infra/service/servicetest"
 )
 
 // leadsOf lists the leads of a CRM through the operator API, of one contact when contactID is set.
-func leadsOf(t *testing.T, svc *apptest.Service, accountID, crmID, contactID string) []map[string]any {
+func leadsOf(t *testing.T, svc *servicetest.Service, accountID, crmID, contactID string) []map[string]any {
 	t.Helper()
 	path := "/admin/v1/accounts/" + accountID + "/crms/" + crmID + "/leads?limit=200"
 	if contactID != "" {
@@ -24,7 +24,7 @@ func leadsOf(t *testing.T, svc *apptest.Service, accountID, crmID, contactID str
 }
 
 // history returns the event log's history of a contact (operator API), oldest first.
-func history(t *testing.T, svc *apptest.Service, accountID, contactID string) []map[string]any {
+func history(t *testing.T, svc *servicetest.Service, accountID, contactID string) []map[string]any {
 	t.Helper()
 	return svc.Operator.Get(t, "/admin/v1/accounts/"+accountID+"/history?contactId="+url.QueryEscape(contactID), "").Expect(t, http.StatusOK).List(t, "events")
 }
@@ -39,7 +39,7 @@ func countTypes(events []map[string]any) map[string]int {
 }
 
 // contactByEmail returns the account's contact with that email, or nil when there is none.
-func contactByEmail(t *testing.T, svc *apptest.Service, key, email string) map[string]any {
+func contactByEmail(t *testing.T, svc *servicetest.Service, key, email string) map[string]any {
 	t.Helper()
 	list := svc.API.Get(t, "/api/v1/contacts?email="+url.QueryEscape(email), key).Expect(t, http.StatusOK).List(t, "contacts")
 	switch len(list) {
@@ -65,7 +65,7 @@ var pathVariable = regexp.MustCompile(`\{(\w+)\}`)
 
 // operatorRoutes walks the operator router and returns the routes of /admin/v1/accounts, one per
 // method: every route but the OpenAPI document, which needs no token and names no account.
-func operatorRoutes(t *testing.T, svc *apptest.Service) []operatorRoute {
+func operatorRoutes(t *testing.T, svc *servicetest.Service) []operatorRoute {
 	t.Helper()
 	var routes []operatorRoute
 	err := svc.App.OperatorRouter().Walk(func(route *mux.Route, _ *mux.Router, _ []*mux.Route) error {

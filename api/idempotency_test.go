@@ -14,8 +14,8 @@ import (
 
 	"github.com/gorilla/mux"
 
-	"github.com/funnelhq/funnel/app"
-	"github.com/funnelhq/funnel/app/apptest"
+	"github.com/funnelhq/funnel/infra/service"
+	"github.com/funnelhq/funnel/infra/service/servicetest"
 	"github.com/funnelhq/funnel/infra/sqldb"
 	"github.com/funnelhq/funnel/infra/sqldb/sqldbtest"
 )
@@ -26,7 +26,7 @@ import (
 const leadBody = `{"contactEmail": "ada@example.com", "title": "Pilot"}`
 
 // leadsEndpoint makes an account with a CRM of one stage, and returns them and the path that opens its leads.
-func leadsEndpoint(t *testing.T, svc *apptest.Service) (apptest.Account, apptest.CRM, string) {
+func leadsEndpoint(t *testing.T, svc *servicetest.Service) (servicetest.Account, servicetest.CRM, string) {
 	t.Helper()
 	acc := svc.NewAccount(t)
 	crm := svc.NewCRM(t, acc.ID, "Sales", "New")
@@ -34,13 +34,13 @@ func leadsEndpoint(t *testing.T, svc *apptest.Service) (apptest.Account, apptest
 }
 
 // withKey sends a request with an Idempotency-Key; body is sent as these exact bytes.
-func withKey(c *apptest.Client, t *testing.T, method, path, token, key, body string) apptest.Response {
+func withKey(c *servicetest.Client, t *testing.T, method, path, token, key, body string) servicetest.Response {
 	t.Helper()
-	return c.Do(t, apptest.Request{Method: method, Path: path, Token: token, Body: body, Headers: map[string]string{"Idempotency-Key": key}})
+	return c.Do(t, servicetest.Request{Method: method, Path: path, Token: token, Body: body, Headers: map[string]string{"Idempotency-Key": key}})
 }
 
 // expectReplay fails unless res is a replay of first: same status, same bytes, marked.
-func expectReplay(t *testing.T, res, first apptest.Response) {
+func expectReplay(t *testing.T, res, first servicetest.Response) {
 	t.Helper()
 	if res.Status != first.Status || !bytes.Equal(res.Raw, first.Raw) {
 		t.Fatalf("retry answered %d %s, want the first answer %d %s", res.Status, res.Raw, first.Status, first.Raw)
@@ -51,7 +51,7 @@ func expectReplay(t *testing.T, res, first apptest.Response) {
 }
 
 func TestIdempotentRetryReplaysTheFirstAnswer(t *testing.T) {
-	apptest.Run(t, func(t *testing.T, svc *apptest.Service) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
 		acc := svc.NewAccount(t)
 		crm := svc.NewCRM(t, acc.ID, "Sales", "New", "Won")
 		path := "/api/v1/crms/" + crm.ID + "/leads"
@@ -85,11 +85,11 @@ func TestIdempotentRetryReplaysTheFirstAnswer(t *testing.T) {
 }
 
 func TestIdempotentRetryOfEveryKindOfWrite(t *testing.T) {
-	apptest.Run(t, func(t *testing.T, svc *apptest.Service) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
 		acc := svc.NewAccount(t)
 		svc.NewTag(t, acc.ID, "Lead")
-		form, fields := svc.NewForm(t, acc.ID, "Signup", nil, apptest.Field{"label": "Email", "type": "email", "contactField": "builtin:email", "required": true})
-		calendar, questions := svc.NewEventType(t, acc.ID, "Call", 30, apptest.Field{"label": "Email", "type": "email", "contactField": "builtin:email", "required": true})
+		form, fields := svc.NewForm(t, acc.ID, "Signup", nil, servicetest.Field{"label": "Email", "type": "email", "contactField": "builtin:email", "required": true})
+		calendar, questions := svc.NewEventType(t, acc.ID, "Call", 30, servicetest.Field{"label": "Email", "type": "email", "contactField": "builtin:email", "required": true})
 		for i, w := range []struct{ path, body string }{
 			{"/api/v1/contacts", `{"email": "grace@example.com", "tagNames": ["Lead"]}`},
 			{"/api/v1/contacts/tags", `{"email": "alan@example.com", "tagNames": ["Lead"]}`},
@@ -123,10 +123,10 @@ func TestIdempotentRetryOfEveryKindOfWrite(t *testing.T) {
 // the writes of the operator API, and sends each an over-long key: each must refuse it, which
 // only the idempotency layer does.
 func TestEveryPostAndPatchTakesAnIdempotencyKey(t *testing.T) {
-	apptest.Run(t, func(t *testing.T, svc *apptest.Service) { checkEveryWriteTakesAKey(t, svc) })
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) { checkEveryWriteTakesAKey(t, svc) })
 }
 
-func checkEveryWriteTakesAKey(t *testing.T, svc *apptest.Service) {
+func checkEveryWriteTakesAKey(t *testing.T, svc *servicetest.Service) {
 	acc := svc.NewAccount(t)
 	tooLong := strings.Repeat("k", 256)
 	var paths []string
@@ -166,7 +166,7 @@ func checkEveryWriteTakesAKey(t *testing.T, svc *apptest.Service) {
 }
 
 func TestIdempotencyKeyWithAnotherRequestConflicts(t *testing.T) {
-	apptest.Run(t, func(t *testing.T, svc *apptest.Service) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
 		acc := svc.NewAccount(t)
 		crm := svc.NewCRM(t, acc.ID, "Sales", "New")
 		other := svc.NewCRM(t, acc.ID, "Partners", "New")
@@ -194,10 +194,10 @@ func TestIdempotencyKeyWithAnotherRequestConflicts(t *testing.T) {
 }
 
 func TestIdempotentConcurrentRequestsPerformOnce(t *testing.T) {
-	apptest.Run(t, func(t *testing.T, svc *apptest.Service) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
 		acc, crm, path := leadsEndpoint(t, svc)
 		body := leadBody
-		answers := sendAtOnce(t, 8, func() apptest.Response { return withKey(svc.API, t, http.MethodPost, path, acc.Key, "same", body) })
+		answers := sendAtOnce(t, 8, func() servicetest.Response { return withKey(svc.API, t, http.MethodPost, path, acc.Key, "same", body) })
 		created := checkOnePerformed(t, answers)
 		if n := len(leadsOf(t, svc, acc.ID, crm.ID, "")); n != 1 {
 			t.Fatalf("%d leads after %d concurrent requests with one key, want 1", n, len(answers))
@@ -207,9 +207,9 @@ func TestIdempotentConcurrentRequestsPerformOnce(t *testing.T) {
 }
 
 // sendAtOnce sends n requests at the same moment and returns their answers.
-func sendAtOnce(t *testing.T, n int, send func() apptest.Response) []apptest.Response {
+func sendAtOnce(t *testing.T, n int, send func() servicetest.Response) []servicetest.Response {
 	t.Helper()
-	answers := make([]apptest.Response, n)
+	answers := make([]servicetest.Response, n)
 	var start, done sync.WaitGroup
 	start.Add(1)
 	for i := range n {
@@ -225,9 +225,9 @@ func sendAtOnce(t *testing.T, n int, send func() apptest.Response) []apptest.Res
 
 // checkOnePerformed checks the answers of concurrent requests with one key: each is the one
 // answer (identical bytes) or a retryable 409, and at least one is the answer. It returns it.
-func checkOnePerformed(t *testing.T, answers []apptest.Response) apptest.Response {
+func checkOnePerformed(t *testing.T, answers []servicetest.Response) servicetest.Response {
 	t.Helper()
-	var created *apptest.Response
+	var created *servicetest.Response
 	for i, res := range answers {
 		switch res.Status {
 		case http.StatusCreated:
@@ -250,7 +250,7 @@ func checkOnePerformed(t *testing.T, answers []apptest.Response) apptest.Respons
 }
 
 func TestIdempotencyKeyValidation(t *testing.T) {
-	apptest.Run(t, func(t *testing.T, svc *apptest.Service) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
 		acc, crm, path := leadsEndpoint(t, svc)
 		body := leadBody
 		for key, want := range map[string]string{
@@ -290,12 +290,12 @@ func TestIdempotencyKeyValidation(t *testing.T) {
 		first := withKey(svc.API, t, http.MethodPost, path, acc.Key, key, body).Expect(t, http.StatusCreated)
 		expectReplay(t, withKey(svc.API, t, http.MethodPost, path, acc.Key, key, body), first)
 		// Other methods ignore the header.
-		svc.API.Do(t, apptest.Request{Method: http.MethodGet, Path: "/api/v1/crms", Token: acc.Key, Headers: map[string]string{"Idempotency-Key": "\t"}}).Expect(t, http.StatusOK)
+		svc.API.Do(t, servicetest.Request{Method: http.MethodGet, Path: "/api/v1/crms", Token: acc.Key, Headers: map[string]string{"Idempotency-Key": "\t"}}).Expect(t, http.StatusOK)
 	})
 }
 
 func TestIdempotencyRefusalsAreNotKept(t *testing.T) {
-	apptest.Run(t, func(t *testing.T, svc *apptest.Service) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
 		acc, other := svc.NewAccount(t), svc.NewAccount(t)
 		crm := svc.NewCRM(t, acc.ID, "Sales", "New")
 		foreign := svc.NewCRM(t, other.ID, "Theirs", "New")
@@ -327,7 +327,7 @@ func TestIdempotencyRefusalsAreNotKept(t *testing.T) {
 }
 
 func TestIdempotencyKeysOfTwoAccountsNeverCollide(t *testing.T) {
-	apptest.Run(t, func(t *testing.T, svc *apptest.Service) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
 		a, b := svc.NewAccount(t), svc.NewAccount(t)
 		body := `{"email": "ada@example.com", "firstName": "Ada"}`
 		inA := withKey(svc.API, t, http.MethodPost, "/api/v1/contacts", a.Key, "shared-key", body).Expect(t, http.StatusOK)
@@ -350,7 +350,7 @@ func TestIdempotencyKeysOfTwoAccountsNeverCollide(t *testing.T) {
 }
 
 func TestIdempotentPurchaseAndRefund(t *testing.T) {
-	apptest.Run(t, func(t *testing.T, svc *apptest.Service) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
 		acc := svc.NewAccount(t)
 		pro := svc.NewProduct(t, acc.ID, proPlan())
 		purchases := checkoutPath(acc.ID, "purchases")
@@ -394,7 +394,7 @@ func TestIdempotencyKeyIsKept24Hours(t *testing.T) {
 	sqldbtest.Run(t, func(t *testing.T, d sqldb.Dialect) {
 		clock := &testClock{}
 		clock.Set(time.Date(2030, 5, 1, 12, 0, 0, 0, time.UTC))
-		svc := apptest.Start(t, d, func(c *app.Config) { c.Now = clock.Now })
+		svc := servicetest.Start(t, d, func(c *service.Config) { c.Now = clock.Now })
 		acc, crm, path := leadsEndpoint(t, svc)
 		body := leadBody
 		first := withKey(svc.API, t, http.MethodPost, path, acc.Key, "daily", body).Expect(t, http.StatusCreated)

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/funnelhq/funnel/app"
-	"github.com/funnelhq/funnel/app/apptest"
+	"github.com/funnelhq/funnel/infra/service"
+	"github.com/funnelhq/funnel/infra/service/servicetest"
 	"github.com/funnelhq/funnel/domain"
 	"github.com/funnelhq/funnel/infra/sqldb/sqldbtest"
 )
@@ -31,7 +31,7 @@ func BenchmarkListContacts(b *testing.B) {
 	}
 	for _, dialect := range sqldbtest.Dialects {
 		b.Run(string(dialect), func(b *testing.B) {
-			svc := apptest.Start(b, dialect, func(c *app.Config) { c.RateLimits = false })
+			svc := servicetest.Start(b, dialect, func(c *service.Config) { c.RateLimits = false })
 			acc := svc.NewAccount(b)
 			seedContacts(b, svc, acc, contacts)
 			// A plain client: the benchmark measures the service, not a decode or contract check of
@@ -43,7 +43,7 @@ func BenchmarkListContacts(b *testing.B) {
 				if err != nil {
 					return 0, err
 				}
-				req.Host = app.Defaults().APIHost // the API answers on its own host name only
+				req.Host = service.Defaults().APIHost // the API answers on its own host name only
 				req.Header.Set("Authorization", "Bearer "+acc.Key)
 				res, err := client.Do(req)
 				if err != nil {
@@ -71,7 +71,7 @@ func BenchmarkListContacts(b *testing.B) {
 
 // seedContacts appends n contacts of acc, each created with a custom field and given two tags,
 // straight to the log, 500 contacts an append, and waits until the read models show them.
-func seedContacts(b *testing.B, svc *apptest.Service, acc apptest.Account, n int) {
+func seedContacts(b *testing.B, svc *servicetest.Service, acc servicetest.Account, n int) {
 	b.Helper()
 	lead, news := svc.NewTag(b, acc.ID, "Lead"), svc.NewTag(b, acc.ID, "Newsletter")
 	field := svc.NewCustomField(b, acc.ID, "Plan")

@@ -19,19 +19,19 @@ import (
 
 	"github.com/funnelhq/funnel/api/httpapi"
 	"github.com/funnelhq/funnel/api/openapi"
-	"github.com/funnelhq/funnel/app/apptest"
+	"github.com/funnelhq/funnel/infra/service/servicetest"
 	"github.com/funnelhq/funnel/infra/sqldb"
 )
 
 // The documents name every route the service serves, and no route it does not: a route added
 // without its document, or an operation left in a document after its route went, fails here.
 func TestDocumentsNameEveryRouteAndNoOther(t *testing.T) {
-	svc := apptest.Shared(t, sqldb.SQLite)
+	svc := servicetest.Shared(t, sqldb.SQLite)
 	// The API listener: the routes of the API host, and the health endpoints on any host.
 	health := httpapi.NewRouter()
 	httpapi.AddHealth(health, nil)
-	compareRoutes(t, "integration", apptest.IntegrationContract(t).Doc, svc.App.APIRouter(), health)
-	compareRoutes(t, "operator", apptest.OperatorContract(t).Doc, svc.App.OperatorRouter())
+	compareRoutes(t, "integration", servicetest.IntegrationContract(t).Doc, svc.App.APIRouter(), health)
+	compareRoutes(t, "operator", servicetest.OperatorContract(t).Doc, svc.App.OperatorRouter())
 }
 
 func compareRoutes(t *testing.T, name string, doc *openapi3.T, routers ...*mux.Router) {
@@ -77,9 +77,9 @@ func compareRoutes(t *testing.T, name string, doc *openapi3.T, routers ...*mux.R
 // The documents are served as checked in, without credentials: the integration document and
 // /llms-full.txt on the API host only, the operator document on the operator listener.
 func TestDocumentsAreServed(t *testing.T) {
-	apptest.Run(t, func(t *testing.T, svc *apptest.Service) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
 		for _, c := range []struct {
-			client      *apptest.Client
+			client      *servicetest.Client
 			path        string
 			contentType string
 			want        []byte
@@ -88,12 +88,12 @@ func TestDocumentsAreServed(t *testing.T) {
 			{svc.API, "/llms-full.txt", "text/plain; charset=utf-8", openapi.LLMsFull()},
 			{svc.Operator, "/admin/v1/openapi.json", "application/json; charset=utf-8", openapi.Operator()},
 		} {
-			res := c.client.Do(t, apptest.Request{Method: http.MethodGet, Path: c.path, Token: "-"}).Expect(t, http.StatusOK)
+			res := c.client.Do(t, servicetest.Request{Method: http.MethodGet, Path: c.path, Token: "-"}).Expect(t, http.StatusOK)
 			if !bytes.Equal(res.Raw, c.want) || res.Header.Get("Content-Type") != c.contentType {
 				t.Errorf("%s: %d bytes of %s, want the %d bytes embedded as %s", c.path, len(res.Raw), res.Header.Get("Content-Type"), len(c.want), c.contentType)
 			}
 		}
-		svc.API.Do(t, apptest.Request{Method: http.MethodGet, Path: "/api/v1/openapi.json", Token: "-", Host: "elsewhere.example"}).ExpectError(t, http.StatusNotFound)
+		svc.API.Do(t, servicetest.Request{Method: http.MethodGet, Path: "/api/v1/openapi.json", Token: "-", Host: "elsewhere.example"}).ExpectError(t, http.StatusNotFound)
 	})
 }
 
@@ -138,10 +138,10 @@ const (
 // client checks against the document as it checks every answer. The webhooks the examples
 // cause reach a receiver that checks them too.
 func TestDocumentExamplesWork(t *testing.T) {
-	apptest.Run(t, func(t *testing.T, svc *apptest.Service) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
 		receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			body, _ := io.ReadAll(r.Body)
-			apptest.CheckWebhook(t, r.Header, body)
+			servicetest.CheckWebhook(t, r.Header, body)
 		}))
 		t.Cleanup(receiver.Close)
 		ids, key := exampleFixture(t, svc, receiver.URL)
@@ -185,7 +185,7 @@ func TestDocumentExamplesWork(t *testing.T) {
 // exampleRequest builds an operation's request from its examples: every path parameter must
 // have one, and so must a body. Header examples are not sent: the one Idempotency-Key example
 // serves every operation, and one key sent with two bodies is a conflict.
-func exampleRequest(t *testing.T, method, path string, params openapi3.Parameters, op *openapi3.Operation, real func(string) string) apptest.Request {
+func exampleRequest(t *testing.T, method, path string, params openapi3.Parameters, op *openapi3.Operation, real func(string) string) servicetest.Request {
 	t.Helper()
 	query := url.Values{}
 	for _, ref := range params {
@@ -204,7 +204,7 @@ func exampleRequest(t *testing.T, method, path string, params openapi3.Parameter
 			query.Set(p.Name, real(example))
 		}
 	}
-	req := apptest.Request{Method: method, Path: path}
+	req := servicetest.Request{Method: method, Path: path}
 	if len(query) > 0 {
 		req.Path += "?" + query.Encode()
 	}
@@ -224,12 +224,12 @@ func exampleRequest(t *testing.T, method, path string, params openapi3.Parameter
 
 // listener is a listener of the service with the OpenAPI document of what it serves.
 type listener struct {
-	client *apptest.Client
+	client *servicetest.Client
 	doc    *openapi3.T
 }
 
-func listeners(t *testing.T, svc *apptest.Service) []listener {
-	return []listener{{svc.API, apptest.IntegrationContract(t).Doc}, {svc.Operator, apptest.OperatorContract(t).Doc}}
+func listeners(t *testing.T, svc *servicetest.Service) []listener {
+	return []listener{{svc.API, servicetest.IntegrationContract(t).Doc}, {svc.Operator, servicetest.OperatorContract(t).Doc}}
 }
 
 // sortedPaths lists a document's paths in a fixed order.
@@ -244,7 +244,7 @@ func sortedPaths(doc *openapi3.T) []string {
 
 // exampleFixture makes an account holding a resource for each id the examples name, and returns
 // what each example id stands for, and an API key of the account with every scope.
-func exampleFixture(t *testing.T, svc *apptest.Service, receiverURL string) (map[string]string, string) {
+func exampleFixture(t *testing.T, svc *servicetest.Service, receiverURL string) (map[string]string, string) {
 	t.Helper()
 	acc := svc.NewAccount(t)
 	a := "/admin/v1/accounts/" + acc.ID
@@ -264,11 +264,11 @@ func exampleFixture(t *testing.T, svc *apptest.Service, receiverURL string) (map
 	ids[exLead] = lead.Object(t, "lead")["id"].(string)
 
 	form, fields := svc.NewForm(t, acc.ID, "Signup", nil,
-		apptest.Field{"label": "Email", "type": "email", "contactField": "builtin:email", "required": true},
-		apptest.Field{"label": "Name", "type": "text", "contactField": "builtin:fullName"})
+		servicetest.Field{"label": "Email", "type": "email", "contactField": "builtin:email", "required": true},
+		servicetest.Field{"label": "Name", "type": "text", "contactField": "builtin:fullName"})
 	ids[exForm], ids[exFieldEmail], ids[exFieldName] = form, fields[0], fields[1]
 	calendar, questions := svc.NewEventType(t, acc.ID, "Intro call", 30,
-		apptest.Field{"label": "Email", "type": "email", "contactField": "builtin:email", "required": true})
+		servicetest.Field{"label": "Email", "type": "email", "contactField": "builtin:email", "required": true})
 	ids[exCalendar], ids[exQuestion] = calendar, questions[0]
 
 	product := svc.NewProduct(t, acc.ID, map[string]any{
@@ -277,7 +277,7 @@ func exampleFixture(t *testing.T, svc *apptest.Service, receiverURL string) (map
 		"bumps":        []any{map[string]any{"name": "Onboarding call", "amount": 9900}},
 	})
 	ids[exProduct], ids[exTier], ids[exBump] = product.ID, product.TierIDs[0], product.BumpIDs[0]
-	purchase := func(email string) apptest.Response {
+	purchase := func(email string) servicetest.Response {
 		return svc.Operator.Post(t, a+"/checkout/purchases", "", map[string]any{
 			"productId": product.ID, "pricingTierId": product.TierIDs[0], "bumpIds": []string{product.BumpIDs[0]}, "email": email,
 		}).Expect(t, http.StatusCreated)
@@ -333,7 +333,7 @@ func exampleFixture(t *testing.T, svc *apptest.Service, receiverURL string) (map
 // client checks each answer against the document as always, so a status an operation does not
 // list fails here.
 func TestDocumentedErrorsOfEveryOperation(t *testing.T) {
-	apptest.Run(t, func(t *testing.T, svc *apptest.Service) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
 		acc := svc.NewAccount(t)
 		formsOnly := svc.NewKey(t, acc.ID, []string{"forms:read"})
 		tagsOnly := svc.NewKey(t, acc.ID, []string{"tags:read"})
@@ -357,8 +357,8 @@ func TestDocumentedErrorsOfEveryOperation(t *testing.T) {
 					if d.client == svc.API {
 						token = acc.Key
 					}
-					send := func(path, token string, body any) apptest.Response {
-						return d.client.Do(t, apptest.Request{Method: method, Path: path, Token: token, Body: body})
+					send := func(path, token string, body any) servicetest.Response {
+						return d.client.Do(t, servicetest.Request{Method: method, Path: path, Token: token, Body: body})
 					}
 					var body any
 					if op.RequestBody != nil {

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/funnelhq/funnel/app/apptest"
+	"github.com/funnelhq/funnel/infra/service/servicetest"
 	"github.com/funnelhq/funnel/domain"
 )
 
@@ -18,16 +18,16 @@ import (
 // escape: an answer with a list in it is a list. The history, which names its entity in the
 // query, pages too, oldest first.
 func TestOperatorListsPageLikeTheIntegrationAPI(t *testing.T) {
-	apptest.Run(t, func(t *testing.T, svc *apptest.Service) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
 		acc := svc.NewAccount(t)
 		admin := "/admin/v1/accounts/" + acc.ID
 		// Two of everything the operator lists.
 		svc.NewKey(t, acc.ID, nil)
 		crm := svc.NewCRM(t, acc.ID, "Sales", "New")
 		svc.NewCRM(t, acc.ID, "Support", "New")
-		form, fields := svc.NewForm(t, acc.ID, "Signup", nil, apptest.Field{"label": "Email", "type": "email", "contactField": "builtin:email"})
-		svc.NewForm(t, acc.ID, "Survey", nil, apptest.Field{"label": "Email", "type": "email", "contactField": "builtin:email"})
-		eventType, questions := svc.NewEventType(t, acc.ID, "Call", 30, apptest.Field{"label": "Email", "type": "email", "contactField": "builtin:email"})
+		form, fields := svc.NewForm(t, acc.ID, "Signup", nil, servicetest.Field{"label": "Email", "type": "email", "contactField": "builtin:email"})
+		svc.NewForm(t, acc.ID, "Survey", nil, servicetest.Field{"label": "Email", "type": "email", "contactField": "builtin:email"})
+		eventType, questions := svc.NewEventType(t, acc.ID, "Call", 30, servicetest.Field{"label": "Email", "type": "email", "contactField": "builtin:email"})
 		svc.NewEventType(t, acc.ID, "Demo", 30)
 		product := svc.NewProduct(t, acc.ID, simpleProduct("Book"))
 		svc.NewProduct(t, acc.ID, simpleProduct("Course"))
@@ -115,7 +115,7 @@ func TestOperatorListsPageLikeTheIntegrationAPI(t *testing.T) {
 // A long history pages by 50 by default and by 200 at most, oldest first, the cursor standing for
 // the position of the page's last event: no answer holds thousands of events.
 func TestOperatorHistoryOfALongStreamPages(t *testing.T) {
-	apptest.Run(t, func(t *testing.T, svc *apptest.Service) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
 		acc := svc.NewAccount(t)
 		contact := upsert(t, svc, acc.Key, map[string]any{"email": "long@example.com"}).Expect(t, http.StatusOK).Object(t, "contact")["id"].(string)
 		appendTagEvents(t, svc, acc.ID, contact, 449)
@@ -156,7 +156,7 @@ func TestOperatorHistoryOfALongStreamPages(t *testing.T) {
 
 // appendTagEvents records n more events on a contact's stream, straight in the log (as n tag
 // changes would), and waits for the read models.
-func appendTagEvents(t *testing.T, svc *apptest.Service, accountID, contactID string, n int) {
+func appendTagEvents(t *testing.T, svc *servicetest.Service, accountID, contactID string, n int) {
 	t.Helper()
 	events := make([]domain.Event, n)
 	for i := range events {
@@ -174,7 +174,7 @@ func appendTagEvents(t *testing.T, svc *apptest.Service, accountID, contactID st
 
 // listIn returns the member of a list answer that holds the list, and its items ("" when the
 // answer holds no list).
-func listIn(t *testing.T, res apptest.Response) (string, []map[string]any) {
+func listIn(t *testing.T, res servicetest.Response) (string, []map[string]any) {
 	t.Helper()
 	for member, v := range res.Body {
 		if _, ok := v.([]any); ok {

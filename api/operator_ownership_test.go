@@ -4,7 +4,7 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/funnelhq/funnel/app/apptest"
+	"github.com/funnelhq/funnel/infra/service/servicetest"
 )
 
 // One rule on every operator path that names a resource (decisions.md "General"): an id that
@@ -13,12 +13,12 @@ import (
 // one cannot escape; the history names its entity in the query and is listed by hand. Nothing of
 // the other account changes.
 func TestOperatorAnswersAnotherAccountsIDs403AndUnknownIDs404(t *testing.T) {
-	apptest.Run(t, func(t *testing.T, svc *apptest.Service) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
 		acc := svc.NewAccount(t)
 		other := svc.NewAccount(t)
 		keyID, _ := newKeyWithID(t, svc, other.ID)
 		crm := svc.NewCRM(t, other.ID, "Sales", "New")
-		form, fields := svc.NewForm(t, other.ID, "Signup", nil, apptest.Field{"label": "Email", "type": "email", "contactField": "builtin:email"})
+		form, fields := svc.NewForm(t, other.ID, "Signup", nil, servicetest.Field{"label": "Email", "type": "email", "contactField": "builtin:email"})
 		eventType, _ := svc.NewEventType(t, other.ID, "Call", 30)
 		product := svc.NewProduct(t, other.ID, proPlan())
 		sale := buy(t, svc, other.ID, map[string]any{"productId": product.ID, "pricingTierId": product.TierIDs[1], "email": "owner@example.com"})
@@ -72,7 +72,7 @@ func TestOperatorAnswersAnotherAccountsIDs403AndUnknownIDs404(t *testing.T) {
 				{fill(c.template, acc.ID, func(name string) string { return name + "_nowhere" }), http.StatusNotFound},
 				{fill(c.template, "acc_nowhere", func(name string) string { return theirs[name] }), http.StatusNotFound},
 			} {
-				res := svc.Operator.Do(t, apptest.Request{Method: c.method, Path: want.path, Body: body})
+				res := svc.Operator.Do(t, servicetest.Request{Method: c.method, Path: want.path, Body: body})
 				if res.Status != want.status || res.Body["error"] == nil {
 					t.Errorf("%s %s: %d %s, want %d", c.method, want.path, res.Status, res.Raw, want.status)
 				}

@@ -6,23 +6,23 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/funnelhq/funnel/app/apptest"
+	"github.com/funnelhq/funnel/infra/service/servicetest"
 )
 
 func TestOperatorAuthentication(t *testing.T) {
-	apptest.Run(t, func(t *testing.T, svc *apptest.Service) {
-		svc.Operator.Do(t, apptest.Request{Method: http.MethodPost, Path: "/admin/v1/accounts", Token: "-", Body: map[string]any{"name": "x"}}).ExpectError(t, http.StatusUnauthorized)
-		svc.Operator.Do(t, apptest.Request{Method: http.MethodGet, Path: "/admin/v1/accounts/acc_x", Token: "wrong"}).ExpectError(t, http.StatusUnauthorized)
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
+		svc.Operator.Do(t, servicetest.Request{Method: http.MethodPost, Path: "/admin/v1/accounts", Token: "-", Body: map[string]any{"name": "x"}}).ExpectError(t, http.StatusUnauthorized)
+		svc.Operator.Do(t, servicetest.Request{Method: http.MethodGet, Path: "/admin/v1/accounts/acc_x", Token: "wrong"}).ExpectError(t, http.StatusUnauthorized)
 		// An API key is not an operator token.
 		acc := svc.NewAccount(t)
-		svc.Operator.Do(t, apptest.Request{Method: http.MethodGet, Path: "/admin/v1/accounts/" + acc.ID, Token: acc.Key}).ExpectError(t, http.StatusUnauthorized)
+		svc.Operator.Do(t, servicetest.Request{Method: http.MethodGet, Path: "/admin/v1/accounts/" + acc.ID, Token: acc.Key}).ExpectError(t, http.StatusUnauthorized)
 		// The operator API does not answer on the API listener.
-		svc.API.Do(t, apptest.Request{Method: http.MethodGet, Path: "/admin/v1/accounts/" + acc.ID, Token: apptest.AdminToken}).ExpectError(t, http.StatusNotFound)
+		svc.API.Do(t, servicetest.Request{Method: http.MethodGet, Path: "/admin/v1/accounts/" + acc.ID, Token: servicetest.AdminToken}).ExpectError(t, http.StatusNotFound)
 	})
 }
 
 func TestOperatorAccountsAndKeys(t *testing.T) {
-	apptest.Run(t, func(t *testing.T, svc *apptest.Service) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
 		res := svc.Operator.Post(t, "/admin/v1/accounts", "", map[string]any{"name": "  Acme Inc  "}).Expect(t, http.StatusCreated)
 		account := res.Object(t, "account")
 		id := account["id"].(string)
@@ -39,11 +39,11 @@ func TestOperatorAccountsAndKeys(t *testing.T) {
 		svc.Operator.Post(t, "/admin/v1/accounts", "", map[string]any{"name": strings.Repeat("n", 256)}).ExpectError(t, http.StatusBadRequest)
 
 		key := svc.Operator.Post(t, "/admin/v1/accounts/"+id+"/api-keys", "", map[string]any{}).Expect(t, http.StatusCreated).Object(t, "apiKey")
-		if len(apptest.Strings(t, key["scopes"])) != 13 || key["key"] == nil || key["id"] == nil || key["createdAt"] == nil {
+		if len(servicetest.Strings(t, key["scopes"])) != 13 || key["key"] == nil || key["id"] == nil || key["createdAt"] == nil {
 			t.Fatalf("default key = %v", key)
 		}
 		limited := svc.Operator.Post(t, "/admin/v1/accounts/"+id+"/api-keys", "", map[string]any{"name": "read only", "scopes": []string{"contacts:read", "contacts:read"}}).Expect(t, http.StatusCreated).Object(t, "apiKey")
-		if !slices.Equal(apptest.Strings(t, limited["scopes"]), []string{"contacts:read"}) || limited["name"] != "read only" {
+		if !slices.Equal(servicetest.Strings(t, limited["scopes"]), []string{"contacts:read"}) || limited["name"] != "read only" {
 			t.Fatalf("limited key = %v", limited)
 		}
 		svc.Operator.Post(t, "/admin/v1/accounts/"+id+"/api-keys", "", map[string]any{"scopes": []string{"contacts:admin"}}).ExpectError(t, http.StatusBadRequest)
@@ -52,7 +52,7 @@ func TestOperatorAccountsAndKeys(t *testing.T) {
 			t.Fatalf("empty scopes: %q", msg)
 		}
 		nullScopes := svc.Operator.Post(t, "/admin/v1/accounts/"+id+"/api-keys", "", `{"scopes": null}`).Expect(t, http.StatusCreated).Object(t, "apiKey")
-		if len(apptest.Strings(t, nullScopes["scopes"])) != 13 {
+		if len(servicetest.Strings(t, nullScopes["scopes"])) != 13 {
 			t.Fatalf("scopes null = %v", nullScopes)
 		}
 		svc.Operator.Post(t, "/admin/v1/accounts/acc_nope/api-keys", "", map[string]any{}).ExpectError(t, http.StatusNotFound)
@@ -60,7 +60,7 @@ func TestOperatorAccountsAndKeys(t *testing.T) {
 }
 
 func TestOperatorCatalogue(t *testing.T) {
-	apptest.Run(t, func(t *testing.T, svc *apptest.Service) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
 		acc := svc.NewAccount(t)
 		base := "/admin/v1/accounts/" + acc.ID
 		field := svc.Operator.Post(t, base+"/custom-fields", "", map[string]any{"name": "Company"}).Expect(t, http.StatusCreated).Object(t, "customField")
@@ -104,12 +104,12 @@ func TestOperatorCatalogue(t *testing.T) {
 // The history comes straight from the event log: every event of the entity, oldest first,
 // with its position, version and metadata.
 func TestOperatorHistory(t *testing.T) {
-	apptest.Run(t, func(t *testing.T, svc *apptest.Service) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
 		acc := svc.NewAccount(t)
 		other := svc.NewAccount(t)
 		svc.NewTag(t, acc.ID, "Lead")
 		id := upsert(t, svc, acc.Key, map[string]any{"email": "Hist@Example.com", "firstName": "H"}).Expect(t, http.StatusOK).Object(t, "contact")["id"].(string)
-		svc.API.Do(t, apptest.Request{Method: http.MethodPost, Path: "/api/v1/contacts/tags", Token: acc.Key, Headers: map[string]string{"X-Request-Id": "req-tag-1"},
+		svc.API.Do(t, servicetest.Request{Method: http.MethodPost, Path: "/api/v1/contacts/tags", Token: acc.Key, Headers: map[string]string{"X-Request-Id": "req-tag-1"},
 			Body: map[string]any{"email": "hist@example.com", "tagNames": []string{"Lead"}}}).Expect(t, http.StatusOK)
 		upsert(t, svc, acc.Key, map[string]any{"email": "hist@example.com", "firstName": "Hedy"}).Expect(t, http.StatusOK)
 
@@ -149,7 +149,7 @@ func TestOperatorHistory(t *testing.T) {
 }
 
 func TestOperatorHealthAndMetrics(t *testing.T) {
-	apptest.Run(t, func(t *testing.T, svc *apptest.Service) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
 		svc.Operator.Get(t, "/healthz", "-").Expect(t, http.StatusOK)
 		svc.Operator.Get(t, "/readyz", "-").Expect(t, http.StatusOK)
 		acc := svc.NewAccount(t)

@@ -6,15 +6,15 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/funnelhq/funnel/app"
-	"github.com/funnelhq/funnel/app/apptest"
+	"github.com/funnelhq/funnel/infra/service"
+	"github.com/funnelhq/funnel/infra/service/servicetest"
 	"github.com/funnelhq/funnel/infra/sqldb/sqldbtest"
 )
 
 // proPlan is a saas_signup product with a one-time tier, a monthly tier, a split tier and a bump.
 func proPlan() map[string]any {
 	return map[string]any{
-		"name": "Pro Plan", "internalName": "pro-2030", "forwarding": "saas_signup", "activationBaseUrl": "https://app.example.com/signup",
+		"name": "Pro Plan", "internalName": "pro-2030", "forwarding": "saas_signup", "activationBaseUrl": "https://service.example.com/signup",
 		"pricingTiers": []any{
 			map[string]any{"name": "Lifetime", "amount": 49900, "currency": "USD", "interval": "one_time"},
 			map[string]any{"name": "Monthly", "amount": 4900, "currency": "USD", "interval": "month"},
@@ -30,14 +30,14 @@ func simpleProduct(name string) map[string]any {
 }
 
 func TestOperatorCreateProduct(t *testing.T) {
-	apptest.Run(t, func(t *testing.T, svc *apptest.Service) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
 		acc := svc.NewAccount(t)
 		other := svc.NewAccount(t)
 		base := "/admin/v1/accounts/" + acc.ID + "/products"
 
 		p := svc.Operator.Post(t, base, "", proPlan()).Expect(t, http.StatusCreated).Object(t, "product")
 		if !strings.HasPrefix(p["id"].(string), "prod_") || p["name"] != "Pro Plan" || p["internalName"] != "pro-2030" || p["forwarding"] != "saas_signup" ||
-			p["activationBaseUrl"] != "https://app.example.com/signup" || p["createdAt"] == nil {
+			p["activationBaseUrl"] != "https://service.example.com/signup" || p["createdAt"] == nil {
 			t.Fatalf("product = %v", p)
 		}
 		tiers, bumps := p["pricingTiers"].([]any), p["bumps"].([]any)
@@ -111,7 +111,7 @@ func TestOperatorCreateProduct(t *testing.T) {
 			{"unknown forwarding", with(map[string]any{"forwarding": "zapier"}), "forwarding"},
 			{"saas signup without a signup page", with(map[string]any{"forwarding": "saas_signup"}), "activationBaseUrl"},
 			{"saas signup with a relative page", with(map[string]any{"forwarding": "saas_signup", "activationBaseUrl": "/signup"}), "activationBaseUrl"},
-			{"signup page without saas signup", with(map[string]any{"activationBaseUrl": "https://app.example.com/signup"}), "activationBaseUrl"},
+			{"signup page without saas signup", with(map[string]any{"activationBaseUrl": "https://service.example.com/signup"}), "activationBaseUrl"},
 			{"tiers not a list", with(map[string]any{"pricingTiers": "monthly"}), "pricingTiers"},
 		}
 		for _, tc := range cases {
@@ -123,7 +123,7 @@ func TestOperatorCreateProduct(t *testing.T) {
 			})
 		}
 		list := svc.Operator.Get(t, base, "").Expect(t, http.StatusOK).List(t, "products")
-		if len(list) != 2 || list[0]["id"] != p["id"] || list[1]["id"] != plain["id"] || list[0]["activationBaseUrl"] != "https://app.example.com/signup" {
+		if len(list) != 2 || list[0]["id"] != p["id"] || list[1]["id"] != plain["id"] || list[0]["activationBaseUrl"] != "https://service.example.com/signup" {
 			t.Fatalf("products = %v (the two created, in creation order; refused ones not created)", list)
 		}
 		got := svc.Operator.Get(t, base+"/"+p["id"].(string), "").Expect(t, http.StatusOK).Object(t, "product")
@@ -139,12 +139,12 @@ func TestOperatorCreateProduct(t *testing.T) {
 		svc.Operator.Post(t, "/admin/v1/accounts/acc_nope/products", "", simpleProduct("X")).ExpectError(t, http.StatusNotFound)
 		svc.Operator.Get(t, "/admin/v1/accounts/acc_nope/products", "").ExpectError(t, http.StatusNotFound)
 		svc.Operator.Post(t, base, "", nil).ExpectError(t, http.StatusBadRequest)
-		svc.Operator.Do(t, apptest.Request{Method: http.MethodDelete, Path: base}).ExpectError(t, http.StatusMethodNotAllowed)
+		svc.Operator.Do(t, servicetest.Request{Method: http.MethodDelete, Path: base}).ExpectError(t, http.StatusMethodNotAllowed)
 	})
 }
 
 func TestProductsListAndGet(t *testing.T) {
-	apptest.Run(t, func(t *testing.T, svc *apptest.Service) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
 		acc := svc.NewAccount(t)
 		other := svc.NewAccount(t)
 		pro := svc.NewProduct(t, acc.ID, proPlan())
@@ -164,7 +164,7 @@ func TestProductsListAndGet(t *testing.T) {
 			t.Fatalf("integrators see the operator's signup page: %v", got)
 		}
 		tiers := got["pricingTiers"].([]any)
-		if len(tiers) != 3 || apptest.Strings(t, []any{tiers[0].(map[string]any)["id"], tiers[1].(map[string]any)["id"], tiers[2].(map[string]any)["id"]})[2] != pro.TierIDs[2] {
+		if len(tiers) != 3 || servicetest.Strings(t, []any{tiers[0].(map[string]any)["id"], tiers[1].(map[string]any)["id"], tiers[2].(map[string]any)["id"]})[2] != pro.TierIDs[2] {
 			t.Fatalf("tiers = %v, want ids %v", tiers, pro.TierIDs)
 		}
 		monthly := tiers[1].(map[string]any)
@@ -220,19 +220,19 @@ func TestProductsListAndGet(t *testing.T) {
 			}
 			svc.API.Get(t, p, withScope).Expect(t, http.StatusOK)
 		}
-		svc.API.Do(t, apptest.Request{Method: http.MethodGet, Path: "/api/v1/products", Token: "-"}).ExpectError(t, http.StatusUnauthorized)
+		svc.API.Do(t, servicetest.Request{Method: http.MethodGet, Path: "/api/v1/products", Token: "-"}).ExpectError(t, http.StatusUnauthorized)
 	})
 }
 
 // Webhook filters name the account's own products, pricing tiers and bumps: others are refused,
 // naming them, on both APIs.
 func TestWebhookFiltersCheckProductIDs(t *testing.T) {
-	apptest.Run(t, func(t *testing.T, svc *apptest.Service) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
 		acc := svc.NewAccount(t)
 		other := svc.NewAccount(t)
 		pro := svc.NewProduct(t, acc.ID, proPlan())
 		theirs := svc.NewProduct(t, other.ID, proPlan())
-		form, _ := svc.NewForm(t, acc.ID, "Signup", nil, apptest.Field{"label": "Email", "type": "email"})
+		form, _ := svc.NewForm(t, acc.ID, "Signup", nil, servicetest.Field{"label": "Email", "type": "email"})
 		url := "https://hooks.example.com/checkout"
 		hook := func(filters map[string]any) map[string]any {
 			body := map[string]any{"url": url, "event": "checkout.purchased"}
@@ -287,7 +287,7 @@ func TestWebhookFiltersCheckProductIDs(t *testing.T) {
 			sub := svc.API.Post(t, "/api/v1/webhooks/subscriptions", acc.Key, hook(filters)).Expect(t, http.StatusCreated).Object(t, "subscription")
 			got := sub["filters"].(map[string]any)
 			for k, v := range filters {
-				if want := v.([]string); strings.Join(apptest.Strings(t, got[k]), ",") != strings.Join(want, ",") {
+				if want := v.([]string); strings.Join(servicetest.Strings(t, got[k]), ",") != strings.Join(want, ",") {
 					t.Fatalf("subscription %d %s = %v, want %v", i, k, got[k], want)
 				}
 			}
@@ -298,7 +298,7 @@ func TestWebhookFiltersCheckProductIDs(t *testing.T) {
 
 // The products read model rebuilt from the log comes back exactly as the projection built it.
 func TestRebuildProductsReadModel(t *testing.T) {
-	apptest.Run(t, func(t *testing.T, svc *apptest.Service) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
 		ctx := context.Background()
 		acc := svc.NewAccount(t)
 		other := svc.NewAccount(t)
@@ -313,7 +313,7 @@ func TestRebuildProductsReadModel(t *testing.T) {
 		if _, err := db.Write.ExecContext(ctx, `DELETE FROM products WHERE account_id = $1`, acc.ID); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := app.Rebuild(ctx, svc.App.DB(), "products", nil); err != nil {
+		if _, err := service.Rebuild(ctx, svc.App.DB(), "products", nil); err != nil {
 			t.Fatalf("rebuild products: %v", err)
 		}
 		if diff := sqldbtest.DiffRows(want, sqldbtest.Dump(t, db.Read, "products", "id"), 5); diff != "" {

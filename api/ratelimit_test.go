@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/funnelhq/funnel/app"
-	"github.com/funnelhq/funnel/app/apptest"
+	"github.com/funnelhq/funnel/infra/service"
+	"github.com/funnelhq/funnel/infra/service/servicetest"
 	"github.com/funnelhq/funnel/infra/ratelimit/redistest"
 	"github.com/funnelhq/funnel/infra/sqldb"
 	"github.com/funnelhq/funnel/infra/sqldb/sqldbtest"
@@ -18,10 +18,10 @@ import (
 
 // limited starts a service of its own with the section 8 limits on, kept in its memory, on a
 // clock the test moves (the windows slide on it).
-func limited(t *testing.T, d sqldb.Dialect, configure ...func(*app.Config)) (*apptest.Service, *clock) {
+func limited(t *testing.T, d sqldb.Dialect, configure ...func(*service.Config)) (*servicetest.Service, *clock) {
 	t.Helper()
 	c := &clock{now: time.Date(2030, 1, 31, 12, 0, 0, 0, time.UTC)}
-	svc := apptest.Start(t, d, func(cfg *app.Config) {
+	svc := servicetest.Start(t, d, func(cfg *service.Config) {
 		cfg.RateLimits = true
 		cfg.Now = c.Now
 		for _, f := range configure {
@@ -32,9 +32,9 @@ func limited(t *testing.T, d sqldb.Dialect, configure ...func(*app.Config)) (*ap
 }
 
 // sharedThroughRedis keeps the windows in the test Redis, under a prefix of the test's own.
-func sharedThroughRedis(t *testing.T) func(*app.Config) {
+func sharedThroughRedis(t *testing.T) func(*service.Config) {
 	url, prefix := redistest.URL(t), redistest.Prefix(t)
-	return func(cfg *app.Config) {
+	return func(cfg *service.Config) {
 		cfg.RateLimits = true
 		cfg.RedisURL = url
 		cfg.RedisKeyPrefix = prefix
@@ -43,7 +43,7 @@ func sharedThroughRedis(t *testing.T) func(*app.Config) {
 
 // expectLimitHeaders checks the RateLimit headers of an answer: the tightest window's limit, the
 // requests it has left, and the seconds until its oldest request leaves it.
-func expectLimitHeaders(t *testing.T, what string, res apptest.Response, limit, remaining, reset int) {
+func expectLimitHeaders(t *testing.T, what string, res servicetest.Response, limit, remaining, reset int) {
 	t.Helper()
 	got := fmt.Sprintf("%s/%s/%s", res.Header.Get("RateLimit-Limit"), res.Header.Get("RateLimit-Remaining"), res.Header.Get("RateLimit-Reset"))
 	if want := fmt.Sprintf("%d/%d/%d", limit, remaining, reset); got != want {
@@ -56,7 +56,7 @@ func expectLimitHeaders(t *testing.T, what string, res apptest.Response, limit, 
 
 // expectRefused checks a 429: its body {"error", "retryAfterSeconds"}, Retry-After, and the
 // refusing window in the headers. It returns the error message.
-func expectRefused(t *testing.T, what string, res apptest.Response, limit, retryAfter int) string {
+func expectRefused(t *testing.T, what string, res servicetest.Response, limit, retryAfter int) string {
 	t.Helper()
 	res.Expect(t, http.StatusTooManyRequests)
 	msg, _ := res.Body["error"].(string)
@@ -86,10 +86,10 @@ func TestPerAddressLimit(t *testing.T) {
 		if !strings.Contains(msg, "300 requests per minute") {
 			t.Fatalf("message %q does not name the limit", msg)
 		}
-		expectRefused(t, "a wrong method", svc.API.Do(t, apptest.Request{Method: http.MethodPut, Path: "/api/v1/tags", Token: acc.Key}), 300, 50)
+		expectRefused(t, "a wrong method", svc.API.Do(t, servicetest.Request{Method: http.MethodPut, Path: "/api/v1/tags", Token: acc.Key}), 300, 50)
 		// Only /api/v1 on the API host is limited: the health endpoints, the reference for
 		// machines and the operator API answer.
-		for _, res := range []apptest.Response{svc.API.Get(t, "/healthz", "-"), svc.API.Get(t, "/llms-full.txt", "-"),
+		for _, res := range []servicetest.Response{svc.API.Get(t, "/healthz", "-"), svc.API.Get(t, "/llms-full.txt", "-"),
 			svc.Operator.Get(t, "/admin/v1/accounts/"+acc.ID, "")} {
 			res.Expect(t, http.StatusOK)
 			if res.Header.Get("RateLimit-Limit") != "" {
@@ -144,7 +144,7 @@ func TestPerAccountReadLimit(t *testing.T) {
 			if i%10 == 0 {
 				method = http.MethodHead // a read like GET
 			}
-			res := svc.API.Do(t, apptest.Request{Method: method, Path: "/api/v1/tags", Token: acc.Key}).Expect(t, http.StatusOK)
+			res := svc.API.Do(t, servicetest.Request{Method: method, Path: "/api/v1/tags", Token: acc.Key}).Expect(t, http.StatusOK)
 			expectLimitHeaders(t, method, res, 200, 200-i, 60)
 		}
 		msg := expectRefused(t, "read 201", svc.API.Get(t, "/api/v1/contacts", acc.Key), 200, 60)
@@ -166,7 +166,7 @@ func TestPerAccountWriteLimits(t *testing.T) {
 		acc := svc.NewAccount(t)
 		var contactID string
 		for i := 1; i <= 60; i++ {
-			var res apptest.Response
+			var res servicetest.Response
 			switch {
 			case i == 1:
 				res = upsert(t, svc, acc.Key, map[string]any{"email": "first@example.com"}).Expect(t, http.StatusOK)
@@ -187,7 +187,7 @@ func TestPerAccountWriteLimits(t *testing.T) {
 		expectRefused(t, "tag write 61", svc.API.Post(t, "/api/v1/contacts/"+contactID+"/tags", acc.Key, map[string]any{"tagNames": []string{"X"}}), 60, 60)
 		// 40 writes of other kinds remain: the contact writes took 60 of the 100.
 		for i := 1; i <= 40; i++ {
-			var res apptest.Response
+			var res servicetest.Response
 			if i%2 == 0 {
 				res = svc.API.Patch(t, "/api/v1/crms/crm_nope/leads/lead_nope", acc.Key, map[string]any{"title": "x"})
 			} else {
@@ -216,7 +216,7 @@ func TestWriteWindowSlides(t *testing.T) {
 	sqldbtest.Run(t, func(t *testing.T, d sqldb.Dialect) {
 		svc, c := limited(t, d)
 		acc := svc.NewAccount(t)
-		write := func() apptest.Response {
+		write := func() servicetest.Response {
 			return svc.API.Post(t, "/api/v1/webhooks/subscriptions", acc.Key, badSubscription)
 		}
 		write().Expect(t, http.StatusBadRequest) // t0
@@ -250,18 +250,18 @@ func TestRateLimitHeadersOnEveryAnswer(t *testing.T) {
 		huge := `{"email": "big@example.com", "firstName": "` + strings.Repeat("x", 300<<10) + `"}`
 		for _, c := range []struct {
 			what                    string
-			req                     apptest.Request
+			req                     servicetest.Request
 			status                  int
 			limit, remaining, reset int
 		}{
-			{"200", apptest.Request{Method: http.MethodGet, Path: "/api/v1/tags", Token: acc.Key}, 200, 200, 199, 60},
-			{"400 of a handler", apptest.Request{Method: http.MethodPost, Path: "/api/v1/webhooks/subscriptions", Token: acc.Key, Body: badSubscription}, 400, 100, 99, 60},
-			{"400 of the URL guard", apptest.Request{Method: http.MethodGet, Path: "/api/v1/contacts/%00", Token: acc.Key}, 400, 300, 297, 60},
-			{"401", apptest.Request{Method: http.MethodGet, Path: "/api/v1/tags", Token: "fnl_wrong"}, 401, 30, 29, 900},
-			{"403", apptest.Request{Method: http.MethodGet, Path: "/api/v1/tags", Token: contactsOnly}, 403, 200, 198, 60},
-			{"404", apptest.Request{Method: http.MethodGet, Path: "/api/v1/nope", Token: acc.Key}, 404, 300, 294, 60},
-			{"405", apptest.Request{Method: http.MethodDelete, Path: "/api/v1/contacts", Token: acc.Key}, 405, 300, 293, 60},
-			{"413", apptest.Request{Method: http.MethodPost, Path: "/api/v1/contacts", Token: acc.Key, Body: huge}, 413, 60, 59, 60},
+			{"200", servicetest.Request{Method: http.MethodGet, Path: "/api/v1/tags", Token: acc.Key}, 200, 200, 199, 60},
+			{"400 of a handler", servicetest.Request{Method: http.MethodPost, Path: "/api/v1/webhooks/subscriptions", Token: acc.Key, Body: badSubscription}, 400, 100, 99, 60},
+			{"400 of the URL guard", servicetest.Request{Method: http.MethodGet, Path: "/api/v1/contacts/%00", Token: acc.Key}, 400, 300, 297, 60},
+			{"401", servicetest.Request{Method: http.MethodGet, Path: "/api/v1/tags", Token: "fnl_wrong"}, 401, 30, 29, 900},
+			{"403", servicetest.Request{Method: http.MethodGet, Path: "/api/v1/tags", Token: contactsOnly}, 403, 200, 198, 60},
+			{"404", servicetest.Request{Method: http.MethodGet, Path: "/api/v1/nope", Token: acc.Key}, 404, 300, 294, 60},
+			{"405", servicetest.Request{Method: http.MethodDelete, Path: "/api/v1/contacts", Token: acc.Key}, 405, 300, 293, 60},
+			{"413", servicetest.Request{Method: http.MethodPost, Path: "/api/v1/contacts", Token: acc.Key, Body: huge}, 413, 60, 59, 60},
 		} {
 			res := svc.API.Do(t, c.req)
 			if res.Status != c.status {
@@ -275,7 +275,7 @@ func TestRateLimitHeadersOnEveryAnswer(t *testing.T) {
 // FUNNEL_RATE_LIMITS=off (the shared test services run so): nothing is refused and no
 // RateLimit header is sent.
 func TestRateLimitsOff(t *testing.T) {
-	apptest.Run(t, func(t *testing.T, svc *apptest.Service) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
 		acc := svc.NewAccount(t)
 		for i := range 40 {
 			res := svc.API.Get(t, "/api/v1/tags", "fnl_wrong").Expect(t, http.StatusUnauthorized)
@@ -298,11 +298,11 @@ func TestRateLimitsOff(t *testing.T) {
 // left is its own claim. IPv6 clients are counted by their /64.
 func TestForwardedForFromTrustedProxiesOnly(t *testing.T) {
 	sqldbtest.Run(t, func(t *testing.T, d sqldb.Dialect) {
-		get := func(svc *apptest.Service, forwardedFor string) apptest.Response {
-			return svc.API.Do(t, apptest.Request{Method: http.MethodGet, Path: "/api/v1/nope", Token: "-", Headers: map[string]string{"X-Forwarded-For": forwardedFor}})
+		get := func(svc *servicetest.Service, forwardedFor string) servicetest.Response {
+			return svc.API.Do(t, servicetest.Request{Method: http.MethodGet, Path: "/api/v1/nope", Token: "-", Headers: map[string]string{"X-Forwarded-For": forwardedFor}})
 		}
 		t.Run("trusted", func(t *testing.T) {
-			svc, _ := limited(t, d, func(c *app.Config) { c.TrustedProxies = "127.0.0.1, 10.0.0.0/8" })
+			svc, _ := limited(t, d, func(c *service.Config) { c.TrustedProxies = "127.0.0.1, 10.0.0.0/8" })
 			for i := 1; i <= 300; i++ {
 				// each request claims another client; the proxy saw 203.0.113.7
 				get(svc, fmt.Sprintf("198.51.100.%d, 203.0.113.7", i%250)).Expect(t, http.StatusNotFound)
@@ -329,7 +329,7 @@ func TestForwardedForFromTrustedProxiesOnly(t *testing.T) {
 // clock (so Retry-After is a minute less the little time the test took).
 func TestLimitsKeptInRedis(t *testing.T) {
 	sqldbtest.Run(t, func(t *testing.T, d sqldb.Dialect) {
-		svc := apptest.Start(t, d, sharedThroughRedis(t))
+		svc := servicetest.Start(t, d, sharedThroughRedis(t))
 		acc := svc.NewAccount(t)
 		for i := 1; i <= 100; i++ {
 			res := svc.API.Post(t, "/api/v1/webhooks/subscriptions", acc.Key, badSubscription).Expect(t, http.StatusBadRequest)
@@ -349,7 +349,7 @@ func TestLimitsKeptInRedis(t *testing.T) {
 
 // retryAfterOf reads the Retry-After of an answer decided on a real clock: at most window, and
 // not much less on this (loaded) machine.
-func retryAfterOf(t *testing.T, res apptest.Response, window int) int {
+func retryAfterOf(t *testing.T, res servicetest.Response, window int) int {
 	t.Helper()
 	n, err := strconv.Atoi(res.Header.Get("Retry-After"))
 	if err != nil || n > window || n < window-20 {
@@ -363,16 +363,16 @@ func retryAfterOf(t *testing.T, res apptest.Response, window int) int {
 func TestTwoProcessesShareTheLimitsThroughRedis(t *testing.T) {
 	url := sqldbtest.URL(t, sqldb.Postgres)
 	shared := sharedThroughRedis(t)
-	first, second := apptest.StartOn(t, url, shared), apptest.StartOn(t, url, shared)
+	first, second := servicetest.StartOn(t, url, shared), servicetest.StartOn(t, url, shared)
 	acc := first.NewAccount(t)
 	for i := 1; i <= 100; i++ {
-		svc := []*apptest.Service{first, second}[i%2]
+		svc := []*servicetest.Service{first, second}[i%2]
 		res := svc.API.Post(t, "/api/v1/webhooks/subscriptions", acc.Key, badSubscription).Expect(t, http.StatusBadRequest)
 		if got := res.Header.Get("RateLimit-Remaining"); got != strconv.Itoa(100-i) {
 			t.Fatalf("write %d: RateLimit-Remaining %s, want %d", i, got, 100-i)
 		}
 	}
-	for _, svc := range []*apptest.Service{first, second} {
+	for _, svc := range []*servicetest.Service{first, second} {
 		res := svc.API.Post(t, "/api/v1/webhooks/subscriptions", acc.Key, badSubscription)
 		expectRefused(t, "write 101", res, 100, retryAfterOf(t, res, 60))
 	}
@@ -387,7 +387,7 @@ func TestLimitsWhileRedisIsAway(t *testing.T) {
 		}
 		closedPort := ln.Addr().String()
 		ln.Close() // nothing listens there now
-		svc, _ := limited(t, d, func(c *app.Config) { c.RedisURL = "redis://" + closedPort })
+		svc, _ := limited(t, d, func(c *service.Config) { c.RedisURL = "redis://" + closedPort })
 		acc := svc.NewAccount(t)
 		for i := 1; i <= 100; i++ {
 			res := svc.API.Post(t, "/api/v1/webhooks/subscriptions", acc.Key, badSubscription).Expect(t, http.StatusBadRequest)

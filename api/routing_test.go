@@ -4,17 +4,17 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/funnelhq/funnel/app/apptest"
+	"github.com/funnelhq/funnel/infra/service/servicetest"
 )
 
 // A path with an empty segment is not one of the API's: a JSON 404 on either listener, never a
 // redirect to the path without it (which a client would follow as a GET, without its body).
 func TestDoubleSlashIsNotFound(t *testing.T) {
-	apptest.Run(t, func(t *testing.T, svc *apptest.Service) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
 		acc := svc.NewAccount(t)
 		crm := svc.NewCRM(t, acc.ID, "Sales", "New")
 		for _, c := range []struct {
-			client       *apptest.Client
+			client       *servicetest.Client
 			method, path string
 		}{
 			{svc.API, http.MethodPost, "/api/v1/crms//leads"},
@@ -32,7 +32,7 @@ func TestDoubleSlashIsNotFound(t *testing.T) {
 			if c.client == svc.Operator {
 				token = ""
 			}
-			res := c.client.Do(t, apptest.Request{Method: c.method, Path: c.path, Token: token, Body: map[string]any{"name": "x", "email": "x@example.com"}})
+			res := c.client.Do(t, servicetest.Request{Method: c.method, Path: c.path, Token: token, Body: map[string]any{"name": "x", "email": "x@example.com"}})
 			if msg := res.ExpectError(t, http.StatusNotFound); msg != "not found" || res.Header.Get("Location") != "" {
 				t.Errorf("%s %s: %q, Location %q", c.method, c.path, msg, res.Header.Get("Location"))
 			}

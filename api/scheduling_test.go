@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/funnelhq/funnel/app"
-	"github.com/funnelhq/funnel/app/apptest"
+	"github.com/funnelhq/funnel/infra/service"
+	"github.com/funnelhq/funnel/infra/service/servicetest"
 	"github.com/funnelhq/funnel/infra/sqldb"
 	"github.com/funnelhq/funnel/infra/sqldb/sqldbtest"
 )
@@ -20,12 +20,12 @@ var slotBase = time.Now().UTC().Add(7 * 24 * time.Hour).Truncate(time.Hour)
 func futureSlot(n int) string { return slotBase.Add(time.Duration(n) * time.Hour).Format(time.RFC3339) }
 
 func TestEventTypesListAndGet(t *testing.T) {
-	apptest.Run(t, func(t *testing.T, svc *apptest.Service) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
 		acc := svc.NewAccount(t)
 		other := svc.NewAccount(t)
 		intro, q := svc.NewEventType(t, acc.ID, "Intro call", 30,
-			apptest.Field{"label": "Email", "type": "email", "contactField": "builtin:email", "required": true},
-			apptest.Field{"label": "Topic", "type": "textarea"},
+			servicetest.Field{"label": "Email", "type": "email", "contactField": "builtin:email", "required": true},
+			servicetest.Field{"label": "Topic", "type": "textarea"},
 		)
 		demo := svc.Operator.Post(t, "/admin/v1/accounts/"+acc.ID+"/event-types", "", map[string]any{"name": "Demo", "durationMinutes": 60, "questions": []any{}}).
 			Expect(t, http.StatusCreated).Object(t, "eventType")
@@ -59,7 +59,7 @@ func TestEventTypesListAndGet(t *testing.T) {
 }
 
 func TestOperatorCreateEventType(t *testing.T) {
-	apptest.Run(t, func(t *testing.T, svc *apptest.Service) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
 		acc := svc.NewAccount(t)
 		base := "/admin/v1/accounts/" + acc.ID + "/event-types"
 		et := svc.Operator.Post(t, base, "", map[string]any{"name": "Call", "durationMinutes": 45, "meetingUrl": "https://meet.example.com/x",
@@ -97,18 +97,18 @@ func TestOperatorCreateEventType(t *testing.T) {
 }
 
 func TestBookEvent(t *testing.T) {
-	apptest.Run(t, func(t *testing.T, svc *apptest.Service) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
 		acc := svc.NewAccount(t)
 		other := svc.NewAccount(t)
 		callID, q := svc.NewEventType(t, acc.ID, "Call", 30,
-			apptest.Field{"label": "Email", "type": "email", "contactField": "builtin:email", "required": true},
-			apptest.Field{"label": "Name", "type": "text", "contactField": "builtin:fullName"},
-			apptest.Field{"label": "Notes", "type": "textarea"},
+			servicetest.Field{"label": "Email", "type": "email", "contactField": "builtin:email", "required": true},
+			servicetest.Field{"label": "Name", "type": "text", "contactField": "builtin:fullName"},
+			servicetest.Field{"label": "Notes", "type": "textarea"},
 		)
 		demoID, _ := svc.NewEventType(t, acc.ID, "Demo", 60)
 		foreign, _ := svc.NewEventType(t, other.ID, "Theirs", 30)
 		path := "/api/v1/scheduling/" + callID + "/bookings"
-		book := func(start string, answers map[string]any) apptest.Response {
+		book := func(start string, answers map[string]any) servicetest.Response {
 			return svc.API.Post(t, path, acc.Key, map[string]any{"startTime": start, "answers": answers})
 		}
 
@@ -187,9 +187,9 @@ func TestBookEvent(t *testing.T) {
 // Twenty clients race for one slot: exactly one gets it, the others get 409, and the log holds
 // one booking and none of the losers' contacts.
 func TestConcurrentBookingsOfOneSlot(t *testing.T) {
-	apptest.Run(t, func(t *testing.T, svc *apptest.Service) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
 		acc := svc.NewAccount(t)
-		eventTypeID, q := svc.NewEventType(t, acc.ID, "Popular", 30, apptest.Field{"label": "Email", "type": "email", "contactField": "builtin:email", "required": true})
+		eventTypeID, q := svc.NewEventType(t, acc.ID, "Popular", 30, servicetest.Field{"label": "Email", "type": "email", "contactField": "builtin:email", "required": true})
 		const n = 20
 		statuses := make([]int, n)
 		emails := make([]string, n)
@@ -243,15 +243,15 @@ func TestConcurrentBookingsOfOneSlot(t *testing.T) {
 // calendar stream's expected version, and still exactly one booking is appended.
 func TestConcurrentBookingsAcrossProcesses(t *testing.T) {
 	url := sqldbtest.URL(t, sqldb.Postgres)
-	first := apptest.StartOn(t, url, func(*app.Config) {})
-	second := apptest.StartOn(t, url, func(*app.Config) {})
+	first := servicetest.StartOn(t, url, func(*service.Config) {})
+	second := servicetest.StartOn(t, url, func(*service.Config) {})
 	acc := first.NewAccount(t)
 	eventTypeID, _ := first.NewEventType(t, acc.ID, "Shared", 30)
 	const perProcess = 10
 	var mu sync.Mutex
 	statuses := map[int]int{}
 	var wg sync.WaitGroup
-	for _, svc := range []*apptest.Service{first, second} {
+	for _, svc := range []*servicetest.Service{first, second} {
 		for range perProcess {
 			wg.Add(1)
 			go func() {

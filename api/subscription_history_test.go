@@ -6,11 +6,11 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/funnelhq/funnel/app/apptest"
+	"github.com/funnelhq/funnel/infra/service/servicetest"
 )
 
 // subscriptionHistory is the operator history of a billing subscription, oldest first.
-func subscriptionHistory(t *testing.T, svc *apptest.Service, accountID, subscriptionID string) []map[string]any {
+func subscriptionHistory(t *testing.T, svc *servicetest.Service, accountID, subscriptionID string) []map[string]any {
 	t.Helper()
 	return svc.Operator.Get(t, "/admin/v1/accounts/"+accountID+"/history?subscriptionId="+url.QueryEscape(subscriptionID), "").
 		Expect(t, http.StatusOK).List(t, "events")
@@ -20,7 +20,7 @@ func subscriptionHistory(t *testing.T, svc *apptest.Service, accountID, subscrip
 // purchase, the activation it issued, each rebill and refund, the cancellation, in log order,
 // and nothing of the buyer's other purchases.
 func TestSubscriptionHistoryListsItsWholeLifeInLogOrder(t *testing.T) {
-	apptest.Run(t, func(t *testing.T, svc *apptest.Service) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
 		acc, other := svc.NewAccount(t), svc.NewAccount(t)
 		pro := svc.NewProduct(t, acc.ID, proPlan())
 		monthly := map[string]any{"productId": pro.ID, "pricingTierId": pro.TierIDs[1], "email": "ada@example.com", "name": "Ada Lovelace"}

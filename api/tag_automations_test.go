@@ -5,13 +5,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/funnelhq/funnel/app/apptest"
+	"github.com/funnelhq/funnel/infra/service/servicetest"
 )
 
 // A crm.move tag opens the contact's lead in its CRM at its stage, or moves the lead the contact
 // has there, whichever path applied the tag; a tag the contact already has runs nothing again.
 func TestCRMMoveAutomation(t *testing.T) {
-	apptest.Run(t, func(t *testing.T, svc *apptest.Service) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
 		acc := svc.NewAccount(t)
 		sales := svc.NewCRM(t, acc.ID, "Sales", "New", "Hot", "Won")
 		support := svc.NewCRM(t, acc.ID, "Support", "Open")
@@ -103,7 +103,7 @@ func TestCRMMoveAutomation(t *testing.T) {
 		})
 
 		t.Run("form submission", func(t *testing.T) {
-			formID, fields := svc.NewForm(t, acc.ID, "Signup", []string{prospect}, apptest.Field{"label": "Email", "type": "email", "contactField": "builtin:email"})
+			formID, fields := svc.NewForm(t, acc.ID, "Signup", []string{prospect}, servicetest.Field{"label": "Email", "type": "email", "contactField": "builtin:email"})
 			sub := svc.API.Post(t, "/api/v1/forms/"+formID+"/submissions", acc.Key, map[string]any{"values": map[string]any{fields[0]: "path.five@example.com"}}).
 				Expect(t, http.StatusCreated).Object(t, "submission")
 			id := sub["contactId"].(string)
@@ -139,7 +139,7 @@ func TestCRMMoveAutomation(t *testing.T) {
 
 // CreateTag refuses a crm.move automation that could never run.
 func TestCRMMoveAutomationValidation(t *testing.T) {
-	apptest.Run(t, func(t *testing.T, svc *apptest.Service) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
 		acc := svc.NewAccount(t)
 		other := svc.NewAccount(t)
 		sales := svc.NewCRM(t, acc.ID, "Sales", "New")

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/funnelhq/funnel/app"
-	"github.com/funnelhq/funnel/app/apptest"
+	"github.com/funnelhq/funnel/infra/service"
+	"github.com/funnelhq/funnel/infra/service/servicetest"
 	"github.com/funnelhq/funnel/infra/sqldb"
 	"github.com/funnelhq/funnel/infra/sqldb/sqldbtest"
 )
@@ -18,12 +18,12 @@ import (
 // Each storage mode gets a service of its own, so that a regression cannot poison other tests.
 func TestNULAndInvalidUTF8AreRefused(t *testing.T) {
 	sqldbtest.Run(t, func(t *testing.T, d sqldb.Dialect) {
-		svc := apptest.Start(t, d, func(*app.Config) {})
+		svc := servicetest.Start(t, d, func(*service.Config) {})
 		acc := svc.NewAccount(t)
 		crm := svc.NewCRM(t, acc.ID, "Sales", "New")
 		form, fields := svc.NewForm(t, acc.ID, "Signup", nil,
-			apptest.Field{"label": "Email", "type": "email", "contactField": "builtin:email"},
-			apptest.Field{"label": "Note", "type": "text"})
+			servicetest.Field{"label": "Email", "type": "email", "contactField": "builtin:email"},
+			servicetest.Field{"label": "Note", "type": "text"})
 		nul := `a\u0000b`
 
 		for _, c := range []struct{ path, body string }{

@@ -10,19 +10,19 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/funnelhq/funnel/app"
-	"github.com/funnelhq/funnel/app/apptest"
+	"github.com/funnelhq/funnel/infra/service"
+	"github.com/funnelhq/funnel/infra/service/servicetest"
 	"github.com/funnelhq/funnel/client"
-	"github.com/funnelhq/funnel/internal/moduletest"
+	"github.com/funnelhq/funnel/client/moduletest"
 )
 
-func TestMain(m *testing.M) { apptest.Main(m) }
+func TestMain(m *testing.M) { servicetest.Main(m) }
 
 // newClient is the generated client of svc's integration API with the key (none: ""), every
 // answer it gets checked against the OpenAPI document.
-func newClient(t *testing.T, svc *apptest.Service, key string) *client.ClientWithResponses {
+func newClient(t *testing.T, svc *servicetest.Service, key string) *client.ClientWithResponses {
 	t.Helper()
-	opts := []client.ClientOption{client.WithHTTPClient(svc.API.HTTPClient(t)), client.WithHost(app.Defaults().APIHost)}
+	opts := []client.ClientOption{client.WithHTTPClient(svc.API.HTTPClient(t)), client.WithHost(service.Defaults().APIHost)}
 	if key != "" {
 		opts = append(opts, client.WithAPIKey(key))
 	}
@@ -35,7 +35,7 @@ func newClient(t *testing.T, svc *apptest.Service, key string) *client.ClientWit
 
 // The generated client sends the key, writes, pages through a list, and decodes error bodies.
 func TestClientSpeaksTheIntegrationAPI(t *testing.T) {
-	apptest.Run(t, func(t *testing.T, svc *apptest.Service) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
 		ctx := context.Background()
 		acc := svc.NewAccount(t)
 		c := newClient(t, svc, acc.Key)
@@ -105,11 +105,11 @@ func TestClientSpeaksTheIntegrationAPI(t *testing.T) {
 // A SaaS signup through the client: the activation is read, completed with the integrator's
 // user id, and a second user id is refused with the 409 body decoded.
 func TestClientCompletesAnActivation(t *testing.T) {
-	apptest.Run(t, func(t *testing.T, svc *apptest.Service) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
 		ctx := context.Background()
 		acc := svc.NewAccount(t)
 		c := newClient(t, svc, acc.Key)
-		product := svc.NewProduct(t, acc.ID, map[string]any{"name": "App", "forwarding": "saas_signup", "activationBaseUrl": "https://app.example.com/signup",
+		product := svc.NewProduct(t, acc.ID, map[string]any{"name": "App", "forwarding": "saas_signup", "activationBaseUrl": "https://service.example.com/signup",
 			"pricingTiers": []any{map[string]any{"name": "Monthly", "amount": 900, "currency": "EUR", "interval": "month"}}})
 		bought := svc.Operator.Post(t, "/admin/v1/accounts/"+acc.ID+"/checkout/purchases", "", map[string]any{
 			"productId": product.ID, "pricingTierId": product.TierIDs[0], "email": "linus@example.com"}).Expect(t, http.StatusCreated)

@@ -3,7 +3,7 @@ package projections
 import (
 	"github.com/goccy/go-json"
 
-	"github.com/funnelhq/funnel/wireformat"
+	"github.com/funnelhq/funnel/api/wire"
 )
 
 // ContactJSON is a contact as the integration API shows it (integration-api.md section 3), its
@@ -31,10 +31,10 @@ func (c Contact) View() ContactJSON {
 		FirstName:    c.FirstName,
 		LastName:     c.LastName,
 		Phone:        c.Phone,
-		TagIDs:       wireformat.List(c.TagIDs),
-		CustomFields: wireformat.Object(c.CustomFields),
-		CreatedAt:    wireformat.Time(c.CreatedAt),
-		UpdatedAt:    wireformat.Time(c.UpdatedAt),
+		TagIDs:       wire.List(c.TagIDs),
+		CustomFields: wire.Object(c.CustomFields),
+		CreatedAt:    wire.Time(c.CreatedAt),
+		UpdatedAt:    wire.Time(c.UpdatedAt),
 	}
 }
 

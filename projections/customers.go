@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/funnelhq/funnel/domain"
-	"github.com/funnelhq/funnel/paging"
+	"github.com/funnelhq/funnel/projections/paging"
 )
 
 // Customers is the read model of checkout customers: one per account and email.

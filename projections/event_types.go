@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/funnelhq/funnel/domain"
-	"github.com/funnelhq/funnel/paging"
-	"github.com/funnelhq/funnel/wireformat"
+	"github.com/funnelhq/funnel/projections/paging"
+	"github.com/funnelhq/funnel/api/wire"
 )
 
 // EventTypes is the read model of calendars (event types) and their questions.
@@ -25,7 +25,7 @@ func NewEventTypes(db *sql.DB) *EventTypes {
 }
 
 func insertEventType(w writer, r domain.Recorded, e domain.EventTypeCreated) error {
-	questions, err := json.Marshal(wireformat.List(e.Questions))
+	questions, err := json.Marshal(wire.List(e.Questions))
 	if err != nil {
 		return fmt.Errorf("event type questions: %w", err)
 	}

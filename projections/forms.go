@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/funnelhq/funnel/domain"
-	"github.com/funnelhq/funnel/paging"
-	"github.com/funnelhq/funnel/wireformat"
+	"github.com/funnelhq/funnel/projections/paging"
+	"github.com/funnelhq/funnel/api/wire"
 )
 
 // Forms is the read model of forms and their fields.
@@ -25,11 +25,11 @@ func NewForms(db *sql.DB) *Forms {
 }
 
 func insertForm(w writer, r domain.Recorded, e domain.FormCreated) error {
-	fields, err := json.Marshal(wireformat.List(e.Fields))
+	fields, err := json.Marshal(wire.List(e.Fields))
 	if err != nil {
 		return fmt.Errorf("form fields: %w", err)
 	}
-	tagIDs, err := json.Marshal(wireformat.List(e.TagIDs))
+	tagIDs, err := json.Marshal(wire.List(e.TagIDs))
 	if err != nil {
 		return fmt.Errorf("form tag ids: %w", err)
 	}

@@ -6,7 +6,7 @@ import (
 	"fmt"
 
 	"github.com/funnelhq/funnel/domain"
-	"github.com/funnelhq/funnel/paging"
+	"github.com/funnelhq/funnel/projections/paging"
 )
 
 // seqAfter reads a creation-order cursor: the seq of the last row of the previous page, or 0.

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/funnelhq/funnel/domain"
-	"github.com/funnelhq/funnel/paging"
-	"github.com/funnelhq/funnel/wireformat"
+	"github.com/funnelhq/funnel/projections/paging"
+	"github.com/funnelhq/funnel/api/wire"
 )
 
 // Products is the read model of checkout products with their pricing tiers and bumps.
@@ -25,11 +25,11 @@ func NewProducts(db *sql.DB) *Products {
 }
 
 func insertProduct(w writer, r domain.Recorded, e domain.ProductCreated) error {
-	tiers, err := json.Marshal(wireformat.List(e.PricingTiers))
+	tiers, err := json.Marshal(wire.List(e.PricingTiers))
 	if err != nil {
 		return fmt.Errorf("product pricing tiers: %w", err)
 	}
-	bumps, err := json.Marshal(wireformat.List(e.Bumps))
+	bumps, err := json.Marshal(wire.List(e.Bumps))
 	if err != nil {
 		return fmt.Errorf("product bumps: %w", err)
 	}

@@ -12,7 +12,7 @@ import (
 // SubscriptionTimers is the read model of the durable cancel-at-period-end timers: one per
 // subscription set to cancel when its current period ends, due at that period end. It is derived
 // from the log like every read model, so a rebuild recreates the pending timers and a restart
-// finds them where it left them; the timer worker (app/subscription_timer.go) reads it.
+// finds them where it left them; the timer worker (infra/service/subscription_timer.go) reads it.
 type SubscriptionTimers struct {
 	readModel[writer]
 	db *sql.DB

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/funnelhq/funnel/app"
-	"github.com/funnelhq/funnel/app/apptest"
+	"github.com/funnelhq/funnel/infra/service"
+	"github.com/funnelhq/funnel/infra/service/servicetest"
 	"github.com/funnelhq/funnel/domain"
 	"github.com/funnelhq/funnel/infra/sqldb/sqldbtest"
 )
@@ -78,7 +78,7 @@ func BenchmarkDeliveryBurst(b *testing.B) {
 	for _, d := range sqldbtest.Dialects {
 		b.Run(string(d), func(b *testing.B) {
 			const burst = 10000
-			svc := apptest.Start(b, d, func(c *app.Config) { c.RateLimits = false })
+			svc := servicetest.Start(b, d, func(c *service.Config) { c.RateLimits = false })
 			acc := svc.NewAccount(b)
 			form := newFormB(b, svc, acc.ID)
 			rcv := newSink(b)
@@ -110,7 +110,7 @@ func BenchmarkDeliveryBurst(b *testing.B) {
 func BenchmarkDeliveryLatency(b *testing.B) {
 	for _, d := range sqldbtest.Dialects {
 		b.Run(string(d), func(b *testing.B) {
-			svc := apptest.Start(b, d, func(c *app.Config) { c.RateLimits = false })
+			svc := servicetest.Start(b, d, func(c *service.Config) { c.RateLimits = false })
 			acc := svc.NewAccount(b)
 			form := newFormB(b, svc, acc.ID)
 			rcv := newSink(b)
@@ -165,10 +165,10 @@ func BenchmarkDeliveryLatency(b *testing.B) {
 func BenchmarkPurchaseDelivered(b *testing.B) {
 	for _, d := range sqldbtest.Dialects {
 		b.Run(string(d), func(b *testing.B) {
-			svc := apptest.Start(b, d, func(c *app.Config) { c.RateLimits = false })
+			svc := servicetest.Start(b, d, func(c *service.Config) { c.RateLimits = false })
 			acc := svc.NewAccount(b)
 			product := svc.NewProduct(b, acc.ID, map[string]any{
-				"name": "Pro", "forwarding": "saas_signup", "activationBaseUrl": "https://app.example.com/signup",
+				"name": "Pro", "forwarding": "saas_signup", "activationBaseUrl": "https://service.example.com/signup",
 				"pricingTiers": []any{map[string]any{"name": "Monthly", "amount": 4900, "currency": "USD", "interval": "month"}},
 			})
 			rcv := newSink(b)
@@ -210,7 +210,7 @@ func BenchmarkPurchaseDelivered(b *testing.B) {
 	}
 }
 
-func newFormB(b *testing.B, svc *apptest.Service, accountID string) string {
+func newFormB(b *testing.B, svc *servicetest.Service, accountID string) string {
 	id := domain.NewID("form")
 	ctx := context.Background()
 	pos, err := svc.App.Store().Append(ctx, domain.Metadata{AccountID: accountID, Actor: "bench"}, domain.StreamAppend{StreamID: id, Events: []domain.Event{domain.FormCreated{

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/funnelhq/funnel/domain"
-	"github.com/funnelhq/funnel/wireformat"
+	"github.com/funnelhq/funnel/api/wire"
 )
 
 // outboundEvent is one entry of the table in events.go: an outbound event type, the filters that
@@ -206,6 +206,6 @@ func (c *Catalogue) outboundOf(r domain.Recorded, e domain.Event, open Opener) (
 	if err != nil {
 		return outbound{}, false, err
 	}
-	env := Envelope{ID: r.ID, Type: p.event.name, CreatedAt: wireformat.Time(r.OccurredAt), Data: data}
+	env := Envelope{ID: r.ID, Type: p.event.name, CreatedAt: wire.Time(r.OccurredAt), Data: data}
 	return outbound{event: p.event, envelope: env, resources: about, notOpened: notOpened}, true, nil
 }

@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/funnelhq/funnel/domain"
-	"github.com/funnelhq/funnel/wireformat"
+	"github.com/funnelhq/funnel/api/wire"
 )
 
 // The checkout payloads (integration-api.md section 6), member for member, in the contract's
@@ -120,7 +120,7 @@ func purchasedData(e domain.CheckoutPurchased, open Opener) (checkoutPayment, re
 		if err != nil {
 			return p, about, fmt.Errorf("webhooks: activation %s: %w", a.ActivationID, err)
 		}
-		p.Activation = &checkoutActivation{Token: token, URL: link, ExpiresAt: wireformat.Time(a.ExpiresAt)}
+		p.Activation = &checkoutActivation{Token: token, URL: link, ExpiresAt: wire.Time(a.ExpiresAt)}
 	}
 	return p, about, nil
 }
@@ -151,7 +151,7 @@ func refundedData(e domain.CheckoutRefunded) (checkoutRefunded, resources) {
 	r := e.Refund
 	return checkoutRefunded{
 		checkoutPayment: paymentOf(e.Sale),
-		Refund:          checkoutRefund{AmountCents: r.AmountCents, FullyRefunded: r.FullyRefunded, RefundedAt: wireformat.Time(r.RefundedAt)},
+		Refund:          checkoutRefund{AmountCents: r.AmountCents, FullyRefunded: r.FullyRefunded, RefundedAt: wire.Time(r.RefundedAt)},
 	}, saleResources(e.Sale, e.Transaction.SubscriptionID)
 }
 
@@ -160,7 +160,7 @@ func cancelScheduledData(e domain.SubscriptionCancelScheduled) (checkoutCancelSc
 	s := e.Subscription
 	return checkoutCancelScheduled{checkoutPayment: paymentOf(e.Sale), Subscription: scheduledCancellation{
 		ID: s.ID, Status: s.Status, Processor: s.Processor, CancelAtPeriodEnd: s.CancelAtPeriodEnd,
-		CurrentPeriodEnd: wireformat.Time(s.CurrentPeriodEnd), ScheduledAt: wireformat.Time(s.ScheduledAt),
+		CurrentPeriodEnd: wire.Time(s.CurrentPeriodEnd), ScheduledAt: wire.Time(s.ScheduledAt),
 	}}, saleResources(e.Sale, s.ID)
 }
 
@@ -168,7 +168,7 @@ func cancelScheduledData(e domain.SubscriptionCancelScheduled) (checkoutCancelSc
 func subscriptionCancelledData(e domain.SubscriptionCancelled) (checkoutSubscriptionCancelled, resources) {
 	s := e.Subscription
 	return checkoutSubscriptionCancelled{checkoutPayment: paymentOf(e.Sale), Subscription: endedSubscription{
-		ID: s.ID, Status: s.Status, Processor: s.Processor, CancelledAt: wireformat.Time(s.CancelledAt),
+		ID: s.ID, Status: s.Status, Processor: s.Processor, CancelledAt: wire.Time(s.CancelledAt),
 	}}, saleResources(e.Sale, s.ID)
 }
 
@@ -181,7 +181,7 @@ func paymentOf(s domain.Sale) checkoutPayment {
 		Transaction: checkoutTransaction{ID: t.ID, TxnID: t.TxnID, Amount: t.Amount, Currency: t.Currency, Status: t.Status,
 			Processor: t.Processor, SubscriptionID: t.SubscriptionID},
 		Pricing: checkoutPricing{TierIndex: s.Pricing.TierIndex, TierName: s.Pricing.TierName, PricingTierID: s.Pricing.PricingTierID,
-			BumpIndices: wireformat.List(s.Pricing.BumpIndices), Bumps: wireformat.List(s.Pricing.Bumps)},
+			BumpIndices: wire.List(s.Pricing.BumpIndices), Bumps: wire.List(s.Pricing.Bumps)},
 		Customer: checkoutCustomer{Email: s.Customer.Email, Name: s.Customer.Name, ContactID: s.Customer.ContactID},
 		Contact:  contactSummary{ContactID: s.Contact.ContactID, Email: s.Contact.Email, FirstName: s.Contact.FirstName, LastName: s.Contact.LastName},
 	}

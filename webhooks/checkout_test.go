@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/funnelhq/funnel/app"
-	"github.com/funnelhq/funnel/app/apptest"
+	"github.com/funnelhq/funnel/infra/service"
+	"github.com/funnelhq/funnel/infra/service/servicetest"
 )
 
 // checkoutEvents are the five checkout webhooks, in the contract's order.
@@ -21,9 +21,9 @@ var checkoutEvents = []string{"checkout.purchased", "checkout.rebilled", "checko
 	"checkout.subscription_cancel_scheduled", "checkout.subscription_cancelled"}
 
 // pro is a saas_signup product with a one-time and a monthly tier and two bumps.
-func pro(t *testing.T, svc *apptest.Service, accountID string) apptest.Product {
+func pro(t *testing.T, svc *servicetest.Service, accountID string) servicetest.Product {
 	return svc.NewProduct(t, accountID, map[string]any{
-		"name": "Pro Plan", "internalName": "pro-2030", "forwarding": "saas_signup", "activationBaseUrl": "https://app.example.com/signup",
+		"name": "Pro Plan", "internalName": "pro-2030", "forwarding": "saas_signup", "activationBaseUrl": "https://service.example.com/signup",
 		"pricingTiers": []any{
 			map[string]any{"name": "Lifetime", "amount": 49900, "currency": "USD", "interval": "one_time"},
 			map[string]any{"name": "Monthly", "amount": 4900, "currency": "USD", "interval": "month"},
@@ -33,7 +33,7 @@ func pro(t *testing.T, svc *apptest.Service, accountID string) apptest.Product {
 }
 
 // pay drives a payment endpoint of the operator API and returns the answer.
-func pay(t *testing.T, svc *apptest.Service, accountID, path string, body map[string]any) apptest.Response {
+func pay(t *testing.T, svc *servicetest.Service, accountID, path string, body map[string]any) servicetest.Response {
 	t.Helper()
 	status := http.StatusOK
 	if path == "purchases" || strings.HasSuffix(path, "/rebill") { // each creates a transaction
@@ -42,7 +42,7 @@ func pay(t *testing.T, svc *apptest.Service, accountID, path string, body map[st
 	return svc.Operator.Post(t, "/admin/v1/accounts/"+accountID+"/checkout/"+path, "", body).Expect(t, status)
 }
 
-// wireTime parses a timestamp as payloads write it (wireformat.Time).
+// wireTime parses a timestamp as payloads write it (wire.Time).
 func wireTime(t *testing.T, v any) time.Time {
 	t.Helper()
 	s, _ := v.(string)
@@ -63,7 +63,7 @@ func isInteger(v any) bool {
 // tables of section 6: every member, each of its type, nothing more; activation on the first
 // purchase of a saas_signup product only; never checkout.paid as a type.
 func TestCheckoutPayloads(t *testing.T) {
-	apptest.Run(t, func(t *testing.T, svc *apptest.Service) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
 		acc := svc.NewAccount(t)
 		p := pro(t, svc, acc.ID)
 		rcv := newReceiver(t)
@@ -204,7 +204,7 @@ func TestCheckoutPayloads(t *testing.T) {
 		res := svc.API.Get(t, "/api/v1/webhooks/events/checkout.purchased", acc.Key).Expect(t, http.StatusOK)
 		samples := res.List(t, "events")
 		want := envs["checkout.purchased"]
-		want["data"].(map[string]any)["activation"] = map[string]any{"token": "[redacted]", "url": "https://app.example.com/signup?token=%5Bredacted%5D",
+		want["data"].(map[string]any)["activation"] = map[string]any{"token": "[redacted]", "url": "https://service.example.com/signup?token=%5Bredacted%5D",
 			"expiresAt": activation["expiresAt"]}
 		if len(samples) != 2 || !reflect.DeepEqual(samples[1], want) || strings.Contains(string(res.Raw), activation["token"].(string)) {
 			t.Fatalf("samples = %v", samples)
@@ -224,7 +224,7 @@ func TestCheckoutPayloads(t *testing.T) {
 // the pricing and bump filters apply to the events of a payment; a cancellation is matched by
 // its product alone.
 func TestCheckoutFilterMatrix(t *testing.T) {
-	apptest.Run(t, func(t *testing.T, svc *apptest.Service) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
 		acc := svc.NewAccount(t)
 		p := pro(t, svc, acc.ID)
 		other := svc.NewProduct(t, acc.ID, map[string]any{"name": "Ebook", "pricingTiers": []any{map[string]any{"name": "Once", "amount": 1000, "currency": "EUR", "interval": "one_time"}}})
@@ -375,7 +375,7 @@ func newOrderedReceiver(t *testing.T, fail func(a arrival, before []arrival) boo
 			w.WriteHeader(http.StatusBadRequest)
 			return
 		}
-		apptest.CheckWebhook(t, req.Header, body)
+		servicetest.CheckWebhook(t, req.Header, body)
 		env := decode(t, body)
 		data := env["data"].(map[string]any)
 		a := arrival{typ: env["type"].(string), buyer: data["customer"].(map[string]any)["email"].(string)}
@@ -402,10 +402,10 @@ func (r *orderedReceiver) arrivals() []arrival {
 // of the purchase; another subscription's events go on meanwhile. A one-time purchase and its
 // refund keep their order too.
 func TestCheckoutLifecycleOrder(t *testing.T) {
-	run(t, func(c *app.Config) {
+	run(t, func(c *service.Config) {
 		c.WebhookBackoffBase = 50 * time.Millisecond
 		c.WebhookBackoffCap = 200 * time.Millisecond
-	}, func(t *testing.T, svc *apptest.Service) {
+	}, func(t *testing.T, svc *servicetest.Service) {
 		acc := svc.NewAccount(t)
 		p := pro(t, svc, acc.ID)
 		const first, second, third = "ada@example.com", "grace@example.com", "linus@example.com"

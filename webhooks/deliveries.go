@@ -10,7 +10,7 @@ import (
 
 	"github.com/funnelhq/funnel/domain"
 	"github.com/funnelhq/funnel/infra/sqldb"
-	"github.com/funnelhq/funnel/paging"
+	"github.com/funnelhq/funnel/projections/paging"
 )
 
 // Deliveries is the delivery log of the operator API.

@@ -7,14 +7,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/funnelhq/funnel/app"
-	"github.com/funnelhq/funnel/app/apptest"
+	"github.com/funnelhq/funnel/infra/service"
+	"github.com/funnelhq/funnel/infra/service/servicetest"
 	"github.com/funnelhq/funnel/webhooks/verify"
 )
 
 // A delivery carries the envelope and every header of the contract, signed both ways.
 func TestDeliveryIsSignedAndComplete(t *testing.T) {
-	run(t, fast, func(t *testing.T, svc *apptest.Service) {
+	run(t, fast, func(t *testing.T, svc *servicetest.Service) {
 		acc := svc.NewAccount(t)
 		rcv := newReceiver(t, http.StatusNoContent)
 		form := newForm(t, svc, acc.ID, "Signup")
@@ -55,7 +55,7 @@ func TestDeliveryIsSignedAndComplete(t *testing.T) {
 
 // Failures are retried with the same ids and body, base × 3^(n-1) apart, until a 2xx.
 func TestRetriesUntilSuccessWithSameIDsAndBody(t *testing.T) {
-	run(t, func(c *app.Config) { c.WebhookBackoffBase = 50 * time.Millisecond; c.WebhookBackoffCap = time.Second }, func(t *testing.T, svc *apptest.Service) {
+	run(t, func(c *service.Config) { c.WebhookBackoffBase = 50 * time.Millisecond; c.WebhookBackoffCap = time.Second }, func(t *testing.T, svc *servicetest.Service) {
 		acc := svc.NewAccount(t)
 		rcv := newReceiver(t, 500, 502, 500, 200)
 		form := newForm(t, svc, acc.ID, "Signup")
@@ -89,7 +89,7 @@ func TestRetriesUntilSuccessWithSameIDsAndBody(t *testing.T) {
 
 // After ten failed attempts the delivery is given up; an operator can still send it again.
 func TestGivesUpAfterTenAttemptsThenManualRetry(t *testing.T) {
-	run(t, fast, func(t *testing.T, svc *apptest.Service) {
+	run(t, fast, func(t *testing.T, svc *servicetest.Service) {
 		acc := svc.NewAccount(t)
 		rcv := newReceiver(t, 500)
 		form := newForm(t, svc, acc.ID, "Signup")
@@ -128,10 +128,10 @@ func TestGivesUpAfterTenAttemptsThenManualRetry(t *testing.T) {
 // A manual retry of a delivery that is still being retried brings its next attempt forward
 // and keeps the rest of its schedule: it still gets all ten attempts.
 func TestManualRetryOfAPendingDeliveryKeepsItsAttempts(t *testing.T) {
-	run(t, func(c *app.Config) {
+	run(t, func(c *service.Config) {
 		c.WebhookBackoffBase = 150 * time.Millisecond
 		c.WebhookBackoffCap = 150 * time.Millisecond
-	}, func(t *testing.T, svc *apptest.Service) {
+	}, func(t *testing.T, svc *servicetest.Service) {
 		acc := svc.NewAccount(t)
 		rcv := newReceiver(t, 500)
 		form := newForm(t, svc, acc.ID, "Signup")
@@ -157,7 +157,7 @@ func TestManualRetryOfAPendingDeliveryKeepsItsAttempts(t *testing.T) {
 
 // 410 Gone stops the retries and disables the subscription (REST Hooks convention).
 func TestGoneDisablesTheSubscription(t *testing.T) {
-	run(t, fast, func(t *testing.T, svc *apptest.Service) {
+	run(t, fast, func(t *testing.T, svc *servicetest.Service) {
 		acc := svc.NewAccount(t)
 		rcv := newReceiver(t, http.StatusGone)
 		form := newForm(t, svc, acc.ID, "Signup")
@@ -188,10 +188,10 @@ func TestGoneDisablesTheSubscription(t *testing.T) {
 
 // 429 and 503 with Retry-After wait as long as the receiver asked (capped by the backoff cap).
 func TestRetryAfterIsHonoured(t *testing.T) {
-	run(t, func(c *app.Config) {
+	run(t, func(c *service.Config) {
 		c.WebhookBackoffBase = 10 * time.Millisecond
 		c.WebhookBackoffCap = 5 * time.Second
-	}, func(t *testing.T, svc *apptest.Service) {
+	}, func(t *testing.T, svc *servicetest.Service) {
 		for _, status := range []int{http.StatusTooManyRequests, http.StatusServiceUnavailable} {
 			t.Run(http.StatusText(status), func(t *testing.T) {
 				acc := svc.NewAccount(t)
@@ -211,7 +211,7 @@ func TestRetryAfterIsHonoured(t *testing.T) {
 
 // A redirect is not followed: it is a failed attempt, and the other URL gets nothing.
 func TestRedirectIsNotFollowed(t *testing.T) {
-	run(t, fast, func(t *testing.T, svc *apptest.Service) {
+	run(t, fast, func(t *testing.T, svc *servicetest.Service) {
 		acc := svc.NewAccount(t)
 		elsewhere := newReceiver(t, http.StatusOK)
 		rcv := newReceiver(t, http.StatusFound, http.StatusOK)
@@ -232,7 +232,7 @@ func TestRedirectIsNotFollowed(t *testing.T) {
 
 // Each subscription gets only its events and what its filters let through.
 func TestEventsAndFiltersChooseDeliveries(t *testing.T) {
-	run(t, fast, func(t *testing.T, svc *apptest.Service) {
+	run(t, fast, func(t *testing.T, svc *servicetest.Service) {
 		acc := svc.NewAccount(t)
 		formA := newForm(t, svc, acc.ID, "A")
 		formB := newForm(t, svc, acc.ID, "B")

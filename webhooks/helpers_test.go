@@ -10,24 +10,24 @@ import (
 	"testing"
 	"time"
 
-	"github.com/funnelhq/funnel/app"
-	"github.com/funnelhq/funnel/app/apptest"
+	"github.com/funnelhq/funnel/infra/service"
+	"github.com/funnelhq/funnel/infra/service/servicetest"
 	"github.com/funnelhq/funnel/domain"
 	"github.com/funnelhq/funnel/infra/sqldb"
 	"github.com/funnelhq/funnel/infra/sqldb/sqldbtest"
 )
 
-func TestMain(m *testing.M) { apptest.Main(m) }
+func TestMain(m *testing.M) { servicetest.Main(m) }
 
 // fast is a retry schedule that runs ten attempts in well under a second.
-func fast(c *app.Config) {
+func fast(c *service.Config) {
 	c.WebhookBackoffBase = 10 * time.Millisecond
 	c.WebhookBackoffCap = 80 * time.Millisecond
 }
 
 // run runs fn on a fresh service of each storage mode, configured by configure.
-func run(t *testing.T, configure func(*app.Config), fn func(t *testing.T, svc *apptest.Service)) {
-	sqldbtest.Run(t, func(t *testing.T, d sqldb.Dialect) { fn(t, apptest.Start(t, d, configure)) })
+func run(t *testing.T, configure func(*service.Config), fn func(t *testing.T, svc *servicetest.Service)) {
+	sqldbtest.Run(t, func(t *testing.T, d sqldb.Dialect) { fn(t, servicetest.Start(t, d, configure)) })
 }
 
 // received is one request a receiver got.
@@ -39,7 +39,7 @@ type received struct {
 
 // receiver is a real HTTP server on loopback that answers with the statuses it is given, in turn
 // (the last one repeats), and records every request. Each body it gets must conform to the
-// integration API's OpenAPI document (apptest.CheckWebhook).
+// integration API's OpenAPI document (servicetest.CheckWebhook).
 type receiver struct {
 	*httptest.Server
 	mu       sync.Mutex
@@ -56,7 +56,7 @@ func newReceiver(t *testing.T, statuses ...int) *receiver {
 	}
 	r.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		body, _ := io.ReadAll(req.Body)
-		apptest.CheckWebhook(t, req.Header, body)
+		servicetest.CheckWebhook(t, req.Header, body)
 		r.mu.Lock()
 		r.got = append(r.got, received{at: time.Now(), header: req.Header.Clone(), body: body})
 		status := r.statuses[min(len(r.got), len(r.statuses))-1]
@@ -98,7 +98,7 @@ func (r *receiver) count() int {
 
 // record appends events to the log as the commands of forms and scheduling do, and waits until
 // the read models (the webhook projector among them) applied them.
-func record(t *testing.T, svc *apptest.Service, accountID string, appends ...domain.StreamAppend) {
+func record(t *testing.T, svc *servicetest.Service, accountID string, appends ...domain.StreamAppend) {
 	t.Helper()
 	ctx := context.Background()
 	pos, err := svc.App.Store().Append(ctx, domain.Metadata{AccountID: accountID, Actor: "test"}, appends...)
@@ -111,7 +111,7 @@ func record(t *testing.T, svc *apptest.Service, accountID string, appends ...dom
 }
 
 // newForm defines a form of the account and returns its id.
-func newForm(t *testing.T, svc *apptest.Service, accountID, name string) string {
+func newForm(t *testing.T, svc *servicetest.Service, accountID, name string) string {
 	id := domain.NewID("form")
 	record(t, svc, accountID, domain.StreamAppend{StreamID: id, Events: []domain.Event{domain.FormCreated{
 		FormID: id, AccountID: accountID, Name: name, TagIDs: []string{},
@@ -121,7 +121,7 @@ func newForm(t *testing.T, svc *apptest.Service, accountID, name string) string 
 }
 
 // newCalendar defines an event type of the account and returns its id.
-func newCalendar(t *testing.T, svc *apptest.Service, accountID, name string) string {
+func newCalendar(t *testing.T, svc *servicetest.Service, accountID, name string) string {
 	id := domain.NewID("evt")
 	record(t, svc, accountID, domain.StreamAppend{StreamID: id, Events: []domain.Event{domain.EventTypeCreated{
 		EventTypeID: id, AccountID: accountID, Name: name, DurationMinutes: 30, MeetingURL: "https://meet.example.com/x", Questions: []domain.Field{},
@@ -130,7 +130,7 @@ func newCalendar(t *testing.T, svc *apptest.Service, accountID, name string) str
 }
 
 // submit records a submission of a form and returns the event id the webhook envelope carries.
-func submit(t *testing.T, svc *apptest.Service, accountID, formID, email string) string {
+func submit(t *testing.T, svc *servicetest.Service, accountID, formID, email string) string {
 	t.Helper()
 	sub := domain.NewID("fsub")
 	record(t, svc, accountID, domain.StreamAppend{StreamID: sub, Events: []domain.Event{domain.FormSubmitted{
@@ -146,7 +146,7 @@ func submit(t *testing.T, svc *apptest.Service, accountID, formID, email string)
 }
 
 // book records a booking of a calendar.
-func book(t *testing.T, svc *apptest.Service, accountID, calendarID, email string) {
+func book(t *testing.T, svc *servicetest.Service, accountID, calendarID, email string) {
 	t.Helper()
 	start := time.Now().Add(24 * time.Hour).UTC()
 	record(t, svc, accountID, domain.StreamAppend{StreamID: calendarID, ExpectedVersion: domain.AnyVersion, Events: []domain.Event{domain.BookingCreated{
@@ -158,7 +158,7 @@ func book(t *testing.T, svc *apptest.Service, accountID, calendarID, email strin
 }
 
 // subscribe creates a custom webhook through the operator API and returns its id and secret.
-func subscribe(t *testing.T, svc *apptest.Service, accountID string, body map[string]any) (string, string) {
+func subscribe(t *testing.T, svc *servicetest.Service, accountID string, body map[string]any) (string, string) {
 	t.Helper()
 	res := svc.Operator.Post(t, "/admin/v1/accounts/"+accountID+"/webhooks", "", body).Expect(t, http.StatusCreated)
 	hook := res.Object(t, "webhook")
@@ -166,13 +166,13 @@ func subscribe(t *testing.T, svc *apptest.Service, accountID string, body map[st
 }
 
 // deliveries lists an account's deliveries through the operator API.
-func deliveries(t *testing.T, svc *apptest.Service, accountID, query string) []map[string]any {
+func deliveries(t *testing.T, svc *servicetest.Service, accountID, query string) []map[string]any {
 	t.Helper()
 	return svc.Operator.Get(t, "/admin/v1/accounts/"+accountID+"/webhook-deliveries"+query, "").Expect(t, http.StatusOK).List(t, "deliveries")
 }
 
 // waitDelivery waits until the account's only delivery reached a status, and returns it.
-func waitDelivery(t *testing.T, svc *apptest.Service, accountID, status string, within time.Duration) map[string]any {
+func waitDelivery(t *testing.T, svc *servicetest.Service, accountID, status string, within time.Duration) map[string]any {
 	t.Helper()
 	deadline := time.Now().Add(within)
 	for {

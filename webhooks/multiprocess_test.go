@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/funnelhq/funnel/app/apptest"
+	"github.com/funnelhq/funnel/infra/service/servicetest"
 	"github.com/funnelhq/funnel/infra/sqldb"
 	"github.com/funnelhq/funnel/infra/sqldb/sqldbtest"
 )
@@ -16,8 +16,8 @@ import (
 // each delivery is sent exactly once, although both dispatchers claim from the same outbox.
 func TestTwoDispatchersNeverSendOneDeliveryTwice(t *testing.T) {
 	url := sqldbtest.URL(t, sqldb.Postgres)
-	first := apptest.StartOn(t, url, fast)
-	second := apptest.StartOn(t, url, fast)
+	first := servicetest.StartOn(t, url, fast)
+	second := servicetest.StartOn(t, url, fast)
 	acc := first.NewAccount(t)
 	rcv := newReceiver(t)
 	form := newForm(t, first, acc.ID, "Shared")
@@ -46,7 +46,7 @@ func TestTwoDispatchersNeverSendOneDeliveryTwice(t *testing.T) {
 	if len(got) != submissions || rcv.count() != submissions || len(seen) != submissions {
 		t.Fatalf("%d requests for %d distinct deliveries of %d events", rcv.count(), len(seen), submissions)
 	}
-	for _, svc := range []*apptest.Service{first, second} {
+	for _, svc := range []*servicetest.Service{first, second} {
 		if list := svc.Operator.Get(t, "/admin/v1/accounts/"+acc.ID+"/webhook-deliveries?limit=200&status=succeeded", "").Expect(t, http.StatusOK).List(t, "deliveries"); len(list) != submissions {
 			t.Fatalf("the delivery log shows %d succeeded deliveries, want %d", len(list), submissions)
 		}

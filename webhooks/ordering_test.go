@@ -4,8 +4,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/funnelhq/funnel/app"
-	"github.com/funnelhq/funnel/app/apptest"
+	"github.com/funnelhq/funnel/infra/service"
+	"github.com/funnelhq/funnel/infra/service/servicetest"
 )
 
 // Events of one resource (a checkout subscription: purchased, rebilled, cancelled) reach a
@@ -13,7 +13,7 @@ import (
 // Here the receiver fails the purchase once: the rebill, recorded meanwhile, waits for it.
 // (TestCheckoutLifecycleOrder has the whole lifecycle and a second subscription.)
 func TestOrderedDeliveriesWaitForEarlierOnes(t *testing.T) {
-	run(t, func(c *app.Config) { c.WebhookBackoffBase = 150 * time.Millisecond; c.WebhookBackoffCap = time.Second }, func(t *testing.T, svc *apptest.Service) {
+	run(t, func(c *service.Config) { c.WebhookBackoffBase = 150 * time.Millisecond; c.WebhookBackoffCap = time.Second }, func(t *testing.T, svc *servicetest.Service) {
 		acc := svc.NewAccount(t)
 		p := pro(t, svc, acc.ID)
 		rcv := newReceiver(t, 500, 200)

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/funnelhq/funnel/app/apptest"
+	"github.com/funnelhq/funnel/infra/service/servicetest"
 )
 
 // shape describes a JSON value: "string", "number", "boolean", "null", "array", or an object
@@ -76,15 +76,15 @@ func sameShape(t *testing.T, path string, got, want any) {
 
 // form.submitted, from a real submission through the API, is exactly section 6's table.
 func TestFormSubmittedPayload(t *testing.T) {
-	apptest.Run(t, func(t *testing.T, svc *apptest.Service) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
 		acc := svc.NewAccount(t)
 		company := svc.NewCustomField(t, acc.ID, "Company")
 		formID, fields := svc.NewForm(t, acc.ID, "Newsletter", nil,
-			apptest.Field{"label": "Email", "type": "email", "contactField": "builtin:email", "required": true},
-			apptest.Field{"label": "Name", "type": "text", "contactField": "builtin:fullName"},
-			apptest.Field{"label": "Company", "type": "text", "contactField": "custom:" + company},
-			apptest.Field{"label": "Seats", "type": "number"},
-			apptest.Field{"label": "Comment", "type": "textarea"})
+			servicetest.Field{"label": "Email", "type": "email", "contactField": "builtin:email", "required": true},
+			servicetest.Field{"label": "Name", "type": "text", "contactField": "builtin:fullName"},
+			servicetest.Field{"label": "Company", "type": "text", "contactField": "custom:" + company},
+			servicetest.Field{"label": "Seats", "type": "number"},
+			servicetest.Field{"label": "Comment", "type": "textarea"})
 		rcv := newReceiver(t)
 		subscribe(t, svc, acc.ID, map[string]any{"url": rcv.URL, "events": []string{"form.submitted"}})
 		res := svc.API.Post(t, "/api/v1/forms/"+formID+"/submissions", acc.Key, map[string]any{"values": map[string]any{
@@ -141,12 +141,12 @@ func TestFormSubmittedPayload(t *testing.T) {
 
 // scheduling.booked, from a real booking through the API, is exactly section 6's table.
 func TestSchedulingBookedPayload(t *testing.T) {
-	apptest.Run(t, func(t *testing.T, svc *apptest.Service) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
 		acc := svc.NewAccount(t)
 		calendarID, questions := svc.NewEventType(t, acc.ID, "Discovery call", 45,
-			apptest.Field{"label": "Email", "type": "email", "contactField": "builtin:email", "required": true},
-			apptest.Field{"label": "First name", "type": "text", "contactField": "builtin:firstName"},
-			apptest.Field{"label": "Topic", "type": "text"})
+			servicetest.Field{"label": "Email", "type": "email", "contactField": "builtin:email", "required": true},
+			servicetest.Field{"label": "First name", "type": "text", "contactField": "builtin:firstName"},
+			servicetest.Field{"label": "Topic", "type": "text"})
 		rcv := newReceiver(t)
 		subscribe(t, svc, acc.ID, map[string]any{"url": rcv.URL, "events": []string{"scheduling.booked"}})
 		start := time.Now().Add(72 * time.Hour).UTC().Truncate(time.Minute)
@@ -187,11 +187,11 @@ func TestSchedulingBookedPayload(t *testing.T) {
 // A calendar without a meeting URL: scheduling.booked shows meetingUrl as null, as the
 // scheduling API shows the booking (not "").
 func TestSchedulingBookedWithoutMeetingURL(t *testing.T) {
-	apptest.Run(t, func(t *testing.T, svc *apptest.Service) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
 		acc := svc.NewAccount(t)
 		calendar := svc.Operator.Post(t, "/admin/v1/accounts/"+acc.ID+"/event-types", "", map[string]any{
 			"name": "Phone call", "durationMinutes": 15,
-			"questions": []apptest.Field{{"label": "Email", "type": "email", "contactField": "builtin:email", "required": true}},
+			"questions": []servicetest.Field{{"label": "Email", "type": "email", "contactField": "builtin:email", "required": true}},
 		}).Expect(t, http.StatusCreated).Object(t, "eventType")
 		question := calendar["questions"].([]any)[0].(map[string]any)["id"].(string)
 		rcv := newReceiver(t)

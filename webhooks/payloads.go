@@ -2,7 +2,7 @@ package webhooks
 
 import (
 	"github.com/funnelhq/funnel/domain"
-	"github.com/funnelhq/funnel/wireformat"
+	"github.com/funnelhq/funnel/api/wire"
 )
 
 // The payloads below follow the tables of integration-api.md section 6 member for member, in
@@ -43,7 +43,7 @@ type formContact struct {
 // Without an email there is no contact: its members are empty.
 func formSubmittedData(e domain.FormSubmitted) (formSubmitted, resources) {
 	d := formSubmitted{
-		FormID: e.FormID, FormName: e.FormName, SubmissionID: e.SubmissionID, SubmittedAt: wireformat.Time(e.SubmittedAt),
+		FormID: e.FormID, FormName: e.FormName, SubmissionID: e.SubmissionID, SubmittedAt: wire.Time(e.SubmittedAt),
 		SubmissionData: map[string]any{}, Fields: []fieldEntry{},
 		Contact: formContact{CustomFields: map[string]string{}, CustomFieldsLabeled: []domain.LabeledValue{}},
 	}
@@ -61,7 +61,7 @@ func formSubmittedData(e domain.FormSubmitted) (formSubmitted, resources) {
 	}
 	if c := e.Contact; c != nil {
 		d.Contact = formContact{ContactID: c.ContactID, Email: c.Email, FirstName: c.FirstName, LastName: c.LastName, Phone: c.Phone,
-			CustomFields: wireformat.Object(c.CustomFields), CustomFieldsLabeled: wireformat.List(c.CustomFieldsLabeled)}
+			CustomFields: wire.Object(c.CustomFields), CustomFieldsLabeled: wire.List(c.CustomFieldsLabeled)}
 	}
 	return d, resources{formID: e.FormID}
 }
@@ -95,8 +95,8 @@ type contactSummary struct {
 func bookedData(e domain.BookingCreated) (booked, resources) {
 	d := booked{
 		EventTypeID: e.EventTypeID, EventTypeName: e.EventTypeName, BookingID: e.BookingID,
-		When: wireformat.Time(e.StartTime), MeetingURL: optional(e.MeetingURL),
-		Attendee: attendee{ContactFields: wireformat.Object(e.ContactFields), Answers: wireformat.Object(map[string]any(e.Answers))},
+		When: wire.Time(e.StartTime), MeetingURL: optional(e.MeetingURL),
+		Attendee: attendee{ContactFields: wire.Object(e.ContactFields), Answers: wire.Object(map[string]any(e.Answers))},
 	}
 	if c := e.Contact; c != nil {
 		d.Contact = contactSummary{ContactID: c.ContactID, Email: c.Email, FirstName: c.FirstName, LastName: c.LastName}
@@ -104,7 +104,7 @@ func bookedData(e domain.BookingCreated) (booked, resources) {
 	return d, resources{eventTypeID: e.EventTypeID}
 }
 
-// optional shows a string that is not set as null rather than "" (wireformat.OrNull, for a
+// optional shows a string that is not set as null rather than "" (wire.OrNull, for a
 // typed payload).
 func optional(s string) *string {
 	if s == "" {

@@ -9,7 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/funnelhq/funnel/domain"
-	"github.com/funnelhq/funnel/wireformat"
+	"github.com/funnelhq/funnel/api/wire"
 )
 
 // ErrUnknownEvent is returned for an event name that is not an outbound event type.
@@ -72,7 +72,7 @@ func (s *Samples) For(ctx context.Context, accountID, eventName string) ([]Envel
 		}
 	}
 	now := time.Now().UTC().Truncate(time.Millisecond)
-	return []Envelope{{ID: sampleID(event.name), Type: event.name, CreatedAt: wireformat.Time(now), Data: event.sample(now)}}, nil
+	return []Envelope{{ID: sampleID(event.name), Type: event.name, CreatedAt: wire.Time(now), Data: event.sample(now)}}, nil
 }
 
 // sampleNamespace derives the ids of sample envelopes.
@@ -89,7 +89,7 @@ func sampleID(eventName string) string {
 
 func formSubmittedSample(now time.Time) formSubmitted {
 	return formSubmitted{
-		FormID: "form_sample", FormName: "Newsletter signup", SubmissionID: "fsub_sample", SubmittedAt: wireformat.Time(now),
+		FormID: "form_sample", FormName: "Newsletter signup", SubmissionID: "fsub_sample", SubmittedAt: wire.Time(now),
 		SubmissionData: map[string]any{"Email": "ada@example.com", "Name": "Ada Lovelace"},
 		Fields: []fieldEntry{
 			{ID: "fld_email", Label: "Email", Type: "email", ContactField: optional(domain.ContactFieldEmail), Value: "ada@example.com"},
@@ -102,7 +102,7 @@ func formSubmittedSample(now time.Time) formSubmitted {
 
 func bookedSample(now time.Time) booked {
 	return booked{
-		EventTypeID: "evt_sample", EventTypeName: "Discovery call", BookingID: "bkg_sample", When: wireformat.Time(now.Add(48 * time.Hour)),
+		EventTypeID: "evt_sample", EventTypeName: "Discovery call", BookingID: "bkg_sample", When: wire.Time(now.Add(48 * time.Hour)),
 		MeetingURL: optional("https://meet.example.com/discovery"),
 		Attendee: attendee{ContactFields: map[string]any{domain.ContactFieldEmail: "ada@example.com", domain.ContactFieldFullName: "Ada Lovelace"},
 			Answers: map[string]any{"q_email": "ada@example.com", "q_name": "Ada Lovelace"}},
@@ -112,7 +112,7 @@ func bookedSample(now time.Time) booked {
 
 func purchasedSample(now time.Time) checkoutPayment {
 	p := samplePayment(false, "succeeded")
-	p.Activation = &checkoutActivation{Token: sampleToken, URL: "https://app.example.com/signup?token=" + sampleToken, ExpiresAt: wireformat.Time(now.Add(7 * 24 * time.Hour))}
+	p.Activation = &checkoutActivation{Token: sampleToken, URL: "https://app.example.com/signup?token=" + sampleToken, ExpiresAt: wire.Time(now.Add(7 * 24 * time.Hour))}
 	return p
 }
 
@@ -121,20 +121,20 @@ func rebilledSample(time.Time) checkoutPayment { return samplePayment(true, "suc
 func refundedSample(now time.Time) checkoutRefunded {
 	return checkoutRefunded{
 		checkoutPayment: samplePayment(false, "refunded"),
-		Refund:          checkoutRefund{AmountCents: 4900, FullyRefunded: true, RefundedAt: wireformat.Time(now)},
+		Refund:          checkoutRefund{AmountCents: 4900, FullyRefunded: true, RefundedAt: wire.Time(now)},
 	}
 }
 
 func cancelScheduledSample(now time.Time) checkoutCancelScheduled {
 	return checkoutCancelScheduled{checkoutPayment: samplePayment(false, "succeeded"), Subscription: scheduledCancellation{
 		ID: "sub_sample", Status: "active", Processor: "stripe", CancelAtPeriodEnd: true,
-		CurrentPeriodEnd: wireformat.Time(now.Add(20 * 24 * time.Hour)), ScheduledAt: wireformat.Time(now),
+		CurrentPeriodEnd: wire.Time(now.Add(20 * 24 * time.Hour)), ScheduledAt: wire.Time(now),
 	}}
 }
 
 func subscriptionCancelledSample(now time.Time) checkoutSubscriptionCancelled {
 	return checkoutSubscriptionCancelled{checkoutPayment: samplePayment(false, "succeeded"), Subscription: endedSubscription{
-		ID: "sub_sample", Status: "cancelled", Processor: "stripe", CancelledAt: wireformat.Time(now),
+		ID: "sub_sample", Status: "cancelled", Processor: "stripe", CancelledAt: wire.Time(now),
 	}}
 }
 

@@ -13,8 +13,8 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/funnelhq/funnel/app"
-	"github.com/funnelhq/funnel/app/apptest"
+	"github.com/funnelhq/funnel/infra/service"
+	"github.com/funnelhq/funnel/infra/service/servicetest"
 	"github.com/funnelhq/funnel/domain"
 	"github.com/funnelhq/funnel/infra/sealing"
 	"github.com/funnelhq/funnel/infra/sealing/sealingtest"
@@ -28,7 +28,7 @@ import (
 // activation endpoints still find them. Only the deliveries that carry a token are sealed: the
 // others stay readable.
 func TestActivationTokensAreKeptNowhereInTheClear(t *testing.T) {
-	apptest.Run(t, func(t *testing.T, svc *apptest.Service) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
 		acc := svc.NewAccount(t)
 		p := pro(t, svc, acc.ID)
 		rcv := newReceiver(t)
@@ -38,7 +38,7 @@ func TestActivationTokensAreKeptNowhereInTheClear(t *testing.T) {
 		monthly := pay(t, svc, acc.ID, "purchases", map[string]any{"productId": p.ID, "pricingTierId": p.TierIDs[1], "email": "grace@example.com"})
 		pay(t, svc, acc.ID, "subscriptions/"+monthly.Object(t, "subscription")["id"].(string)+"/rebill", map[string]any{})
 		answered := map[string]map[string]any{}
-		for _, bought := range []apptest.Response{once, monthly} {
+		for _, bought := range []servicetest.Response{once, monthly} {
 			a := bought.Object(t, "activation")
 			answered[a["token"].(string)] = a
 		}
@@ -140,7 +140,7 @@ func tablesHolding(t *testing.T, db *sqldb.DB, s string) []string {
 }
 
 // purchasesTo makes an account with the pro product whose checkout.purchased webhooks go to rcv.
-func purchasesTo(t *testing.T, svc *apptest.Service, rcv *receiver) (apptest.Account, apptest.Product) {
+func purchasesTo(t *testing.T, svc *servicetest.Service, rcv *receiver) (servicetest.Account, servicetest.Product) {
 	t.Helper()
 	acc := svc.NewAccount(t)
 	p := pro(t, svc, acc.ID)
@@ -165,7 +165,7 @@ func purchasedWith(t *testing.T, sealer *sealing.Sealer, accountID, productID st
 	return domain.CheckoutPurchased{AccountID: accountID, CustomerID: "cus_1", PurchasedAt: time.Now().UTC(),
 		Sale: domain.Sale{Product: domain.SaleProduct{ID: productID, Name: "Pro Plan"}, Transaction: domain.SaleTransaction{ID: txn, TxnID: txn,
 			Amount: 100, Currency: "USD", Status: domain.TransactionSucceeded, Processor: "stripe"}},
-		Activation: &domain.SealedActivationGrant{ActivationID: activationID, SealedToken: sealed, ActivationBaseURL: "https://app.example.com/signup",
+		Activation: &domain.SealedActivationGrant{ActivationID: activationID, SealedToken: sealed, ActivationBaseURL: "https://service.example.com/signup",
 			ExpiresAt: time.Now().Add(domain.ActivationTTL).UTC()},
 	}, token
 }
@@ -175,14 +175,14 @@ func deliveredToken(t *testing.T, body []byte) string {
 	t.Helper()
 	a, _ := decode(t, body)["data"].(map[string]any)["activation"].(map[string]any)
 	token, _ := a["token"].(string)
-	if token == "" || a["url"] != "https://app.example.com/signup?token="+token {
+	if token == "" || a["url"] != "https://service.example.com/signup?token="+token {
 		t.Fatalf("delivered activation %v", a)
 	}
 	return token
 }
 
 // waitAttempts waits until the account's only delivery was attempted n times, and returns it.
-func waitAttempts(t *testing.T, svc *apptest.Service, accountID string, n int) map[string]any {
+func waitAttempts(t *testing.T, svc *servicetest.Service, accountID string, n int) map[string]any {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
@@ -198,7 +198,7 @@ func waitAttempts(t *testing.T, svc *apptest.Service, accountID string, n int) m
 }
 
 // retry asks the operator API for one more attempt of a delivery now.
-func retry(t *testing.T, svc *apptest.Service, accountID, deliveryID string) apptest.Response {
+func retry(t *testing.T, svc *servicetest.Service, accountID, deliveryID string) servicetest.Response {
 	t.Helper()
 	return svc.Operator.Post(t, "/admin/v1/accounts/"+accountID+"/webhook-deliveries/"+deliveryID+"/retry", "", nil)
 }
@@ -212,7 +212,7 @@ func TestATokenSealedWithAnOldKeyIsDeliveredAfterARotation(t *testing.T) {
 		oldKey, oldSealer := sealingtest.NewKey(t)
 		newKey, newSealer := sealingtest.NewKey(t)
 		rcv := newReceiver(t, http.StatusInternalServerError, http.StatusOK)
-		svc := apptest.StartOn(t, url, func(c *app.Config) {
+		svc := servicetest.StartOn(t, url, func(c *service.Config) {
 			c.SecretKey = oldKey
 			c.WebhookBackoffBase, c.WebhookBackoffCap = time.Hour, time.Hour // the retry waits for the rotation
 		})
@@ -222,7 +222,7 @@ func TestATokenSealedWithAnOldKeyIsDeliveredAfterARotation(t *testing.T) {
 		pending := waitAttempts(t, svc, acc.ID, 1)
 		svc.Stop()
 
-		svc = apptest.StartOn(t, url, func(c *app.Config) { c.SecretKey = newKey + "," + oldKey; fast(c) })
+		svc = servicetest.StartOn(t, url, func(c *service.Config) { c.SecretKey = newKey + "," + oldKey; fast(c) })
 		retry(t, svc, acc.ID, pending["id"].(string)).Expect(t, http.StatusOK)
 		if got := deliveredToken(t, rcv.waitFor(t, 2, 10*time.Second)[1].body); got != token {
 			t.Fatalf("the delivery sealed with the old key sent token %q, want %q", got, token)
@@ -261,7 +261,7 @@ func TestATokenSealedWithAnOldKeyIsDeliveredAfterARotation(t *testing.T) {
 // events after it are delivered, and a retry of the failed delivery is refused rather than send
 // the payload without its token.
 func TestAPurchaseWhoseTokenCannotBeOpenedFailsAlone(t *testing.T) {
-	apptest.Run(t, func(t *testing.T, svc *apptest.Service) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
 		rcv := newReceiver(t)
 		acc, p := purchasesTo(t, svc, rcv)
 		_, foreign := sealingtest.NewKey(t)
@@ -295,7 +295,7 @@ func TestAPurchaseWhoseTokenCannotBeOpenedFailsAlone(t *testing.T) {
 // the clear in the log: it still produces its webhook, with that token and its URL as recorded,
 // and the outbox keeps that body sealed like any other that carries a token.
 func TestAVersion1PurchaseStillDeliversItsToken(t *testing.T) {
-	apptest.Run(t, func(t *testing.T, svc *apptest.Service) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
 		rcv := newReceiver(t)
 		acc, p := purchasesTo(t, svc, rcv)
 
@@ -307,7 +307,7 @@ func TestAVersion1PurchaseStillDeliversItsToken(t *testing.T) {
 		v1 := map[string]any{"accountId": acc.ID, "customerId": "cus_1", "purchasedAt": "2025-01-31T10:00:00Z",
 			"product":     map[string]any{"id": p.ID, "name": "Pro Plan", "internalName": "pro-2030"},
 			"transaction": map[string]any{"id": txn, "txnId": txn, "amount": 49900, "currency": "USD", "status": "succeeded", "processor": "stripe"},
-			"activation":  map[string]any{"token": token, "url": "https://app.example.com/signup?token=" + token, "expiresAt": "2025-02-07T10:00:00Z"}}
+			"activation":  map[string]any{"token": token, "url": "https://service.example.com/signup?token=" + token, "expiresAt": "2025-02-07T10:00:00Z"}}
 		pos := appendAsVersion1(t, svc, acc.ID, txn, v1)
 		if err := svc.App.ReadModels().WaitReadModels(context.Background(), pos); err != nil {
 			t.Fatal(err)
@@ -315,7 +315,7 @@ func TestAVersion1PurchaseStillDeliversItsToken(t *testing.T) {
 
 		env := decode(t, rcv.waitFor(t, 1, 10*time.Second)[0].body)
 		a := env["data"].(map[string]any)["activation"].(map[string]any)
-		if env["type"] != "checkout.purchased" || a["token"] != token || a["url"] != "https://app.example.com/signup?token="+token || a["expiresAt"] != "2025-02-07T10:00:00.000Z" {
+		if env["type"] != "checkout.purchased" || a["token"] != token || a["url"] != "https://service.example.com/signup?token="+token || a["expiresAt"] != "2025-02-07T10:00:00.000Z" {
 			t.Fatalf("delivered %v", env)
 		}
 		var sealed int
@@ -331,7 +331,7 @@ func TestAVersion1PurchaseStillDeliversItsToken(t *testing.T) {
 
 // appendAsVersion1 appends a CheckoutPurchased of schema version 1 as a binary from before
 // sealing did: under the log's head lock, at the next position. It returns the position.
-func appendAsVersion1(t *testing.T, svc *apptest.Service, accountID, transactionID string, data map[string]any) int64 {
+func appendAsVersion1(t *testing.T, svc *servicetest.Service, accountID, transactionID string, data map[string]any) int64 {
 	t.Helper()
 	ctx := context.Background()
 	encoded, err := json.Marshal(data)
@@ -369,11 +369,11 @@ func appendAsVersion1(t *testing.T, svc *apptest.Service, accountID, transaction
 func TestTheKeyFileBesideASQLiteDatabase(t *testing.T) {
 	url := sqldbtest.URL(t, sqldb.SQLite)
 	keyFile := strings.TrimPrefix(url, "sqlite:") + ".key"
-	slow := func(c *app.Config) { c.WebhookBackoffBase, c.WebhookBackoffCap = time.Hour, time.Hour }
+	slow := func(c *service.Config) { c.WebhookBackoffBase, c.WebhookBackoffCap = time.Hour, time.Hour }
 	// The purchase's first attempt fails, its retry after the restart succeeds; the second
 	// purchase's first attempt fails; then every attempt succeeds.
 	rcv := newReceiver(t, http.StatusInternalServerError, http.StatusOK, http.StatusInternalServerError, http.StatusOK)
-	svc := apptest.StartOn(t, url, slow)
+	svc := servicetest.StartOn(t, url, slow)
 	info, err := os.Stat(keyFile)
 	if err != nil || info.Mode().Perm() != 0o600 {
 		t.Fatalf("key file %s: %v, %v", keyFile, info, err)
@@ -383,7 +383,7 @@ func TestTheKeyFileBesideASQLiteDatabase(t *testing.T) {
 		t.Fatal(err)
 	}
 	acc, p := purchasesTo(t, svc, rcv)
-	buy := func(svc *apptest.Service, email string) string {
+	buy := func(svc *servicetest.Service, email string) string {
 		return pay(t, svc, acc.ID, "purchases", map[string]any{"productId": p.ID, "pricingTierId": p.TierIDs[0], "email": email}).
 			Object(t, "activation")["token"].(string)
 	}
@@ -392,7 +392,7 @@ func TestTheKeyFileBesideASQLiteDatabase(t *testing.T) {
 	svc.Stop()
 
 	// Restarted with its key file: the delivery sealed before opens, the token still works.
-	svc = apptest.StartOn(t, url, slow)
+	svc = servicetest.StartOn(t, url, slow)
 	if again, err := os.ReadFile(keyFile); err != nil || string(again) != string(key) {
 		t.Fatalf("the key file changed at a restart: %v", err)
 	}
@@ -414,7 +414,7 @@ func TestTheKeyFileBesideASQLiteDatabase(t *testing.T) {
 	if err := os.Remove(keyFile); err != nil {
 		t.Fatal(err)
 	}
-	svc = apptest.StartOn(t, url, fast)
+	svc = servicetest.StartOn(t, url, fast)
 	if again, err := os.ReadFile(keyFile); err != nil || string(again) == string(key) {
 		t.Fatalf("no new key file after the old one was lost: %v", err)
 	}

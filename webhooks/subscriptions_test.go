@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/funnelhq/funnel/app"
-	"github.com/funnelhq/funnel/app/apptest"
+	"github.com/funnelhq/funnel/infra/service"
+	"github.com/funnelhq/funnel/infra/service/servicetest"
 	"github.com/funnelhq/funnel/domain"
 	"github.com/funnelhq/funnel/infra/sqldb"
 	"github.com/funnelhq/funnel/infra/sqldb/sqldbtest"
@@ -21,7 +21,7 @@ import (
 
 // REST Hook subscriptions (for automation tools) through the integration API.
 func TestRESTHookLifecycle(t *testing.T) {
-	apptest.Run(t, func(t *testing.T, svc *apptest.Service) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
 		acc := svc.NewAccount(t)
 		form := newForm(t, svc, acc.ID, "Signup")
 		rcv := newReceiver(t)
@@ -31,8 +31,8 @@ func TestRESTHookLifecycle(t *testing.T) {
 		sub := res.Object(t, "subscription")
 		id := sub["id"].(string)
 		filters := sub["filters"].(map[string]any)
-		if sub["url"] != rcv.URL+"/zap" || apptest.Strings(t, sub["events"])[0] != "form.submitted" || sub["createdAt"] == nil ||
-			len(apptest.Strings(t, filters["formIds"])) != 1 || apptest.Strings(t, filters["formIds"])[0] != form || len(apptest.Strings(t, filters["bumpIds"])) != 0 || sub["secret"] != "a-secret-of-my-own-123" {
+		if sub["url"] != rcv.URL+"/zap" || servicetest.Strings(t, sub["events"])[0] != "form.submitted" || sub["createdAt"] == nil ||
+			len(servicetest.Strings(t, filters["formIds"])) != 1 || servicetest.Strings(t, filters["formIds"])[0] != form || len(servicetest.Strings(t, filters["bumpIds"])) != 0 || sub["secret"] != "a-secret-of-my-own-123" {
 			t.Fatalf("subscription = %v", sub)
 		}
 		hooks := svc.Operator.Get(t, "/admin/v1/accounts/"+acc.ID+"/webhooks?kind=rest_hook", "").List(t, "webhooks")
@@ -47,7 +47,7 @@ func TestRESTHookLifecycle(t *testing.T) {
 		// targetUrl and events[] are accepted too; the legacy checkout.paid means checkout.purchased.
 		alt := svc.API.Post(t, "/api/v1/webhooks/subscriptions", acc.Key, map[string]any{"targetUrl": rcv.URL, "events": []string{"checkout.paid", "checkout.refunded"}}).
 			Expect(t, http.StatusCreated).Object(t, "subscription")
-		if evs := apptest.Strings(t, alt["events"]); len(evs) != 2 || evs[0] != "checkout.purchased" || !strings.HasPrefix(alt["secret"].(string), "whsec_") {
+		if evs := servicetest.Strings(t, alt["events"]); len(evs) != 2 || evs[0] != "checkout.purchased" || !strings.HasPrefix(alt["secret"].(string), "whsec_") {
 			t.Fatalf("alternative subscription = %v", alt)
 		}
 
@@ -96,7 +96,7 @@ func TestRESTHookLifecycle(t *testing.T) {
 
 // Deleting a subscription gives up its deliveries that were still pending.
 func TestDeletedSubscriptionGivesUpPendingDeliveries(t *testing.T) {
-	run(t, func(c *app.Config) { c.WebhookBackoffBase = time.Hour; c.WebhookBackoffCap = time.Hour }, func(t *testing.T, svc *apptest.Service) {
+	run(t, func(c *service.Config) { c.WebhookBackoffBase = time.Hour; c.WebhookBackoffCap = time.Hour }, func(t *testing.T, svc *servicetest.Service) {
 		acc := svc.NewAccount(t)
 		rcv := newReceiver(t, 500)
 		form := newForm(t, svc, acc.ID, "Signup")
@@ -115,7 +115,7 @@ func TestDeletedSubscriptionGivesUpPendingDeliveries(t *testing.T) {
 
 // Custom and automation-tool connections of the operator API, listed by kind, with secret rotation.
 func TestOperatorWebhooksAndSecretRotation(t *testing.T) {
-	run(t, fast, func(t *testing.T, svc *apptest.Service) {
+	run(t, fast, func(t *testing.T, svc *servicetest.Service) {
 		acc := svc.NewAccount(t)
 		rcv := newReceiver(t)
 		form := newForm(t, svc, acc.ID, "Signup")
@@ -175,7 +175,7 @@ func TestOperatorWebhooksAndSecretRotation(t *testing.T) {
 // Sample payloads for trigger testing: the account's own recent events when there are some,
 // realistic made-up ones otherwise.
 func TestSampleEvents(t *testing.T) {
-	apptest.Run(t, func(t *testing.T, svc *apptest.Service) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
 		acc := svc.NewAccount(t)
 		for _, name := range webhooks.Events.Names() {
 			events := svc.API.Get(t, "/api/v1/webhooks/events/"+name, acc.Key).Expect(t, http.StatusOK).List(t, "events")
@@ -206,7 +206,7 @@ func TestSampleEvents(t *testing.T) {
 // subscribing and again on the address actually dialled.
 func TestTargetGuard(t *testing.T) {
 	sqldbtest.Run(t, func(t *testing.T, d sqldb.Dialect) {
-		svc := apptest.Start(t, d, func(c *app.Config) { fast(c); c.WebhookAllowPrivate = false })
+		svc := servicetest.Start(t, d, func(c *service.Config) { fast(c); c.WebhookAllowPrivate = false })
 		acc := svc.NewAccount(t)
 		for _, url := range []string{
 			"http://example.com/hook",           // not https
@@ -274,7 +274,7 @@ func TestTargetGuard(t *testing.T) {
 // through, get attempts the dialer refused, and the receiver behind the loopback ones gets nothing.
 func TestTargetGuardRefusesIPv6FormsOfSpecialIPv4(t *testing.T) {
 	sqldbtest.Run(t, func(t *testing.T, d sqldb.Dialect) {
-		svc := apptest.Start(t, d, func(c *app.Config) { fast(c); c.WebhookAllowPrivate = false })
+		svc := servicetest.Start(t, d, func(c *service.Config) { fast(c); c.WebhookAllowPrivate = false })
 		acc := svc.NewAccount(t)
 		for _, addr := range webhooks.IPv6FormsOfSpecialIPv4 {
 			url := "https://[" + addr + "]/hook"
@@ -327,7 +327,7 @@ func TestTargetGuardRefusesIPv6FormsOfSpecialIPv4(t *testing.T) {
 
 // The event types of a subscription are checked with the messages integrators know.
 func TestSubscriptionEventTypeErrors(t *testing.T) {
-	apptest.Run(t, func(t *testing.T, svc *apptest.Service) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
 		acc := svc.NewAccount(t)
 		rcv := newReceiver(t)
 		for _, tc := range []struct {
@@ -351,11 +351,11 @@ func TestSubscriptionEventTypeErrors(t *testing.T) {
 func TestDeletingASubscriptionWhileADeliveryIsInFlight(t *testing.T) {
 	for _, answer := range []int{http.StatusOK, http.StatusInternalServerError} {
 		t.Run(strconv.Itoa(answer), func(t *testing.T) {
-			run(t, func(c *app.Config) { c.WebhookBackoffBase = time.Hour; c.WebhookBackoffCap = time.Hour }, func(t *testing.T, svc *apptest.Service) {
+			run(t, func(c *service.Config) { c.WebhookBackoffBase = time.Hour; c.WebhookBackoffCap = time.Hour }, func(t *testing.T, svc *servicetest.Service) {
 				arrived, release := make(chan struct{}, 1), make(chan struct{})
 				target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 					body, _ := io.ReadAll(req.Body)
-					apptest.CheckWebhook(t, req.Header, body)
+					servicetest.CheckWebhook(t, req.Header, body)
 					arrived <- struct{}{}
 					<-release
 					w.WriteHeader(answer)

@@ -6,7 +6,7 @@ import (
 
 	"github.com/goccy/go-json"
 
-	"github.com/funnelhq/funnel/paging"
+	"github.com/funnelhq/funnel/projections/paging"
 )
 
 // WritePage answers one page of a list: it reads limit and cursor (400 when they are bad), asks

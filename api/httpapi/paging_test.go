@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/funnelhq/funnel/paging"
+	"github.com/funnelhq/funnel/projections/paging"
 )
 
 // A page written without a map reads, for encoding/json, as the Object it replaces: success,

@@ -4,7 +4,7 @@ import (
 	"github.com/funnelhq/funnel/domain"
 	"github.com/funnelhq/funnel/projections"
 	"github.com/funnelhq/funnel/webhooks"
-	"github.com/funnelhq/funnel/wireformat"
+	"github.com/funnelhq/funnel/api/wire"
 )
 
 // The views below are resources both APIs show; the operator API adds members to some of them
@@ -12,7 +12,7 @@ import (
 
 // TagView is a tag: id, name, order and when it was created.
 func TagView(t projections.Tag) Object {
-	return Object{"id": t.ID, "name": t.Name, "order": t.Order, "createdAt": wireformat.Time(t.CreatedAt)}
+	return Object{"id": t.ID, "name": t.Name, "order": t.Order, "createdAt": wire.Time(t.CreatedAt)}
 }
 
 // CRMJSON is a CRM pipeline as both APIs show it, a struct (no map to encode) in the spec's order.
@@ -25,7 +25,7 @@ type CRMJSON struct {
 
 // CRMView is a CRM pipeline with its stages in order.
 func CRMView(c projections.CRM) CRMJSON {
-	return CRMJSON{ID: c.ID, Name: c.Name, Stages: wireformat.List(c.Stages), CreatedAt: wireformat.Time(c.CreatedAt)}
+	return CRMJSON{ID: c.ID, Name: c.Name, Stages: wire.List(c.Stages), CreatedAt: wire.Time(c.CreatedAt)}
 }
 
 // StageView is a stage of a CRM pipeline: domain.Stage encodes as {id, name, order}.
@@ -48,7 +48,7 @@ type LeadJSON struct {
 func LeadView(l projections.Lead) LeadJSON {
 	return LeadJSON{
 		ID: l.ID, CRMID: l.CRMID, StageID: l.StageID, ContactID: l.ContactID, Title: l.Title, Amount: l.Amount,
-		CreatedAt: wireformat.Time(l.CreatedAt), UpdatedAt: wireformat.Time(l.UpdatedAt),
+		CreatedAt: wire.Time(l.CreatedAt), UpdatedAt: wire.Time(l.UpdatedAt),
 	}
 }
 
@@ -57,45 +57,45 @@ func LeadView(l projections.Lead) LeadJSON {
 func fieldViews(fields []domain.Field) []Object {
 	out := make([]Object, len(fields))
 	for i, f := range fields {
-		out[i] = Object{"id": f.ID, "label": f.Label, "type": f.Type, "contactField": wireformat.OrNull(f.ContactField), "required": f.Required}
+		out[i] = Object{"id": f.ID, "label": f.Label, "type": f.Type, "contactField": wire.OrNull(f.ContactField), "required": f.Required}
 	}
 	return out
 }
 
 // FormView is a form with its fields in order.
 func FormView(f projections.Form) Object {
-	return Object{"id": f.ID, "name": f.Name, "fields": fieldViews(f.Fields), "createdAt": wireformat.Time(f.CreatedAt)}
+	return Object{"id": f.ID, "name": f.Name, "fields": fieldViews(f.Fields), "createdAt": wire.Time(f.CreatedAt)}
 }
 
 // SubmissionView is a form submission; contactId is null when no answer gave an email.
 func SubmissionView(s projections.Submission) Object {
-	return Object{"id": s.ID, "formId": s.FormID, "submittedAt": wireformat.Time(s.SubmittedAt), "contactId": wireformat.OrNull(s.ContactID)}
+	return Object{"id": s.ID, "formId": s.FormID, "submittedAt": wire.Time(s.SubmittedAt), "contactId": wire.OrNull(s.ContactID)}
 }
 
 // EventTypeView is a calendar with its questions in order.
 func EventTypeView(t projections.EventType) Object {
 	return Object{
-		"id": t.ID, "name": t.Name, "durationMinutes": t.DurationMinutes, "meetingUrl": wireformat.OrNull(t.MeetingURL),
-		"questions": fieldViews(t.Questions), "createdAt": wireformat.Time(t.CreatedAt),
+		"id": t.ID, "name": t.Name, "durationMinutes": t.DurationMinutes, "meetingUrl": wire.OrNull(t.MeetingURL),
+		"questions": fieldViews(t.Questions), "createdAt": wire.Time(t.CreatedAt),
 	}
 }
 
 // BookingView is a booking: when it starts and ends, where it happens, and whose it is.
 func BookingView(b projections.Booking) Object {
 	return Object{
-		"id": b.ID, "eventTypeId": b.EventTypeID, "when": wireformat.Time(b.StartTime), "endTime": wireformat.Time(b.EndTime),
-		"meetingUrl": wireformat.OrNull(b.MeetingURL), "contactId": wireformat.OrNull(b.ContactID),
+		"id": b.ID, "eventTypeId": b.EventTypeID, "when": wire.Time(b.StartTime), "endTime": wire.Time(b.EndTime),
+		"meetingUrl": wire.OrNull(b.MeetingURL), "contactId": wire.OrNull(b.ContactID),
 	}
 }
 
 // SubscriptionView is a webhook subscription as the REST Hook API shows it.
 func SubscriptionView(s webhooks.Subscription) Object {
-	return Object{"id": s.ID, "url": s.URL, "events": wireformat.List(s.Events), "filters": filtersView(s.Filters), "createdAt": wireformat.Time(s.CreatedAt)}
+	return Object{"id": s.ID, "url": s.URL, "events": wire.List(s.Events), "filters": filtersView(s.Filters), "createdAt": wire.Time(s.CreatedAt)}
 }
 
 func filtersView(f domain.WebhookFilters) Object {
-	return Object{"formIds": wireformat.List(f.FormIDs), "eventTypeIds": wireformat.List(f.EventTypeIDs), "productIds": wireformat.List(f.ProductIDs),
-		"pricingTierIds": wireformat.List(f.PricingTierIDs), "bumpIds": wireformat.List(f.BumpIDs)}
+	return Object{"formIds": wire.List(f.FormIDs), "eventTypeIds": wire.List(f.EventTypeIDs), "productIds": wire.List(f.ProductIDs),
+		"pricingTierIds": wire.List(f.PricingTierIDs), "bumpIds": wire.List(f.BumpIDs)}
 }
 
 // ProductView is a checkout product as integrators see it: what a checkout integration needs to
@@ -116,14 +116,14 @@ func ProductView(p projections.Product) Object {
 	}
 	return Object{
 		"id": p.ID, "name": p.Name, "internalName": p.InternalName, "forwarding": p.Forwarding,
-		"pricingTiers": tiers, "bumps": bumps, "createdAt": wireformat.Time(p.CreatedAt),
+		"pricingTiers": tiers, "bumps": bumps, "createdAt": wire.Time(p.CreatedAt),
 	}
 }
 
 // CustomerView is a checkout customer: the email as its first purchase spelt it, the name its
 // latest purchase gave ("" when none did) and its contact.
 func CustomerView(c projections.Customer) Object {
-	return Object{"id": c.ID, "email": c.Email, "name": c.Name, "contactId": c.ContactID, "createdAt": wireformat.Time(c.CreatedAt)}
+	return Object{"id": c.ID, "email": c.Email, "name": c.Name, "contactId": c.ContactID, "createdAt": wire.Time(c.CreatedAt)}
 }
 
 // TransactionView is a payment, named as the transaction member of the checkout.* webhooks
@@ -131,9 +131,9 @@ func CustomerView(c projections.Customer) Object {
 func TransactionView(t projections.Transaction) Object {
 	return Object{
 		"id": t.ID, "txnId": t.TxnID, "amount": t.Amount, "currency": t.Currency, "status": t.Status, "processor": t.Processor,
-		"subscriptionId": wireformat.OrNull(t.SubscriptionID), "isRebill": t.Kind == projections.TransactionRebill,
-		"productId": t.ProductID, "pricingTierId": t.PricingTierID, "bumpIds": wireformat.List(t.BumpIDs),
-		"refundedAmount": t.Refunded, "paidAt": wireformat.Time(t.PaidAt),
+		"subscriptionId": wire.OrNull(t.SubscriptionID), "isRebill": t.Kind == projections.TransactionRebill,
+		"productId": t.ProductID, "pricingTierId": t.PricingTierID, "bumpIds": wire.List(t.BumpIDs),
+		"refundedAmount": t.Refunded, "paidAt": wire.Time(t.PaidAt),
 	}
 }
 
@@ -142,18 +142,18 @@ func TransactionView(t projections.Transaction) Object {
 func BillingSubscriptionView(s projections.Subscription) Object {
 	view := Object{
 		"id": s.ID, "status": s.Status, "processor": s.Processor, "cancelAtPeriodEnd": s.CancelAtPeriodEnd,
-		"currentPeriodEnd": wireformat.Time(s.CurrentPeriodEnd), "productId": s.ProductID, "pricingTierId": s.PricingTierID,
+		"currentPeriodEnd": wire.Time(s.CurrentPeriodEnd), "productId": s.ProductID, "pricingTierId": s.PricingTierID,
 		"interval": s.Interval, "installments": nil, "payments": s.Payments, "amount": s.Amount, "currency": s.Currency,
-		"startedAt": wireformat.Time(s.StartedAt), "cancelledAt": nil, "completedAt": nil,
+		"startedAt": wire.Time(s.StartedAt), "cancelledAt": nil, "completedAt": nil,
 	}
 	if s.Interval == domain.IntervalSplit {
 		view["installments"] = s.Installments
 	}
 	switch s.Status {
 	case domain.SubscriptionStatusCancelled:
-		view["cancelledAt"] = wireformat.Time(s.EndedAt)
+		view["cancelledAt"] = wire.Time(s.EndedAt)
 	case domain.SubscriptionStatusCompleted:
-		view["completedAt"] = wireformat.Time(s.EndedAt)
+		view["completedAt"] = wire.Time(s.EndedAt)
 	}
 	return view
 }

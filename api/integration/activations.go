@@ -8,7 +8,7 @@ import (
 	"github.com/funnelhq/funnel/api/httpapi"
 	"github.com/funnelhq/funnel/commands"
 	"github.com/funnelhq/funnel/domain"
-	"github.com/funnelhq/funnel/wireformat"
+	"github.com/funnelhq/funnel/api/wire"
 )
 
 // validateActivation serves GET /api/v1/checkout/activations/{token}. It goes through the
@@ -67,12 +67,12 @@ func (s *Server) answerActivation(w http.ResponseWriter, r *http.Request, res co
 	}
 	view := httpapi.Object{
 		"id": a.ID, "status": a.Status, "email": a.Email, "product": httpapi.Object{"id": a.ProductID, "name": a.ProductName},
-		"expiresAt": wireformat.Time(a.ExpiresAt), "activationUrl": link, "customerId": a.CustomerID,
-		"transactionId": a.TransactionID, "subscriptionId": wireformat.OrNull(a.SubscriptionID),
-		"externalUserId": wireformat.OrNull(a.ExternalUserID), "completedAt": nil,
+		"expiresAt": wire.Time(a.ExpiresAt), "activationUrl": link, "customerId": a.CustomerID,
+		"transactionId": a.TransactionID, "subscriptionId": wire.OrNull(a.SubscriptionID),
+		"externalUserId": wire.OrNull(a.ExternalUserID), "completedAt": nil,
 	}
 	if !a.CompletedAt.IsZero() {
-		view["completedAt"] = wireformat.Time(a.CompletedAt)
+		view["completedAt"] = wire.Time(a.CompletedAt)
 	}
 	httpapi.WriteJSON(w, http.StatusOK, httpapi.Object{"activation": view})
 }

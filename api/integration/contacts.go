@@ -8,9 +8,9 @@ import (
 	"github.com/funnelhq/funnel/api/httpapi"
 	"github.com/funnelhq/funnel/commands"
 	"github.com/funnelhq/funnel/domain"
-	"github.com/funnelhq/funnel/paging"
+	"github.com/funnelhq/funnel/projections/paging"
 	"github.com/funnelhq/funnel/projections"
-	"github.com/funnelhq/funnel/wireformat"
+	"github.com/funnelhq/funnel/api/wire"
 )
 
 type upsertContactRequest struct {
@@ -80,12 +80,12 @@ func tagReport(req domain.TagRequest, res domain.TagResolution, outcome string) 
 	}
 	resolved := httpapi.Object{"tagNames": names, "tagIds": ids}
 	report := httpapi.Object{
-		"requested": httpapi.Object{"tagNames": wireformat.List(req.Names), "tagIds": wireformat.List(req.IDs)},
+		"requested": httpapi.Object{"tagNames": wire.List(req.Names), "tagIds": wire.List(req.IDs)},
 		"applied":   resolved,
 		outcome:     resolved,
 	}
 	if !req.Empty() && len(res.Tags) == 0 {
-		report["unmatchedTagNames"] = wireformat.List(res.UnmatchedNames)
+		report["unmatchedTagNames"] = wire.List(res.UnmatchedNames)
 		report["warning"] = "none of the requested tags exist in this account; no tags were " + outcome
 	}
 	return report

@@ -8,13 +8,13 @@ import (
 	"github.com/funnelhq/funnel/api/httpapi"
 	"github.com/funnelhq/funnel/commands"
 	"github.com/funnelhq/funnel/domain"
-	"github.com/funnelhq/funnel/paging"
+	"github.com/funnelhq/funnel/projections/paging"
 	"github.com/funnelhq/funnel/projections"
-	"github.com/funnelhq/funnel/wireformat"
+	"github.com/funnelhq/funnel/api/wire"
 )
 
 func accountView(a projections.Account) httpapi.Object {
-	return httpapi.Object{"id": a.ID, "name": a.Name, "createdAt": wireformat.Time(a.CreatedAt)}
+	return httpapi.Object{"id": a.ID, "name": a.Name, "createdAt": wire.Time(a.CreatedAt)}
 }
 
 // createAccount serves POST /admin/v1/accounts.
@@ -52,7 +52,7 @@ func (s *Server) getAccount(w http.ResponseWriter, r *http.Request) {
 }
 
 func apiKeyView(k projections.APIKey) httpapi.Object {
-	return httpapi.Object{"id": k.ID, "name": k.Name, "scopes": wireformat.List(k.Scopes), "createdAt": wireformat.Time(k.CreatedAt), "revoked": k.Revoked}
+	return httpapi.Object{"id": k.ID, "name": k.Name, "scopes": wire.List(k.Scopes), "createdAt": wire.Time(k.CreatedAt), "revoked": k.Revoked}
 }
 
 // issueAPIKey serves POST /admin/v1/accounts/{accountId}/api-keys.

@@ -6,9 +6,9 @@ import (
 	"github.com/funnelhq/funnel/api/httpapi"
 	"github.com/funnelhq/funnel/commands"
 	"github.com/funnelhq/funnel/domain"
-	"github.com/funnelhq/funnel/paging"
+	"github.com/funnelhq/funnel/projections/paging"
 	"github.com/funnelhq/funnel/projections"
-	"github.com/funnelhq/funnel/wireformat"
+	"github.com/funnelhq/funnel/api/wire"
 )
 
 // defineCustomField serves POST /admin/v1/accounts/{accountId}/custom-fields.
@@ -36,7 +36,7 @@ func (s *Server) defineCustomField(w http.ResponseWriter, r *http.Request) {
 }
 
 func customFieldView(f projections.CustomField) httpapi.Object {
-	return httpapi.Object{"id": f.ID, "name": f.Name, "createdAt": wireformat.Time(f.CreatedAt)}
+	return httpapi.Object{"id": f.ID, "name": f.Name, "createdAt": wire.Time(f.CreatedAt)}
 }
 
 // listCustomFields serves GET /admin/v1/accounts/{accountId}/custom-fields, in definition order.
@@ -50,7 +50,7 @@ func (s *Server) listCustomFields(w http.ResponseWriter, r *http.Request) {
 // tagView is a tag as the operator API shows it, with its automations.
 func tagView(t projections.Tag) httpapi.Object {
 	view := httpapi.TagView(t)
-	view["automations"] = wireformat.List(t.Automations)
+	view["automations"] = wire.List(t.Automations)
 	return view
 }
 

@@ -8,7 +8,7 @@ import (
 
 	"github.com/funnelhq/funnel/api/httpapi"
 	"github.com/funnelhq/funnel/commands"
-	"github.com/funnelhq/funnel/wireformat"
+	"github.com/funnelhq/funnel/api/wire"
 )
 
 // The payment endpoints (operator-api.md "Payments") stand in for a card processor's callbacks.
@@ -57,7 +57,7 @@ func (s *Server) purchase(w http.ResponseWriter, r *http.Request) {
 	body["customer"] = httpapi.CustomerView(customer)
 	if a := res.Activation; a != nil {
 		// The token is shown here and in checkout.purchased only: the service keeps it sealed.
-		body["activation"] = httpapi.Object{"token": a.Token, "url": a.URL, "expiresAt": wireformat.Time(a.ExpiresAt)}
+		body["activation"] = httpapi.Object{"token": a.Token, "url": a.URL, "expiresAt": wire.Time(a.ExpiresAt)}
 	}
 	httpapi.WriteJSON(w, http.StatusCreated, body)
 }
@@ -131,7 +131,7 @@ func (s *Server) refund(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	body["refund"] = httpapi.Object{"amountCents": res.Refund.AmountCents, "fullyRefunded": res.Refund.FullyRefunded,
-		"refundedAt": wireformat.Time(res.Refund.RefundedAt)}
+		"refundedAt": wire.Time(res.Refund.RefundedAt)}
 	httpapi.WriteJSON(w, http.StatusOK, body)
 }
 

@@ -8,9 +8,9 @@ import (
 	"github.com/funnelhq/funnel/api/httpapi"
 	"github.com/funnelhq/funnel/commands"
 	"github.com/funnelhq/funnel/domain"
-	"github.com/funnelhq/funnel/paging"
+	"github.com/funnelhq/funnel/projections/paging"
 	"github.com/funnelhq/funnel/projections"
-	"github.com/funnelhq/funnel/wireformat"
+	"github.com/funnelhq/funnel/api/wire"
 )
 
 // fieldSpec is a form field or a booking question as the operator defines it.
@@ -32,7 +32,7 @@ func fieldSpecs(in []fieldSpec) []domain.FieldSpec {
 // formView is a form as the operator API shows it, with the tags its submissions apply.
 func formView(f projections.Form) httpapi.Object {
 	view := httpapi.FormView(f)
-	view["tagIds"] = wireformat.List(f.TagIDs)
+	view["tagIds"] = wire.List(f.TagIDs)
 	return view
 }
 

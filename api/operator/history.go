@@ -8,8 +8,8 @@ import (
 
 	"github.com/funnelhq/funnel/api/httpapi"
 	"github.com/funnelhq/funnel/domain"
-	"github.com/funnelhq/funnel/paging"
-	"github.com/funnelhq/funnel/wireformat"
+	"github.com/funnelhq/funnel/projections/paging"
+	"github.com/funnelhq/funnel/api/wire"
 )
 
 // history serves GET /admin/v1/accounts/{accountId}/history?contactId=|email=|subscriptionId=:
@@ -84,7 +84,7 @@ func HistoryView(events []domain.Recorded) ([]httpapi.Object, error) {
 			"version":       e.Version,
 			"type":          e.Type,
 			"schemaVersion": e.SchemaVersion,
-			"occurredAt":    wireformat.Time(e.OccurredAt),
+			"occurredAt":    wire.Time(e.OccurredAt),
 			"data":          json.RawMessage(e.Data),
 			"metadata":      e.Metadata,
 		}

@@ -8,7 +8,7 @@ import (
 	"github.com/funnelhq/funnel/api/httpapi"
 	"github.com/funnelhq/funnel/commands"
 	"github.com/funnelhq/funnel/domain"
-	"github.com/funnelhq/funnel/paging"
+	"github.com/funnelhq/funnel/projections/paging"
 	"github.com/funnelhq/funnel/projections"
 )
 

@@ -4,7 +4,7 @@ import (
 	"context"
 
 	"github.com/funnelhq/funnel/domain"
-	"github.com/funnelhq/funnel/paging"
+	"github.com/funnelhq/funnel/projections/paging"
 	"github.com/funnelhq/funnel/projections"
 	"github.com/funnelhq/funnel/webhooks"
 )

@@ -7,9 +7,9 @@ import (
 
 	"github.com/funnelhq/funnel/api/httpapi"
 	"github.com/funnelhq/funnel/commands"
-	"github.com/funnelhq/funnel/paging"
+	"github.com/funnelhq/funnel/projections/paging"
 	"github.com/funnelhq/funnel/projections"
-	"github.com/funnelhq/funnel/wireformat"
+	"github.com/funnelhq/funnel/api/wire"
 )
 
 // createEventType serves POST /admin/v1/accounts/{accountId}/event-types
@@ -62,7 +62,7 @@ func (s *Server) listBookings(w http.ResponseWriter, r *http.Request) {
 		return s.deps.Bookings.List(r.Context(), account.ID, eventType.ID, page)
 	}, func(b projections.Booking) httpapi.Object {
 		view := httpapi.BookingView(b)
-		view["timezone"] = wireformat.OrNull(b.Timezone)
+		view["timezone"] = wire.OrNull(b.Timezone)
 		view["answers"] = b.Answers
 		return view
 	})

@@ -10,9 +10,9 @@ import (
 	"github.com/funnelhq/funnel/api/httpapi"
 	"github.com/funnelhq/funnel/commands"
 	"github.com/funnelhq/funnel/domain"
-	"github.com/funnelhq/funnel/paging"
+	"github.com/funnelhq/funnel/projections/paging"
 	"github.com/funnelhq/funnel/webhooks"
-	"github.com/funnelhq/funnel/wireformat"
+	"github.com/funnelhq/funnel/api/wire"
 )
 
 // webhookView is a subscription as the operator API shows it, with its kind and status.
@@ -79,12 +79,12 @@ func (s *Server) rotateWebhookSecret(w http.ResponseWriter, r *http.Request) {
 func deliveryView(d webhooks.Delivery) httpapi.Object {
 	attempts := make([]httpapi.Object, len(d.Attempts))
 	for i, a := range d.Attempts {
-		attempts[i] = httpapi.Object{"at": wireformat.Time(a.At), "statusCode": a.StatusCode, "error": a.Error, "durationMs": a.DurationMs}
+		attempts[i] = httpapi.Object{"at": wire.Time(a.At), "statusCode": a.StatusCode, "error": a.Error, "durationMs": a.DurationMs}
 	}
 	v := httpapi.Object{"id": d.ID, "eventId": d.EventID, "eventType": d.EventType, "webhookId": d.WebhookID, "status": d.Status,
-		"attempts": attempts, "createdAt": wireformat.Time(d.CreatedAt)}
+		"attempts": attempts, "createdAt": wire.Time(d.CreatedAt)}
 	if d.Status == "pending" {
-		v["nextAttemptAt"] = wireformat.Time(d.NextAttemptAt)
+		v["nextAttemptAt"] = wire.Time(d.NextAttemptAt)
 	}
 	if d.LastError != "" {
 		v["lastError"] = d.LastError

@@ -8,10 +8,10 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
-	"github.com/funnelhq/funnel/app"
+	"github.com/funnelhq/funnel/infra/service"
 )
 
-var defaults = app.Defaults()
+var defaults = service.Defaults()
 
 // configFlags are the settings of operator-api.md; each reads its environment variable.
 var configFlags = []cli.Flag{
@@ -37,8 +37,8 @@ var configFlags = []cli.Flag{
 	&cli.StringFlag{Name: "log-level", Value: defaults.LogLevel, Sources: cli.EnvVars("FUNNEL_LOG_LEVEL"), Usage: "debug, info, warn or error"},
 }
 
-func configFrom(cmd *cli.Command) app.Config {
-	return app.Config{
+func configFrom(cmd *cli.Command) service.Config {
+	return service.Config{
 		Addr:                cmd.String("addr"),
 		APIHost:             cmd.String("api-host"),
 		AdminAddr:           cmd.String("admin-addr"),
@@ -57,7 +57,7 @@ func configFrom(cmd *cli.Command) app.Config {
 }
 
 // durationOr reads an unset duration (0) as its default; a negative one goes on to be refused by
-// app.Config.Validate.
+// service.Config.Validate.
 func durationOr(d, fallback time.Duration) time.Duration {
 	if d == 0 {
 		return fallback

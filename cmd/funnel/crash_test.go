@@ -24,7 +24,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/funnelhq/funnel/app/apptest"
+	"github.com/funnelhq/funnel/infra/service/servicetest"
 	"github.com/funnelhq/funnel/infra/sqldb"
 	"github.com/funnelhq/funnel/infra/sqldb/sqldbtest"
 )
@@ -628,7 +628,7 @@ func launchServe(t *testing.T, bin, dbURL string, flags []string, env ...string)
 		"FUNNEL_LOG_LEVEL=info",
 		"FUNNEL_REDIS_URL=",
 		// PostgreSQL needs the server key, the same one at every start; SQLite makes its key file.
-		"FUNNEL_SECRET_KEY="+apptest.SecretKey(dbURL),
+		"FUNNEL_SECRET_KEY="+servicetest.SecretKey(dbURL),
 	)
 	cmd.Env = append(cmd.Env, env...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile

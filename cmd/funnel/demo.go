@@ -4,13 +4,13 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/funnelhq/funnel/app"
+	"github.com/funnelhq/funnel/infra/service"
 	"github.com/funnelhq/funnel/commands"
 	"github.com/funnelhq/funnel/domain"
 )
 
 // seedDemo fills an empty store with a demo account and prints a working API key and a curl line.
-func seedDemo(ctx context.Context, a *app.App, cfg app.Config, apiAddr string) error {
+func seedDemo(ctx context.Context, a *service.App, cfg service.Config, apiAddr string) error {
 	select {
 	case <-a.Ready():
 	case <-ctx.Done():
@@ -78,7 +78,7 @@ func seedDemo(ctx context.Context, a *app.App, cfg app.Config, apiAddr string) e
 	}
 	// A SaaS plan sold once or monthly, with a bump: each first purchase issues a signup activation.
 	if _, err := cmds.CreateProduct.Handle(ctx, commands.CreateProduct{Meta: meta, Spec: domain.ProductSpec{
-		Name: "Pro Plan", InternalName: "pro", Forwarding: domain.ForwardingSaaSSignup, ActivationBaseURL: "https://app.example.com/signup",
+		Name: "Pro Plan", InternalName: "pro", Forwarding: domain.ForwardingSaaSSignup, ActivationBaseURL: "https://service.example.com/signup",
 		Tiers: []domain.PricingTierSpec{
 			{Name: "Lifetime", Amount: 49900, Currency: "USD", Interval: domain.IntervalOneTime},
 			{Name: "Monthly", Amount: 4900, Currency: "USD", Interval: domain.IntervalMonth},
@@ -106,7 +106,7 @@ try:
 }
 
 // demoStages reads the stage ids of a CRM from the event log.
-func demoStages(ctx context.Context, a *app.App, crmID string) ([]string, error) {
+func demoStages(ctx context.Context, a *service.App, crmID string) ([]string, error) {
 	events, err := a.Store().ReadStream(ctx, crmID)
 	if err != nil {
 		return nil, err

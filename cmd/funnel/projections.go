@@ -9,7 +9,7 @@ import (
 
 	"github.com/urfave/cli/v3"
 
-	"github.com/funnelhq/funnel/app"
+	"github.com/funnelhq/funnel/infra/service"
 	"github.com/funnelhq/funnel/infra/sqldb"
 )
 
@@ -37,7 +37,7 @@ var rebuildProjectionCommand = &cli.Command{
 		}
 		defer db.Close()
 		last := time.Now()
-		pos, err := app.Rebuild(ctx, db, name, func(pos, head int64) {
+		pos, err := service.Rebuild(ctx, db, name, func(pos, head int64) {
 			if time.Since(last) > time.Second {
 				fmt.Printf("%s: replayed %d of %d events\n", name, pos, head)
 				last = time.Now()
@@ -62,7 +62,7 @@ var listProjectionsCommand = &cli.Command{
 			return err
 		}
 		defer db.Close()
-		head, statuses, err := app.ProjectionStatus(ctx, db)
+		head, statuses, err := service.ProjectionStatus(ctx, db)
 		if err != nil {
 			return err
 		}

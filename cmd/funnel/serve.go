@@ -9,7 +9,7 @@ import (
 	"github.com/urfave/cli/v3"
 	"go.uber.org/zap"
 
-	"github.com/funnelhq/funnel/app"
+	"github.com/funnelhq/funnel/infra/service"
 )
 
 var serveCommand = &cli.Command{
@@ -33,7 +33,7 @@ var serveCommand = &cli.Command{
 		if generated {
 			cfg.AdminToken = randomToken()
 		}
-		a, err := app.Open(ctx, cfg, log)
+		a, err := service.Open(ctx, cfg, log)
 		if err != nil {
 			return err
 		}

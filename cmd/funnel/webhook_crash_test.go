@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/funnelhq/funnel/app/apptest"
+	"github.com/funnelhq/funnel/infra/service/servicetest"
 	"github.com/funnelhq/funnel/infra/sqldb"
 	"github.com/funnelhq/funnel/infra/sqldb/sqldbtest"
 	"github.com/funnelhq/funnel/webhooks/verify"
@@ -137,7 +137,7 @@ func listenOn(t *testing.T, addr string) *hookReceiver {
 	}
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		body, _ := io.ReadAll(req.Body)
-		apptest.CheckWebhook(t, req.Header, body)
+		servicetest.CheckWebhook(t, req.Header, body)
 		var env struct {
 			Data struct{ SubmissionID string } `json:"data"`
 		}

@@ -6,7 +6,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/funnelhq/funnel/app"
+	"github.com/funnelhq/funnel/infra/service"
 	"github.com/funnelhq/funnel/infra/eventstore"
 	"github.com/funnelhq/funnel/infra/eventstore/eventstoretest"
 	"github.com/funnelhq/funnel/infra/sqldb"
@@ -23,7 +23,7 @@ func seedContacts(dbURL, account string, have, total int, wait bool) int64 {
 	defer db.Close()
 	store := eventstore.New(db)
 	defer store.Close()
-	store.SetInline(app.InlineProjections(db)...) // as every process that appends must
+	store.SetInline(service.InlineProjections(db)...) // as every process that appends must
 	start := time.Now()
 	if total > have {
 		_, err = eventstoretest.Generate(ctx, store, account, 0, total-have)

@@ -20,13 +20,13 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/funnelhq/funnel/app"
-	"github.com/funnelhq/funnel/app/apptest"
+	"github.com/funnelhq/funnel/infra/service"
+	"github.com/funnelhq/funnel/infra/service/servicetest"
 	"github.com/funnelhq/funnel/client"
 	"github.com/funnelhq/funnel/webhooks/verify"
 )
 
-func TestMain(m *testing.M) { apptest.Main(m) }
+func TestMain(m *testing.M) { servicetest.Main(m) }
 
 const testSecret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
 
@@ -39,7 +39,7 @@ type receiverUnderTest struct {
 
 // startReceiver runs a receiver whose API calls go to svc with the key (svc nil: an address
 // where nothing answers), failing the first failFirst attempts of each delivery.
-func startReceiver(t *testing.T, svc *apptest.Service, key string, failFirst int) *receiverUnderTest {
+func startReceiver(t *testing.T, svc *servicetest.Service, key string, failFirst int) *receiverUnderTest {
 	t.Helper()
 	st, err := openStore(context.Background(), filepath.Join(t.TempDir(), "receiver.db"))
 	if err != nil {
@@ -50,7 +50,7 @@ func startReceiver(t *testing.T, svc *apptest.Service, key string, failFirst int
 	if svc != nil {
 		baseURL, doer = svc.API.URL(), svc.API.HTTPClient(t)
 	}
-	api, err := newFunnelAPI(baseURL, app.Defaults().APIHost, key, doer)
+	api, err := newFunnelAPI(baseURL, service.Defaults().APIHost, key, doer)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,14 +149,14 @@ func envelope(t *testing.T, typ string, createdAt time.Time, data map[string]any
 	if err != nil {
 		t.Fatal(err)
 	}
-	apptest.CheckWebhook(t, signed(body).headers(), body)
+	servicetest.CheckWebhook(t, signed(body).headers(), body)
 	return body
 }
 
 // sale names a payment: the buyer, the plan and the ids of the payment.
 type sale struct {
 	email              string
-	product            apptest.Product
+	product            servicetest.Product
 	productName        string
 	tier               int
 	tierName           string
@@ -327,10 +327,10 @@ func TestFailFirst(t *testing.T) {
 
 // plans are the checkouts the rules tests sell.
 type plans struct {
-	basic, pro, lifetime apptest.Product
+	basic, pro, lifetime servicetest.Product
 }
 
-func newPlans(t *testing.T, svc *apptest.Service, accountID string) plans {
+func newPlans(t *testing.T, svc *servicetest.Service, accountID string) plans {
 	tier := func(name string, amount int, interval string) map[string]any {
 		return map[string]any{"name": name, "amount": amount, "currency": "EUR", "interval": interval}
 	}
@@ -346,7 +346,7 @@ func newPlans(t *testing.T, svc *apptest.Service, accountID string) plans {
 // the service delivers them): purchases, rebills, an upgrade and a downgrade as cancel + buy, a
 // refund, a cancellation at period end, and contact syncs out of order.
 func TestRulesGiveOneOutcomeInAnyOrder(t *testing.T) {
-	apptest.Run(t, func(t *testing.T, svc *apptest.Service) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
 		acc := svc.NewAccount(t)
 		p := newPlans(t, svc, acc.ID)
 		t0 := time.Date(2026, 1, 31, 10, 0, 0, 0, time.UTC)
@@ -485,7 +485,7 @@ func checkPlans(t *testing.T, v *buyerView, active, revoked []string) {
 
 // Copies of one delivery arriving at once are applied once.
 func TestConcurrentCopiesApplyOnce(t *testing.T) {
-	apptest.Run(t, func(t *testing.T, svc *apptest.Service) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
 		acc := svc.NewAccount(t)
 		p := newPlans(t, svc, acc.ID)
 		s := sale{email: "lin@example.com", product: p.pro, productName: "Pro", tier: 0, tierName: "Monthly", txn: "txn_lin", subscription: "sub_lin", amount: 2900}
@@ -533,11 +533,11 @@ func TestConcurrentCopiesApplyOnce(t *testing.T) {
 // user and completes the activation with the user's id; the delivery again changes nothing. An
 // activation someone else completed first is recorded as a conflict, and the plan is granted.
 func TestSaaSSignupCompletesTheActivation(t *testing.T) {
-	apptest.Run(t, func(t *testing.T, svc *apptest.Service) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
 		ctx := context.Background()
 		acc := svc.NewAccount(t)
-		saas := func(name string) apptest.Product {
-			return svc.NewProduct(t, acc.ID, map[string]any{"name": name, "forwarding": "saas_signup", "activationBaseUrl": "https://app.example.com/signup",
+		saas := func(name string) servicetest.Product {
+			return svc.NewProduct(t, acc.ID, map[string]any{"name": name, "forwarding": "saas_signup", "activationBaseUrl": "https://service.example.com/signup",
 				"pricingTiers": []any{map[string]any{"name": "Monthly", "amount": 900, "currency": "EUR", "interval": "month"}}})
 		}
 		product, other := saas("App"), saas("Other app")
@@ -626,10 +626,10 @@ func TestSaaSSignupCompletesTheActivation(t *testing.T) {
 }
 
 // testClient is the generated client of svc, as the test's own.
-func testClient(t *testing.T, svc *apptest.Service, key string) *client.ClientWithResponses {
+func testClient(t *testing.T, svc *servicetest.Service, key string) *client.ClientWithResponses {
 	t.Helper()
 	c, err := client.NewClientWithResponses(svc.API.URL(), client.WithHTTPClient(svc.API.HTTPClient(t)), client.WithAPIKey(key),
-		client.WithHost(app.Defaults().APIHost))
+		client.WithHost(service.Defaults().APIHost))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,8 +6,8 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/funnelhq/funnel/app"
-	"github.com/funnelhq/funnel/app/apptest"
+	"github.com/funnelhq/funnel/infra/service"
+	"github.com/funnelhq/funnel/infra/service/servicetest"
 	"github.com/funnelhq/funnel/infra/sqldb"
 	"github.com/funnelhq/funnel/infra/sqldb/sqldbtest"
 )
@@ -18,10 +18,10 @@ func TestSubscriptionHistoryMigrationIndexesEarlierEvents(t *testing.T) {
 	sqldbtest.Run(t, func(t *testing.T, dialect sqldb.Dialect) {
 		ctx := context.Background()
 		url := sqldbtest.URL(t, dialect)
-		svc := apptest.StartOn(t, url, func(*app.Config) {})
+		svc := servicetest.StartOn(t, url, func(*service.Config) {})
 		acc := svc.NewAccount(t)
 		product := svc.NewProduct(t, acc.ID, map[string]any{
-			"name": "Pro", "forwarding": "saas_signup", "activationBaseUrl": "https://app.example.com/signup",
+			"name": "Pro", "forwarding": "saas_signup", "activationBaseUrl": "https://service.example.com/signup",
 			"pricingTiers": []any{map[string]any{"name": "Monthly", "amount": 900, "currency": "EUR", "interval": "month"}},
 		})
 		checkout := "/admin/v1/accounts/" + acc.ID + "/checkout/"
@@ -62,7 +62,7 @@ func TestSubscriptionHistoryMigrationIndexesEarlierEvents(t *testing.T) {
 			t.Fatalf("applied %v", done.Applied)
 		}
 
-		restarted := apptest.StartOn(t, url, func(*app.Config) {})
+		restarted := servicetest.StartOn(t, url, func(*service.Config) {})
 		after := positions(restarted.Operator.Get(t, historyPath, "").Expect(t, http.StatusOK).List(t, "events"))
 		if !slices.Equal(after, before) {
 			t.Fatalf("history after the migration = %v, before = %v", after, before)

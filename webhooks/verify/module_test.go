@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/funnelhq/funnel/internal/moduletest"
+	"github.com/funnelhq/funnel/client/moduletest"
 )
 
 // An integrator's own module can import the receiver helper: a throwaway module outside the

@@ -1,4 +1,4 @@
-package app_test
+package service_test
 
 import (
 	"context"
@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/funnelhq/funnel/app"
-	"github.com/funnelhq/funnel/app/apptest"
+	"github.com/funnelhq/funnel/infra/service"
+	"github.com/funnelhq/funnel/infra/service/servicetest"
 	"github.com/funnelhq/funnel/infra/sqldb"
 	"github.com/funnelhq/funnel/infra/sqldb/sqldbtest"
 )
@@ -20,7 +20,7 @@ import (
 func TestRebuildReplacesAReadModelWhileServing(t *testing.T) {
 	sqldbtest.Run(t, func(t *testing.T, d sqldb.Dialect) {
 		ctx := context.Background()
-		svc := apptest.Start(t, d, func(*app.Config) {})
+		svc := servicetest.Start(t, d, func(*service.Config) {})
 		acc := svc.NewAccount(t)
 		tag := svc.NewTag(t, acc.ID, "Lead")
 		crm := svc.NewCRM(t, acc.ID, "Sales", "New", "Won")
@@ -41,7 +41,7 @@ func TestRebuildReplacesAReadModelWhileServing(t *testing.T) {
 		}
 		var reported int64
 		for _, name := range []string{"contacts", "crms"} {
-			pos, err := app.Rebuild(ctx, svc.App.DB(), name, func(p, _ int64) { reported = p })
+			pos, err := service.Rebuild(ctx, svc.App.DB(), name, func(p, _ int64) { reported = p })
 			if err != nil {
 				t.Fatalf("rebuild %s: %v", name, err)
 			}
@@ -71,7 +71,7 @@ func TestRebuildReplacesAReadModelWhileServing(t *testing.T) {
 
 		// Every read model, over data of every kind, comes back from the log exactly as the live
 		// projection built it: on SQLite each copy is made from the table's own CREATE statement.
-		form, fields := svc.NewForm(t, acc.ID, "Signup", []string{tag}, apptest.Field{"label": "Email", "type": "email", "contactField": "builtin:email"})
+		form, fields := svc.NewForm(t, acc.ID, "Signup", []string{tag}, servicetest.Field{"label": "Email", "type": "email", "contactField": "builtin:email"})
 		svc.API.Post(t, "/api/v1/forms/"+form+"/submissions", acc.Key, map[string]any{"values": map[string]any{fields[0]: "form@example.com"}}).Expect(t, http.StatusCreated)
 		calendar, _ := svc.NewEventType(t, acc.ID, "Intro", 30)
 		svc.API.Post(t, "/api/v1/scheduling/"+calendar+"/bookings", acc.Key, map[string]any{"startTime": time.Now().Add(48 * time.Hour).UTC().Format(time.RFC3339)}).Expect(t, http.StatusCreated)
@@ -88,7 +88,7 @@ func TestRebuildReplacesAReadModelWhileServing(t *testing.T) {
 					t.Fatalf("%s is empty: the rebuild would prove nothing", table)
 				}
 			}
-			if _, err := app.Rebuild(ctx, svc.App.DB(), name, nil); err != nil {
+			if _, err := service.Rebuild(ctx, svc.App.DB(), name, nil); err != nil {
 				t.Fatalf("rebuild %s: %v", name, err)
 			}
 			for _, table := range tables {
@@ -98,10 +98,10 @@ func TestRebuildReplacesAReadModelWhileServing(t *testing.T) {
 			}
 		}
 
-		if _, err := app.Rebuild(ctx, svc.App.DB(), "webhooks", nil); err == nil || !strings.Contains(err.Error(), "every delivery again") {
+		if _, err := service.Rebuild(ctx, svc.App.DB(), "webhooks", nil); err == nil || !strings.Contains(err.Error(), "every delivery again") {
 			t.Fatalf("rebuilding the webhook outbox: %v", err)
 		}
-		if _, err := app.Rebuild(ctx, svc.App.DB(), "nope", nil); err == nil || !strings.Contains(err.Error(), "contacts") {
+		if _, err := service.Rebuild(ctx, svc.App.DB(), "nope", nil); err == nil || !strings.Contains(err.Error(), "contacts") {
 			t.Fatalf("rebuilding an unknown projection: %v", err)
 		}
 	})

@@ -1,6 +1,6 @@
-// Package app is the composition root: it opens the database, wires the event store, the
+// Package service is the composition root: it opens the database, wires the event store, the
 // pipeline, the command handlers and the HTTP handlers, and runs them.
-package app
+package service
 
 import (
 	"context"

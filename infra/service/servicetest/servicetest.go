@@ -1,6 +1,6 @@
-// Package apptest starts the whole service in-process, in either storage mode, for black-box
+// Package servicetest starts the whole service in-process, in either storage mode, for black-box
 // tests that speak HTTP to its two listeners.
-package apptest
+package servicetest
 
 import (
 	"context"
@@ -16,7 +16,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
 
-	"github.com/funnelhq/funnel/app"
+	"github.com/funnelhq/funnel/infra/service"
 	"github.com/funnelhq/funnel/infra/sqldb"
 	"github.com/funnelhq/funnel/infra/sqldb/sqldbtest"
 )
@@ -26,7 +26,7 @@ const AdminToken = "test-operator-token"
 
 // Service is a running service with clients for both listeners.
 type Service struct {
-	App      *app.App
+	App      *service.App
 	Dialect  sqldb.Dialect
 	API      *Client
 	Operator *Client
@@ -61,7 +61,7 @@ func Shared(t testing.TB, dialect sqldb.Dialect) *Service {
 		return svc
 	}
 	url, drop := databaseURL(t, dialect)
-	svc := start(t, url, zap.NewNop(), func(c *app.Config) {})
+	svc := start(t, url, zap.NewNop(), func(c *service.Config) {})
 	shared[dialect] = svc
 	cleanups = append(cleanups, func() { svc.stop(); drop() })
 	return svc
@@ -69,7 +69,7 @@ func Shared(t testing.TB, dialect sqldb.Dialect) *Service {
 
 // Start starts a service of its own on a fresh database, stopped when the test ends. Like every
 // test service it runs without rate limits unless configure turns them on.
-func Start(t testing.TB, dialect sqldb.Dialect, configure func(*app.Config)) *Service {
+func Start(t testing.TB, dialect sqldb.Dialect, configure func(*service.Config)) *Service {
 	t.Helper()
 	svc := start(t, sqldbtest.URL(t, dialect), zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel)), configure)
 	t.Cleanup(svc.stop)
@@ -77,7 +77,7 @@ func Start(t testing.TB, dialect sqldb.Dialect, configure func(*app.Config)) *Se
 }
 
 // StartOn starts a service on an existing database, stopped when the test ends.
-func StartOn(t testing.TB, databaseURL string, configure func(*app.Config)) *Service {
+func StartOn(t testing.TB, databaseURL string, configure func(*service.Config)) *Service {
 	t.Helper()
 	svc := start(t, databaseURL, zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel)), configure)
 	t.Cleanup(svc.stop)
@@ -122,9 +122,9 @@ func SecretKey(databaseURL string) string {
 	return base64.StdEncoding.EncodeToString(sum[:])
 }
 
-func start(t testing.TB, databaseURL string, log *zap.Logger, configure func(*app.Config)) *Service {
+func start(t testing.TB, databaseURL string, log *zap.Logger, configure func(*service.Config)) *Service {
 	t.Helper()
-	cfg := app.Defaults()
+	cfg := service.Defaults()
 	cfg.DatabaseURL = databaseURL
 	cfg.SecretKey = SecretKey(databaseURL)
 	cfg.AdminToken = AdminToken
@@ -134,7 +134,7 @@ func start(t testing.TB, databaseURL string, log *zap.Logger, configure func(*ap
 	cfg.RateLimits = false
 	configure(&cfg)
 	ctx := context.Background()
-	a, err := app.Open(ctx, cfg, log)
+	a, err := service.Open(ctx, cfg, log)
 	if err != nil {
 		t.Fatalf("start service: %v", err)
 	}
@@ -151,7 +151,7 @@ func start(t testing.TB, databaseURL string, log *zap.Logger, configure func(*ap
 	case <-time.After(30 * time.Second):
 		t.Fatal("service did not become ready")
 	}
-	d := app.Dialect(a)
+	d := service.Dialect(a)
 	api := newClient(a.APIHandler(), cfg.APIHost, "", integrationContract)
 	op := newClient(a.OperatorHandler(), "", AdminToken, operatorContract)
 	var once sync.Once

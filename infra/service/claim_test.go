@@ -1,4 +1,4 @@
-package app_test
+package service_test
 
 import (
 	"context"
@@ -11,8 +11,8 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
 
-	"github.com/funnelhq/funnel/app"
-	"github.com/funnelhq/funnel/app/apptest"
+	"github.com/funnelhq/funnel/infra/service"
+	"github.com/funnelhq/funnel/infra/service/servicetest"
 	"github.com/funnelhq/funnel/infra/sqldb"
 	"github.com/funnelhq/funnel/infra/sqldb/sqldbtest"
 )
@@ -23,14 +23,14 @@ import (
 func TestOneServicePerSQLiteFile(t *testing.T) {
 	sqldbtest.Run(t, func(t *testing.T, d sqldb.Dialect) {
 		ctx := context.Background()
-		cfg := app.Defaults()
+		cfg := service.Defaults()
 		cfg.DatabaseURL = sqldbtest.URL(t, d)
-		cfg.SecretKey = apptest.SecretKey(cfg.DatabaseURL)
-		first, err := app.Open(ctx, cfg, zap.NewNop())
+		cfg.SecretKey = servicetest.SecretKey(cfg.DatabaseURL)
+		first, err := service.Open(ctx, cfg, zap.NewNop())
 		if err != nil {
 			t.Fatal(err)
 		}
-		second, err := app.Open(ctx, cfg, zap.NewNop())
+		second, err := service.Open(ctx, cfg, zap.NewNop())
 		if d == sqldb.Postgres {
 			if err != nil {
 				t.Fatalf("a second service on PostgreSQL: %v", err)
@@ -47,7 +47,7 @@ func TestOneServicePerSQLiteFile(t *testing.T) {
 			t.Fatalf("a second service on one SQLite file: %v, want an error with %q", err, want)
 		}
 		first.Close()
-		third, err := app.Open(ctx, cfg, zap.NewNop())
+		third, err := service.Open(ctx, cfg, zap.NewNop())
 		if err != nil {
 			t.Fatalf("a service after the first stopped: %v", err)
 		}
@@ -59,9 +59,9 @@ func TestOneServicePerSQLiteFile(t *testing.T) {
 func TestOpenLogsTheMigrationsItApplied(t *testing.T) {
 	sqldbtest.Run(t, func(t *testing.T, d sqldb.Dialect) {
 		ctx := context.Background()
-		cfg := app.Defaults()
+		cfg := service.Defaults()
 		cfg.DatabaseURL = sqldbtest.URL(t, d)
-		cfg.SecretKey = apptest.SecretKey(cfg.DatabaseURL)
+		cfg.SecretKey = servicetest.SecretKey(cfg.DatabaseURL)
 		// Every migration of the binary: the SQL files and the one written in Go.
 		want, err := sqldb.MigrationNames()
 		if err != nil {
@@ -74,7 +74,7 @@ func TestOpenLogsTheMigrationsItApplied(t *testing.T) {
 
 		for run, expect := range []string{"applied " + strings.Join(want, ", applied "), fmt.Sprintf("schema already up to date at version %d", version)} {
 			core, logs := observer.New(zap.InfoLevel)
-			a, err := app.Open(ctx, cfg, zap.New(core))
+			a, err := service.Open(ctx, cfg, zap.New(core))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,4 +1,4 @@
-package app_test
+package service_test
 
 import (
 	"context"
@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/funnelhq/funnel/app"
-	"github.com/funnelhq/funnel/app/apptest"
+	"github.com/funnelhq/funnel/infra/service"
+	"github.com/funnelhq/funnel/infra/service/servicetest"
 	"github.com/funnelhq/funnel/commands"
 	"github.com/funnelhq/funnel/domain"
 	"github.com/funnelhq/funnel/infra/sqldb"
@@ -22,7 +22,7 @@ import (
 )
 
 // The durable cancel-at-period-end timer, through the whole service: billing periods pass on an
-// injected clock (app.Config.Now), not in real time.
+// injected clock (service.Config.Now), not in real time.
 
 // testClock is the clock of every process of a test: tests move it instead of sleeping for a
 // month.
@@ -37,10 +37,10 @@ func newTestClock() *testClock {
 func (c *testClock) Now() time.Time  { return time.Unix(0, c.now.Load()).UTC() }
 func (c *testClock) Set(t time.Time) { c.now.Store(t.UnixNano()) }
 
-func (c *testClock) configure(cfg *app.Config) { cfg.Now = c.Now }
+func (c *testClock) configure(cfg *service.Config) { cfg.Now = c.Now }
 
 // timerLooks reads how often the timer loop of svc has looked at its timers, from /metrics.
-func timerLooks(t *testing.T, svc *apptest.Service) int {
+func timerLooks(t *testing.T, svc *servicetest.Service) int {
 	t.Helper()
 	metrics := svc.Operator.Get(t, "/metrics", "").Expect(t, http.StatusOK)
 	for _, line := range strings.Split(string(metrics.Raw), "\n") {
@@ -59,7 +59,7 @@ func timerLooks(t *testing.T, svc *apptest.Service) int {
 // awaitTimerLooks waits until the timer loop of svc has looked at its timers twice more: any
 // timer due by the clock when it is called has been fired since (the first look may have begun
 // before the clock moved).
-func awaitTimerLooks(t *testing.T, svc *apptest.Service) {
+func awaitTimerLooks(t *testing.T, svc *servicetest.Service) {
 	t.Helper()
 	want := timerLooks(t, svc) + 2
 	deadline := time.Now().Add(15 * time.Second)
@@ -73,7 +73,7 @@ func awaitTimerLooks(t *testing.T, svc *apptest.Service) {
 
 // cancellingSubscription buys a monthly subscription and cancels it at period end through the
 // commands of svc, and returns it with the end of its period.
-func cancellingSubscription(t *testing.T, svc *apptest.Service, accountID string) (string, time.Time) {
+func cancellingSubscription(t *testing.T, svc *servicetest.Service, accountID string) (string, time.Time) {
 	t.Helper()
 	ctx := context.Background()
 	product := svc.NewProduct(t, accountID, map[string]any{"name": "Club", "pricingTiers": []any{
@@ -96,7 +96,7 @@ func cancellingSubscription(t *testing.T, svc *apptest.Service, accountID string
 }
 
 // cancellations returns the SubscriptionCancelled events of a subscription's stream.
-func cancellations(t *testing.T, svc *apptest.Service, subscriptionID string) []domain.SubscriptionCancelled {
+func cancellations(t *testing.T, svc *servicetest.Service, subscriptionID string) []domain.SubscriptionCancelled {
 	t.Helper()
 	recs, err := svc.App.Store().ReadStream(context.Background(), subscriptionID)
 	if err != nil {
@@ -117,7 +117,7 @@ func cancellations(t *testing.T, svc *apptest.Service, subscriptionID string) []
 
 // awaitCancelled waits until the subscriptions are cancelled and their timers gone from the read
 // model, and returns the cancellations of each: exactly one each is wanted.
-func awaitCancelled(t *testing.T, svc *apptest.Service, subscriptionIDs ...string) map[string][]domain.SubscriptionCancelled {
+func awaitCancelled(t *testing.T, svc *servicetest.Service, subscriptionIDs ...string) map[string][]domain.SubscriptionCancelled {
 	t.Helper()
 	deadline := time.Now().Add(15 * time.Second)
 	for _, id := range subscriptionIDs {
@@ -165,7 +165,7 @@ func wantOneCancellationAt(t *testing.T, got []domain.SubscriptionCancelled, per
 func TestSubscriptionTimerCancelsWhenThePeriodEnds(t *testing.T) {
 	sqldbtest.Run(t, func(t *testing.T, d sqldb.Dialect) {
 		clock := newTestClock()
-		svc := apptest.Start(t, d, clock.configure)
+		svc := servicetest.Start(t, d, clock.configure)
 		acc := svc.NewAccount(t)
 		sub, periodEnd := cancellingSubscription(t, svc, acc.ID)
 		if timers := pendingTimers(t, svc.App.DB()); len(timers) != 1 {
@@ -190,7 +190,7 @@ func TestSubscriptionTimerFiresAfterARestart(t *testing.T) {
 	sqldbtest.Run(t, func(t *testing.T, d sqldb.Dialect) {
 		clock := newTestClock()
 		dbURL := sqldbtest.URL(t, d)
-		first := apptest.StartOn(t, dbURL, clock.configure)
+		first := servicetest.StartOn(t, dbURL, clock.configure)
 		acc := first.NewAccount(t)
 		var mu sync.Mutex
 		var received []map[string]any
@@ -211,7 +211,7 @@ func TestSubscriptionTimerFiresAfterARestart(t *testing.T) {
 
 		// While no service runs, the period ends.
 		clock.Set(periodEnd.Add(time.Hour))
-		second := apptest.StartOn(t, dbURL, clock.configure)
+		second := servicetest.StartOn(t, dbURL, clock.configure)
 		wantOneCancellationAt(t, awaitCancelled(t, second, sub)[sub], periodEnd)
 		deadline := time.Now().Add(15 * time.Second)
 		for {
@@ -244,8 +244,8 @@ func TestSubscriptionTimerFiresAfterARestart(t *testing.T) {
 func TestSubscriptionTimerFiresOnceWithTwoProcesses(t *testing.T) {
 	clock := newTestClock()
 	url := sqldbtest.URL(t, sqldb.Postgres)
-	first := apptest.StartOn(t, url, clock.configure)
-	second := apptest.StartOn(t, url, clock.configure)
+	first := servicetest.StartOn(t, url, clock.configure)
+	second := servicetest.StartOn(t, url, clock.configure)
 	acc := first.NewAccount(t)
 	type pending struct {
 		id        string
@@ -277,7 +277,7 @@ func TestSubscriptionTimersRebuildFromTheLog(t *testing.T) {
 	sqldbtest.Run(t, func(t *testing.T, d sqldb.Dialect) {
 		ctx := context.Background()
 		clock := newTestClock()
-		svc := apptest.Start(t, d, clock.configure)
+		svc := servicetest.Start(t, d, clock.configure)
 		acc := svc.NewAccount(t)
 		ended, _ := cancellingSubscription(t, svc, acc.ID)
 		res, err := svc.App.Commands().CancelSubscription.Handle(ctx, commands.CancelSubscription{
@@ -298,7 +298,7 @@ func TestSubscriptionTimersRebuildFromTheLog(t *testing.T) {
 		if _, err := db.Write.ExecContext(ctx, `DELETE FROM subscription_timers`); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := app.Rebuild(ctx, db, "subscription-timers", nil); err != nil {
+		if _, err := service.Rebuild(ctx, db, "subscription-timers", nil); err != nil {
 			t.Fatalf("rebuild: %v", err)
 		}
 		if diff := sqldbtest.DiffRows(want, pendingTimers(t, db), 5); diff != "" {
@@ -315,7 +315,7 @@ func TestSubscriptionTimersRebuildFromTheLog(t *testing.T) {
 func TestSubscriptionTimerFailureStopsNoOtherTimer(t *testing.T) {
 	sqldbtest.Run(t, func(t *testing.T, d sqldb.Dialect) {
 		clock := newTestClock()
-		svc := apptest.Start(t, d, clock.configure)
+		svc := servicetest.Start(t, d, clock.configure)
 		acc := svc.NewAccount(t)
 		if _, err := svc.App.DB().Write.Exec(`INSERT INTO subscription_timers (id, account_id, due_at) VALUES ($1, $2, $3)`,
 			"sub_not_in_the_log", acc.ID, int64(1)); err != nil {

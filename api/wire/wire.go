@@ -1,6 +1,6 @@
-// Package wireformat holds the JSON conventions that API responses and webhook payloads share,
+// Package wire holds the JSON conventions that API responses and webhook payloads share,
 // so that a time or an empty list reads the same wherever an integrator meets it.
-package wireformat
+package wire
 
 import "time"
 

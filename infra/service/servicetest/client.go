@@ -1,4 +1,4 @@
-package apptest
+package servicetest
 
 import (
 	"bytes"

@@ -1,4 +1,4 @@
-package app_test
+package service_test
 
 import (
 	"bytes"
@@ -14,8 +14,8 @@ import (
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 
-	"github.com/funnelhq/funnel/app"
-	"github.com/funnelhq/funnel/app/apptest"
+	"github.com/funnelhq/funnel/infra/service"
+	"github.com/funnelhq/funnel/infra/service/servicetest"
 	"github.com/funnelhq/funnel/infra/sqldb"
 	"github.com/funnelhq/funnel/infra/sqldb/sqldbtest"
 )
@@ -26,11 +26,11 @@ import (
 func TestServeLogsListenersAndRequests(t *testing.T) {
 	sqldbtest.Run(t, func(t *testing.T, d sqldb.Dialect) {
 		core, logs := observer.New(zap.InfoLevel)
-		cfg := app.Defaults()
+		cfg := service.Defaults()
 		cfg.DatabaseURL = sqldbtest.URL(t, d)
-		cfg.SecretKey = apptest.SecretKey(cfg.DatabaseURL)
+		cfg.SecretKey = servicetest.SecretKey(cfg.DatabaseURL)
 		cfg.Addr, cfg.AdminAddr, cfg.AdminToken = "127.0.0.1:0", "127.0.0.1:0", "operator-token"
-		a, err := app.Open(context.Background(), cfg, zap.New(core))
+		a, err := service.Open(context.Background(), cfg, zap.New(core))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package app_test
+package service_test
 
 import (
 	"context"
@@ -9,8 +9,8 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/funnelhq/funnel/app"
-	"github.com/funnelhq/funnel/app/apptest"
+	"github.com/funnelhq/funnel/infra/service"
+	"github.com/funnelhq/funnel/infra/service/servicetest"
 	"github.com/funnelhq/funnel/commands"
 	"github.com/funnelhq/funnel/domain"
 	"github.com/funnelhq/funnel/infra/sqldb"
@@ -31,9 +31,9 @@ func TestRestartKeepsReadModelsAndResumes(t *testing.T) {
 	sqldbtest.Run(t, func(t *testing.T, d sqldb.Dialect) {
 		ctx := context.Background()
 		dbURL := sqldbtest.URL(t, d)
-		noConfig := func(*app.Config) {}
+		noConfig := func(*service.Config) {}
 
-		first := apptest.StartOn(t, dbURL, noConfig)
+		first := servicetest.StartOn(t, dbURL, noConfig)
 		acc := first.NewAccount(t)
 		lead, vip := first.NewTag(t, acc.ID, "Lead"), first.NewTag(t, acc.ID, "VIP")
 		company := first.NewCustomField(t, acc.ID, "Company")
@@ -80,7 +80,7 @@ func TestRestartKeepsReadModelsAndResumes(t *testing.T) {
 		stopped := dumpReadModels(t, offline.DB())
 		offline.Close()
 
-		second := apptest.StartOn(t, dbURL, noConfig)
+		second := servicetest.StartOn(t, dbURL, noConfig)
 		db := second.App.DB()
 		after := checkpoints(t, db)
 		for name, pos := range before {
@@ -97,11 +97,11 @@ func TestRestartKeepsReadModelsAndResumes(t *testing.T) {
 		if got["firstName"] != marker || got["updatedAt"] != "1970-01-01T00:00:00.001Z" {
 			t.Fatalf("the restart projected the marked contact's events again: %v", got)
 		}
-		if tags := apptest.Strings(t, got["tagIds"]); !slices.Equal(tags, []string{vip, lead}) {
+		if tags := servicetest.Strings(t, got["tagIds"]); !slices.Equal(tags, []string{vip, lead}) {
 			t.Fatalf("marked contact's tags = %v", tags)
 		}
 		c1 := second.API.Get(t, "/api/v1/contacts/"+res.ContactID, acc.Key).Expect(t, http.StatusOK).Object(t, "contact")
-		if c1["firstName"] != offlineName || !slices.Contains(apptest.Strings(t, c1["tagIds"]), vip) {
+		if c1["firstName"] != offlineName || !slices.Contains(servicetest.Strings(t, c1["tagIds"]), vip) {
 			t.Fatalf("the write made while no service ran is not projected: %v", c1)
 		}
 		// The offline process applied its write to the contacts inline, in the append's
@@ -116,7 +116,7 @@ func TestRestartKeepsReadModelsAndResumes(t *testing.T) {
 		// The service keeps writing, and every new write is applied once.
 		up := second.API.Post(t, "/api/v1/contacts", acc.Key, map[string]any{"email": "MARKED@example.com", "firstName": "Ada C"}).
 			Expect(t, http.StatusOK).Object(t, "contact")
-		if up["firstName"] != "Ada C" || !slices.Equal(apptest.Strings(t, up["tagIds"]), []string{vip, lead}) {
+		if up["firstName"] != "Ada C" || !slices.Equal(servicetest.Strings(t, up["tagIds"]), []string{vip, lead}) {
 			t.Fatalf("update after the restart = %v", up)
 		}
 		second.API.Post(t, "/api/v1/contacts", acc.Key, map[string]any{"email": "new@example.com", "tagNames": []string{"VIP"}}).Expect(t, http.StatusOK)
@@ -136,12 +136,12 @@ func TestRestartKeepsReadModelsAndResumes(t *testing.T) {
 
 // openApp opens the service on a database without running it: its commands append to the log,
 // and nothing projects them.
-func openApp(t *testing.T, dbURL string) *app.App {
+func openApp(t *testing.T, dbURL string) *service.App {
 	t.Helper()
-	cfg := app.Defaults()
+	cfg := service.Defaults()
 	cfg.DatabaseURL = dbURL
-	cfg.SecretKey = apptest.SecretKey(dbURL)
-	a, err := app.Open(context.Background(), cfg, zap.NewNop())
+	cfg.SecretKey = servicetest.SecretKey(dbURL)
+	a, err := service.Open(context.Background(), cfg, zap.NewNop())
 	if err != nil {
 		t.Fatal(err)
 	}

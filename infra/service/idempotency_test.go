@@ -1,4 +1,4 @@
-package app_test
+package service_test
 
 import (
 	"bytes"
@@ -12,8 +12,8 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/funnelhq/funnel/app"
-	"github.com/funnelhq/funnel/app/apptest"
+	"github.com/funnelhq/funnel/infra/service"
+	"github.com/funnelhq/funnel/infra/service/servicetest"
 	"github.com/funnelhq/funnel/infra/idempotency"
 	"github.com/funnelhq/funnel/infra/sqldb"
 	"github.com/funnelhq/funnel/infra/sqldb/sqldbtest"
@@ -23,13 +23,13 @@ import (
 
 const leadBody = `{"contactEmail": "ada@example.com", "title": "Pilot"}`
 
-func postLead(svc *apptest.Service, t *testing.T, key, crmID, idemKey string) apptest.Response {
+func postLead(svc *servicetest.Service, t *testing.T, key, crmID, idemKey string) servicetest.Response {
 	t.Helper()
-	return svc.API.Do(t, apptest.Request{Method: http.MethodPost, Path: "/api/v1/crms/" + crmID + "/leads", Token: key, Body: leadBody,
+	return svc.API.Do(t, servicetest.Request{Method: http.MethodPost, Path: "/api/v1/crms/" + crmID + "/leads", Token: key, Body: leadBody,
 		Headers: map[string]string{"Idempotency-Key": idemKey}})
 }
 
-func leadIDs(t *testing.T, svc *apptest.Service, accountID, crmID string) []string {
+func leadIDs(t *testing.T, svc *servicetest.Service, accountID, crmID string) []string {
 	t.Helper()
 	var ids []string
 	for _, l := range svc.Operator.Get(t, "/admin/v1/accounts/"+accountID+"/crms/"+crmID+"/leads", "").Expect(t, http.StatusOK).List(t, "leads") {
@@ -38,7 +38,7 @@ func leadIDs(t *testing.T, svc *apptest.Service, accountID, crmID string) []stri
 	return ids
 }
 
-func expectSameAnswer(t *testing.T, res, first apptest.Response) {
+func expectSameAnswer(t *testing.T, res, first servicetest.Response) {
 	t.Helper()
 	if res.Status != first.Status || !bytes.Equal(res.Raw, first.Raw) || res.Header.Get("Idempotent-Replayed") != "true" {
 		t.Fatalf("retry answered %d %s (replayed %q), want %d %s", res.Status, res.Raw, res.Header.Get("Idempotent-Replayed"), first.Status, first.Raw)
@@ -48,13 +48,13 @@ func expectSameAnswer(t *testing.T, res, first apptest.Response) {
 func TestIdempotencyKeySurvivesARestart(t *testing.T) {
 	sqldbtest.Run(t, func(t *testing.T, d sqldb.Dialect) {
 		dbURL := sqldbtest.URL(t, d)
-		first := apptest.StartOn(t, dbURL, func(*app.Config) {})
+		first := servicetest.StartOn(t, dbURL, func(*service.Config) {})
 		acc := first.NewAccount(t)
 		crm := first.NewCRM(t, acc.ID, "Sales", "New")
 		answer := postLead(first, t, acc.Key, crm.ID, "restart").Expect(t, http.StatusCreated)
 		first.Stop()
 
-		second := apptest.StartOn(t, dbURL, func(*app.Config) {})
+		second := servicetest.StartOn(t, dbURL, func(*service.Config) {})
 		expectSameAnswer(t, postLead(second, t, acc.Key, crm.ID, "restart"), answer)
 		if ids := leadIDs(t, second, acc.ID, crm.ID); len(ids) != 1 {
 			t.Fatalf("leads %v, want one", ids)
@@ -71,16 +71,16 @@ func TestRequestCutShortByACrashIsNotPerformedAgain(t *testing.T) {
 		ctx := context.Background()
 		dbURL := sqldbtest.URL(t, d)
 		clock := newTestClock()
-		setup := apptest.StartOn(t, dbURL, clock.configure)
+		setup := servicetest.StartOn(t, dbURL, clock.configure)
 		acc := setup.NewAccount(t)
 		crm := setup.NewCRM(t, acc.ID, "Sales", "New")
 		setup.Stop()
 
 		// A process whose read models never move (no background loops): its write commits, then
 		// waits for them to show it. It is stopped during that wait.
-		cfg := app.Defaults()
-		cfg.DatabaseURL, cfg.AdminToken, cfg.Now, cfg.SecretKey = dbURL, apptest.AdminToken, clock.Now, apptest.SecretKey(dbURL)
-		doomed, err := app.Open(ctx, cfg, zap.NewNop())
+		cfg := service.Defaults()
+		cfg.DatabaseURL, cfg.AdminToken, cfg.Now, cfg.SecretKey = dbURL, servicetest.AdminToken, clock.Now, servicetest.SecretKey(dbURL)
+		doomed, err := service.Open(ctx, cfg, zap.NewNop())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -93,7 +93,7 @@ func TestRequestCutShortByACrashIsNotPerformedAgain(t *testing.T) {
 		doomed.Close()
 
 		clock.Set(clock.Now().Add(idempotency.Lease / 2))
-		second := apptest.StartOn(t, dbURL, clock.configure)
+		second := servicetest.StartOn(t, dbURL, clock.configure)
 		busy := postLead(second, t, acc.Key, crm.ID, "crash")
 		if msg := busy.ExpectError(t, http.StatusConflict); !strings.Contains(msg, "in progress") || busy.Header.Get("Retry-After") != "1" {
 			t.Fatalf("retry within the dead attempt's lease: %s", busy.Raw)
@@ -109,7 +109,7 @@ func TestRequestCutShortByACrashIsNotPerformedAgain(t *testing.T) {
 }
 
 // waitForKeyState waits until the one key in the database reaches state.
-func waitForKeyState(t *testing.T, a *app.App, state string) {
+func waitForKeyState(t *testing.T, a *service.App, state string) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
@@ -129,8 +129,8 @@ func waitForKeyState(t *testing.T, a *app.App, state string) {
 // the write once.
 func TestIdempotencyKeyAcrossTwoProcesses(t *testing.T) {
 	url := sqldbtest.URL(t, sqldb.Postgres)
-	first := apptest.StartOn(t, url, func(*app.Config) {})
-	second := apptest.StartOn(t, url, func(*app.Config) {})
+	first := servicetest.StartOn(t, url, func(*service.Config) {})
+	second := servicetest.StartOn(t, url, func(*service.Config) {})
 	acc := first.NewAccount(t)
 	crm := first.NewCRM(t, acc.ID, "Sales", "New")
 	// The other process knows the API key and the CRM once its relay brought them (within 250 ms).
@@ -142,7 +142,7 @@ func TestIdempotencyKeyAcrossTwoProcesses(t *testing.T) {
 	}
 	for round := range 5 {
 		key := "two-processes-" + string(rune('a'+round))
-		answers := make([]apptest.Response, 8)
+		answers := make([]servicetest.Response, 8)
 		var start, done sync.WaitGroup
 		start.Add(1)
 		for i := range answers {
