@@ -14,7 +14,7 @@ import (
 // proPlan is a saas_signup product with a one-time tier, a monthly tier, a split tier and a bump.
 func proPlan() map[string]any {
 	return map[string]any{
-		"name": "Pro Plan", "internalName": "pro-2030", "forwarding": "saas_signup", "activationBaseUrl": "https://service.example.com/signup",
+		"name": "Pro Plan", "internalName": "pro-2030", "forwarding": "saas_signup", "activationBaseUrl": "https://app.example.com/signup",
 		"pricingTiers": []any{
 			map[string]any{"name": "Lifetime", "amount": 49900, "currency": "USD", "interval": "one_time"},
 			map[string]any{"name": "Monthly", "amount": 4900, "currency": "USD", "interval": "month"},
@@ -37,7 +37,7 @@ func TestOperatorCreateProduct(t *testing.T) {
 
 		p := svc.Operator.Post(t, base, "", proPlan()).Expect(t, http.StatusCreated).Object(t, "product")
 		if !strings.HasPrefix(p["id"].(string), "prod_") || p["name"] != "Pro Plan" || p["internalName"] != "pro-2030" || p["forwarding"] != "saas_signup" ||
-			p["activationBaseUrl"] != "https://service.example.com/signup" || p["createdAt"] == nil {
+			p["activationBaseUrl"] != "https://app.example.com/signup" || p["createdAt"] == nil {
 			t.Fatalf("product = %v", p)
 		}
 		tiers, bumps := p["pricingTiers"].([]any), p["bumps"].([]any)
@@ -111,7 +111,7 @@ func TestOperatorCreateProduct(t *testing.T) {
 			{"unknown forwarding", with(map[string]any{"forwarding": "zapier"}), "forwarding"},
 			{"saas signup without a signup page", with(map[string]any{"forwarding": "saas_signup"}), "activationBaseUrl"},
 			{"saas signup with a relative page", with(map[string]any{"forwarding": "saas_signup", "activationBaseUrl": "/signup"}), "activationBaseUrl"},
-			{"signup page without saas signup", with(map[string]any{"activationBaseUrl": "https://service.example.com/signup"}), "activationBaseUrl"},
+			{"signup page without saas signup", with(map[string]any{"activationBaseUrl": "https://app.example.com/signup"}), "activationBaseUrl"},
 			{"tiers not a list", with(map[string]any{"pricingTiers": "monthly"}), "pricingTiers"},
 		}
 		for _, tc := range cases {
@@ -123,7 +123,7 @@ func TestOperatorCreateProduct(t *testing.T) {
 			})
 		}
 		list := svc.Operator.Get(t, base, "").Expect(t, http.StatusOK).List(t, "products")
-		if len(list) != 2 || list[0]["id"] != p["id"] || list[1]["id"] != plain["id"] || list[0]["activationBaseUrl"] != "https://service.example.com/signup" {
+		if len(list) != 2 || list[0]["id"] != p["id"] || list[1]["id"] != plain["id"] || list[0]["activationBaseUrl"] != "https://app.example.com/signup" {
 			t.Fatalf("products = %v (the two created, in creation order; refused ones not created)", list)
 		}
 		got := svc.Operator.Get(t, base+"/"+p["id"].(string), "").Expect(t, http.StatusOK).Object(t, "product")

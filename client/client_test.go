@@ -109,7 +109,7 @@ func TestClientCompletesAnActivation(t *testing.T) {
 		ctx := context.Background()
 		acc := svc.NewAccount(t)
 		c := newClient(t, svc, acc.Key)
-		product := svc.NewProduct(t, acc.ID, map[string]any{"name": "App", "forwarding": "saas_signup", "activationBaseUrl": "https://service.example.com/signup",
+		product := svc.NewProduct(t, acc.ID, map[string]any{"name": "App", "forwarding": "saas_signup", "activationBaseUrl": "https://app.example.com/signup",
 			"pricingTiers": []any{map[string]any{"name": "Monthly", "amount": 900, "currency": "EUR", "interval": "month"}}})
 		bought := svc.Operator.Post(t, "/admin/v1/accounts/"+acc.ID+"/checkout/purchases", "", map[string]any{
 			"productId": product.ID, "pricingTierId": product.TierIDs[0], "email": "linus@example.com"}).Expect(t, http.StatusCreated)

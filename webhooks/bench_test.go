@@ -168,7 +168,7 @@ func BenchmarkPurchaseDelivered(b *testing.B) {
 			svc := servicetest.Start(b, d, func(c *service.Config) { c.RateLimits = false })
 			acc := svc.NewAccount(b)
 			product := svc.NewProduct(b, acc.ID, map[string]any{
-				"name": "Pro", "forwarding": "saas_signup", "activationBaseUrl": "https://service.example.com/signup",
+				"name": "Pro", "forwarding": "saas_signup", "activationBaseUrl": "https://app.example.com/signup",
 				"pricingTiers": []any{map[string]any{"name": "Monthly", "amount": 4900, "currency": "USD", "interval": "month"}},
 			})
 			rcv := newSink(b)

@@ -23,7 +23,7 @@ var checkoutEvents = []string{"checkout.purchased", "checkout.rebilled", "checko
 // pro is a saas_signup product with a one-time and a monthly tier and two bumps.
 func pro(t *testing.T, svc *servicetest.Service, accountID string) servicetest.Product {
 	return svc.NewProduct(t, accountID, map[string]any{
-		"name": "Pro Plan", "internalName": "pro-2030", "forwarding": "saas_signup", "activationBaseUrl": "https://service.example.com/signup",
+		"name": "Pro Plan", "internalName": "pro-2030", "forwarding": "saas_signup", "activationBaseUrl": "https://app.example.com/signup",
 		"pricingTiers": []any{
 			map[string]any{"name": "Lifetime", "amount": 49900, "currency": "USD", "interval": "one_time"},
 			map[string]any{"name": "Monthly", "amount": 4900, "currency": "USD", "interval": "month"},
@@ -204,7 +204,7 @@ func TestCheckoutPayloads(t *testing.T) {
 		res := svc.API.Get(t, "/api/v1/webhooks/events/checkout.purchased", acc.Key).Expect(t, http.StatusOK)
 		samples := res.List(t, "events")
 		want := envs["checkout.purchased"]
-		want["data"].(map[string]any)["activation"] = map[string]any{"token": "[redacted]", "url": "https://service.example.com/signup?token=%5Bredacted%5D",
+		want["data"].(map[string]any)["activation"] = map[string]any{"token": "[redacted]", "url": "https://app.example.com/signup?token=%5Bredacted%5D",
 			"expiresAt": activation["expiresAt"]}
 		if len(samples) != 2 || !reflect.DeepEqual(samples[1], want) || strings.Contains(string(res.Raw), activation["token"].(string)) {
 			t.Fatalf("samples = %v", samples)

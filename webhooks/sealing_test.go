@@ -165,7 +165,7 @@ func purchasedWith(t *testing.T, sealer *sealing.Sealer, accountID, productID st
 	return domain.CheckoutPurchased{AccountID: accountID, CustomerID: "cus_1", PurchasedAt: time.Now().UTC(),
 		Sale: domain.Sale{Product: domain.SaleProduct{ID: productID, Name: "Pro Plan"}, Transaction: domain.SaleTransaction{ID: txn, TxnID: txn,
 			Amount: 100, Currency: "USD", Status: domain.TransactionSucceeded, Processor: "stripe"}},
-		Activation: &domain.SealedActivationGrant{ActivationID: activationID, SealedToken: sealed, ActivationBaseURL: "https://service.example.com/signup",
+		Activation: &domain.SealedActivationGrant{ActivationID: activationID, SealedToken: sealed, ActivationBaseURL: "https://app.example.com/signup",
 			ExpiresAt: time.Now().Add(domain.ActivationTTL).UTC()},
 	}, token
 }
@@ -175,7 +175,7 @@ func deliveredToken(t *testing.T, body []byte) string {
 	t.Helper()
 	a, _ := decode(t, body)["data"].(map[string]any)["activation"].(map[string]any)
 	token, _ := a["token"].(string)
-	if token == "" || a["url"] != "https://service.example.com/signup?token="+token {
+	if token == "" || a["url"] != "https://app.example.com/signup?token="+token {
 		t.Fatalf("delivered activation %v", a)
 	}
 	return token
@@ -307,7 +307,7 @@ func TestAVersion1PurchaseStillDeliversItsToken(t *testing.T) {
 		v1 := map[string]any{"accountId": acc.ID, "customerId": "cus_1", "purchasedAt": "2025-01-31T10:00:00Z",
 			"product":     map[string]any{"id": p.ID, "name": "Pro Plan", "internalName": "pro-2030"},
 			"transaction": map[string]any{"id": txn, "txnId": txn, "amount": 49900, "currency": "USD", "status": "succeeded", "processor": "stripe"},
-			"activation":  map[string]any{"token": token, "url": "https://service.example.com/signup?token=" + token, "expiresAt": "2025-02-07T10:00:00Z"}}
+			"activation":  map[string]any{"token": token, "url": "https://app.example.com/signup?token=" + token, "expiresAt": "2025-02-07T10:00:00Z"}}
 		pos := appendAsVersion1(t, svc, acc.ID, txn, v1)
 		if err := svc.App.ReadModels().WaitReadModels(context.Background(), pos); err != nil {
 			t.Fatal(err)
@@ -315,7 +315,7 @@ func TestAVersion1PurchaseStillDeliversItsToken(t *testing.T) {
 
 		env := decode(t, rcv.waitFor(t, 1, 10*time.Second)[0].body)
 		a := env["data"].(map[string]any)["activation"].(map[string]any)
-		if env["type"] != "checkout.purchased" || a["token"] != token || a["url"] != "https://service.example.com/signup?token="+token || a["expiresAt"] != "2025-02-07T10:00:00.000Z" {
+		if env["type"] != "checkout.purchased" || a["token"] != token || a["url"] != "https://app.example.com/signup?token="+token || a["expiresAt"] != "2025-02-07T10:00:00.000Z" {
 			t.Fatalf("delivered %v", env)
 		}
 		var sealed int

@@ -78,7 +78,7 @@ func seedDemo(ctx context.Context, a *service.App, cfg service.Config, apiAddr s
 	}
 	// A SaaS plan sold once or monthly, with a bump: each first purchase issues a signup activation.
 	if _, err := cmds.CreateProduct.Handle(ctx, commands.CreateProduct{Meta: meta, Spec: domain.ProductSpec{
-		Name: "Pro Plan", InternalName: "pro", Forwarding: domain.ForwardingSaaSSignup, ActivationBaseURL: "https://service.example.com/signup",
+		Name: "Pro Plan", InternalName: "pro", Forwarding: domain.ForwardingSaaSSignup, ActivationBaseURL: "https://app.example.com/signup",
 		Tiers: []domain.PricingTierSpec{
 			{Name: "Lifetime", Amount: 49900, Currency: "USD", Interval: domain.IntervalOneTime},
 			{Name: "Monthly", Amount: 4900, Currency: "USD", Interval: domain.IntervalMonth},

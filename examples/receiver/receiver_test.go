@@ -537,7 +537,7 @@ func TestSaaSSignupCompletesTheActivation(t *testing.T) {
 		ctx := context.Background()
 		acc := svc.NewAccount(t)
 		saas := func(name string) servicetest.Product {
-			return svc.NewProduct(t, acc.ID, map[string]any{"name": name, "forwarding": "saas_signup", "activationBaseUrl": "https://service.example.com/signup",
+			return svc.NewProduct(t, acc.ID, map[string]any{"name": name, "forwarding": "saas_signup", "activationBaseUrl": "https://app.example.com/signup",
 				"pricingTiers": []any{map[string]any{"name": "Monthly", "amount": 900, "currency": "EUR", "interval": "month"}}})
 		}
 		product, other := saas("App"), saas("Other app")

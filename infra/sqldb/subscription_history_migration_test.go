@@ -21,7 +21,7 @@ func TestSubscriptionHistoryMigrationIndexesEarlierEvents(t *testing.T) {
 		svc := servicetest.StartOn(t, url, func(*service.Config) {})
 		acc := svc.NewAccount(t)
 		product := svc.NewProduct(t, acc.ID, map[string]any{
-			"name": "Pro", "forwarding": "saas_signup", "activationBaseUrl": "https://service.example.com/signup",
+			"name": "Pro", "forwarding": "saas_signup", "activationBaseUrl": "https://app.example.com/signup",
 			"pricingTiers": []any{map[string]any{"name": "Monthly", "amount": 900, "currency": "EUR", "interval": "month"}},
 		})
 		checkout := "/admin/v1/accounts/" + acc.ID + "/checkout/"
