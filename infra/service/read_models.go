@@ -34,40 +34,25 @@ func newReadModels(db *sqldb.DB, sealer webhooks.Sealer, observer webhooks.Obser
 	}
 }
 
-// registered is one read model in the registry: its projection (whose Name is the read model's
-// name and checkpoint), whether it runs inline, and the tables it writes.
+// registered is one read model of the service: its projection (whose Name is the read model's
+// name and checkpoint), whether it runs inline (projections.ReadModel.Inline), and its tables.
 type registered struct {
 	projection pipeline.Projection
-	// inline read models are applied by the event store in the transaction of each append
-	// (eventstore.InlineProjection): those a write's answer and its client read back at once,
-	// the contacts and the leads their tag automations open. Every process that appends to a
-	// database must apply the same ones. The relay applies the others after the append.
-	inline bool
-	tables []string
+	inline     bool
+	tables     []string
 }
 
-// registry lists every read model of the service once, in the order the pipeline runs them.
-// Add a read model here (and its reader to projections.Queries); inline, relayed, the rebuildable
-// tables and the tests that compare them with the schema all read this list.
+// registry lists every read model of the service once, in the order the pipeline runs them: the
+// registry of the projections package (projections.Queries.ReadModels), then the webhook
+// projector. inline, relayed, the rebuildable tables and the tests that compare them with the
+// schema all read it.
 func (m readModels) registry() []registered {
-	q := m.queries
-	return []registered{
-		relayed(q.Accounts), relayed(q.Tags), inline(q.Contacts), relayed(q.CRMs), inline(q.Leads),
-		relayed(q.Forms), relayed(q.Submissions), relayed(q.EventTypes), relayed(q.Bookings), relayed(q.Products),
-		relayed(q.Customers), relayed(q.Transactions), relayed(q.Subscriptions), relayed(q.Activations), relayed(q.Timers),
-		// The webhook outbox cannot be rebuilt: its deliveries would all be sent again.
-		{projection: m.webhooks, tables: webhooks.Tables},
+	var out []registered
+	for _, r := range m.queries.ReadModels() {
+		out = append(out, registered{projection: r.Projection.(pipeline.Rebuildable), inline: r.Inline, tables: r.Projection.Tables()})
 	}
-}
-
-// inline registers a read model the event store applies in each append's transaction.
-func inline(p pipeline.Rebuildable) registered {
-	return registered{projection: p, inline: true, tables: p.Tables()}
-}
-
-// relayed registers a read model the relay applies after the append.
-func relayed(p pipeline.Rebuildable) registered {
-	return registered{projection: p, tables: p.Tables()}
+	// The webhook outbox cannot be rebuilt: its deliveries would all be sent again.
+	return append(out, registered{projection: m.webhooks, tables: webhooks.Tables})
 }
 
 // all lists the projections in the order the pipeline runs them.
