@@ -9,6 +9,6 @@
 //     metrics), JSON answers and errors, request bodies, list pages, read-your-writes, the
 //     views of resources both show, and webhook subscription creation.
 //
-// Each API reads the read models through narrow interfaces of its own; infra/service/app.go hands it the
-// concrete ones. The black-box tests of this folder speak HTTP to both listeners (infra/service/servicetest).
+// Each API reads the read side as it is (projections.Queries, webhooks.Queries), whose look-ups
+// take the account and answer 404 or 403 themselves; infra/service/app.go builds it once for both. The black-box tests of this folder speak HTTP to both listeners (infra/service/servicetest).
 package api

@@ -98,10 +98,12 @@ func (a *Accounts) APIKeyByHash(ctx context.Context, hash string) (APIKey, error
 	return scanAPIKey(row)
 }
 
-// APIKey returns one key by its id (never its secret).
-func (a *Accounts) APIKey(ctx context.Context, id string) (APIKey, error) {
+// APIKey returns one key of an account by its id (never its secret): a domain NotFound error
+// when there is none, a domain Forbidden one when it belongs to another account.
+func (a *Accounts) APIKey(ctx context.Context, accountID, id string) (APIKey, error) {
 	row := a.db.QueryRowContext(ctx, `SELECT id, account_id, name, scopes, created_at, revoked_at FROM api_keys WHERE id = $1`, id)
-	return scanAPIKey(row)
+	key, err := scanAPIKey(row)
+	return ofAccount(key, err, key.AccountID, accountID, "api key")
 }
 
 // APIKeys lists a page of an account's keys, oldest first, and the cursor of the next page.

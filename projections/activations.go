@@ -75,8 +75,15 @@ func scanActivation(row interface{ Scan(...any) error }) (Activation, error) {
 	return a, nil
 }
 
-// Activation returns one activation of any account; the caller checks the account.
-func (p *Activations) Activation(ctx context.Context, id string) (Activation, error) {
+// Get returns one activation of an account: a domain NotFound error when there is none, a domain
+// Forbidden one when it belongs to another account (ofAccount).
+func (p *Activations) Get(ctx context.Context, accountID, id string) (Activation, error) {
+	row, err := p.byID(ctx, id)
+	return ofAccount(row, err, row.AccountID, accountID, "activation")
+}
+
+// byID returns one activation of any account (ErrNotFound when there is none).
+func (p *Activations) byID(ctx context.Context, id string) (Activation, error) {
 	a, err := scanActivation(p.db.QueryRowContext(ctx, selectActivations+` WHERE id = $1`, id))
 	if err != nil {
 		return Activation{}, fmt.Errorf("projections: activation %s: %w", id, err)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/funnelhq/funnel/domain"
 	"github.com/funnelhq/funnel/infra/eventstore"
+	"github.com/funnelhq/funnel/infra/pipeline"
 	"github.com/funnelhq/funnel/infra/sqldb"
 	"github.com/funnelhq/funnel/infra/sqldb/sqldbtest"
 	"github.com/funnelhq/funnel/projections"
@@ -68,7 +69,7 @@ func (fx keyFixture) issue(tb testing.TB, keyID string) (string, string) {
 }
 
 // apply applies events to a read model in one transaction, as the pipeline does.
-func apply(tb testing.TB, db *sqldb.DB, p projections.Projection, events []domain.Recorded) {
+func apply(tb testing.TB, db *sqldb.DB, p pipeline.Projection, events []domain.Recorded) {
 	tb.Helper()
 	ctx := context.Background()
 	tx, err := db.Projections.BeginTx(ctx, nil)

@@ -84,8 +84,15 @@ func scanBooking(row interface{ Scan(...any) error }) (Booking, error) {
 	return b, nil
 }
 
-// Booking returns one booking of any account; the caller checks the account.
-func (p *Bookings) Booking(ctx context.Context, id string) (Booking, error) {
+// Get returns one booking of an account: a domain NotFound error when there is none, a domain
+// Forbidden one when it belongs to another account (ofAccount).
+func (p *Bookings) Get(ctx context.Context, accountID, id string) (Booking, error) {
+	row, err := p.byID(ctx, id)
+	return ofAccount(row, err, row.AccountID, accountID, "booking")
+}
+
+// byID returns one booking of any account (ErrNotFound when there is none).
+func (p *Bookings) byID(ctx context.Context, id string) (Booking, error) {
 	b, err := scanBooking(p.db.QueryRowContext(ctx, selectBookings+` WHERE id = $1`, id))
 	if err != nil {
 		return Booking{}, fmt.Errorf("projections: booking %s: %w", id, err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -178,18 +179,33 @@ func scanContact(row interface{ Scan(...any) error }) (Contact, error) {
 	return c, nil
 }
 
-// ContactAt returns one contact of any account as it is at position at least (the last position
-// of a write to it, say): kept from the transaction that wrote it, when the contacts are applied
-// inline and this process wrote it there, or else read. The caller checks the account.
-func (p *Contacts) ContactAt(ctx context.Context, id string, position int64) (Contact, error) {
+// GetAt is Get as of position at least (the last position of a write to the contact, say): kept
+// from the transaction that wrote it, when the contacts are applied inline and this process wrote
+// it there, or else read.
+func (p *Contacts) GetAt(ctx context.Context, accountID, id string, position int64) (Contact, error) {
 	if c, ok := p.written.at(id, position); ok {
-		return c, nil
+		return contactOf(c, nil, accountID)
 	}
-	return p.Contact(ctx, id)
+	return p.Get(ctx, accountID, id)
 }
 
-// Contact returns one contact of any account; the caller checks the account.
-func (p *Contacts) Contact(ctx context.Context, id string) (Contact, error) {
+// Get returns one contact of an account: a domain NotFound error when there is none, a domain
+// Forbidden one when it belongs to another account.
+func (p *Contacts) Get(ctx context.Context, accountID, id string) (Contact, error) {
+	c, err := p.byID(ctx, id)
+	return contactOf(c, err, accountID)
+}
+
+// contactOf is ofAccount for a contact, whose 404 has always said only "not found".
+func contactOf(c Contact, err error, accountID string) (Contact, error) {
+	if errors.Is(err, ErrNotFound) {
+		return Contact{}, domain.NotFound("not found")
+	}
+	return ofAccount(c, err, c.AccountID, accountID, "contact")
+}
+
+// byID returns one contact of any account (ErrNotFound when there is none).
+func (p *Contacts) byID(ctx context.Context, id string) (Contact, error) {
 	c, err := scanContact(sqldb.QueryRow(ctx, p.db, selectContacts+` WHERE id = $1`, id))
 	if err != nil {
 		return Contact{}, fmt.Errorf("projections: contact %s: %w", id, err)
@@ -215,7 +231,7 @@ func (p *Contacts) List(ctx context.Context, accountID string, filter ContactFil
 	for i, d := range out {
 		if !d.doc.Valid {
 			// A row written before documents were kept (migration 11): shown from its columns.
-			c, err := p.Contact(ctx, d.id)
+			c, err := p.byID(ctx, d.id)
 			if err != nil {
 				return nil, "", fmt.Errorf("projections: list contacts: %w", err)
 			}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/funnelhq/funnel/domain"
+	"github.com/funnelhq/funnel/infra/pipeline"
 	"github.com/funnelhq/funnel/infra/sqldb"
 	"github.com/funnelhq/funnel/infra/sqldb/sqldbtest"
 	"github.com/funnelhq/funnel/projections"
@@ -25,7 +26,7 @@ func TestContactCreatedThenGivenACustomFieldInOneBatch(t *testing.T) {
 			recorded(t, 2, at, domain.ContactUpdated{ContactID: "ct_1", CustomFields: map[string]string{"cf_company": "Analytical Engines"}}),
 		}
 		applyBatch(t, db, contacts, batch)
-		c, err := contacts.Contact(ctx, "ct_1")
+		c, err := contacts.Get(ctx, "acc_1", "ct_1")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -36,7 +37,7 @@ func TestContactCreatedThenGivenACustomFieldInOneBatch(t *testing.T) {
 }
 
 // applyBatch applies a batch to a projection in one transaction, as the pipeline does.
-func applyBatch(t *testing.T, db *sqldb.DB, p projections.Projection, batch []domain.Recorded) {
+func applyBatch(t *testing.T, db *sqldb.DB, p pipeline.Projection, batch []domain.Recorded) {
 	t.Helper()
 	ctx := context.Background()
 	tx, err := db.Projections.BeginTx(ctx, nil)

@@ -46,8 +46,15 @@ type CRM struct {
 
 const selectCRMs = `SELECT id, account_id, name, created_at, seq FROM crms`
 
-// CRM returns one CRM of any account; the caller checks the account.
-func (p *CRMs) CRM(ctx context.Context, id string) (CRM, error) {
+// Get returns one CRM of an account: a domain NotFound error when there is none, a domain
+// Forbidden one when it belongs to another account (ofAccount).
+func (p *CRMs) Get(ctx context.Context, accountID, id string) (CRM, error) {
+	row, err := p.byID(ctx, id)
+	return ofAccount(row, err, row.AccountID, accountID, "crm")
+}
+
+// byID returns one CRM of any account (ErrNotFound when there is none).
+func (p *CRMs) byID(ctx context.Context, id string) (CRM, error) {
 	crms, err := p.query(ctx, selectCRMs+` WHERE id = $1`, id)
 	if err != nil {
 		return CRM{}, err

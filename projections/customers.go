@@ -56,8 +56,15 @@ func scanCustomer(row interface{ Scan(...any) error }) (Customer, error) {
 	return c, nil
 }
 
-// Customer returns one customer of any account; the caller checks the account.
-func (p *Customers) Customer(ctx context.Context, id string) (Customer, error) {
+// Get returns one customer of an account: a domain NotFound error when there is none, a domain
+// Forbidden one when it belongs to another account (ofAccount).
+func (p *Customers) Get(ctx context.Context, accountID, id string) (Customer, error) {
+	row, err := p.byID(ctx, id)
+	return ofAccount(row, err, row.AccountID, accountID, "customer")
+}
+
+// byID returns one customer of any account (ErrNotFound when there is none).
+func (p *Customers) byID(ctx context.Context, id string) (Customer, error) {
 	c, err := scanCustomer(p.db.QueryRowContext(ctx, selectCustomers+` WHERE id = $1`, id))
 	if err != nil {
 		return Customer{}, fmt.Errorf("projections: customer %s: %w", id, err)

@@ -7,9 +7,9 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/funnelhq/funnel/api/wire"
 	"github.com/funnelhq/funnel/domain"
 	"github.com/funnelhq/funnel/projections/paging"
-	"github.com/funnelhq/funnel/api/wire"
 )
 
 // EventTypes is the read model of calendars (event types) and their questions.
@@ -61,8 +61,15 @@ func scanEventType(row interface{ Scan(...any) error }) (EventType, error) {
 	return t, nil
 }
 
-// EventType returns one calendar of any account; the caller checks the account.
-func (p *EventTypes) EventType(ctx context.Context, id string) (EventType, error) {
+// Get returns one calendar of an account: a domain NotFound error when there is none, a domain
+// Forbidden one when it belongs to another account (ofAccount).
+func (p *EventTypes) Get(ctx context.Context, accountID, id string) (EventType, error) {
+	row, err := p.byID(ctx, id)
+	return ofAccount(row, err, row.AccountID, accountID, "event type")
+}
+
+// byID returns one calendar of any account (ErrNotFound when there is none).
+func (p *EventTypes) byID(ctx context.Context, id string) (EventType, error) {
 	t, err := scanEventType(p.db.QueryRowContext(ctx, selectEventTypes+` WHERE id = $1`, id))
 	if err != nil {
 		return EventType{}, fmt.Errorf("projections: event type %s: %w", id, err)

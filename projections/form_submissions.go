@@ -80,8 +80,15 @@ func scanSubmission(row interface{ Scan(...any) error }) (Submission, error) {
 	return s, nil
 }
 
-// Submission returns one submission of any account; the caller checks the account.
-func (p *FormSubmissions) Submission(ctx context.Context, id string) (Submission, error) {
+// Get returns one submission of an account: a domain NotFound error when there is none, a domain
+// Forbidden one when it belongs to another account (ofAccount).
+func (p *FormSubmissions) Get(ctx context.Context, accountID, id string) (Submission, error) {
+	row, err := p.byID(ctx, id)
+	return ofAccount(row, err, row.AccountID, accountID, "submission")
+}
+
+// byID returns one submission of any account (ErrNotFound when there is none).
+func (p *FormSubmissions) byID(ctx context.Context, id string) (Submission, error) {
 	s, err := scanSubmission(p.db.QueryRowContext(ctx, selectSubmissions+` WHERE id = $1`, id))
 	if err != nil {
 		return Submission{}, fmt.Errorf("projections: submission %s: %w", id, err)

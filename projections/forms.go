@@ -7,9 +7,9 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/funnelhq/funnel/api/wire"
 	"github.com/funnelhq/funnel/domain"
 	"github.com/funnelhq/funnel/projections/paging"
-	"github.com/funnelhq/funnel/api/wire"
 )
 
 // Forms is the read model of forms and their fields.
@@ -67,8 +67,15 @@ func scanForm(row interface{ Scan(...any) error }) (Form, error) {
 	return f, nil
 }
 
-// Form returns one form of any account; the caller checks the account.
-func (p *Forms) Form(ctx context.Context, id string) (Form, error) {
+// Get returns one form of an account: a domain NotFound error when there is none, a domain
+// Forbidden one when it belongs to another account (ofAccount).
+func (p *Forms) Get(ctx context.Context, accountID, id string) (Form, error) {
+	row, err := p.byID(ctx, id)
+	return ofAccount(row, err, row.AccountID, accountID, "form")
+}
+
+// byID returns one form of any account (ErrNotFound when there is none).
+func (p *Forms) byID(ctx context.Context, id string) (Form, error) {
 	f, err := scanForm(p.db.QueryRowContext(ctx, selectForms+` WHERE id = $1`, id))
 	if err != nil {
 		return Form{}, fmt.Errorf("projections: form %s: %w", id, err)

@@ -117,8 +117,15 @@ func scanLead(row interface{ Scan(...any) error }) (Lead, error) {
 	return l, nil
 }
 
-// Lead returns one lead of any account; the caller checks the account.
-func (p *Leads) Lead(ctx context.Context, id string) (Lead, error) {
+// Get returns one lead of an account: a domain NotFound error when there is none, a domain
+// Forbidden one when it belongs to another account (ofAccount).
+func (p *Leads) Get(ctx context.Context, accountID, id string) (Lead, error) {
+	row, err := p.byID(ctx, id)
+	return ofAccount(row, err, row.AccountID, accountID, "lead")
+}
+
+// byID returns one lead of any account (ErrNotFound when there is none).
+func (p *Leads) byID(ctx context.Context, id string) (Lead, error) {
 	l, err := scanLead(p.db.QueryRowContext(ctx, selectLeads+` WHERE id = $1`, id))
 	if err != nil {
 		return Lead{}, fmt.Errorf("projections: lead %s: %w", id, err)

@@ -7,9 +7,9 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/funnelhq/funnel/api/wire"
 	"github.com/funnelhq/funnel/domain"
 	"github.com/funnelhq/funnel/projections/paging"
-	"github.com/funnelhq/funnel/api/wire"
 )
 
 // Products is the read model of checkout products with their pricing tiers and bumps.
@@ -71,8 +71,15 @@ func scanProduct(row interface{ Scan(...any) error }) (Product, error) {
 	return p, nil
 }
 
-// Product returns one product of any account; the caller checks the account.
-func (p *Products) Product(ctx context.Context, id string) (Product, error) {
+// Get returns one product of an account: a domain NotFound error when there is none, a domain
+// Forbidden one when it belongs to another account (ofAccount).
+func (p *Products) Get(ctx context.Context, accountID, id string) (Product, error) {
+	row, err := p.byID(ctx, id)
+	return ofAccount(row, err, row.AccountID, accountID, "product")
+}
+
+// byID returns one product of any account (ErrNotFound when there is none).
+func (p *Products) byID(ctx context.Context, id string) (Product, error) {
 	product, err := scanProduct(p.db.QueryRowContext(ctx, selectProducts+` WHERE id = $1`, id))
 	if err != nil {
 		return Product{}, fmt.Errorf("projections: product %s: %w", id, err)

@@ -97,8 +97,15 @@ func scanSubscription(row interface{ Scan(...any) error }) (Subscription, error)
 	return s, nil
 }
 
-// Subscription returns one subscription (ErrNotFound when there is none).
-func (p *Subscriptions) Subscription(ctx context.Context, id string) (Subscription, error) {
+// Get returns one subscription of an account: a domain NotFound error when there is none, a domain
+// Forbidden one when it belongs to another account (ofAccount).
+func (p *Subscriptions) Get(ctx context.Context, accountID, id string) (Subscription, error) {
+	row, err := p.byID(ctx, id)
+	return ofAccount(row, err, row.AccountID, accountID, "subscription")
+}
+
+// byID returns one subscription of any account (ErrNotFound when there is none).
+func (p *Subscriptions) byID(ctx context.Context, id string) (Subscription, error) {
 	s, err := scanSubscription(p.db.QueryRowContext(ctx, selectSubscriptions+` WHERE id = $1`, id))
 	if err != nil {
 		return Subscription{}, fmt.Errorf("projections: subscription %s: %w", id, err)

@@ -101,8 +101,15 @@ func (t *Tags) List(ctx context.Context, accountID string, page paging.Page) ([]
 	return tags, next, nil
 }
 
-// Tag returns one tag of any account; the caller checks the account.
-func (t *Tags) Tag(ctx context.Context, id string) (Tag, error) {
+// Get returns one tag of an account: a domain NotFound error when there is none, a domain
+// Forbidden one when it belongs to another account (ofAccount).
+func (t *Tags) Get(ctx context.Context, accountID, id string) (Tag, error) {
+	row, err := t.byID(ctx, id)
+	return ofAccount(row, err, row.AccountID, accountID, "tag")
+}
+
+// byID returns one tag of any account (ErrNotFound when there is none).
+func (t *Tags) byID(ctx context.Context, id string) (Tag, error) {
 	tags, err := t.query(ctx, selectTags+` WHERE id = $1`, id)
 	if err != nil {
 		return Tag{}, err

@@ -98,8 +98,15 @@ func scanTransaction(row interface{ Scan(...any) error }) (Transaction, error) {
 	return t, nil
 }
 
-// Transaction returns one payment (ErrNotFound when there is none).
-func (p *Transactions) Transaction(ctx context.Context, id string) (Transaction, error) {
+// Get returns one payment of an account: a domain NotFound error when there is none, a domain
+// Forbidden one when it belongs to another account (ofAccount).
+func (p *Transactions) Get(ctx context.Context, accountID, id string) (Transaction, error) {
+	row, err := p.byID(ctx, id)
+	return ofAccount(row, err, row.AccountID, accountID, "transaction")
+}
+
+// byID returns one payment of any account (ErrNotFound when there is none).
+func (p *Transactions) byID(ctx context.Context, id string) (Transaction, error) {
 	t, err := scanTransaction(p.db.QueryRowContext(ctx, selectTransactions+` WHERE id = $1`, id))
 	if err != nil {
 		return Transaction{}, fmt.Errorf("projections: transaction %s: %w", id, err)

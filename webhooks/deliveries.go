@@ -95,8 +95,8 @@ func (d *Deliveries) List(ctx context.Context, accountID string, f DeliveryFilte
 	return out, next, d.attachAttempts(ctx, out)
 }
 
-// Get returns one delivery of any account, with its attempts; the caller checks the account.
-func (d *Deliveries) Get(ctx context.Context, id string) (Delivery, error) {
+// get returns one delivery of any account, with its attempts (Retry checks the account).
+func (d *Deliveries) get(ctx context.Context, id string) (Delivery, error) {
 	out, err := d.query(ctx, selectDeliveries+` WHERE id = $1`, id)
 	if err != nil {
 		return Delivery{}, err
@@ -113,7 +113,7 @@ func (d *Deliveries) Get(ctx context.Context, id string) (Delivery, error) {
 // and so is one recorded without a body because the secret its payload carries could not be
 // opened (Projector.deliveriesOf): sent again, it would go without it.
 func (d *Deliveries) Retry(ctx context.Context, accountID, id string) (Delivery, error) {
-	del, err := d.Get(ctx, id)
+	del, err := d.get(ctx, id)
 	if err != nil {
 		return Delivery{}, err
 	}

@@ -65,6 +65,10 @@ func NewProjector(dialect sqldb.Dialect, maxAttempts int, sealer Sealer, observe
 // Name identifies the projection's checkpoint.
 func (*Projector) Name() string { return "webhooks" }
 
+// Tables are the tables the projector writes: the subscriptions, and the outbox of deliveries
+// with their attempts (which the dispatcher writes too).
+var Tables = []string{"webhook_subscriptions", "webhook_deliveries", "webhook_attempts"}
+
 var subscriptionEvents = map[string]bool{
 	domain.WebhookSubscribed{}.EventType():           true,
 	domain.WebhookSubscriptionDeleted{}.EventType():  true,

@@ -35,14 +35,17 @@ type Subscription struct {
 
 const selectSubscriptions = `SELECT id, account_id, kind, url, events, filters, status, status_reason, created_at, position FROM webhook_subscriptions`
 
-// Get returns one subscription of any account; the caller checks the account.
-func (s *Subscriptions) Get(ctx context.Context, id string) (Subscription, error) {
+// Get returns one subscription of an account: a domain NotFound error when there is none, a
+// domain Forbidden one when it belongs to another account (decisions.md "General").
+func (s *Subscriptions) Get(ctx context.Context, accountID, id string) (Subscription, error) {
 	subs, err := s.query(ctx, selectSubscriptions+` WHERE id = $1`, id)
-	if err != nil {
+	switch {
+	case err != nil:
 		return Subscription{}, err
-	}
-	if len(subs) == 0 {
-		return Subscription{}, ErrNotFound
+	case len(subs) == 0:
+		return Subscription{}, domain.NotFound("subscription not found")
+	case subs[0].AccountID != accountID:
+		return Subscription{}, domain.Forbidden("subscription belongs to another account")
 	}
 	return subs[0], nil
 }

@@ -18,6 +18,10 @@ type Listener struct {
 	Observer Observer    // records each request's metrics; nil records nothing
 	// Limit applies rate limits to the listener's requests (RateLimits.Middleware); nil applies none.
 	Limit func(http.Handler) http.Handler
+	// Unavailable tells whether an error means the database could not be reached or refused
+	// more work for now (the adapter knows its drivers' errors: sqldb.Unavailable); Fail answers
+	// those 503 with Retry-After. nil: none does.
+	Unavailable func(error) bool
 }
 
 // Handler wraps a listener's router in the middleware every request passes through, outermost

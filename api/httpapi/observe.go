@@ -20,6 +20,8 @@ type exchange struct {
 	route     string // the matched route's template ("/api/v1/contacts/{contactId}"), never the raw path
 	accountID string // the account the request acts for, once known (RecordAccount)
 	log       *zap.Logger
+	// unavailable is the listener's Unavailable.
+	unavailable func(error) bool
 }
 
 func exchangeOf(r *http.Request) *exchange {
@@ -33,6 +35,13 @@ func logOf(r *http.Request) *zap.Logger {
 		return ex.log
 	}
 	return zap.L() // a handler served outside Listener.Handler, as in a unit test
+}
+
+// unavailable tells whether err means the database could not be reached or refused more work
+// for now, as the listener's adapter classifies it (Listener.Unavailable).
+func unavailable(r *http.Request, err error) bool {
+	ex := exchangeOf(r)
+	return ex != nil && ex.unavailable != nil && ex.unavailable(err)
 }
 
 // RecordAccount notes the account a request acts for (the API key's on /api/v1, the path's on
@@ -75,7 +84,7 @@ func (l Listener) observe(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
-		ex := &exchange{route: "unmatched", log: log}
+		ex := &exchange{route: "unmatched", log: log, unavailable: l.Unavailable}
 		next.ServeHTTP(rec, r.WithContext(context.WithValue(r.Context(), exchangeKey, ex)))
 		took := time.Since(start)
 		if l.Observer != nil {

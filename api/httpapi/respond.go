@@ -10,7 +10,6 @@ import (
 
 	"github.com/funnelhq/funnel/commands"
 	"github.com/funnelhq/funnel/domain"
-	"github.com/funnelhq/funnel/infra/sqldb"
 	"github.com/funnelhq/funnel/projections/paging"
 	"github.com/funnelhq/funnel/projections"
 	"github.com/funnelhq/funnel/webhooks"
@@ -66,7 +65,7 @@ func Fail(w http.ResponseWriter, r *http.Request, err error) {
 		WriteError(w, http.StatusServiceUnavailable, err.Error())
 	case errors.Is(err, context.Canceled) && r.Context().Err() != nil:
 		// The client went away; nobody is left to answer.
-	case sqldb.Unavailable(err):
+	case unavailable(r, err):
 		// Nothing was decided: the database could not be reached or refused more work for now.
 		logOf(r).Warn("database unavailable", zap.String("requestId", RequestID(r.Context())),
 			zap.String("method", r.Method), zap.String("path", r.URL.Path), zap.Error(err))

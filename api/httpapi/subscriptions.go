@@ -10,9 +10,10 @@ import (
 	"github.com/funnelhq/funnel/webhooks"
 )
 
-// SubscriptionReader reads one webhook subscription (the webhook projector's table).
+// SubscriptionReader reads one webhook subscription of an account (the webhook projector's
+// table): webhooks.Subscriptions.
 type SubscriptionReader interface {
-	Get(ctx context.Context, id string) (webhooks.Subscription, error)
+	Get(ctx context.Context, accountID, id string) (webhooks.Subscription, error)
 }
 
 // Subscriptions creates and deletes webhook subscriptions for both APIs: a REST Hook of the
@@ -105,7 +106,7 @@ func (s Subscriptions) Create(w http.ResponseWriter, r *http.Request, how NewSub
 	if !AwaitReadModels(w, r, s.ReadModels, res.Position) {
 		return
 	}
-	sub, err := s.Read.Get(r.Context(), res.SubscriptionID)
+	sub, err := s.Read.Get(r.Context(), how.Meta.AccountID, res.SubscriptionID)
 	if err != nil {
 		Fail(w, r, err)
 		return

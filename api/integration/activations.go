@@ -52,10 +52,10 @@ func (s *Server) completeActivation(w http.ResponseWriter, r *http.Request) {
 // answers with the activation as the read model holds it, with the signup URL of the token the
 // caller presented (the read model keeps no token).
 func (s *Server) answerActivation(w http.ResponseWriter, r *http.Request, res commands.ActivationView, token string) {
-	if !httpapi.AwaitReadModels(w, r, s.deps.ReadModels, res.Position) {
+	if !httpapi.AwaitReadModels(w, r, s.deps.Runtime.ReadModels, res.Position) {
 		return
 	}
-	a, err := s.deps.Activations.Activation(r.Context(), res.ActivationID)
+	a, err := s.deps.Read.Activations.Get(r.Context(), principalOf(r.Context()).accountID(), res.ActivationID)
 	if err != nil {
 		httpapi.Fail(w, r, err)
 		return

@@ -48,7 +48,7 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 			s.unauthorized(w, r, "missing bearer API key")
 			return
 		}
-		key, err := s.deps.APIKeys.APIKeyByHash(r.Context(), domain.HashAPIKey(token))
+		key, err := s.deps.Keys.APIKeyByHash(r.Context(), domain.HashAPIKey(token))
 		switch {
 		case httpapi.IsNotFound(err):
 			s.unauthorized(w, r, "invalid API key")

@@ -53,10 +53,10 @@ func (s *Server) upsertContact(w http.ResponseWriter, r *http.Request) {
 
 // answerContact waits for the read models and answers with the contact and the tag report.
 func (s *Server) answerContact(w http.ResponseWriter, r *http.Request, res commands.ContactResult, requested domain.TagRequest, outcome string) {
-	if !httpapi.AwaitWrite(w, r, s.deps.ReadModels, res.Position, res.Types) {
+	if !httpapi.AwaitWrite(w, r, s.deps.Runtime.ReadModels, res.Position, res.Types) {
 		return
 	}
-	contact, err := s.deps.Contacts.ContactAt(r.Context(), res.ContactID, res.Position)
+	contact, err := s.deps.Read.Contacts.GetAt(r.Context(), principalOf(r.Context()).accountID(), res.ContactID, res.Position)
 	if err != nil {
 		httpapi.Fail(w, r, err)
 		return
@@ -93,13 +93,9 @@ func tagReport(req domain.TagRequest, res domain.TagResolution, outcome string) 
 
 // getContact serves GET /api/v1/contacts/{contactId}.
 func (s *Server) getContact(w http.ResponseWriter, r *http.Request) {
-	contact, err := s.deps.Contacts.Contact(r.Context(), mux.Vars(r)["contactId"])
+	contact, err := s.deps.Read.Contacts.Get(r.Context(), principalOf(r.Context()).accountID(), mux.Vars(r)["contactId"])
 	if err != nil {
 		httpapi.Fail(w, r, err)
-		return
-	}
-	if contact.AccountID != principalOf(r.Context()).accountID() {
-		httpapi.WriteError(w, http.StatusForbidden, "contact belongs to another account")
 		return
 	}
 	httpapi.WriteJSON(w, http.StatusOK, httpapi.Object{"contact": contact.View()})
@@ -109,6 +105,6 @@ func (s *Server) getContact(w http.ResponseWriter, r *http.Request) {
 func (s *Server) listContacts(w http.ResponseWriter, r *http.Request) {
 	filter := projections.ContactFilter{Email: r.URL.Query().Get("email")}
 	httpapi.WriteDocumentPage(w, r, "contacts", func(page paging.Page) ([]string, string, error) {
-		return s.deps.Contacts.List(r.Context(), principalOf(r.Context()).accountID(), filter, page)
+		return s.deps.Read.Contacts.List(r.Context(), principalOf(r.Context()).accountID(), filter, page)
 	})
 }

@@ -15,18 +15,19 @@ import (
 // listCRMs serves GET /api/v1/crms: the account's pipelines with their stages, in creation order.
 func (s *Server) listCRMs(w http.ResponseWriter, r *http.Request) {
 	httpapi.WritePage(w, r, "crms", func(page paging.Page) ([]projections.CRM, string, error) {
-		return s.deps.CRMs.List(r.Context(), principalOf(r.Context()).accountID(), page)
+		return s.deps.Read.CRMs.List(r.Context(), principalOf(r.Context()).accountID(), page)
 	}, httpapi.CRMView)
 }
 
 // listStages serves GET /api/v1/crms/{crmId}/stages, in pipeline order.
 func (s *Server) listStages(w http.ResponseWriter, r *http.Request) {
-	crm, err := s.deps.CRMs.CRM(r.Context(), mux.Vars(r)["crmId"])
-	if !owned(w, r, "crm", crm.AccountID, err) {
+	crm, err := s.deps.Read.CRMs.Get(r.Context(), principalOf(r.Context()).accountID(), mux.Vars(r)["crmId"])
+	if err != nil {
+		httpapi.Fail(w, r, err)
 		return
 	}
 	httpapi.WritePage(w, r, "stages", func(page paging.Page) ([]domain.Stage, string, error) {
-		return s.deps.CRMs.Stages(r.Context(), crm.ID, page)
+		return s.deps.Read.CRMs.Stages(r.Context(), crm.ID, page)
 	}, httpapi.StageView)
 }
 
@@ -61,15 +62,15 @@ func (s *Server) createLead(w http.ResponseWriter, r *http.Request) {
 		httpapi.Fail(w, r, err)
 		return
 	}
-	if !httpapi.AwaitReadModels(w, r, s.deps.ReadModels, res.Position) {
+	if !httpapi.AwaitReadModels(w, r, s.deps.Runtime.ReadModels, res.Position) {
 		return
 	}
-	lead, err := s.deps.Leads.Lead(r.Context(), res.LeadID)
+	lead, err := s.deps.Read.Leads.Get(r.Context(), principalOf(r.Context()).accountID(), res.LeadID)
 	if err != nil {
 		httpapi.Fail(w, r, err)
 		return
 	}
-	contact, err := s.deps.Contacts.Contact(r.Context(), res.ContactID)
+	contact, err := s.deps.Read.Contacts.Get(r.Context(), principalOf(r.Context()).accountID(), res.ContactID)
 	if err != nil {
 		httpapi.Fail(w, r, err)
 		return
@@ -102,10 +103,10 @@ func (s *Server) updateLead(w http.ResponseWriter, r *http.Request) {
 		httpapi.Fail(w, r, err)
 		return
 	}
-	if !httpapi.AwaitReadModels(w, r, s.deps.ReadModels, res.Position) {
+	if !httpapi.AwaitReadModels(w, r, s.deps.Runtime.ReadModels, res.Position) {
 		return
 	}
-	lead, err := s.deps.Leads.Lead(r.Context(), vars["leadId"])
+	lead, err := s.deps.Read.Leads.Get(r.Context(), principalOf(r.Context()).accountID(), vars["leadId"])
 	if err != nil {
 		httpapi.Fail(w, r, err)
 		return

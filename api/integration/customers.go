@@ -15,23 +15,24 @@ import (
 func (s *Server) listCustomers(w http.ResponseWriter, r *http.Request) {
 	filter := projections.CustomerFilter{Email: r.URL.Query().Get("email")}
 	httpapi.WritePage(w, r, "customers", func(page paging.Page) ([]projections.Customer, string, error) {
-		return s.deps.Customers.List(r.Context(), principalOf(r.Context()).accountID(), filter, page)
+		return s.deps.Read.Customers.List(r.Context(), principalOf(r.Context()).accountID(), filter, page)
 	}, httpapi.CustomerView)
 }
 
 // getCustomer serves GET /api/v1/customers/{customerId}: a customer with its payments and
 // subscriptions, oldest first.
 func (s *Server) getCustomer(w http.ResponseWriter, r *http.Request) {
-	customer, err := s.deps.Customers.Customer(r.Context(), mux.Vars(r)["customerId"])
-	if !owned(w, r, "customer", customer.AccountID, err) {
-		return
-	}
-	transactions, err := s.deps.Transactions.OfCustomer(r.Context(), customer.ID)
+	customer, err := s.deps.Read.Customers.Get(r.Context(), principalOf(r.Context()).accountID(), mux.Vars(r)["customerId"])
 	if err != nil {
 		httpapi.Fail(w, r, err)
 		return
 	}
-	subscriptions, err := s.deps.CheckoutSubscriptions.OfCustomer(r.Context(), customer.ID)
+	transactions, err := s.deps.Read.Transactions.OfCustomer(r.Context(), customer.ID)
+	if err != nil {
+		httpapi.Fail(w, r, err)
+		return
+	}
+	subscriptions, err := s.deps.Read.Subscriptions.OfCustomer(r.Context(), customer.ID)
 	if err != nil {
 		httpapi.Fail(w, r, err)
 		return

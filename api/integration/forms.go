@@ -14,14 +14,15 @@ import (
 // listForms serves GET /api/v1/forms: id, name and fields of the account's forms, in creation order.
 func (s *Server) listForms(w http.ResponseWriter, r *http.Request) {
 	httpapi.WritePage(w, r, "forms", func(page paging.Page) ([]projections.Form, string, error) {
-		return s.deps.Forms.List(r.Context(), principalOf(r.Context()).accountID(), page)
+		return s.deps.Read.Forms.List(r.Context(), principalOf(r.Context()).accountID(), page)
 	}, httpapi.FormView)
 }
 
 // getForm serves GET /api/v1/forms/{formId}.
 func (s *Server) getForm(w http.ResponseWriter, r *http.Request) {
-	form, err := s.deps.Forms.Form(r.Context(), mux.Vars(r)["formId"])
-	if !owned(w, r, "form", form.AccountID, err) {
+	form, err := s.deps.Read.Forms.Get(r.Context(), principalOf(r.Context()).accountID(), mux.Vars(r)["formId"])
+	if err != nil {
+		httpapi.Fail(w, r, err)
 		return
 	}
 	httpapi.WriteJSON(w, http.StatusOK, httpapi.Object{"form": httpapi.FormView(form)})
@@ -44,10 +45,10 @@ func (s *Server) submitForm(w http.ResponseWriter, r *http.Request) {
 		httpapi.Fail(w, r, err)
 		return
 	}
-	if !httpapi.AwaitReadModels(w, r, s.deps.ReadModels, res.Position) {
+	if !httpapi.AwaitReadModels(w, r, s.deps.Runtime.ReadModels, res.Position) {
 		return
 	}
-	submission, err := s.deps.Submissions.Submission(r.Context(), res.SubmissionID)
+	submission, err := s.deps.Read.Submissions.Get(r.Context(), principalOf(r.Context()).accountID(), res.SubmissionID)
 	if err != nil {
 		httpapi.Fail(w, r, err)
 		return

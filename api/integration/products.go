@@ -14,14 +14,15 @@ import (
 // bumps, in creation order.
 func (s *Server) listProducts(w http.ResponseWriter, r *http.Request) {
 	httpapi.WritePage(w, r, "products", func(page paging.Page) ([]projections.Product, string, error) {
-		return s.deps.Products.List(r.Context(), principalOf(r.Context()).accountID(), page)
+		return s.deps.Read.Products.List(r.Context(), principalOf(r.Context()).accountID(), page)
 	}, httpapi.ProductView)
 }
 
 // getProduct serves GET /api/v1/products/{productId}: a checkout with its pricing options and bumps.
 func (s *Server) getProduct(w http.ResponseWriter, r *http.Request) {
-	product, err := s.deps.Products.Product(r.Context(), mux.Vars(r)["productId"])
-	if !owned(w, r, "product", product.AccountID, err) {
+	product, err := s.deps.Read.Products.Get(r.Context(), principalOf(r.Context()).accountID(), mux.Vars(r)["productId"])
+	if err != nil {
+		httpapi.Fail(w, r, err)
 		return
 	}
 	httpapi.WriteJSON(w, http.StatusOK, httpapi.Object{"product": httpapi.ProductView(product)})

@@ -15,14 +15,15 @@ import (
 // listEventTypes serves GET /api/v1/scheduling/event-types: the account's calendars, in creation order.
 func (s *Server) listEventTypes(w http.ResponseWriter, r *http.Request) {
 	httpapi.WritePage(w, r, "eventTypes", func(page paging.Page) ([]projections.EventType, string, error) {
-		return s.deps.EventTypes.List(r.Context(), principalOf(r.Context()).accountID(), page)
+		return s.deps.Read.EventTypes.List(r.Context(), principalOf(r.Context()).accountID(), page)
 	}, httpapi.EventTypeView)
 }
 
 // getEventType serves GET /api/v1/scheduling/event-types/{eventTypeId}.
 func (s *Server) getEventType(w http.ResponseWriter, r *http.Request) {
-	eventType, err := s.deps.EventTypes.EventType(r.Context(), mux.Vars(r)["eventTypeId"])
-	if !owned(w, r, "event type", eventType.AccountID, err) {
+	eventType, err := s.deps.Read.EventTypes.Get(r.Context(), principalOf(r.Context()).accountID(), mux.Vars(r)["eventTypeId"])
+	if err != nil {
+		httpapi.Fail(w, r, err)
 		return
 	}
 	httpapi.WriteJSON(w, http.StatusOK, httpapi.Object{"eventType": httpapi.EventTypeView(eventType)})
@@ -60,10 +61,10 @@ func (s *Server) bookEvent(w http.ResponseWriter, r *http.Request) {
 		httpapi.Fail(w, r, err)
 		return
 	}
-	if !httpapi.AwaitReadModels(w, r, s.deps.ReadModels, res.Position) {
+	if !httpapi.AwaitReadModels(w, r, s.deps.Runtime.ReadModels, res.Position) {
 		return
 	}
-	booking, err := s.deps.Bookings.Booking(r.Context(), res.BookingID)
+	booking, err := s.deps.Read.Bookings.Get(r.Context(), principalOf(r.Context()).accountID(), res.BookingID)
 	if err != nil {
 		httpapi.Fail(w, r, err)
 		return

@@ -11,43 +11,27 @@ import (
 	"strings"
 
 	"github.com/gorilla/mux"
-	"go.uber.org/zap"
 
 	"github.com/funnelhq/funnel/api/httpapi"
 	"github.com/funnelhq/funnel/api/openapi"
 	"github.com/funnelhq/funnel/commands"
 	"github.com/funnelhq/funnel/domain"
+	"github.com/funnelhq/funnel/projections"
+	"github.com/funnelhq/funnel/webhooks"
 )
 
-// Deps are what the handlers need.
+// Deps are what the handlers need: the commands, the read side, and what every API shares.
 type Deps struct {
-	Commands    commands.Handlers
-	APIKeys     APIKeys
-	Contacts    Contacts
-	Tags        Tags
-	CRMs        CRMs
-	Leads       Leads
-	Forms       Forms
-	Submissions Submissions
-	EventTypes  EventTypes
-	Bookings    Bookings
-	Products    Products
-	Customers   Customers
-	// Transactions and CheckoutSubscriptions read a customer's payments and subscriptions.
-	Transactions          Transactions
-	CheckoutSubscriptions CheckoutSubscriptions
-	Activations           Activations
-	// Subscriptions reads the REST Hook subscriptions the webhook projector keeps.
-	Subscriptions httpapi.SubscriptionReader
-	Samples       Samples
-	ReadModels    httpapi.ReadModelWaiter
-	// Idempotency keeps the answers of requests with an Idempotency-Key; nil turns the header off.
-	Idempotency httpapi.IdempotencyStore
-	// Ready reports whether migrations ran and the projections caught up at start (/readyz).
-	Ready    func() bool
-	APIHost  string // FUNNEL_API_HOST: /api/v1 answers for this host only, whatever the port
-	Log      *zap.Logger
-	Observer httpapi.Observer // the HTTP metrics; may be nil
+	Commands commands.Handlers
+	// Read are the read models; their look-ups take the requesting account and answer 404 or
+	// 403 themselves.
+	Read projections.Queries
+	// Webhooks reads the REST Hook subscriptions the webhook projector keeps, and the samples.
+	Webhooks webhooks.Queries
+	// Keys finds the API key a request presents, by the hash of its secret.
+	Keys    *projections.APIKeyAuthenticator
+	Runtime httpapi.Runtime
+	APIHost string // FUNNEL_API_HOST: /api/v1 answers for this host only, whatever the port
 	// RateLimits decides on /api/v1 requests under Limits; nil applies none (FUNNEL_RATE_LIMITS=off).
 	RateLimits *httpapi.RateLimits
 	Limits     Limits
@@ -63,7 +47,7 @@ type Server struct {
 // New builds the handlers.
 func New(deps Deps) *Server {
 	return &Server{deps: deps, limits: deps.RateLimits, subscriptions: httpapi.Subscriptions{
-		Commands: deps.Commands, Read: deps.Subscriptions, ReadModels: deps.ReadModels,
+		Commands: deps.Commands, Read: deps.Webhooks.Subscriptions, ReadModels: deps.Runtime.ReadModels,
 	}}
 }
 
@@ -72,9 +56,9 @@ func New(deps Deps) *Server {
 // included.
 func (s *Server) Handler() http.Handler {
 	root := httpapi.NewRouter()
-	httpapi.AddHealth(root, s.deps.Ready)
+	httpapi.AddHealth(root, s.deps.Runtime.Ready)
 	root.MatcherFunc(s.isAPIHost).Handler(s.Router())
-	return httpapi.Listener{Name: "api", Log: s.deps.Log, Observer: s.deps.Observer, Limit: s.limitAddresses}.Handler(root)
+	return httpapi.Listener{Name: "api", Log: s.deps.Runtime.Log, Observer: s.deps.Runtime.Observer, Unavailable: s.deps.Runtime.Unavailable, Limit: s.limitAddresses}.Handler(root)
 }
 
 // Router holds the routes served on the API host (tests walk them).
@@ -84,7 +68,7 @@ func (s *Server) Router() *mux.Router {
 	// The OpenAPI document needs no key: integrators' tools fetch it before they have one.
 	onHost.Handle("/api/v1/openapi.json", openapi.Serve("application/json; charset=utf-8", openapi.Integration())).Methods(http.MethodGet)
 	v1 := func(method, path string, scope domain.Scope, h http.HandlerFunc) {
-		onHost.Handle("/api/v1"+path, s.authenticate(s.limitAccount(method, path, scoped(scope, httpapi.Idempotent(s.deps.Idempotency, accountScope, h))))).Methods(method)
+		onHost.Handle("/api/v1"+path, s.authenticate(s.limitAccount(method, path, scoped(scope, httpapi.Idempotent(s.deps.Runtime.Idempotency, accountScope, h))))).Methods(method)
 	}
 
 	v1(http.MethodGet, "/contacts", domain.ScopeContactsRead, s.listContacts)

@@ -72,6 +72,6 @@ func (s *Server) changeTags(w http.ResponseWriter, r *http.Request, cmd commands
 // listTags serves GET /api/v1/tags.
 func (s *Server) listTags(w http.ResponseWriter, r *http.Request) {
 	httpapi.WritePage(w, r, "tags", func(page paging.Page) ([]projections.Tag, string, error) {
-		return s.deps.Tags.List(r.Context(), principalOf(r.Context()).accountID(), page)
+		return s.deps.Read.Tags.List(r.Context(), principalOf(r.Context()).accountID(), page)
 	}, httpapi.TagView)
 }

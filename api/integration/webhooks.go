@@ -31,7 +31,7 @@ func (s *Server) unsubscribeRESTHook(w http.ResponseWriter, r *http.Request) {
 
 // sampleEvents serves GET /api/v1/webhooks/events/{eventName}.
 func (s *Server) sampleEvents(w http.ResponseWriter, r *http.Request) {
-	events, err := s.deps.Samples.For(r.Context(), principalOf(r.Context()).accountID(), mux.Vars(r)["eventName"])
+	events, err := s.deps.Webhooks.Samples.For(r.Context(), principalOf(r.Context()).accountID(), mux.Vars(r)["eventName"])
 	if errors.Is(err, webhooks.ErrUnknownEvent) {
 		httpapi.WriteError(w, http.StatusNotFound, "unknown event type")
 		return

@@ -34,10 +34,10 @@ func (s *Server) createAccount(w http.ResponseWriter, r *http.Request) {
 		httpapi.Fail(w, r, err)
 		return
 	}
-	if !httpapi.AwaitReadModels(w, r, s.deps.ReadModels, res.Position) {
+	if !httpapi.AwaitReadModels(w, r, s.deps.Runtime.ReadModels, res.Position) {
 		return
 	}
-	account, err := s.deps.Accounts.Account(r.Context(), res.AccountID)
+	account, err := s.deps.Read.Accounts.Account(r.Context(), res.AccountID)
 	if err != nil {
 		httpapi.Fail(w, r, err)
 		return
@@ -69,10 +69,10 @@ func (s *Server) issueAPIKey(w http.ResponseWriter, r *http.Request) {
 		httpapi.Fail(w, r, err)
 		return
 	}
-	if !httpapi.AwaitReadModels(w, r, s.deps.ReadModels, res.Position) {
+	if !httpapi.AwaitReadModels(w, r, s.deps.Runtime.ReadModels, res.Position) {
 		return
 	}
-	key, err := s.deps.Accounts.APIKeyByHash(r.Context(), domain.HashAPIKey(res.Secret))
+	key, err := s.deps.Read.Accounts.APIKeyByHash(r.Context(), domain.HashAPIKey(res.Secret))
 	if err != nil {
 		httpapi.Fail(w, r, err)
 		return
@@ -87,14 +87,15 @@ func (s *Server) issueAPIKey(w http.ResponseWriter, r *http.Request) {
 func (s *Server) listAPIKeys(w http.ResponseWriter, r *http.Request) {
 	account := accountOf(r)
 	httpapi.WritePage(w, r, "apiKeys", func(page paging.Page) ([]projections.APIKey, string, error) {
-		return s.deps.Accounts.APIKeys(r.Context(), account.ID, page)
+		return s.deps.Read.Accounts.APIKeys(r.Context(), account.ID, page)
 	}, apiKeyView)
 }
 
 // revokeAPIKey serves DELETE /admin/v1/accounts/{accountId}/api-keys/{keyId}.
 func (s *Server) revokeAPIKey(w http.ResponseWriter, r *http.Request) {
-	key, err := s.deps.Accounts.APIKey(r.Context(), mux.Vars(r)["keyId"])
-	if !owned(w, r, "api key", key.AccountID, err) {
+	key, err := s.deps.Read.Accounts.APIKey(r.Context(), accountOf(r).ID, mux.Vars(r)["keyId"])
+	if err != nil {
+		httpapi.Fail(w, r, err)
 		return
 	}
 	pos, err := s.deps.Commands.RevokeAPIKey.Handle(r.Context(), commands.RevokeAPIKey{Meta: operatorMeta(r), KeyID: key.ID})
@@ -102,7 +103,7 @@ func (s *Server) revokeAPIKey(w http.ResponseWriter, r *http.Request) {
 		httpapi.Fail(w, r, err)
 		return
 	}
-	if !httpapi.AwaitReadModels(w, r, s.deps.ReadModels, pos) {
+	if !httpapi.AwaitReadModels(w, r, s.deps.Runtime.ReadModels, pos) {
 		return
 	}
 	httpapi.WriteJSON(w, http.StatusOK, nil)

@@ -24,10 +24,10 @@ func (s *Server) defineCustomField(w http.ResponseWriter, r *http.Request) {
 		httpapi.Fail(w, r, err)
 		return
 	}
-	if !httpapi.AwaitReadModels(w, r, s.deps.ReadModels, res.Position) {
+	if !httpapi.AwaitReadModels(w, r, s.deps.Runtime.ReadModels, res.Position) {
 		return
 	}
-	field, err := s.deps.Accounts.CustomField(r.Context(), accountOf(r).ID, res.FieldID)
+	field, err := s.deps.Read.Accounts.CustomField(r.Context(), accountOf(r).ID, res.FieldID)
 	if err != nil {
 		httpapi.Fail(w, r, err)
 		return
@@ -43,7 +43,7 @@ func customFieldView(f projections.CustomField) httpapi.Object {
 func (s *Server) listCustomFields(w http.ResponseWriter, r *http.Request) {
 	account := accountOf(r)
 	httpapi.WritePage(w, r, "customFields", func(page paging.Page) ([]projections.CustomField, string, error) {
-		return s.deps.Accounts.CustomFields(r.Context(), account.ID, page)
+		return s.deps.Read.Accounts.CustomFields(r.Context(), account.ID, page)
 	}, customFieldView)
 }
 
@@ -69,10 +69,10 @@ func (s *Server) createTag(w http.ResponseWriter, r *http.Request) {
 		httpapi.Fail(w, r, err)
 		return
 	}
-	if !httpapi.AwaitReadModels(w, r, s.deps.ReadModels, res.Position) {
+	if !httpapi.AwaitReadModels(w, r, s.deps.Runtime.ReadModels, res.Position) {
 		return
 	}
-	tag, err := s.deps.Tags.Tag(r.Context(), res.TagID)
+	tag, err := s.deps.Read.Tags.Get(r.Context(), accountOf(r).ID, res.TagID)
 	if err != nil {
 		httpapi.Fail(w, r, err)
 		return
@@ -84,6 +84,6 @@ func (s *Server) createTag(w http.ResponseWriter, r *http.Request) {
 func (s *Server) listTags(w http.ResponseWriter, r *http.Request) {
 	account := accountOf(r)
 	httpapi.WritePage(w, r, "tags", func(page paging.Page) ([]projections.Tag, string, error) {
-		return s.deps.Tags.List(r.Context(), account.ID, page)
+		return s.deps.Read.Tags.List(r.Context(), account.ID, page)
 	}, tagView)
 }

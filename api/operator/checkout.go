@@ -49,7 +49,7 @@ func (s *Server) purchase(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	customer, err := s.deps.Customers.Customer(r.Context(), res.CustomerID)
+	customer, err := s.deps.Read.Customers.Get(r.Context(), accountOf(r).ID, res.CustomerID)
 	if err != nil {
 		httpapi.Fail(w, r, err)
 		return
@@ -67,7 +67,7 @@ func (s *Server) purchase(w http.ResponseWriter, r *http.Request) {
 func (s *Server) payment(w http.ResponseWriter, r *http.Request, transactionID, subscriptionID string) (httpapi.Object, bool) {
 	body := httpapi.Object{}
 	if transactionID != "" {
-		t, err := s.deps.Transactions.Transaction(r.Context(), transactionID)
+		t, err := s.deps.Read.Transactions.Get(r.Context(), accountOf(r).ID, transactionID)
 		if err != nil {
 			httpapi.Fail(w, r, err)
 			return nil, false
@@ -75,7 +75,7 @@ func (s *Server) payment(w http.ResponseWriter, r *http.Request, transactionID, 
 		body["transaction"] = httpapi.TransactionView(t)
 	}
 	if subscriptionID != "" {
-		sub, err := s.deps.BillingSubscriptions.Subscription(r.Context(), subscriptionID)
+		sub, err := s.deps.Read.Subscriptions.Get(r.Context(), accountOf(r).ID, subscriptionID)
 		if err != nil {
 			httpapi.Fail(w, r, err)
 			return nil, false
@@ -184,5 +184,5 @@ func (s *Server) recorded(w http.ResponseWriter, r *http.Request, err error, pos
 		httpapi.Fail(w, r, err)
 		return false
 	}
-	return httpapi.AwaitReadModels(w, r, s.deps.ReadModels, position)
+	return httpapi.AwaitReadModels(w, r, s.deps.Runtime.ReadModels, position)
 }

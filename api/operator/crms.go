@@ -31,10 +31,10 @@ func (s *Server) createCRM(w http.ResponseWriter, r *http.Request) {
 		httpapi.Fail(w, r, err)
 		return
 	}
-	if !httpapi.AwaitReadModels(w, r, s.deps.ReadModels, res.Position) {
+	if !httpapi.AwaitReadModels(w, r, s.deps.Runtime.ReadModels, res.Position) {
 		return
 	}
-	crm, err := s.deps.CRMs.CRM(r.Context(), res.CRMID)
+	crm, err := s.deps.Read.CRMs.Get(r.Context(), accountOf(r).ID, res.CRMID)
 	if err != nil {
 		httpapi.Fail(w, r, err)
 		return
@@ -46,7 +46,7 @@ func (s *Server) createCRM(w http.ResponseWriter, r *http.Request) {
 func (s *Server) listCRMs(w http.ResponseWriter, r *http.Request) {
 	account := accountOf(r)
 	httpapi.WritePage(w, r, "crms", func(page paging.Page) ([]projections.CRM, string, error) {
-		return s.deps.CRMs.List(r.Context(), account.ID, page)
+		return s.deps.Read.CRMs.List(r.Context(), account.ID, page)
 	}, httpapi.CRMView)
 }
 
@@ -54,12 +54,13 @@ func (s *Server) listCRMs(w http.ResponseWriter, r *http.Request) {
 // the leads of one CRM of the account, in creation order, optionally of one contact.
 func (s *Server) listLeads(w http.ResponseWriter, r *http.Request) {
 	account := accountOf(r)
-	crm, err := s.deps.CRMs.CRM(r.Context(), mux.Vars(r)["crmId"])
-	if !owned(w, r, "crm", crm.AccountID, err) {
+	crm, err := s.deps.Read.CRMs.Get(r.Context(), accountOf(r).ID, mux.Vars(r)["crmId"])
+	if err != nil {
+		httpapi.Fail(w, r, err)
 		return
 	}
 	filter := projections.LeadFilter{CRMID: crm.ID, ContactID: r.URL.Query().Get("contactId")}
 	httpapi.WritePage(w, r, "leads", func(page paging.Page) ([]projections.Lead, string, error) {
-		return s.deps.Leads.List(r.Context(), account.ID, filter, page)
+		return s.deps.Read.Leads.List(r.Context(), account.ID, filter, page)
 	}, httpapi.LeadView)
 }

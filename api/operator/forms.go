@@ -53,10 +53,10 @@ func (s *Server) createForm(w http.ResponseWriter, r *http.Request) {
 		httpapi.Fail(w, r, err)
 		return
 	}
-	if !httpapi.AwaitReadModels(w, r, s.deps.ReadModels, res.Position) {
+	if !httpapi.AwaitReadModels(w, r, s.deps.Runtime.ReadModels, res.Position) {
 		return
 	}
-	form, err := s.deps.Forms.Form(r.Context(), res.FormID)
+	form, err := s.deps.Read.Forms.Get(r.Context(), accountOf(r).ID, res.FormID)
 	if err != nil {
 		httpapi.Fail(w, r, err)
 		return
@@ -68,7 +68,7 @@ func (s *Server) createForm(w http.ResponseWriter, r *http.Request) {
 func (s *Server) listForms(w http.ResponseWriter, r *http.Request) {
 	account := accountOf(r)
 	httpapi.WritePage(w, r, "forms", func(page paging.Page) ([]projections.Form, string, error) {
-		return s.deps.Forms.List(r.Context(), account.ID, page)
+		return s.deps.Read.Forms.List(r.Context(), account.ID, page)
 	}, formView)
 }
 
@@ -76,12 +76,13 @@ func (s *Server) listForms(w http.ResponseWriter, r *http.Request) {
 // the form's submissions with their answers, in the order they were made.
 func (s *Server) listSubmissions(w http.ResponseWriter, r *http.Request) {
 	account := accountOf(r)
-	form, err := s.deps.Forms.Form(r.Context(), mux.Vars(r)["formId"])
-	if !owned(w, r, "form", form.AccountID, err) {
+	form, err := s.deps.Read.Forms.Get(r.Context(), accountOf(r).ID, mux.Vars(r)["formId"])
+	if err != nil {
+		httpapi.Fail(w, r, err)
 		return
 	}
 	httpapi.WritePage(w, r, "submissions", func(page paging.Page) ([]projections.Submission, string, error) {
-		return s.deps.Submissions.List(r.Context(), account.ID, form.ID, page)
+		return s.deps.Read.Submissions.List(r.Context(), account.ID, form.ID, page)
 	}, func(sub projections.Submission) httpapi.Object {
 		view := httpapi.SubmissionView(sub)
 		view["values"] = sub.Answers

@@ -24,7 +24,7 @@ func (s *Server) accountInPath(next http.Handler) http.Handler {
 			return
 		}
 		httpapi.RecordAccount(r, id)
-		account, err := s.deps.Accounts.Account(r.Context(), id)
+		account, err := s.deps.Read.Accounts.Account(r.Context(), id)
 		switch {
 		case httpapi.IsNotFound(err):
 			httpapi.WriteError(w, http.StatusNotFound, "account not found")
@@ -41,11 +41,4 @@ func (s *Server) accountInPath(next http.Handler) http.Handler {
 func accountOf(r *http.Request) projections.Account {
 	account, _ := r.Context().Value(accountKey{}).(projections.Account)
 	return account
-}
-
-// owned checks the outcome of a lookup of a resource that the path or the query names, for the
-// account in the path (decisions.md "General"): 404 when it exists nowhere, 403 when it belongs
-// to another account. It answers and returns false unless the request may go on.
-func owned(w http.ResponseWriter, r *http.Request, what, ownerID string, err error) bool {
-	return httpapi.Owned(w, r, what, ownerID, accountOf(r).ID, err)
 }

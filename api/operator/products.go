@@ -62,10 +62,10 @@ func (s *Server) createProduct(w http.ResponseWriter, r *http.Request) {
 		httpapi.Fail(w, r, err)
 		return
 	}
-	if !httpapi.AwaitReadModels(w, r, s.deps.ReadModels, res.Position) {
+	if !httpapi.AwaitReadModels(w, r, s.deps.Runtime.ReadModels, res.Position) {
 		return
 	}
-	product, err := s.deps.Products.Product(r.Context(), res.ProductID)
+	product, err := s.deps.Read.Products.Get(r.Context(), accountOf(r).ID, res.ProductID)
 	if err != nil {
 		httpapi.Fail(w, r, err)
 		return
@@ -77,14 +77,15 @@ func (s *Server) createProduct(w http.ResponseWriter, r *http.Request) {
 func (s *Server) listProducts(w http.ResponseWriter, r *http.Request) {
 	account := accountOf(r)
 	httpapi.WritePage(w, r, "products", func(page paging.Page) ([]projections.Product, string, error) {
-		return s.deps.Products.List(r.Context(), account.ID, page)
+		return s.deps.Read.Products.List(r.Context(), account.ID, page)
 	}, productView)
 }
 
 // getProduct serves GET /admin/v1/accounts/{accountId}/products/{productId}.
 func (s *Server) getProduct(w http.ResponseWriter, r *http.Request) {
-	product, err := s.deps.Products.Product(r.Context(), mux.Vars(r)["productId"])
-	if !owned(w, r, "product", product.AccountID, err) {
+	product, err := s.deps.Read.Products.Get(r.Context(), accountOf(r).ID, mux.Vars(r)["productId"])
+	if err != nil {
+		httpapi.Fail(w, r, err)
 		return
 	}
 	httpapi.WriteJSON(w, http.StatusOK, httpapi.Object{"product": productView(product)})

@@ -31,10 +31,10 @@ func (s *Server) createEventType(w http.ResponseWriter, r *http.Request) {
 		httpapi.Fail(w, r, err)
 		return
 	}
-	if !httpapi.AwaitReadModels(w, r, s.deps.ReadModels, res.Position) {
+	if !httpapi.AwaitReadModels(w, r, s.deps.Runtime.ReadModels, res.Position) {
 		return
 	}
-	eventType, err := s.deps.EventTypes.EventType(r.Context(), res.EventTypeID)
+	eventType, err := s.deps.Read.EventTypes.Get(r.Context(), accountOf(r).ID, res.EventTypeID)
 	if err != nil {
 		httpapi.Fail(w, r, err)
 		return
@@ -46,7 +46,7 @@ func (s *Server) createEventType(w http.ResponseWriter, r *http.Request) {
 func (s *Server) listEventTypes(w http.ResponseWriter, r *http.Request) {
 	account := accountOf(r)
 	httpapi.WritePage(w, r, "eventTypes", func(page paging.Page) ([]projections.EventType, string, error) {
-		return s.deps.EventTypes.List(r.Context(), account.ID, page)
+		return s.deps.Read.EventTypes.List(r.Context(), account.ID, page)
 	}, httpapi.EventTypeView)
 }
 
@@ -54,12 +54,13 @@ func (s *Server) listEventTypes(w http.ResponseWriter, r *http.Request) {
 // the calendar's bookings with their answers, newest first.
 func (s *Server) listBookings(w http.ResponseWriter, r *http.Request) {
 	account := accountOf(r)
-	eventType, err := s.deps.EventTypes.EventType(r.Context(), mux.Vars(r)["eventTypeId"])
-	if !owned(w, r, "event type", eventType.AccountID, err) {
+	eventType, err := s.deps.Read.EventTypes.Get(r.Context(), accountOf(r).ID, mux.Vars(r)["eventTypeId"])
+	if err != nil {
+		httpapi.Fail(w, r, err)
 		return
 	}
 	httpapi.WritePage(w, r, "bookings", func(page paging.Page) ([]projections.Booking, string, error) {
-		return s.deps.Bookings.List(r.Context(), account.ID, eventType.ID, page)
+		return s.deps.Read.Bookings.List(r.Context(), account.ID, eventType.ID, page)
 	}, func(b projections.Booking) httpapi.Object {
 		view := httpapi.BookingView(b)
 		view["timezone"] = wire.OrNull(b.Timezone)

@@ -8,41 +8,27 @@ import (
 	"net/http"
 
 	"github.com/gorilla/mux"
-	"go.uber.org/zap"
 
 	"github.com/funnelhq/funnel/api/httpapi"
 	"github.com/funnelhq/funnel/api/openapi"
 	"github.com/funnelhq/funnel/commands"
+	"github.com/funnelhq/funnel/projections"
+	"github.com/funnelhq/funnel/webhooks"
 )
 
-// Deps are what the handlers need.
+// Deps are what the handlers need: the commands, the read side, and what every API shares.
 type Deps struct {
-	Commands    commands.Handlers
-	Accounts    Accounts
-	Tags        Tags
-	CRMs        CRMs
-	Leads       Leads
-	Forms       Forms
-	Submissions Submissions
-	EventTypes  EventTypes
-	Bookings    Bookings
-	Products    Products
-	// Customers, Transactions and BillingSubscriptions read what the payment endpoints answer with.
-	Customers            Customers
-	Transactions         Transactions
-	BillingSubscriptions BillingSubscriptions
-	Subscriptions        Subscriptions
-	Deliveries           Deliveries
-	History              History
-	ReadModels           httpapi.ReadModelWaiter
-	// Idempotency keeps the answers of requests with an Idempotency-Key; nil turns the header off.
-	Idempotency httpapi.IdempotencyStore
-	// Ready reports whether migrations ran and the projections caught up at start (/readyz).
-	Ready      func() bool
-	AdminToken string // FUNNEL_ADMIN_TOKEN: the bearer token of every /admin/v1 request
-	Log        *zap.Logger
-	Observer   httpapi.Observer // the HTTP metrics; may be nil
-	Metrics    http.Handler     // serves GET /metrics; nil serves none
+	Commands commands.Handlers
+	// Read are the read models; their look-ups take the account in the path and answer 404 or
+	// 403 themselves.
+	Read projections.Queries
+	// Webhooks reads the webhook subscriptions and the delivery log.
+	Webhooks webhooks.Queries
+	// History reads an entity's history straight from the event log.
+	History    History
+	Runtime    httpapi.Runtime
+	AdminToken string       // FUNNEL_ADMIN_TOKEN: the bearer token of every /admin/v1 request
+	Metrics    http.Handler // serves GET /metrics; nil serves none
 }
 
 // Server holds the handlers of the operator API.
@@ -54,20 +40,20 @@ type Server struct {
 // New builds the handlers.
 func New(deps Deps) *Server {
 	return &Server{deps: deps, subscriptions: httpapi.Subscriptions{
-		Commands: deps.Commands, Read: deps.Subscriptions, ReadModels: deps.ReadModels,
+		Commands: deps.Commands, Read: deps.Webhooks.Subscriptions, ReadModels: deps.Runtime.ReadModels,
 	}}
 }
 
 // Handler serves FUNNEL_ADMIN_ADDR: /admin/v1 with the operator token, its OpenAPI document,
 // /metrics, and the health endpoints.
 func (s *Server) Handler() http.Handler {
-	return httpapi.Listener{Name: "operator", Log: s.deps.Log, Observer: s.deps.Observer}.Handler(s.Router())
+	return httpapi.Listener{Name: "operator", Log: s.deps.Runtime.Log, Observer: s.deps.Runtime.Observer, Unavailable: s.deps.Runtime.Unavailable}.Handler(s.Router())
 }
 
 // Router holds every route of the operator listener (tests walk them).
 func (s *Server) Router() *mux.Router {
 	root := httpapi.NewRouter()
-	httpapi.AddHealth(root, s.deps.Ready)
+	httpapi.AddHealth(root, s.deps.Runtime.Ready)
 	if s.deps.Metrics != nil {
 		root.Handle("/metrics", s.deps.Metrics).Methods(http.MethodGet)
 	}
@@ -76,7 +62,7 @@ func (s *Server) Router() *mux.Router {
 	root.Handle("/admin/v1/openapi.json", openapi.Serve("application/json; charset=utf-8", openapi.Operator())).Methods(http.MethodGet)
 	scope := tokenScope(s.deps.AdminToken)
 	admin := func(method, path string, h http.HandlerFunc) {
-		root.Handle("/admin/v1"+path, s.operatorOnly(s.accountInPath(httpapi.Idempotent(s.deps.Idempotency, scope, h)))).Methods(method)
+		root.Handle("/admin/v1"+path, s.operatorOnly(s.accountInPath(httpapi.Idempotent(s.deps.Runtime.Idempotency, scope, h)))).Methods(method)
 	}
 
 	admin(http.MethodPost, "/accounts", s.createAccount)

@@ -46,7 +46,7 @@ func (s *Server) listWebhooks(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	httpapi.WritePage(w, r, "webhooks", func(page paging.Page) ([]webhooks.Subscription, string, error) {
-		return s.deps.Subscriptions.List(r.Context(), account.ID, kind, page)
+		return s.deps.Webhooks.Subscriptions.List(r.Context(), account.ID, kind, page)
 	}, webhookView)
 }
 
@@ -63,10 +63,10 @@ func (s *Server) rotateWebhookSecret(w http.ResponseWriter, r *http.Request) {
 		httpapi.Fail(w, r, err)
 		return
 	}
-	if !httpapi.AwaitReadModels(w, r, s.deps.ReadModels, res.Position) {
+	if !httpapi.AwaitReadModels(w, r, s.deps.Runtime.ReadModels, res.Position) {
 		return
 	}
-	sub, err := s.deps.Subscriptions.Get(r.Context(), id)
+	sub, err := s.deps.Webhooks.Subscriptions.Get(r.Context(), accountOf(r).ID, id)
 	if err != nil {
 		httpapi.Fail(w, r, err)
 		return
@@ -103,7 +103,7 @@ func (s *Server) listDeliveries(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	httpapi.WritePage(w, r, "deliveries", func(page paging.Page) ([]webhooks.Delivery, string, error) {
-		return s.deps.Deliveries.List(r.Context(), account.ID, filter, page)
+		return s.deps.Webhooks.Deliveries.List(r.Context(), account.ID, filter, page)
 	}, deliveryView)
 }
 
@@ -111,7 +111,7 @@ func (s *Server) listDeliveries(w http.ResponseWriter, r *http.Request) {
 // the delivery is sent again now, with the same ids and body.
 func (s *Server) retryDelivery(w http.ResponseWriter, r *http.Request) {
 	account := accountOf(r)
-	d, err := s.deps.Deliveries.Retry(r.Context(), account.ID, mux.Vars(r)["deliveryId"])
+	d, err := s.deps.Webhooks.Deliveries.Retry(r.Context(), account.ID, mux.Vars(r)["deliveryId"])
 	if err != nil {
 		httpapi.Fail(w, r, err)
 		return

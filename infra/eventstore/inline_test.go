@@ -47,7 +47,7 @@ func checkContacts(t *testing.T, s *eventstore.Store, db *sqldb.DB, contacts *pr
 		t.Fatalf("%d contacts in the read model, want %d", count, n)
 	}
 	for i := range n {
-		c, err := contacts.Contact(ctx, fmt.Sprintf("ct_%d", i))
+		c, err := contacts.Get(ctx, meta.AccountID, fmt.Sprintf("ct_%d", i))
 		if err != nil {
 			t.Fatalf("contact %d: %v", i, err)
 		}
@@ -81,7 +81,7 @@ func TestInlineProjectionIsAppliedByTheAppend(t *testing.T) {
 			domain.ContactUpdated{ContactID: "ct_0", FirstName: &name}}}); err != nil {
 			t.Fatal(err)
 		}
-		c, err := contacts.Contact(ctx, "ct_0")
+		c, err := contacts.Get(ctx, meta.AccountID, "ct_0")
 		if err != nil || c.FirstName != "Ada" || len(c.TagIDs) != 1 {
 			t.Fatalf("contact = %+v, %v", c, err)
 		}
@@ -104,17 +104,17 @@ func TestInlineContactsKeepWhatTheAppendCommitted(t *testing.T) {
 		if _, err := db.Write.Exec(`DELETE FROM contacts`); err != nil {
 			t.Fatal(err)
 		}
-		c, err := contacts.ContactAt(ctx, "ct_0", pos)
+		c, err := contacts.GetAt(ctx, meta.AccountID, "ct_0", pos)
 		if err != nil || c.Email != "ct_0@x.io" || len(c.TagIDs) != 1 || c.TagIDs[0] != "tag_1" || c.CustomFields == nil {
-			t.Fatalf("ContactAt(the append's position) = %+v, %v; want the contact the append wrote", c, err)
+			t.Fatalf("GetAt(the append's position) = %+v, %v; want the contact the append wrote", c, err)
 		}
 		// A position past what was kept (another process wrote the contact since) is read.
-		if _, err := contacts.ContactAt(ctx, "ct_0", pos+1); !errors.Is(err, projections.ErrNotFound) {
-			t.Fatalf("ContactAt(a later position) = %v; want it read, and not found", err)
+		if _, err := contacts.GetAt(ctx, meta.AccountID, "ct_0", pos+1); domain.KindOf(err) != domain.KindNotFound {
+			t.Fatalf("GetAt(a later position) = %v; want it read, and not found", err)
 		}
-		// Changing the copy ContactAt gave changes nothing kept.
+		// Changing the copy GetAt gave changes nothing kept.
 		c.TagIDs[0] = "changed"
-		if again, _ := contacts.ContactAt(ctx, "ct_0", pos); again.TagIDs[0] != "tag_1" {
+		if again, _ := contacts.GetAt(ctx, meta.AccountID, "ct_0", pos); again.TagIDs[0] != "tag_1" {
 			t.Fatalf("a caller's change reached the kept contact: %v", again.TagIDs)
 		}
 	})
@@ -153,7 +153,7 @@ func TestInlineProjectionFailureWritesNothing(t *testing.T) {
 			t.Fatalf("head %d and %d rows after a failed append", head, rows)
 		}
 		// Nor does the contacts projection keep what the rolled-back append would have written.
-		if c, err := contacts.ContactAt(ctx, "ct_0", 0); !errors.Is(err, projections.ErrNotFound) {
+		if c, err := contacts.GetAt(ctx, meta.AccountID, "ct_0", 0); domain.KindOf(err) != domain.KindNotFound {
 			t.Fatalf("after a failed append, ContactAt = %+v, %v; want not found", c, err)
 		}
 		// An append the failing projection has nothing to do with goes through.

@@ -20,7 +20,6 @@ import (
 
 	"github.com/funnelhq/funnel/domain"
 	"github.com/funnelhq/funnel/infra/sqldb"
-	"github.com/funnelhq/funnel/projections"
 )
 
 const (
@@ -72,7 +71,7 @@ func New(db *sqldb.DB, log LogReader, logger *zap.Logger, observer Observer) *Pi
 }
 
 // AddReadModel adds a projection that GETs are served from: writes wait for it (read your writes).
-func (p *Pipeline) AddReadModel(pr projections.Projection) {
+func (p *Pipeline) AddReadModel(pr Projection) {
 	p.projectors = append(p.projectors, &projector{projection: pr, db: p.db, log: p.log, tracker: p.tracker, observer: p.observer})
 }
 
@@ -111,7 +110,7 @@ func readsOf(x any) func(string) bool {
 	if r, ok := x.(Reader); ok {
 		return r.Reads
 	}
-	if p, ok := x.(projections.Projection); ok {
+	if p, ok := x.(Projection); ok {
 		return p.Handles
 	}
 	return nil

@@ -86,7 +86,7 @@ func start(t *testing.T, db *sqldb.DB, s *eventstore.Store) running {
 }
 
 // startWith runs a pipeline of these projections until it is ready.
-func startWith(t *testing.T, db *sqldb.DB, s *eventstore.Store, prs ...projections.Projection) running {
+func startWith(t *testing.T, db *sqldb.DB, s *eventstore.Store, prs ...Projection) running {
 	t.Helper()
 	p := New(db, s, zap.NewNop(), nopObserver{})
 	for _, pr := range prs {

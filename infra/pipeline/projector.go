@@ -9,7 +9,6 @@ import (
 
 	"github.com/funnelhq/funnel/domain"
 	"github.com/funnelhq/funnel/infra/sqldb"
-	"github.com/funnelhq/funnel/projections"
 )
 
 // projector runs one projection: it applies batches of the log exactly once and in order, moving
@@ -22,7 +21,7 @@ import (
 // relay's path, so that no handler stalls the others). Replaying such a stretch after a restart
 // would be harmless anyway: it holds nothing the projection applies.
 type projector struct {
-	projection projections.Projection
+	projection Projection
 	db         *sqldb.DB
 	log        LogReader
 	tracker    *Tracker

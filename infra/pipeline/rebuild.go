@@ -13,7 +13,6 @@ import (
 
 	"github.com/funnelhq/funnel/domain"
 	"github.com/funnelhq/funnel/infra/sqldb"
-	"github.com/funnelhq/funnel/projections"
 )
 
 // Rebuild replays the log, as far as it reached at the start, into fresh copies of a projection's
@@ -28,7 +27,7 @@ import (
 // projections rebuild`), whose replay transactions then interleave with the service's writes;
 // only the swap holds the write lock for long, so a large read model is best rebuilt while the
 // service is stopped.
-func Rebuild(ctx context.Context, db *sqldb.DB, log RebuildLog, p projections.Rebuildable, progress func(pos, head int64)) (int64, error) {
+func Rebuild(ctx context.Context, db *sqldb.DB, log RebuildLog, p Rebuildable, progress func(pos, head int64)) (int64, error) {
 	name := p.Name()
 	// The copies are temporary tables of one connection: both databases look there first, so the
 	// projection's own SQL writes them while every other connection keeps reading the live ones.
@@ -102,7 +101,7 @@ type window struct {
 // how far it got. It is a pipeline of three goroutines: one reads the next windows from the
 // database, one decodes them, and this one writes them, so that the database's work, the decoding
 // and the writing overlap.
-func replayWindows(ctx context.Context, conn *sql.Conn, log RebuildLog, p projections.Rebuildable, head int64, progress func(pos, head int64)) (int64, error) {
+func replayWindows(ctx context.Context, conn *sql.Conn, log RebuildLog, p Rebuildable, head int64, progress func(pos, head int64)) (int64, error) {
 	g, ctx := errgroup.WithContext(ctx)
 	// Unbuffered: at most three windows in memory, one in each stage.
 	read, decoded := make(chan window), make(chan window)
@@ -171,7 +170,7 @@ func decodeWindows(ctx context.Context, in <-chan window, out chan<- window) err
 }
 
 // applyWindow applies a window's events to the copies in a transaction of its own.
-func applyWindow(ctx context.Context, conn *sql.Conn, p projections.Rebuildable, w window) error {
+func applyWindow(ctx context.Context, conn *sql.Conn, p Rebuildable, w window) error {
 	if len(w.events) == 0 {
 		return nil
 	}
@@ -187,7 +186,7 @@ func applyWindow(ctx context.Context, conn *sql.Conn, p projections.Rebuildable,
 }
 
 // replay applies up to limit events after pos inside tx; it returns how many and the last position.
-func replay(ctx context.Context, tx *sql.Tx, log LogReader, p projections.Projection, pos int64, limit int) (int, int64, error) {
+func replay(ctx context.Context, tx *sql.Tx, log LogReader, p Projection, pos int64, limit int) (int, int64, error) {
 	batch, err := log.ReadLog(ctx, pos, limit)
 	if err != nil || len(batch) == 0 {
 		return 0, pos, err
@@ -202,7 +201,7 @@ func replay(ctx context.Context, tx *sql.Tx, log LogReader, p projections.Projec
 // transaction that holds the projection's checkpoint, so that its live handler waits meanwhile.
 // The live rows reflect the log up to that checkpoint exactly, so the copies need go no further:
 // the live handler applies what comes after, as it would have anyway.
-func swap(ctx context.Context, conn *sql.Conn, db *sqldb.DB, log RebuildLog, p projections.Rebuildable, live string, pos int64) (int64, error) {
+func swap(ctx context.Context, conn *sql.Conn, db *sqldb.DB, log RebuildLog, p Rebuildable, live string, pos int64) (int64, error) {
 	name := p.Name()
 	tx, err := conn.BeginTx(ctx, nil)
 	if err != nil {

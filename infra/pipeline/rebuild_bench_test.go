@@ -38,7 +38,7 @@ func BenchmarkRebuild(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			for _, p := range []projections.Rebuildable{projections.NewContacts(db.Read), projections.NewLeads(db.Read)} {
+			for _, p := range []Rebuildable{projections.NewContacts(db.Read), projections.NewLeads(db.Read)} {
 				b.Run(p.Name(), func(b *testing.B) {
 					peak := watchHeap()
 					b.ResetTimer()

@@ -226,7 +226,7 @@ func TestRebuiltReadModelsEqualTheLiveOnes(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		live := []projections.Rebuildable{projections.NewContacts(db.Read), projections.NewLeads(db.Read)}
+		live := []Rebuildable{projections.NewContacts(db.Read), projections.NewLeads(db.Read)}
 		startWith(t, db, s, live[0], live[1]).stop()
 		before := map[string][]string{}
 		for _, table := range []string{"contacts", "leads"} {

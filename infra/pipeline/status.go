@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/funnelhq/funnel/infra/sqldb"
-	"github.com/funnelhq/funnel/projections"
 )
 
 // Status is how far one projection is, as `funnel projections list` shows it.
@@ -23,7 +22,7 @@ type Status struct {
 // the projection being behind: batches it has nothing to do with move its checkpoint only with
 // its next change, or when the pipeline's saver writes it. What counts is what it still has to
 // apply: the events past its checkpoint of the types it handles. It returns the log's head too.
-func Statuses(ctx context.Context, db *sqldb.DB, all []projections.Projection) (int64, []Status, error) {
+func Statuses(ctx context.Context, db *sqldb.DB, all []Projection) (int64, []Status, error) {
 	var head int64
 	if err := db.Read.QueryRowContext(ctx, `SELECT position FROM event_log_head WHERE id = 1`).Scan(&head); err != nil {
 		return 0, nil, fmt.Errorf("pipeline: read the log head: %w", err)

@@ -22,7 +22,7 @@ func TestStatusesCountOnlyWhatIsLeftToApply(t *testing.T) {
 		db := sqldbtest.Open(t, d)
 		s := eventstore.New(db)
 		defer s.Close()
-		all := []projections.Projection{projections.NewContacts(db.Read), projections.NewTags(db.Read)}
+		all := []Projection{projections.NewContacts(db.Read), projections.NewTags(db.Read)}
 		statuses := func(wantHead int64) string {
 			t.Helper()
 			head, got, err := Statuses(ctx, db, all)

@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/funnelhq/funnel/api/httpapi"
 	"github.com/funnelhq/funnel/api/integration"
 	"github.com/funnelhq/funnel/api/operator"
 	"github.com/funnelhq/funnel/commands"
@@ -91,16 +92,16 @@ func Open(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 	for _, p := range models.relayed() {
 		pipe.AddReadModel(p)
 	}
-	pipe.AddInvalidator(projections.NewCacheInvalidator(models.tags))
+	pipe.AddInvalidator(projections.NewCacheInvalidator(models.queries.Tags))
 	a.pipeline = pipe
 	policy := webhooks.TargetPolicy{AllowPrivate: cfg.WebhookAllowPrivate}
 	now := cfg.Now
 	if now == nil {
 		now = time.Now
 	}
-	handlers := commands.NewHandlers(commands.Dependencies{Store: store, Tags: models.tags, Targets: policy, Events: webhooks.Events, Products: models.products, Sealer: sealer, Log: log, Observer: m, Now: now})
+	handlers := commands.NewHandlers(commands.Dependencies{Store: store, Tags: models.queries.Tags, Targets: policy, Events: webhooks.Events, Products: models.queries.Products, Sealer: sealer, Log: log, Observer: m, Now: now})
 	a.commands = handlers
-	a.timer = subscriptionTimer{timers: models.timers, end: handlers.EndSubscriptionIfDue, now: now, log: log.Named("timer"), looked: m.TimerLooked}
+	a.timer = subscriptionTimer{timers: models.queries.Timers, end: handlers.EndSubscriptionIfDue, now: now, log: log.Named("timer"), looked: m.TimerLooked}
 	// Timeout, concurrency and polling: webhooks.Config's defaults.
 	a.dispatcher = webhooks.NewDispatcher(db, webhooks.Config{
 		Schedule: webhooks.Schedule{Base: cfg.WebhookBackoffBase, Cap: cfg.WebhookBackoffCap},
@@ -116,62 +117,20 @@ func Open(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 		n, _ := deliveries.Backlog(ctx)
 		return float64(n)
 	})
-	subscriptions := webhooks.NewSubscriptions(db.Read)
 	keys := idempotency.New(db, store, sealer, now)
 	a.sweeper = idempotencySweeper{keys: keys, log: log.Named("idempotency")}
 	a.statistics = statisticsKeeper{db: db, log: log.Named("statistics")}
+	// What both APIs read and share, built once.
+	hooks := webhooks.Queries{Subscriptions: webhooks.NewSubscriptions(db.Read), Deliveries: deliveries, Samples: webhooks.NewSamples(store)}
+	runtime := httpapi.Runtime{ReadModels: pipe.Tracker(), Idempotency: keys, Ready: a.isReady, Log: log, Observer: m, Unavailable: sqldb.Unavailable}
 	a.api = integration.New(integration.Deps{
-		Commands:      handlers,
-		APIKeys:       projections.NewAPIKeyAuthenticator(models.accounts, store),
-		Contacts:      models.contacts,
-		Tags:          models.tags,
-		CRMs:          models.crms,
-		Leads:         models.leads,
-		Forms:         models.forms,
-		Submissions:   models.submissions,
-		EventTypes:    models.eventTypes,
-		Bookings:      models.bookings,
-		Products:      models.products,
-		Customers:     models.customers,
-		Subscriptions: subscriptions,
-		Samples:       webhooks.NewSamples(store),
-		ReadModels:    pipe.Tracker(),
-		Idempotency:   keys,
-		Ready:         a.isReady,
-		APIHost:       cfg.APIHost,
-		Log:           log,
-		Observer:      m,
-		RateLimits:    limits.limits,
-		Limits:        limits.rules,
-		// The checkout read models of a customer's payments and of activations.
-		Transactions:          models.payments,
-		CheckoutSubscriptions: models.subs,
-		Activations:           models.activations,
+		Commands: handlers, Read: models.queries, Webhooks: hooks, Runtime: runtime,
+		Keys:    projections.NewAPIKeyAuthenticator(models.queries.Accounts, store),
+		APIHost: cfg.APIHost, RateLimits: limits.limits, Limits: limits.rules,
 	})
 	a.operator = operator.New(operator.Deps{
-		Commands:             handlers,
-		Accounts:             models.accounts,
-		Tags:                 models.tags,
-		CRMs:                 models.crms,
-		Leads:                models.leads,
-		Forms:                models.forms,
-		Submissions:          models.submissions,
-		EventTypes:           models.eventTypes,
-		Bookings:             models.bookings,
-		Products:             models.products,
-		Customers:            models.customers,
-		Transactions:         models.payments,
-		BillingSubscriptions: models.subs,
-		Subscriptions:        subscriptions,
-		Deliveries:           deliveries,
-		History:              store,
-		ReadModels:           pipe.Tracker(),
-		Idempotency:          keys,
-		Ready:                a.isReady,
-		AdminToken:           cfg.AdminToken,
-		Log:                  log,
-		Observer:             m,
-		Metrics:              m.Handler(),
+		Commands: handlers, Read: models.queries, Webhooks: hooks, Runtime: runtime,
+		History: store, AdminToken: cfg.AdminToken, Metrics: m.Handler(),
 	})
 	return a, nil
 }

@@ -14,24 +14,11 @@ import (
 	"github.com/funnelhq/funnel/webhooks"
 )
 
-// readModels are the service's projections on one database.
+// readModels are the service's read models on one database: the queries of each (what the APIs
+// read, projections.Queries; the reader and the projection are one value) and the webhook
+// projector, whose subscription list the APIs read through webhooks.Subscriptions.
 type readModels struct {
-	accounts    *projections.Accounts
-	tags        *projections.Tags
-	contacts    *projections.Contacts
-	crms        *projections.CRMs
-	leads       *projections.Leads
-	forms       *projections.Forms
-	submissions *projections.FormSubmissions
-	eventTypes  *projections.EventTypes
-	bookings    *projections.Bookings
-	products    *projections.Products
-	customers   *projections.Customers
-	payments    *projections.Transactions  // checkout transactions
-	subs        *projections.Subscriptions // checkout subscriptions
-	activations *projections.Activations
-	timers      *projections.SubscriptionTimers
-	// webhooks is a read model too: the subscription lists are served from its table.
+	queries  projections.Queries
 	webhooks *webhooks.Projector
 }
 
@@ -42,37 +29,74 @@ type readModels struct {
 // need no server key).
 func newReadModels(db *sqldb.DB, sealer webhooks.Sealer, observer webhooks.Observer, log *zap.Logger, wakeDispatcher func()) readModels {
 	return readModels{
-		accounts:    projections.NewAccounts(db.Read),
-		tags:        projections.NewTags(db.Read),
-		contacts:    projections.NewContacts(db.Read),
-		crms:        projections.NewCRMs(db.Read),
-		leads:       projections.NewLeads(db.Read),
-		forms:       projections.NewForms(db.Read),
-		submissions: projections.NewFormSubmissions(db.Read),
-		eventTypes:  projections.NewEventTypes(db.Read),
-		bookings:    projections.NewBookings(db.Read),
-		products:    projections.NewProducts(db.Read),
-		customers:   projections.NewCustomers(db.Read),
-		payments:    projections.NewTransactions(db.Read),
-		subs:        projections.NewSubscriptions(db.Read),
-		activations: projections.NewActivations(db.Read),
-		timers:      projections.NewSubscriptionTimers(db.Read),
-		webhooks:    webhooks.NewProjector(db.Dialect, maxDeliveryAttempts, sealer, observer, log, wakeDispatcher),
+		queries:  projections.NewQueries(db.Read),
+		webhooks: webhooks.NewProjector(db.Dialect, maxDeliveryAttempts, sealer, observer, log, wakeDispatcher),
 	}
 }
 
-// all lists the projections in the order the pipeline runs them.
-func (m readModels) all() []projections.Projection {
-	return []projections.Projection{m.accounts, m.tags, m.contacts, m.crms, m.leads, m.forms, m.submissions, m.eventTypes, m.bookings, m.products,
-		m.customers, m.payments, m.subs, m.activations, m.timers, m.webhooks}
+// registered is one read model of the service: its projection (whose Name is the read model's
+// name and checkpoint), whether it runs inline (projections.ReadModel.Inline), and its tables.
+type registered struct {
+	projection pipeline.Projection
+	inline     bool
+	tables     []string
 }
 
-// inline are the read models the event store applies in the transaction of each append
-// (eventstore.InlineProjection): those a write's answer and its client read back at once, the
-// contacts and the leads their tag automations open. Every process that appends to a database
-// must apply the same ones.
+// registry lists every read model of the service once, in the order the pipeline runs them: the
+// registry of the projections package (projections.Queries.ReadModels), then the webhook
+// projector. inline, relayed, the rebuildable tables and the tests that compare them with the
+// schema all read it.
+func (m readModels) registry() []registered {
+	var out []registered
+	for _, r := range m.queries.ReadModels() {
+		out = append(out, registered{projection: r.Projection.(pipeline.Rebuildable), inline: r.Inline, tables: r.Projection.Tables()})
+	}
+	// The webhook outbox cannot be rebuilt: its deliveries would all be sent again.
+	return append(out, registered{projection: m.webhooks, tables: webhooks.Tables})
+}
+
+// all lists the projections in the order the pipeline runs them.
+func (m readModels) all() []pipeline.Projection {
+	var out []pipeline.Projection
+	for _, r := range m.registry() {
+		out = append(out, r.projection)
+	}
+	return out
+}
+
+// inline are the read models the event store applies in the transaction of each append.
 func (m readModels) inline() []eventstore.InlineProjection {
-	return []eventstore.InlineProjection{m.contacts, m.leads}
+	var out []eventstore.InlineProjection
+	for _, r := range m.registry() {
+		if r.inline {
+			out = append(out, r.projection.(eventstore.InlineProjection))
+		}
+	}
+	return out
+}
+
+// relayed are the read models the relay applies: all but the inline ones.
+func (m readModels) relayed() []pipeline.Projection {
+	var out []pipeline.Projection
+	for _, r := range m.registry() {
+		if !r.inline {
+			out = append(out, r.projection)
+		}
+	}
+	return out
+}
+
+// RebuildableTables are the tables of the read models a rebuild from the log reproduces, as the
+// registry lists them: what two databases of one dialect with the same log must hold alike
+// (tests compare them). Each is keyed by an id column.
+func RebuildableTables(db *sqldb.DB) []string {
+	var out []string
+	for _, r := range newReadModels(db, nil, nil, zap.NewNop(), nil).registry() {
+		if _, ok := r.projection.(pipeline.Rebuildable); ok {
+			out = append(out, r.tables...)
+		}
+	}
+	return out
 }
 
 // InlineProjections returns the read models on db that every process appending to db must apply
@@ -81,17 +105,6 @@ func (m readModels) inline() []eventstore.InlineProjection {
 // append of one that applies them catches them up.
 func InlineProjections(db *sqldb.DB) []eventstore.InlineProjection {
 	return newReadModels(db, nil, nil, zap.NewNop(), nil).inline()
-}
-
-// relayed are the read models the relay applies: all but the inline ones.
-func (m readModels) relayed() []projections.Projection {
-	var out []projections.Projection
-	for _, p := range m.all() {
-		if p != projections.Projection(m.contacts) && p != projections.Projection(m.leads) {
-			out = append(out, p)
-		}
-	}
-	return out
 }
 
 // ProjectionStatus tells how far each projection is, and the log's head (`funnel projections
@@ -117,7 +130,7 @@ func Rebuild(ctx context.Context, db *sqldb.DB, name string, progress func(pos, 
 		if p.Name() != name {
 			continue
 		}
-		r, ok := p.(projections.Rebuildable)
+		r, ok := p.(pipeline.Rebuildable)
 		if !ok {
 			return 0, fmt.Errorf("%s cannot be rebuilt: rebuilding it would send every delivery again", name)
 		}

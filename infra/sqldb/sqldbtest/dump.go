@@ -7,11 +7,6 @@ import (
 	"testing"
 )
 
-// ReadModelTables are the read-model tables of the schema, each keyed by its id column: what a
-// rebuild from the log must reproduce. Add a table here when a migration adds a read model.
-var ReadModelTables = []string{"accounts", "api_keys", "custom_fields", "tags", "contacts",
-	"crms", "crm_stages", "leads", "forms", "form_submissions", "event_types", "bookings", "subscription_timers"}
-
 // Dump returns every row of a table ordered by orderBy, one line per row with every column as
 // column=value, for comparing two databases of the same storage mode.
 func Dump(t testing.TB, db *sql.DB, table, orderBy string) []string {
