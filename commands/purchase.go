@@ -25,6 +25,10 @@ type Purchase struct {
 	TxnID         string // optional: the processor's id of the payment; the transaction id when absent
 }
 
+// A purchase whose txnId the account recorded already, by a purchase or a rebill, records
+// nothing: its result is that payment's (AlreadyRecorded), whatever else the command asks for
+// (payment_ids.go).
+
 // PurchaseResult names what the purchase recorded. SubscriptionID is "" for a one-time tier;
 // ActivationID and ActivationToken are "" unless the product forwards to a SaaS signup. The
 // token is shown here and in checkout.purchased only: the activation keeps its hash, the
@@ -40,9 +44,13 @@ type PurchaseResult struct {
 	ActivationToken string
 	Sale            domain.Sale             // the payment as checkout.purchased reports it
 	Activation      *domain.ActivationGrant // nil unless the product forwards to a SaaS signup
-	// CurrentPeriodEnd is when the first period of the subscription ends (zero without one).
+	// CurrentPeriodEnd is when the first period of the subscription ends (zero without one); for
+	// a payment recorded already, when the subscription's current period ends.
 	CurrentPeriodEnd time.Time
-	Position         int64
+	// AlreadyRecorded tells that the txnId was recorded before: nothing was recorded now, and
+	// the result is the earlier payment's (CustomerCreated false).
+	AlreadyRecorded bool
+	Position        int64
 }
 
 // PurchaseHandler handles Purchase.
@@ -85,7 +93,7 @@ func (h purchaseHandler) Handle(ctx context.Context, cmd Purchase) (PurchaseResu
 	res := PurchaseResult{
 		ContactID:     domain.ContactIDFor(accountID, email),
 		CustomerID:    domain.CustomerIDFor(accountID, email),
-		TransactionID: domain.NewID(transactionPrefix),
+		TransactionID: paymentTransactionID(accountID, pay),
 	}
 	if order.Tier.Recurring() {
 		res.SubscriptionID = domain.NewID(subscriptionPrefix)
@@ -101,7 +109,16 @@ func (h purchaseHandler) Handle(ctx context.Context, cmd Purchase) (PurchaseResu
 		}
 	}
 
+	var earlier PurchaseResult
 	res.Position, err = execute(ctx, h.repo, cmd.Meta, res.ContactID, func(ctx context.Context, s *session) error {
+		recorded, err := recordedPayment(ctx, s, accountID, res.TransactionID, pay)
+		if err != nil {
+			return err
+		}
+		if res.AlreadyRecorded = recorded != nil; res.AlreadyRecorded {
+			earlier, err = h.recordedResult(ctx, s, recorded)
+			return err
+		}
 		account, err := loadAccount(ctx, s, accountID)
 		if err != nil {
 			return err
@@ -156,6 +173,44 @@ func (h purchaseHandler) Handle(ctx context.Context, cmd Purchase) (PurchaseResu
 	})
 	if err != nil {
 		return PurchaseResult{}, err
+	}
+	if res.AlreadyRecorded {
+		earlier.Position = res.Position
+		return earlier, nil
+	}
+	return res, nil
+}
+
+// recordedResult is the result of the payment that recorded the txnId: its buyer, transaction,
+// subscription and activation (the token opened, as the first answer showed it).
+func (h purchaseHandler) recordedResult(ctx context.Context, s *session, txn *domain.Transaction) (PurchaseResult, error) {
+	sale := txn.Sale()
+	res := PurchaseResult{
+		ContactID: sale.Contact.ContactID, CustomerID: txn.CustomerID(), TransactionID: txn.StreamID(),
+		SubscriptionID: sale.Transaction.SubscriptionID, Sale: sale, AlreadyRecorded: true,
+	}
+	if res.SubscriptionID != "" {
+		sub := domain.SubscriptionStream(res.SubscriptionID)
+		if _, err := s.peek(ctx, sub); err != nil {
+			return PurchaseResult{}, err
+		}
+		res.CurrentPeriodEnd = sub.CurrentPeriodEnd()
+	}
+	if a := txn.Activation(); a != nil {
+		token := a.PlainToken // a purchase recorded before tokens were sealed
+		if a.SealedToken != "" {
+			opened, err := h.sealer.Open(a.SealedToken, domain.ActivationTokenSealing(a.ActivationID))
+			if err != nil {
+				return PurchaseResult{}, fmt.Errorf("commands: open the activation token of %s: %w", txn.StreamID(), err)
+			}
+			token = string(opened)
+		}
+		link, err := a.URL(token)
+		if err != nil {
+			return PurchaseResult{}, fmt.Errorf("commands: the activation of %s: %w", txn.StreamID(), err)
+		}
+		res.ActivationID, res.ActivationToken = a.ActivationID, token
+		res.Activation = &domain.ActivationGrant{Token: token, URL: link, ExpiresAt: a.ExpiresAt}
 	}
 	return res, nil
 }
