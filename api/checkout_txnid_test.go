@@ -302,6 +302,12 @@ func TestRebillRetriedWithItsTxnID(t *testing.T) {
 		if again.Object(t, "transaction")["id"] != renewed.Object(t, "transaction")["id"] || again.Body["activation"] != nil {
 			t.Fatalf("a purchase with the renewal's txnId answered %s", again.Raw)
 		}
+		// A rebill naming a one-time purchase's txnId is that purchase: no subscription to show.
+		once := buy(t, svc, acc.ID, map[string]any{"productId": pro.ID, "pricingTierId": pro.TierIDs[0], "email": "bob@example.com", "txnId": "ch_once"})
+		again = svc.Operator.Post(t, rebill, "", map[string]any{"txnId": "ch_once"}).Expect(t, http.StatusOK)
+		if _, has := again.Body["subscription"]; has || again.Object(t, "transaction")["id"] != once.Object(t, "transaction")["id"] {
+			t.Fatalf("a rebill with a one-time purchase's txnId answered %s", again.Raw)
+		}
 		customer := customerOf(t, svc, acc.Key, bought.Object(t, "customer")["id"].(string))
 		subs := customer["subscriptions"].([]any)
 		if txns := customer["transactions"].([]any); len(txns) != 3 || len(subs) != 1 || subs[0].(map[string]any)["payments"] != float64(3) {
