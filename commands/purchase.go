@@ -14,6 +14,9 @@ import (
 // It upserts the buyer's contact through the contact path every command takes, registers the
 // customer of the email, records the transaction, opens a subscription for a recurring or split
 // tier and issues an activation for a saas_signup product: all appended together or not at all.
+// A purchase whose txnId the account recorded already, by a purchase or a rebill, records
+// nothing: its result is that payment's (AlreadyRecorded), whatever else the command asks for
+// (payment_ids.go).
 type Purchase struct {
 	Meta          Meta
 	ProductID     string
@@ -24,10 +27,6 @@ type Purchase struct {
 	Processor     string // optional: domain.DefaultProcessor
 	TxnID         string // optional: the processor's id of the payment; the transaction id when absent
 }
-
-// A purchase whose txnId the account recorded already, by a purchase or a rebill, records
-// nothing: its result is that payment's (AlreadyRecorded), whatever else the command asks for
-// (payment_ids.go).
 
 // PurchaseResult names what the purchase recorded. SubscriptionID is "" for a one-time tier;
 // ActivationID and ActivationToken are "" unless the product forwards to a SaaS signup. The
