@@ -104,8 +104,9 @@ func TestPerAddressLimit(t *testing.T) {
 	})
 }
 
-// 30 failed authentications from one address in 15 minutes; the address is then refused, even
-// with a valid key, until its oldest failure leaves the window.
+// 30 failed authentications from one address in 15 minutes; the address's failing attempts are
+// then refused until its oldest failure leaves the window, while its valid keys go on working
+// (decisions.md "Failed authentication": one broken client behind a shared address).
 func TestFailedAuthenticationLimit(t *testing.T) {
 	sqldbtest.Run(t, func(t *testing.T, d sqldb.Dialect) {
 		svc, c := limited(t, d)
@@ -121,17 +122,27 @@ func TestFailedAuthenticationLimit(t *testing.T) {
 			expectLimitHeaders(t, fmt.Sprintf("failure %d", i), res, 30, 30-i, 901-i)
 		}
 		// The first failure leaves the window at t0 + 1 s + 15 min; it is t0 + 30 s.
-		msg := expectRefused(t, "a valid key after 30 failures", svc.API.Get(t, "/api/v1/tags", acc.Key), 30, 871)
+		msg := expectRefused(t, "failure 31", svc.API.Get(t, "/api/v1/tags", "fnl_not_a_key"), 30, 871)
 		if !strings.Contains(msg, "30 failed authentications per 15 minutes") {
 			t.Fatalf("message %q does not name the limit", msg)
 		}
-		expectRefused(t, "any request of the address", svc.API.Get(t, "/api/v1/nope", "-"), 30, 871)
+		// A valid key from the same address is not refused by it, and its answer shows its own
+		// windows: its account's reads (199 left) are tighter than its address's (300 - 31).
+		res := svc.API.Get(t, "/api/v1/tags", acc.Key).Expect(t, http.StatusOK)
+		expectLimitHeaders(t, "a valid key after 31 failures", res, 200, 199, 60)
+		svc.API.Post(t, "/api/v1/webhooks/subscriptions", acc.Key, badSubscription).Expect(t, http.StatusBadRequest)
+		for _, token := range []string{"fnl_not_a_key", "-", revoked} {
+			expectRefused(t, "a failing attempt ("+token+")", svc.API.Get(t, "/api/v1/tags", token), 30, 871)
+		}
+		// A path that needs no key is no attempt: it answers as usual.
+		svc.API.Get(t, "/api/v1/nope", "-").Expect(t, http.StatusNotFound)
 		c.advance(871*time.Second - time.Nanosecond)
-		expectRefused(t, "a nanosecond before the first failure leaves", svc.API.Get(t, "/api/v1/tags", acc.Key), 30, 1)
-		c.advance(time.Nanosecond)
+		expectRefused(t, "a nanosecond before the first failure leaves", svc.API.Get(t, "/api/v1/tags", "fnl_not_a_key"), 30, 1)
 		svc.API.Get(t, "/api/v1/tags", acc.Key).Expect(t, http.StatusOK)
+		c.advance(time.Nanosecond)
 		svc.API.Get(t, "/api/v1/tags", "fnl_not_a_key").ExpectError(t, http.StatusUnauthorized) // takes the slot that freed
-		expectRefused(t, "the window is full again", svc.API.Get(t, "/api/v1/tags", acc.Key), 30, 1)
+		expectRefused(t, "the window is full again", svc.API.Get(t, "/api/v1/tags", "fnl_not_a_key"), 30, 1)
+		svc.API.Get(t, "/api/v1/tags", acc.Key).Expect(t, http.StatusOK)
 	})
 }
 
@@ -342,9 +353,30 @@ func TestLimitsKeptInRedis(t *testing.T) {
 		for range 30 {
 			svc.API.Get(t, "/api/v1/tags", "fnl_wrong").ExpectError(t, http.StatusUnauthorized)
 		}
-		res = svc.API.Get(t, "/api/v1/tags", acc.Key)
-		expectRefused(t, "a valid key after 30 failures", res, 30, retryAfterOf(t, res, 900))
+		res = svc.API.Get(t, "/api/v1/tags", "fnl_wrong")
+		expectRefused(t, "failure 31", res, 30, retryAfterOf(t, res, 900))
+		svc.API.Get(t, "/api/v1/tags", acc.Key).Expect(t, http.StatusOK)
 	})
+}
+
+// Two processes on one database count an address's failed authentications together in Redis:
+// 31 failures split across them, then on either a valid key from that address is answered and
+// an invalid one refused.
+func TestFailedAuthenticationsSharedThroughRedis(t *testing.T) {
+	url := sqldbtest.URL(t, sqldb.Postgres)
+	shared := sharedThroughRedis(t)
+	first, second := servicetest.StartOn(t, url, shared), servicetest.StartOn(t, url, shared)
+	acc := first.NewAccount(t)
+	for i := 1; i <= 30; i++ {
+		svc := []*servicetest.Service{first, second}[i%2]
+		svc.API.Get(t, "/api/v1/tags", "fnl_wrong").ExpectError(t, http.StatusUnauthorized)
+	}
+	for _, svc := range []*servicetest.Service{first, second} {
+		res := svc.API.Get(t, "/api/v1/tags", "fnl_wrong")
+		expectRefused(t, "an invalid key after 30 failures", res, 30, retryAfterOf(t, res, 900))
+		svc.API.Get(t, "/api/v1/tags", acc.Key).Expect(t, http.StatusOK)
+		svc.API.Get(t, "/api/v1/tags", "-").Expect(t, http.StatusTooManyRequests)
+	}
 }
 
 // retryAfterOf reads the Retry-After of an answer decided on a real clock: at most window, and

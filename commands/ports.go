@@ -66,7 +66,9 @@ type OutboundEvents = domain.EventNames
 
 // Sealer seals a secret that the log must keep but must not reveal (an activation token) with the
 // server key, which is kept outside the database (infra/sealing). What it seals is bound to
-// associatedData: it opens for nothing else.
+// associatedData: it opens for nothing else. Open gives back what Seal sealed: a purchase retried
+// with its txnId answers the activation token the first answer showed.
 type Sealer interface {
 	Seal(plaintext, associatedData []byte) (string, error)
+	Open(sealed string, associatedData []byte) ([]byte, error)
 }

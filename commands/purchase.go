@@ -14,6 +14,9 @@ import (
 // It upserts the buyer's contact through the contact path every command takes, registers the
 // customer of the email, records the transaction, opens a subscription for a recurring or split
 // tier and issues an activation for a saas_signup product: all appended together or not at all.
+// A purchase whose txnId the account recorded already, by a purchase or a rebill, records
+// nothing: its result is that payment's (AlreadyRecorded), whatever else the command asks for
+// (payment_ids.go).
 type Purchase struct {
 	Meta          Meta
 	ProductID     string
@@ -40,9 +43,13 @@ type PurchaseResult struct {
 	ActivationToken string
 	Sale            domain.Sale             // the payment as checkout.purchased reports it
 	Activation      *domain.ActivationGrant // nil unless the product forwards to a SaaS signup
-	// CurrentPeriodEnd is when the first period of the subscription ends (zero without one).
+	// CurrentPeriodEnd is when the first period of the subscription ends (zero without one); for
+	// a payment recorded already, when the subscription's current period ends.
 	CurrentPeriodEnd time.Time
-	Position         int64
+	// AlreadyRecorded tells that the txnId was recorded before: nothing was recorded now, and
+	// the result is the earlier payment's (CustomerCreated false).
+	AlreadyRecorded bool
+	Position        int64
 }
 
 // PurchaseHandler handles Purchase.
@@ -85,7 +92,7 @@ func (h purchaseHandler) Handle(ctx context.Context, cmd Purchase) (PurchaseResu
 	res := PurchaseResult{
 		ContactID:     domain.ContactIDFor(accountID, email),
 		CustomerID:    domain.CustomerIDFor(accountID, email),
-		TransactionID: domain.NewID(transactionPrefix),
+		TransactionID: paymentTransactionID(accountID, pay),
 	}
 	if order.Tier.Recurring() {
 		res.SubscriptionID = domain.NewID(subscriptionPrefix)
@@ -101,7 +108,16 @@ func (h purchaseHandler) Handle(ctx context.Context, cmd Purchase) (PurchaseResu
 		}
 	}
 
+	var earlier PurchaseResult
 	res.Position, err = execute(ctx, h.repo, cmd.Meta, res.ContactID, func(ctx context.Context, s *session) error {
+		recorded, err := recordedPayment(ctx, s, accountID, res.TransactionID, pay)
+		if err != nil {
+			return err
+		}
+		if res.AlreadyRecorded = recorded != nil; res.AlreadyRecorded {
+			earlier, err = h.recordedResult(ctx, s, recorded)
+			return err
+		}
 		account, err := loadAccount(ctx, s, accountID)
 		if err != nil {
 			return err
@@ -156,6 +172,44 @@ func (h purchaseHandler) Handle(ctx context.Context, cmd Purchase) (PurchaseResu
 	})
 	if err != nil {
 		return PurchaseResult{}, err
+	}
+	if res.AlreadyRecorded {
+		earlier.Position = res.Position
+		return earlier, nil
+	}
+	return res, nil
+}
+
+// recordedResult is the result of the payment that recorded the txnId: its buyer, transaction,
+// subscription and activation (the token opened, as the first answer showed it).
+func (h purchaseHandler) recordedResult(ctx context.Context, s *session, txn *domain.Transaction) (PurchaseResult, error) {
+	sale := txn.Sale()
+	res := PurchaseResult{
+		ContactID: sale.Contact.ContactID, CustomerID: txn.CustomerID(), TransactionID: txn.StreamID(),
+		SubscriptionID: sale.Transaction.SubscriptionID, Sale: sale, AlreadyRecorded: true,
+	}
+	if res.SubscriptionID != "" {
+		sub := domain.SubscriptionStream(res.SubscriptionID)
+		if _, err := s.peek(ctx, sub); err != nil {
+			return PurchaseResult{}, err
+		}
+		res.CurrentPeriodEnd = sub.CurrentPeriodEnd()
+	}
+	if a := txn.Activation(); a != nil {
+		token := a.PlainToken // a purchase recorded before tokens were sealed
+		if a.SealedToken != "" {
+			opened, err := h.sealer.Open(a.SealedToken, domain.ActivationTokenSealing(a.ActivationID))
+			if err != nil {
+				return PurchaseResult{}, fmt.Errorf("commands: open the activation token of %s: %w", txn.StreamID(), err)
+			}
+			token = string(opened)
+		}
+		link, err := a.URL(token)
+		if err != nil {
+			return PurchaseResult{}, fmt.Errorf("commands: the activation of %s: %w", txn.StreamID(), err)
+		}
+		res.ActivationID, res.ActivationToken = a.ActivationID, token
+		res.Activation = &domain.ActivationGrant{Token: token, URL: link, ExpiresAt: a.ExpiresAt}
 	}
 	return res, nil
 }

@@ -11,7 +11,9 @@ import (
 
 // Rebill records a renewal payment of a subscription or a split plan
 // (POST /admin/v1/accounts/{a}/checkout/subscriptions/{id}/rebill): one more period paid. A
-// cancelled, completed or cancelling subscription refuses it (409).
+// cancelled, completed or cancelling subscription refuses it (409). A rebill whose txnId the
+// account recorded already, by a purchase or a rebill, records nothing: its result is that
+// payment's (AlreadyRecorded), whatever the subscription it names (payment_ids.go).
 type Rebill struct {
 	Meta           Meta
 	SubscriptionID string
@@ -24,7 +26,10 @@ type RebillResult struct {
 	Sale             domain.Sale // the payment as checkout.rebilled reports it
 	Status           string      // active, or completed after a split plan's last installment
 	CurrentPeriodEnd time.Time
-	Position         int64
+	// AlreadyRecorded tells that the txnId was recorded before: nothing was recorded now, and
+	// the result is the earlier payment's, with its subscription as it is now.
+	AlreadyRecorded bool
+	Position        int64
 }
 
 // RebillHandler handles Rebill.
@@ -46,15 +51,25 @@ func (h rebillHandler) Handle(ctx context.Context, cmd Rebill) (RebillResult, er
 	if err != nil {
 		return RebillResult{}, err
 	}
-	res := RebillResult{TransactionID: domain.NewID(transactionPrefix)}
+	accountID := cmd.Meta.AccountID
+	res := RebillResult{TransactionID: paymentTransactionID(accountID, pay)}
+	var earlier RebillResult
 	res.Position, err = execute(ctx, h.repo, cmd.Meta, cmd.SubscriptionID, func(ctx context.Context, s *session) error {
+		recorded, err := recordedPayment(ctx, s, accountID, res.TransactionID, pay)
+		if err != nil {
+			return err
+		}
+		if res.AlreadyRecorded = recorded != nil; res.AlreadyRecorded {
+			earlier, err = recordedRebill(ctx, s, recorded)
+			return err
+		}
 		// Tracked first, so that the log shows the payment before the renewal it pays, as a
 		// purchase shows its payment before the subscription it opens.
 		txn := domain.TransactionStream(res.TransactionID)
 		if err := s.track(txn); err != nil {
 			return err
 		}
-		sub, err := loadCheckoutSubscription(ctx, s, cmd.Meta.AccountID, cmd.SubscriptionID)
+		sub, err := loadCheckoutSubscription(ctx, s, accountID, cmd.SubscriptionID)
 		if err != nil {
 			return err
 		}
@@ -66,6 +81,24 @@ func (h rebillHandler) Handle(ctx context.Context, cmd Rebill) (RebillResult, er
 	})
 	if err != nil {
 		return RebillResult{}, err
+	}
+	if res.AlreadyRecorded {
+		earlier.Position = res.Position
+		return earlier, nil
+	}
+	return res, nil
+}
+
+// recordedRebill is the result of the payment that recorded the txnId, with the subscription it
+// paid, if any, as it is now.
+func recordedRebill(ctx context.Context, s *session, txn *domain.Transaction) (RebillResult, error) {
+	res := RebillResult{TransactionID: txn.StreamID(), Sale: txn.Sale(), AlreadyRecorded: true}
+	if id := res.Sale.Transaction.SubscriptionID; id != "" {
+		sub := domain.SubscriptionStream(id)
+		if _, err := s.peek(ctx, sub); err != nil {
+			return RebillResult{}, err
+		}
+		res.Status, res.CurrentPeriodEnd = sub.Status(), sub.CurrentPeriodEnd()
 	}
 	return res, nil
 }

@@ -55,18 +55,30 @@ func (s *session) load(ctx context.Context, agg domain.Aggregate) error {
 	if _, dup := s.streams[agg.StreamID()]; dup {
 		return fmt.Errorf("commands: stream %s loaded twice in one session", agg.StreamID())
 	}
-	if agg.StreamID() == s.guessNew && !s.repo.keeps(agg) {
-		s.guessed = true
-		s.remember(agg, 0)
-		return nil
-	}
-	version, position, err := s.repo.read(ctx, agg)
+	version, err := s.peek(ctx, agg)
 	if err != nil {
 		return err
 	}
-	s.seen = max(s.seen, position)
 	s.remember(agg, version)
 	return nil
+}
+
+// peek reads an aggregate as load does (a guess of mayBeNew included), without tracking it. It
+// is for a stream whose existence decides whether the command records anything at all (a
+// payment's txnId already recorded): when it does not exist, the command tracks it at version 0
+// (track) where the log should show its changes, and the append fails, and the command decides
+// again, if another writer created it meanwhile.
+func (s *session) peek(ctx context.Context, agg domain.Aggregate) (int64, error) {
+	if agg.StreamID() == s.guessNew && !s.repo.keeps(agg) {
+		s.guessed = true
+		return 0, nil
+	}
+	version, position, err := s.repo.read(ctx, agg)
+	if err != nil {
+		return 0, err
+	}
+	s.seen = max(s.seen, position)
+	return version, nil
 }
 
 // track adds the aggregate of a brand-new stream (a fresh random id) without reading it: its

@@ -32,6 +32,19 @@ type Payment struct {
 	At        time.Time
 }
 
+// TransactionIDFor is the id of the one transaction an account can record for a processor's
+// txnId (decisions.md "Processor transaction ids"): a processor that notifies the same payment
+// twice reaches the same stream, whose expected version records it once under any concurrency.
+// Unlike an email, a txnId is compared exactly (processors' ids are case-sensitive).
+func TransactionIDFor(accountID, txnID string) string {
+	return derivedID("txn", accountID, "transaction", txnID)
+}
+
+// IsTransactionID tells whether id has the shape of a transaction id (random or TransactionIDFor).
+func IsTransactionID(id string) bool {
+	return strings.HasPrefix(id, "txn_") && len(id) == len("txn_")+26
+}
+
 // NewPayment checks a payment's processor (default DefaultProcessor) and processor id.
 func NewPayment(processor, txnID string, at time.Time) (Payment, error) {
 	processor, txnID = strings.TrimSpace(processor), strings.TrimSpace(txnID)
@@ -94,6 +107,7 @@ type Transaction struct {
 	accountID  string
 	customerID string
 	sale       Sale
+	activation *SealedActivationGrant // the SaaS signup a purchase handed over, its token sealed
 	paidAt     time.Time
 	refunded   int64
 	changes
@@ -110,6 +124,13 @@ func (t *Transaction) Exists() bool { return t.exists }
 
 // AccountID is the account that was paid.
 func (t *Transaction) AccountID() string { return t.accountID }
+
+// CustomerID is the customer who paid.
+func (t *Transaction) CustomerID() string { return t.customerID }
+
+// Activation is the SaaS signup the purchase handed over, its token sealed (nil when none, and
+// for a rebill).
+func (t *Transaction) Activation() *SealedActivationGrant { return t.activation }
 
 // Status is succeeded, partially_refunded or refunded.
 func (t *Transaction) Status() string { return t.sale.Transaction.Status }
@@ -190,6 +211,7 @@ func (t *Transaction) when(e Event) {
 	switch e := e.(type) {
 	case CheckoutPurchased:
 		t.exists, t.accountID, t.customerID, t.sale, t.paidAt = true, e.AccountID, e.CustomerID, e.Sale, e.PurchasedAt
+		t.activation = e.Activation
 	case CheckoutRebilled:
 		t.exists, t.accountID, t.customerID, t.sale, t.paidAt = true, e.AccountID, e.CustomerID, e.Sale, e.RebilledAt
 	case CheckoutRefunded:

@@ -12,7 +12,7 @@ import (
 // Limits are the rate limits of /api/v1 (integration-api.md section 8), each a sliding window.
 type Limits struct {
 	PerAddress ratelimit.Rule // every request, per client address (the 404s and 405s too)
-	FailedAuth ratelimit.Rule // 401 answers, per client address; past it, every request is refused
+	FailedAuth ratelimit.Rule // 401 answers, per client address; past it, the failing attempts are refused
 	Reads      ratelimit.Rule // GET and HEAD, per account
 	Writes     ratelimit.Rule // POST, PATCH and DELETE, per account
 	// ContactWrites are POST /contacts, /contacts/tags and /contacts/{contactId}/tags, per
@@ -35,17 +35,16 @@ func Section8() Limits {
 var contactWrites = map[string]bool{"/contacts": true, "/contacts/tags": true, "/contacts/{contactId}/tags": true}
 
 // limitAddresses decides on every /api/v1 request on the API host before anything else: it
-// counts it against its client's address, and refuses it while that address is over its
-// failed authentications.
+// counts it against its client's address. The failed authentications are not checked here: an
+// address over them is refused only its failing attempts (unauthorized), so that the valid keys
+// behind a shared address (a NAT, an automation platform) go on working while one broken client
+// there fails (decisions.md "Failed authentication").
 func (s *Server) limitAddresses(next http.Handler) http.Handler {
 	applies := func(r *http.Request) bool {
 		return s.isAPIHost(r, nil) && (r.URL.Path == "/api/v1" || strings.HasPrefix(r.URL.Path, "/api/v1/"))
 	}
 	return s.limits.Middleware(applies, func(client string) []ratelimit.Count {
-		return []ratelimit.Count{
-			{Rule: s.deps.Limits.PerAddress, Subject: client},
-			{Rule: s.deps.Limits.FailedAuth, Subject: client, CheckOnly: true},
-		}
+		return []ratelimit.Count{{Rule: s.deps.Limits.PerAddress, Subject: client}}
 	})(next)
 }
 
@@ -74,7 +73,8 @@ func (s *Server) limitAccount(method, path string, next http.Handler) http.Handl
 }
 
 // unauthorized answers 401, counting the failure against the client's address: an address over
-// FailedAuth gets 429 instead, and keeps getting it until its oldest failure leaves the window.
+// FailedAuth gets 429 instead for a missing, invalid or revoked key, and keeps getting it until
+// its oldest failure leaves the window; its requests with a valid key never come here.
 func (s *Server) unauthorized(w http.ResponseWriter, r *http.Request, message string) {
 	if s.limits.Admit(w, r, ratelimit.Count{Rule: s.deps.Limits.FailedAuth, Subject: s.limits.Client(r)}) {
 		httpapi.Unauthorized(w, message)

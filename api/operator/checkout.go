@@ -28,7 +28,8 @@ type purchaseRequest struct {
 }
 
 // purchase serves POST /admin/v1/accounts/{accountId}/checkout/purchases → 201 {customer,
-// transaction, subscription?, activation?}.
+// transaction, subscription?, activation?}; 200 with the same when the account recorded the
+// txnId already, and nothing recorded (decisions.md "Processor transaction ids").
 func (s *Server) purchase(w http.ResponseWriter, r *http.Request) {
 	var req purchaseRequest
 	if !httpapi.Decode(w, r, &req) {
@@ -59,7 +60,16 @@ func (s *Server) purchase(w http.ResponseWriter, r *http.Request) {
 		// The token is shown here and in checkout.purchased only: the service keeps it sealed.
 		body["activation"] = httpapi.Object{"token": a.Token, "url": a.URL, "expiresAt": wire.Time(a.ExpiresAt)}
 	}
-	httpapi.WriteJSON(w, http.StatusCreated, body)
+	httpapi.WriteJSON(w, paymentStatus(res.AlreadyRecorded), body)
+}
+
+// paymentStatus is the status of a purchase's or a rebill's answer: 201 when it recorded the
+// payment, 200 when its txnId was recorded before and the answer is that payment's.
+func paymentStatus(alreadyRecorded bool) int {
+	if alreadyRecorded {
+		return http.StatusOK
+	}
+	return http.StatusCreated
 }
 
 // payment reads the transaction and, when there is one, the subscription a payment command
@@ -86,8 +96,9 @@ func (s *Server) payment(w http.ResponseWriter, r *http.Request, transactionID, 
 }
 
 // rebill serves POST /admin/v1/accounts/{accountId}/checkout/subscriptions/{subscriptionId}/rebill
-// {txnId?} → 201 {transaction, subscription}: a rebill always creates a transaction, and the
-// subscription shows the period it paid (or that a split plan is now paid in full).
+// {txnId?} → 201 {transaction, subscription}: a rebill creates a transaction, and the
+// subscription shows the period it paid (or that a split plan is now paid in full). A txnId the
+// account recorded already answers 200 with that payment, and records nothing.
 func (s *Server) rebill(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		TxnID string `json:"txnId"`
@@ -103,7 +114,7 @@ func (s *Server) rebill(w http.ResponseWriter, r *http.Request) {
 	}
 	body, ok := s.payment(w, r, res.Sale.Transaction.ID, res.Sale.Transaction.SubscriptionID)
 	if ok {
-		httpapi.WriteJSON(w, http.StatusCreated, body)
+		httpapi.WriteJSON(w, paymentStatus(res.AlreadyRecorded), body)
 	}
 }
 
