@@ -15,6 +15,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -74,7 +75,30 @@ func postgresURL(t testing.TB) string {
 			t.Logf("%v", err)
 		}
 	})
-	return url
+	return SizedForTest(t, url)
+}
+
+// TestPoolCap caps each pool of a PostgreSQL database opened by a test (sqldb.PoolCapParam):
+// at most 16 connections a process instead of 40. `go test ./...` runs packages in parallel
+// against one server, and a test may run two or three processes on one database, so uncapped
+// pools under a burst of writes can exceed the stock max_connections of 100 (SQLSTATE 53300).
+// The peak measured during a whole `make test` is in the Makefile.
+const TestPoolCap = 8
+
+// SizedForTest adds the test pool cap to the URL of a test's PostgreSQL database (a benchmark
+// keeps the service's own pools, which it measures). A SQLite URL is returned as it is.
+func SizedForTest(t testing.TB, dbURL string) string {
+	if _, benchmark := t.(*testing.B); benchmark {
+		return dbURL
+	}
+	u, err := url.Parse(dbURL)
+	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
+		return dbURL
+	}
+	q := u.Query()
+	q.Set(sqldb.PoolCapParam, strconv.Itoa(TestPoolCap))
+	u.RawQuery = q.Encode()
+	return u.String()
 }
 
 // ErrNoPostgres wraps the failure to reach the PostgreSQL server.
