@@ -210,24 +210,30 @@ func TestGoneDisablesTheSubscription(t *testing.T) {
 	})
 }
 
-// 429 and 503 with Retry-After wait as long as the receiver asked (capped by the backoff cap).
+// 429 and 503 with Retry-After wait as long as the receiver asked (capped by the backoff cap),
+// not the 10 ms the schedule would: the retry is due an hour on, on the schedule's clock, which
+// the test then moves there.
 func TestRetryAfterIsHonoured(t *testing.T) {
+	clock := &aheadClock{}
 	run(t, func(c *service.Config) {
-		c.WebhookBackoffBase = 10 * time.Millisecond
-		c.WebhookBackoffCap = 5 * time.Second
+		c.WebhookBackoffBase, c.WebhookBackoffCap, c.WebhookNow = 10*time.Millisecond, 24*time.Hour, clock.Now
 	}, func(t *testing.T, svc *servicetest.Service) {
 		for _, status := range []int{http.StatusTooManyRequests, http.StatusServiceUnavailable} {
 			t.Run(http.StatusText(status), func(t *testing.T) {
 				acc := svc.NewAccount(t)
 				rcv := newReceiver(t, status, http.StatusOK)
-				rcv.headers = map[string]string{"Retry-After": "1"}
+				rcv.headers = map[string]string{"Retry-After": "3600"}
 				form := newForm(t, svc, acc.ID, "Signup")
 				subscribe(t, svc, acc.ID, map[string]any{"url": rcv.URL, "events": []string{"form.submitted"}})
 				submit(t, svc, acc.ID, form, "slow@example.com")
-				got := rcv.waitFor(t, 2, 5*time.Second)
-				if gap := got[1].at.Sub(got[0].at); gap < 950*time.Millisecond {
-					t.Fatalf("retried after %s, Retry-After asked for 1s", gap)
+				d := waitAttempts(t, svc, acc.ID, 1)
+				next := timeOf(t, d["nextAttemptAt"])
+				if gap := next.Sub(timeOf(t, d["attempts"].([]any)[0].(map[string]any)["at"])); gap < time.Hour || gap > time.Hour+time.Second {
+					t.Fatalf("retry due %s after the first attempt, Retry-After asked for 1h", gap)
 				}
+				clock.reach(next)
+				rcv.waitFor(t, 2, 5*time.Second)
+				waitDelivery(t, svc, acc.ID, "succeeded", 5*time.Second)
 			})
 		}
 	})
