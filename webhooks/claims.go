@@ -29,7 +29,7 @@ type claimed struct {
 // claim takes up to n due deliveries for a lease. A delivery waits while an earlier one with the
 // same ordering key to the same subscription is still pending (decisions.md: per-resource order).
 func (d *Dispatcher) claim(ctx context.Context, n int) ([]claimed, error) {
-	now := time.Now().UnixMilli()
+	now := d.cfg.Now().UnixMilli()
 	lock := ""
 	if d.db.Dialect == sqldb.Postgres {
 		lock = " FOR UPDATE OF d SKIP LOCKED"
@@ -151,7 +151,7 @@ func (d *Dispatcher) attachSubscriptions(ctx context.Context, batch []claimed) e
 func (d *Dispatcher) record(done []outcome) (soonest time.Time, err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	now := time.Now()
+	now := d.cfg.Now()
 	var updates [][]any
 	attempts := map[string][]any{}
 	givenUp, notOpened := map[string]bool{}, map[string]string{} // notOpened: why, by delivery

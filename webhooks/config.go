@@ -11,6 +11,10 @@ import "time"
 //   - Poll: how often due retries (of other processes too) are looked for; 250 ms.
 //   - Schedule.Base and Schedule.Cap: the retry backoff; 60 s and 24 h, as
 //     FUNNEL_WEBHOOK_BACKOFF_BASE and FUNNEL_WEBHOOK_BACKOFF_CAP default to.
+//   - Now: the clock of the retry schedule (when an attempt was made, when the next one is due,
+//     how long a claim holds); time.Now. Tests move it forward to let a retry fall due without
+//     waiting for it. It must not run behind time.Now: new deliveries and manual retries are
+//     stamped with time.Now, and would wait until the clock reached that.
 //
 // How many attempts a delivery gets is recorded with it (NewProjector's maxAttempts).
 type Config struct {
@@ -19,6 +23,7 @@ type Config struct {
 	Timeout     time.Duration
 	Concurrency int
 	Poll        time.Duration
+	Now         func() time.Time
 }
 
 // The defaults of Config (see its doc comment).
@@ -47,6 +52,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Schedule.Base <= 0 {
 		c.Schedule.Base = DefaultBackoffBase
+	}
+	if c.Now == nil {
+		c.Now = time.Now
 	}
 	if c.Schedule.Cap <= 0 {
 		c.Schedule.Cap = DefaultBackoffCap

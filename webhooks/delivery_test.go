@@ -2,6 +2,7 @@ package webhooks_test
 
 import (
 	"bytes"
+	"maps"
 	"net/http"
 	"strconv"
 	"testing"
@@ -53,26 +54,34 @@ func TestDeliveryIsSignedAndComplete(t *testing.T) {
 	})
 }
 
-// Failures are retried with the same ids and body, base × 3^(n-1) apart, until a 2xx.
+// Failures are retried with the same ids and body, base × 3^(n-1) apart, until a 2xx; a
+// delivery that succeeded is not sent again.
 func TestRetriesUntilSuccessWithSameIDsAndBody(t *testing.T) {
-	run(t, func(c *service.Config) { c.WebhookBackoffBase = 50 * time.Millisecond; c.WebhookBackoffCap = time.Second }, func(t *testing.T, svc *servicetest.Service) {
+	clock := &aheadClock{}
+	run(t, func(c *service.Config) {
+		c.WebhookBackoffBase, c.WebhookBackoffCap, c.WebhookNow = time.Hour, 24*time.Hour, clock.Now
+	}, func(t *testing.T, svc *servicetest.Service) {
 		acc := svc.NewAccount(t)
 		rcv := newReceiver(t, 500, 502, 500, 200)
 		form := newForm(t, svc, acc.ID, "Signup")
 		subscribe(t, svc, acc.ID, map[string]any{"url": rcv.URL, "events": []string{"form.submitted"}})
 		submit(t, svc, acc.ID, form, "retry@example.com")
 
-		got := rcv.waitFor(t, 4, 10*time.Second)
+		// Attempt n+1 is due an hour × 3^(n-1), ±20%, after attempt n: about 1, 3 and 9 hours.
+		// The schedule's clock is moved there rather than waited for.
+		for n, want := range []time.Duration{time.Hour, 3 * time.Hour, 9 * time.Hour} {
+			d := waitAttempts(t, svc, acc.ID, n+1)
+			last := d["attempts"].([]any)[n].(map[string]any)
+			next := timeOf(t, d["nextAttemptAt"])
+			if gap := next.Sub(timeOf(t, last["at"])); gap < want*8/10 || gap > want*12/10+time.Second {
+				t.Fatalf("attempt %d is due %s after attempt %d, want %s ±20%%", n+2, gap, n+1, want)
+			}
+			clock.reach(next)
+		}
+		got := rcv.waitFor(t, 4, 5*time.Second)
 		for i, r := range got[1:] {
 			if !bytes.Equal(r.body, got[0].body) || r.header.Get("X-Service-Delivery") != got[0].header.Get("X-Service-Delivery") || r.header.Get("webhook-id") != got[0].header.Get("webhook-id") {
 				t.Fatalf("attempt %d differs from the first", i+2)
-			}
-		}
-		// Attempt n+1 waits 50ms × 3^(n-1), ±20%: 50, 150, 450 ms.
-		for n, want := range []time.Duration{50, 150, 450} {
-			gap := got[n+1].at.Sub(got[n].at)
-			if gap < want*time.Millisecond*8/10 || gap > want*time.Millisecond*3 {
-				t.Errorf("wait before attempt %d = %s, want about %dms", n+2, gap, want)
 			}
 		}
 		d := waitDelivery(t, svc, acc.ID, "succeeded", 5*time.Second)
@@ -80,9 +89,15 @@ func TestRetriesUntilSuccessWithSameIDsAndBody(t *testing.T) {
 		if len(attempts) != 4 || attempts[0].(map[string]any)["statusCode"] != float64(500) || attempts[0].(map[string]any)["error"] == "" {
 			t.Fatalf("attempt log = %v", attempts)
 		}
-		time.Sleep(200 * time.Millisecond)
-		if rcv.count() != 4 {
-			t.Fatalf("a succeeded delivery was sent again: %d requests", rcv.count())
+
+		// Not sent again: a later delivery is claimed by the query that would take the succeeded
+		// one too were it still due (oldest first); stopping the service waits for the sends in
+		// flight, so the counts are final.
+		submit(t, svc, acc.ID, form, "later@example.com")
+		rcv.waitFor(t, 5, 5*time.Second)
+		svc.Stop()
+		if sent := rcv.byDelivery(); len(sent) != 2 || sent[d["id"].(string)] != 4 {
+			t.Fatalf("requests by delivery = %v; the succeeded delivery must have had 4 and no more", sent)
 		}
 	})
 }
@@ -99,10 +114,14 @@ func TestGivesUpAfterTenAttemptsThenManualRetry(t *testing.T) {
 		if n := len(d["attempts"].([]any)); n != 10 || rcv.count() != 10 {
 			t.Fatalf("attempts = %d, received = %d, want 10", n, rcv.count())
 		}
-		time.Sleep(300 * time.Millisecond)
-		if rcv.count() != 10 {
-			t.Fatalf("an 11th attempt was made")
-		}
+		// Given up means no 11th attempt. A delivery made after it (another account's) is claimed
+		// by the query that would take the given-up one too were it still due; the count is
+		// read at the end, once the service stopped, which waits for the sends in flight.
+		probeAcc := svc.NewAccount(t)
+		probe := newReceiver(t)
+		subscribe(t, svc, probeAcc.ID, map[string]any{"url": probe.URL, "events": []string{"form.submitted"}})
+		submit(t, svc, probeAcc.ID, newForm(t, svc, probeAcc.ID, "Probe"), "probe@example.com")
+		probe.waitFor(t, 1, 5*time.Second)
 		if list := deliveries(t, svc, acc.ID, "?status=failed"); len(list) != 1 {
 			t.Fatalf("failed filter = %v", list)
 		}
@@ -122,6 +141,10 @@ func TestGivesUpAfterTenAttemptsThenManualRetry(t *testing.T) {
 		svc.Operator.Post(t, "/admin/v1/accounts/"+acc.ID+"/webhook-deliveries/dlv_unknown/retry", "", nil).ExpectError(t, http.StatusNotFound)
 		other := svc.NewAccount(t)
 		svc.Operator.Post(t, "/admin/v1/accounts/"+other.ID+"/webhook-deliveries/"+d["id"].(string)+"/retry", "", nil).ExpectError(t, http.StatusForbidden)
+		svc.Stop()
+		if n := rcv.count(); n != 11 {
+			t.Fatalf("the receiver got %d requests, want 10 attempts and the manual retry", n)
+		}
 	})
 }
 
@@ -175,35 +198,42 @@ func TestGoneDisablesTheSubscription(t *testing.T) {
 			}
 			time.Sleep(20 * time.Millisecond)
 		}
+		// submit returns once the webhook projector applied the event: a delivery for the
+		// disabled subscription would be in the outbox by now, and only one there is ever sent.
 		submit(t, svc, acc.ID, form, "after@example.com")
-		time.Sleep(300 * time.Millisecond)
-		if rcv.count() != 1 {
-			t.Fatalf("receiver got %d requests; a disabled subscription must get nothing more", rcv.count())
-		}
 		if len(deliveries(t, svc, acc.ID, "")) != 1 {
 			t.Fatal("an event after the 410 was queued for the disabled subscription")
+		}
+		if rcv.count() != 1 {
+			t.Fatalf("receiver got %d requests; a disabled subscription must get nothing more", rcv.count())
 		}
 	})
 }
 
-// 429 and 503 with Retry-After wait as long as the receiver asked (capped by the backoff cap).
+// 429 and 503 with Retry-After wait as long as the receiver asked (capped by the backoff cap),
+// not the 10 ms the schedule would: the retry is due an hour on, on the schedule's clock, which
+// the test then moves there.
 func TestRetryAfterIsHonoured(t *testing.T) {
+	clock := &aheadClock{}
 	run(t, func(c *service.Config) {
-		c.WebhookBackoffBase = 10 * time.Millisecond
-		c.WebhookBackoffCap = 5 * time.Second
+		c.WebhookBackoffBase, c.WebhookBackoffCap, c.WebhookNow = 10*time.Millisecond, 24*time.Hour, clock.Now
 	}, func(t *testing.T, svc *servicetest.Service) {
 		for _, status := range []int{http.StatusTooManyRequests, http.StatusServiceUnavailable} {
 			t.Run(http.StatusText(status), func(t *testing.T) {
 				acc := svc.NewAccount(t)
 				rcv := newReceiver(t, status, http.StatusOK)
-				rcv.headers = map[string]string{"Retry-After": "1"}
+				rcv.headers = map[string]string{"Retry-After": "3600"}
 				form := newForm(t, svc, acc.ID, "Signup")
 				subscribe(t, svc, acc.ID, map[string]any{"url": rcv.URL, "events": []string{"form.submitted"}})
 				submit(t, svc, acc.ID, form, "slow@example.com")
-				got := rcv.waitFor(t, 2, 5*time.Second)
-				if gap := got[1].at.Sub(got[0].at); gap < 950*time.Millisecond {
-					t.Fatalf("retried after %s, Retry-After asked for 1s", gap)
+				d := waitAttempts(t, svc, acc.ID, 1)
+				next := timeOf(t, d["nextAttemptAt"])
+				if gap := next.Sub(timeOf(t, d["attempts"].([]any)[0].(map[string]any)["at"])); gap < time.Hour || gap > time.Hour+time.Second {
+					t.Fatalf("retry due %s after the first attempt, Retry-After asked for 1h", gap)
 				}
+				clock.reach(next)
+				rcv.waitFor(t, 2, 5*time.Second)
+				waitDelivery(t, svc, acc.ID, "succeeded", 5*time.Second)
 			})
 		}
 	})
@@ -242,10 +272,10 @@ func TestEventsAndFiltersChooseDeliveries(t *testing.T) {
 		onlyFormA := newReceiver(t)
 		onlyCallB := newReceiver(t)
 		onlyBookings := newReceiver(t)
-		subscribe(t, svc, acc.ID, map[string]any{"url": all.URL, "events": []string{"form.submitted", "scheduling.booked"}})
-		subscribe(t, svc, acc.ID, map[string]any{"url": onlyFormA.URL, "events": []string{"form.submitted", "scheduling.booked"}, "formIds": []string{formA}})
-		subscribe(t, svc, acc.ID, map[string]any{"url": onlyCallB.URL, "events": []string{"scheduling.booked"}, "eventTypeIds": []string{callB}})
-		subscribe(t, svc, acc.ID, map[string]any{"url": onlyBookings.URL, "events": []string{"scheduling.booked"}})
+		allID, _ := subscribe(t, svc, acc.ID, map[string]any{"url": all.URL, "events": []string{"form.submitted", "scheduling.booked"}})
+		formAID, _ := subscribe(t, svc, acc.ID, map[string]any{"url": onlyFormA.URL, "events": []string{"form.submitted", "scheduling.booked"}, "formIds": []string{formA}})
+		callBID, _ := subscribe(t, svc, acc.ID, map[string]any{"url": onlyCallB.URL, "events": []string{"scheduling.booked"}, "eventTypeIds": []string{callB}})
+		bookingsID, _ := subscribe(t, svc, acc.ID, map[string]any{"url": onlyBookings.URL, "events": []string{"scheduling.booked"}})
 		other := svc.NewAccount(t)
 		otherRcv := newReceiver(t)
 		subscribe(t, svc, other.ID, map[string]any{"url": otherRcv.URL, "events": []string{"form.submitted", "scheduling.booked"}})
@@ -255,12 +285,26 @@ func TestEventsAndFiltersChooseDeliveries(t *testing.T) {
 		book(t, svc, acc.ID, callA, "c@example.com")
 		book(t, svc, acc.ID, callB, "d@example.com")
 
-		all.waitFor(t, 4, 5*time.Second)
-		onlyCallB.waitFor(t, 1, 5*time.Second)
-		onlyBookings.waitFor(t, 2, 5*time.Second)
-		// formIds filters form.submitted only: the bookings still reach it.
-		onlyFormA.waitFor(t, 3, 5*time.Second)
-		time.Sleep(200 * time.Millisecond)
+		// submit and book return once the webhook projector applied the event: the outbox holds
+		// every delivery the filters chose. formIds filters form.submitted only: the bookings
+		// still reach formA's subscription.
+		wantRows := map[string]int{allID: 4, formAID: 3, callBID: 1, bookingsID: 2}
+		rows := map[string]int{}
+		for _, d := range deliveries(t, svc, acc.ID, "?limit=100") {
+			rows[d["webhookId"].(string)]++
+		}
+		if !maps.Equal(rows, wantRows) {
+			t.Errorf("deliveries by subscription = %v, want %v", rows, wantRows)
+		}
+		if list := deliveries(t, svc, other.ID, ""); len(list) != 0 {
+			t.Errorf("the other account's subscription got deliveries: %v", list)
+		}
+		// Once they all succeeded, each receiver got one request per delivery.
+		for deadline := time.Now().Add(5 * time.Second); len(deliveries(t, svc, acc.ID, "?status=succeeded&limit=100")) < 10; time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("deliveries not all succeeded: %v", deliveries(t, svc, acc.ID, "?limit=100"))
+			}
+		}
 		for name, want := range map[string]struct {
 			r *receiver
 			n int

@@ -122,7 +122,7 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 		case <-ctx.Done():
 		}
 		if due := d.takeSoonest(); !due.IsZero() {
-			retryTimer.Reset(max(time.Until(due), 0))
+			retryTimer.Reset(max(due.Sub(d.cfg.Now()), 0))
 		}
 	}
 }

@@ -111,6 +111,8 @@ func TestALateResultDoesNotOverwriteALaterClaim(t *testing.T) {
 		db := outbox(t, d)
 		obs := &countingObserver{}
 		first, second := newTestDispatcher(db, obs), newTestDispatcher(db, obs)
+		// The second claim is taken later, by a clock a second on, so its lease differs.
+		second.cfg.Now = func() time.Time { return time.Now().Add(time.Second) }
 		ctx := context.Background()
 
 		stale, err := first.claim(ctx, 1)
@@ -121,7 +123,6 @@ func TestALateResultDoesNotOverwriteALaterClaim(t *testing.T) {
 		if _, err := db.Write.Exec(`UPDATE webhook_deliveries SET claimed_until = 1`); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(2 * time.Millisecond)
 		fresh, err := second.claim(ctx, 1)
 		if err != nil || len(fresh) != 1 || fresh[0].claimedUntil == stale[0].claimedUntil {
 			t.Fatalf("second claim: %+v, %v", fresh, err)

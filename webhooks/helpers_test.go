@@ -7,12 +7,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/funnelhq/funnel/domain"
 	"github.com/funnelhq/funnel/infra/service"
 	"github.com/funnelhq/funnel/infra/service/servicetest"
-	"github.com/funnelhq/funnel/domain"
 	"github.com/funnelhq/funnel/infra/sqldb"
 	"github.com/funnelhq/funnel/infra/sqldb/sqldbtest"
 )
@@ -94,6 +95,46 @@ func (r *receiver) count() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return len(r.got)
+}
+
+// byDelivery counts the requests the receiver got for each delivery (X-Service-Delivery).
+func (r *receiver) byDelivery() map[string]int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := map[string]int{}
+	for _, g := range r.got {
+		n[g.header.Get("X-Service-Delivery")]++
+	}
+	return n
+}
+
+// aheadClock runs with time.Now, and a test moves it forward, never back: the clock of the
+// webhook retry schedule (service.Config.WebhookNow), so that a retry due in an hour falls due
+// without the test waiting for it.
+type aheadClock struct{ ahead atomic.Int64 }
+
+func (c *aheadClock) Now() time.Time { return time.Now().Add(time.Duration(c.ahead.Load())) }
+
+// reach moves the clock forward until it reads at least at.
+func (c *aheadClock) reach(at time.Time) {
+	for {
+		was := c.ahead.Load()
+		need := int64(time.Until(at))
+		if need <= was || c.ahead.CompareAndSwap(was, need) {
+			return
+		}
+	}
+}
+
+// timeOf reads a timestamp of an API answer.
+func timeOf(t *testing.T, v any) time.Time {
+	t.Helper()
+	s, _ := v.(string)
+	at, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		t.Fatalf("not a timestamp: %v", v)
+	}
+	return at
 }
 
 // record appends events to the log as the commands of forms and scheduling do, and waits until

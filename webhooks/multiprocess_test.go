@@ -37,18 +37,24 @@ func TestTwoDispatchersNeverSendOneDeliveryTwice(t *testing.T) {
 		}(i)
 	}
 	wg.Wait()
-	got := rcv.waitFor(t, submissions, 15*time.Second)
-	time.Sleep(500 * time.Millisecond) // room for a duplicate to show up
-	seen := map[string]int{}
-	for _, r := range rcv.got {
-		seen[r.header.Get("X-Service-Delivery")]++
-	}
-	if len(got) != submissions || rcv.count() != submissions || len(seen) != submissions {
-		t.Fatalf("%d requests for %d distinct deliveries of %d events", rcv.count(), len(seen), submissions)
-	}
+	rcv.waitFor(t, submissions, 15*time.Second)
 	for _, svc := range []*servicetest.Service{first, second} {
-		if list := svc.Operator.Get(t, "/admin/v1/accounts/"+acc.ID+"/webhook-deliveries?limit=200&status=succeeded", "").Expect(t, http.StatusOK).List(t, "deliveries"); len(list) != submissions {
-			t.Fatalf("the delivery log shows %d succeeded deliveries, want %d", len(list), submissions)
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+			list := svc.Operator.Get(t, "/admin/v1/accounts/"+acc.ID+"/webhook-deliveries?limit=200&status=succeeded", "").Expect(t, http.StatusOK).List(t, "deliveries")
+			if len(list) == submissions {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the delivery log shows %d succeeded deliveries, want %d", len(list), submissions)
+			}
 		}
+	}
+	// Every delivery is recorded succeeded, and stopping both processes waits for the sends
+	// still in flight: a duplicate has reached the receiver by now, if there is one.
+	first.Stop()
+	second.Stop()
+	seen := rcv.byDelivery()
+	if rcv.count() != submissions || len(seen) != submissions {
+		t.Fatalf("%d requests for %d distinct deliveries of %d events", rcv.count(), len(seen), submissions)
 	}
 }

@@ -55,7 +55,9 @@ const leaseMargin = 2 * time.Second
 // send makes one attempt.
 func (d *Dispatcher) send(c claimed) outcome {
 	now := time.Now()
-	out := outcome{delivery: c, at: now}
+	// The attempt's time and its claim's lease are on the schedule's clock (Config.Now); the
+	// HTTP deadline and the signature's timestamp on the real one, which receivers share.
+	out := outcome{delivery: c, at: d.cfg.Now()}
 	if c.subscriptionStatus != "active" {
 		out.skipReason = "given up: subscription " + c.subscriptionStatus
 		return out
@@ -65,15 +67,12 @@ func (d *Dispatcher) send(c claimed) outcome {
 		return out
 	}
 	// The attempt ends before the claim does, whatever delayed it since the claim was taken.
-	deadline := now.Add(d.cfg.Timeout)
-	if leaseEnd := time.UnixMilli(c.claimedUntil).Add(-leaseMargin); leaseEnd.Before(deadline) {
-		deadline = leaseEnd
-	}
-	if deadline.Sub(now) < d.cfg.Timeout/2 {
+	allowed := min(d.cfg.Timeout, time.UnixMilli(c.claimedUntil).Add(-leaseMargin).Sub(out.at))
+	if allowed < d.cfg.Timeout/2 {
 		out.unsent = true
 		return out
 	}
-	ctx, cancel := context.WithDeadline(context.Background(), deadline)
+	ctx, cancel := context.WithDeadline(context.Background(), now.Add(allowed))
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(c.body))
 	if err != nil {

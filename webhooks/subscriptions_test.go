@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/funnelhq/funnel/domain"
 	"github.com/funnelhq/funnel/infra/service"
 	"github.com/funnelhq/funnel/infra/service/servicetest"
-	"github.com/funnelhq/funnel/domain"
 	"github.com/funnelhq/funnel/infra/sqldb"
 	"github.com/funnelhq/funnel/infra/sqldb/sqldbtest"
 	"github.com/funnelhq/funnel/webhooks"
@@ -66,8 +66,14 @@ func TestRESTHookLifecycle(t *testing.T) {
 			t.Fatalf("the app's webhook after a REST Hook delete = %v", hooks)
 		}
 		svc.Operator.Delete(t, "/admin/v1/accounts/"+acc.ID+"/webhooks/"+custom, "").Expect(t, http.StatusOK)
-		submit(t, svc, acc.ID, form, "after-delete@example.com")
-		time.Sleep(200 * time.Millisecond)
+		// submit returns once the webhook projector applied the event: a delivery to the deleted
+		// subscription would be in the outbox by now.
+		afterDelete := submit(t, svc, acc.ID, form, "after-delete@example.com")
+		for _, d := range deliveries(t, svc, acc.ID, "") {
+			if d["eventId"] == afterDelete {
+				t.Fatalf("an event after the delete was queued: %v", d)
+			}
+		}
 		if rcv.count() != 1 {
 			t.Fatalf("a deleted subscription still receives: %d", rcv.count())
 		}

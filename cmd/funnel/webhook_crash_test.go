@@ -49,7 +49,20 @@ func TestWebhooksSurviveACrash(t *testing.T) {
 
 		const submissions = 40
 		submitted := submitForms(t, srv, fx.key, formID, emailField, submissions)
-		time.Sleep(400 * time.Millisecond) // a few refused attempts each
+		// Killed while it retries: once the log shows a refused attempt of every delivery.
+		waitUntil(t, 30*time.Second, "every delivery has a refused attempt", func() bool {
+			status, raw, err := srv.do(context.Background(), http.MethodGet, srv.opURL+"/admin/v1/accounts/"+fx.accountID+"/webhook-deliveries?limit=200", "", operatorToken, nil)
+			var res struct{ Deliveries []struct{ Attempts []any } }
+			if err != nil || status != http.StatusOK || json.Unmarshal(raw, &res) != nil || len(res.Deliveries) < submissions {
+				return false
+			}
+			for _, d := range res.Deliveries {
+				if len(d.Attempts) == 0 {
+					return false
+				}
+			}
+			return true
+		})
 		srv.kill(t)
 
 		rcv := listenOn(t, receiverAddr)

@@ -149,7 +149,10 @@ func TestRebuildWhileWritesGoOn(t *testing.T) {
 		}); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(100 * time.Millisecond) // writes go on after the swap too
+		// Writes go on after the swap too: twenty more (unless a writer or reader failed).
+		for swapped := written.Load(); written.Load() < swapped+20 && len(failures) == 0; {
+			time.Sleep(time.Millisecond)
+		}
 		stop.Store(true)
 		wg.Wait()
 		select {

@@ -106,6 +106,7 @@ func Open(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 	a.dispatcher = webhooks.NewDispatcher(db, webhooks.Config{
 		Schedule: webhooks.Schedule{Base: cfg.WebhookBackoffBase, Cap: cfg.WebhookBackoffCap},
 		Policy:   policy,
+		Now:      cfg.WebhookNow,
 	}, sealer, func(ctx context.Context, accountID, subscriptionID, reason string) error {
 		_, err := handlers.DisableWebhookSubscription.Handle(ctx, commands.DisableWebhookSubscription{AccountID: accountID, SubscriptionID: subscriptionID, Reason: reason})
 		return err

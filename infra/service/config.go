@@ -38,6 +38,10 @@ type Config struct {
 	// in memory; nil is time.Now. Tests move it to let billing periods and rate-limit windows
 	// pass without waiting.
 	Now func() time.Time
+	// WebhookNow is the clock of the webhook retry schedule (webhooks.Config.Now); nil is
+	// time.Now. Not a setting, and apart from Now, whose tests stop the clock: webhook tests move
+	// it forward to let a retry fall due without waiting for it.
+	WebhookNow func() time.Time
 	// RedisKeyPrefix starts every rate-limit key in Redis (default "funnel:ratelimit:"). Not a
 	// setting: tests that share one Redis give each service a prefix of its own.
 	RedisKeyPrefix string

@@ -8,8 +8,10 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -90,11 +92,15 @@ func openPostgres(ctx context.Context, rawURL string) (*DB, error) {
 	// JIT compilation goes with it: PostgreSQL decides it by the plan's total cost, which a
 	// sequential scan that has to stay now inflates by 10^10, so every such query would be
 	// compiled, for tens of milliseconds of CPU, on every execution.
+	rawURL, poolCap, err := takePoolCap(rawURL)
+	if err != nil {
+		return nil, err
+	}
 	sessionURL, err := withSettings(rawURL, "enable_seqscan", "off", "jit", "off")
 	if err != nil {
 		return nil, err
 	}
-	pool, err := openPostgresPool(ctx, sessionURL, 24)
+	pool, err := openPostgresPool(ctx, sessionURL, min(24, poolCap))
 	if err != nil {
 		return nil, err
 	}
@@ -104,12 +110,37 @@ func openPostgres(ctx context.Context, rawURL string) (*DB, error) {
 		pool.Close()
 		return nil, err
 	}
-	projections, err := openPostgresPool(ctx, projectionsURL, 16) // about one per projection
+	projections, err := openPostgresPool(ctx, projectionsURL, min(16, poolCap)) // about one per projection
 	if err != nil {
 		pool.Close()
 		return nil, err
 	}
 	return &DB{Dialect: Postgres, Write: pool, Read: pool, Projections: projections}, nil
+}
+
+// PoolCapParam, in the query of a PostgreSQL URL, caps each of the two pools (24 and 16
+// connections) at its value: pool_max_conns=8 opens at most 16 connections. It is funnel's, not
+// a PostgreSQL setting, and is taken out of the URL before it is used. The tests set it, so that
+// packages tested in parallel stay within the server's max_connections.
+const PoolCapParam = "pool_max_conns"
+
+// takePoolCap returns the URL without PoolCapParam, and the cap it set (a large number if none).
+func takePoolCap(rawURL string) (string, int, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return "", 0, fmt.Errorf("sqldb: parse database url: %w", err)
+	}
+	q := u.Query()
+	if !q.Has(PoolCapParam) {
+		return rawURL, math.MaxInt, nil
+	}
+	n, err := strconv.Atoi(q.Get(PoolCapParam))
+	if err != nil || n < 1 {
+		return "", 0, fmt.Errorf("sqldb: %s must be a positive number (got %q)", PoolCapParam, q.Get(PoolCapParam))
+	}
+	q.Del(PoolCapParam)
+	u.RawQuery = q.Encode()
+	return u.String(), n, nil
 }
 
 // withSettings adds session settings to a PostgreSQL URL (pgx sends parameters it does not know

@@ -107,7 +107,7 @@ func databaseURL(t testing.TB, dialect sqldb.Dialect) (string, func()) {
 	if err != nil {
 		sqldbtest.RequirePostgres(t, err)
 	}
-	return url, func() { _ = drop() }
+	return sqldbtest.SizedForTest(t, url), func() { _ = drop() }
 }
 
 // SecretKey is the server key (FUNNEL_SECRET_KEY) of a test service on databaseURL. On PostgreSQL

@@ -15,8 +15,13 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/funnelhq/funnel/infra/sqldb"
 )
@@ -70,7 +75,30 @@ func postgresURL(t testing.TB) string {
 			t.Logf("%v", err)
 		}
 	})
-	return url
+	return SizedForTest(t, url)
+}
+
+// TestPoolCap caps each pool of a PostgreSQL database opened by a test (sqldb.PoolCapParam):
+// at most 16 connections a process instead of 40. `go test ./...` runs packages in parallel
+// against one server, and a test may run two or three processes on one database, so uncapped
+// pools under a burst of writes can exceed the stock max_connections of 100 (SQLSTATE 53300).
+// The peak measured during a whole `make test` is in the Makefile.
+const TestPoolCap = 8
+
+// SizedForTest adds the test pool cap to the URL of a test's PostgreSQL database (a benchmark
+// keeps the service's own pools, which it measures). A SQLite URL is returned as it is.
+func SizedForTest(t testing.TB, dbURL string) string {
+	if _, benchmark := t.(*testing.B); benchmark {
+		return dbURL
+	}
+	u, err := url.Parse(dbURL)
+	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
+		return dbURL
+	}
+	q := u.Query()
+	q.Set(sqldb.PoolCapParam, strconv.Itoa(TestPoolCap))
+	u.RawQuery = q.Encode()
+	return u.String()
 }
 
 // ErrNoPostgres wraps the failure to reach the PostgreSQL server.
@@ -96,28 +124,24 @@ func BaseURL() string {
 }
 
 // CreatePostgresDatabase creates an empty database on the test server and returns its URL and
-// a function that drops it.
+// a function that drops it. The database the URL names (test by default) is created first if the
+// server lacks it, so a fresh server needs no setup.
 func CreatePostgresDatabase() (string, func() error, error) {
 	base := BaseURL()
-	admin, err := sql.Open("pgx", base)
-	if err == nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		err = admin.PingContext(ctx)
-		cancel()
-	}
+	admin, err := connectAdmin(base)
 	if err != nil {
-		return "", nil, fmt.Errorf("%w at %s: %v", ErrNoPostgres, base, err)
+		return "", nil, err
 	}
 	var b [6]byte
 	_, _ = rand.Read(b[:])
 	name := "funnel_test_" + hex.EncodeToString(b[:])
-	if _, err := admin.Exec(`CREATE DATABASE ` + name); err != nil {
+	if err := execWhileFull(admin, `CREATE DATABASE `+name); err != nil {
 		admin.Close()
 		return "", nil, fmt.Errorf("sqldbtest: create test database: %w", err)
 	}
 	drop := func() error {
 		defer admin.Close()
-		if _, err := admin.Exec(`DROP DATABASE IF EXISTS ` + name + ` WITH (FORCE)`); err != nil {
+		if err := execWhileFull(admin, `DROP DATABASE IF EXISTS `+name+` WITH (FORCE)`); err != nil {
 			return fmt.Errorf("sqldbtest: drop test database %s: %w", name, err)
 		}
 		return nil
@@ -129,4 +153,138 @@ func CreatePostgresDatabase() (string, func() error, error) {
 	}
 	u.Path = "/" + name
 	return u.String(), drop, nil
+}
+
+// connectAdmin connects to the database of base, creating it first when the server answers that
+// it does not exist. A server that does not answer at all is ErrNoPostgres.
+func connectAdmin(base string) (*sql.DB, error) {
+	admin, err := ping(base)
+	if pgCode(err) == invalidCatalogName {
+		if _, err = CreateBaseDatabase(); err == nil {
+			admin, err = ping(base)
+		}
+	}
+	if err != nil {
+		if pgCode(err) != "" {
+			// The server answered: a wrong role, a refused database... not a missing server.
+			return nil, fmt.Errorf("sqldbtest: PostgreSQL at %s: %w", redacted(base), err)
+		}
+		return nil, fmt.Errorf("%w at %s: %v", ErrNoPostgres, redacted(base), err)
+	}
+	return admin, nil
+}
+
+// CreateBaseDatabase creates the database that BaseURL names if the server lacks it, connected
+// to the server's maintenance database (postgres, or template1). It reports whether it created it.
+func CreateBaseDatabase() (bool, error) {
+	base := BaseURL()
+	u, err := url.Parse(base)
+	if err != nil {
+		return false, fmt.Errorf("sqldbtest: parse %s: %w", redacted(base), err)
+	}
+	name := strings.TrimPrefix(u.Path, "/")
+	if name == "" {
+		return false, fmt.Errorf("sqldbtest: %s names no database", redacted(base))
+	}
+	conn, err := ping(base)
+	if err == nil {
+		conn.Close()
+		return false, nil
+	}
+	if pgCode(err) != invalidCatalogName {
+		return false, fmt.Errorf("%w at %s: %v", ErrNoPostgres, redacted(base), err)
+	}
+	var maintenance *sql.DB
+	for _, db := range []string{"postgres", "template1"} {
+		u.Path = "/" + db
+		if maintenance, err = ping(u.String()); err == nil {
+			break
+		}
+	}
+	if err != nil {
+		return false, fmt.Errorf("sqldbtest: create database %s: no maintenance database to connect to: %w", name, err)
+	}
+	defer maintenance.Close()
+	err = execWhileFull(maintenance, `CREATE DATABASE `+pgx.Identifier{name}.Sanitize())
+	switch pgCode(err) {
+	case "":
+		return err == nil, wrapCreate(name, err)
+	case duplicateDatabase: // another package's tests created it at the same moment
+		return false, nil
+	default:
+		return false, wrapCreate(name, err)
+	}
+}
+
+func wrapCreate(name string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("sqldbtest: create database %s: %w", name, err)
+}
+
+// ping opens a one-connection handle on rawURL and checks that the server lets it in, waiting
+// while the server has no connection slot free.
+func ping(rawURL string) (*sql.DB, error) {
+	db, err := sql.Open("pgx", rawURL)
+	if err != nil {
+		return nil, err
+	}
+	db.SetMaxOpenConns(1)
+	err = whileFull(func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		return db.PingContext(ctx)
+	})
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+func execWhileFull(db *sql.DB, statement string) error {
+	return whileFull(func() error {
+		_, err := db.Exec(statement)
+		return err
+	})
+}
+
+// whileFull runs fn again, for up to a minute, while the server refuses it with "too many
+// clients" (53300): packages tested in parallel share the server, and a test that waits a moment
+// for another package's databases to go beats one that fails.
+func whileFull(fn func() error) error {
+	deadline := time.Now().Add(time.Minute)
+	for {
+		err := fn()
+		if pgCode(err) != tooManyConnections || time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// The SQLSTATEs the harness answers to.
+const (
+	invalidCatalogName = "3D000" // the database does not exist
+	duplicateDatabase  = "42P04"
+	tooManyConnections = "53300"
+)
+
+// pgCode is the SQLSTATE of a PostgreSQL error, "" for any other error or none.
+func pgCode(err error) string {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		return pgErr.Code
+	}
+	return ""
+}
+
+// redacted hides the password of a database URL, which a test log must not show.
+func redacted(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(an unparsable database URL)"
+	}
+	return u.Redacted()
 }
