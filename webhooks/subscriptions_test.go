@@ -413,3 +413,39 @@ func grepLines(text, prefix string) string {
 	}
 	return strings.Join(out, "\n")
 }
+
+// A subscription made while private targets were allowed keeps its http:// URL once they no
+// longer are (a restart without FUNNEL_WEBHOOK_ALLOW_PRIVATE): the scheme is checked again before
+// every attempt, and the delivery fails with an error that says so, no request sent.
+func TestHTTPTargetRefusedAtSendOnceNoLongerAllowed(t *testing.T) {
+	sqldbtest.Run(t, func(t *testing.T, d sqldb.Dialect) {
+		url := sqldbtest.URL(t, d)
+		allowed := servicetest.StartOn(t, url, fast)
+		acc := allowed.NewAccount(t)
+		rcv := newReceiver(t)
+		form := newForm(t, allowed, acc.ID, "Signup")
+		subscribe(t, allowed, acc.ID, map[string]any{"url": rcv.URL + "/hook", "events": []string{"form.submitted"}})
+		allowed.Stop()
+
+		svc := servicetest.StartOn(t, url, func(c *service.Config) { fast(c); c.WebhookAllowPrivate = false })
+		submit(t, svc, acc.ID, form, "plain@example.com")
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			list := deliveries(t, svc, acc.ID, "")
+			if len(list) == 1 && len(list[0]["attempts"].([]any)) > 0 {
+				attempt := list[0]["attempts"].([]any)[0].(map[string]any)
+				if attempt["statusCode"] != float64(0) || !strings.Contains(attempt["error"].(string), "not https") {
+					t.Fatalf("attempt = %v", attempt)
+				}
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("no attempt recorded: %v", list)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		if rcv.count() != 0 {
+			t.Fatal("a request was sent to the http target")
+		}
+	})
+}
