@@ -3065,7 +3065,10 @@ type ClientInterface interface {
 	// Up to three envelopes built from the account's latest events of that type, as they were
 	// delivered but with their secrets (an activation token) shown as `"[redacted]"`, or one
 	// realistic sample when there are none (its `id` is a version 5 UUID, the same on every
-	// call). An unknown name: 404.
+	// call). Real events are shown only to a key that also holds the read scope of their data
+	// (`forms:read` for `form.submitted`, `scheduling:read` for `scheduling.booked`,
+	// `checkout:read` for the `checkout.*` events); any other key gets the realistic sample.
+	// An unknown name: 404.
 	//
 	// Corresponds with GET /api/v1/webhooks/events/{eventName} (the `ListSampleEvents` operationId).
 	ListSampleEvents(ctx context.Context, eventName EventNameOrAlias, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -3760,7 +3763,10 @@ func (c *Client) ListTags(ctx context.Context, params *ListTagsParams, reqEditor
 // Up to three envelopes built from the account's latest events of that type, as they were
 // delivered but with their secrets (an activation token) shown as `"[redacted]"`, or one
 // realistic sample when there are none (its `id` is a version 5 UUID, the same on every
-// call). An unknown name: 404.
+// call). Real events are shown only to a key that also holds the read scope of their data
+// (`forms:read` for `form.submitted`, `scheduling:read` for `scheduling.booked`,
+// `checkout:read` for the `checkout.*` events); any other key gets the realistic sample.
+// An unknown name: 404.
 //
 // Corresponds with GET /api/v1/webhooks/events/{eventName} (the `ListSampleEvents` operationId).
 func (c *Client) ListSampleEvents(ctx context.Context, eventName EventNameOrAlias, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -5771,7 +5777,10 @@ type ClientWithResponsesInterface interface {
 	// Up to three envelopes built from the account's latest events of that type, as they were
 	// delivered but with their secrets (an activation token) shown as `"[redacted]"`, or one
 	// realistic sample when there are none (its `id` is a version 5 UUID, the same on every
-	// call). An unknown name: 404.
+	// call). Real events are shown only to a key that also holds the read scope of their data
+	// (`forms:read` for `form.submitted`, `scheduling:read` for `scheduling.booked`,
+	// `checkout:read` for the `checkout.*` events); any other key gets the realistic sample.
+	// An unknown name: 404.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -10556,7 +10565,10 @@ func (c *ClientWithResponses) ListTagsWithResponse(ctx context.Context, params *
 // Up to three envelopes built from the account's latest events of that type, as they were
 // delivered but with their secrets (an activation token) shown as `"[redacted]"`, or one
 // realistic sample when there are none (its `id` is a version 5 UUID, the same on every
-// call). An unknown name: 404.
+// call). Real events are shown only to a key that also holds the read scope of their data
+// (`forms:read` for `form.submitted`, `scheduling:read` for `scheduling.booked`,
+// `checkout:read` for the `checkout.*` events); any other key gets the realistic sample.
+// An unknown name: 404.
 //
 // Returns a wrapper object for the known response body format(s).
 //

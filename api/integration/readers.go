@@ -75,7 +75,7 @@ type Products interface {
 // Samples are the sample payloads automation tools ask for when a REST Hook is set up
 // (webhooks.ErrUnknownEvent for an event name that does not exist).
 type Samples interface {
-	For(ctx context.Context, accountID, eventName string) ([]webhooks.Envelope, error)
+	For(ctx context.Context, accountID, eventName string, canRead func(domain.Scope) bool) ([]webhooks.Envelope, error)
 }
 
 // Customers reads checkout customers.
