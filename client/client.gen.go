@@ -767,12 +767,12 @@ type Contact struct {
 	// CustomFields Custom field id to value (numbers and booleans are kept as their JSON text).
 	CustomFields map[string]string `json:"customFields"`
 
-	// Email As its first write spelt it.
-	Email     openapi_types.Email `json:"email"`
-	FirstName string              `json:"firstName"`
-	Id        string              `json:"id"`
-	LastName  string              `json:"lastName"`
-	Phone     string              `json:"phone"`
+	// Email As its first write spelt it (an internationalized address, RFC 6532, is kept as given).
+	Email     string `json:"email"`
+	FirstName string `json:"firstName"`
+	Id        string `json:"id"`
+	LastName  string `json:"lastName"`
+	Phone     string `json:"phone"`
 
 	// TagIds In the order the tags were applied.
 	TagIds []string `json:"tagIds"`
