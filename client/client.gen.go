@@ -1522,7 +1522,7 @@ type UpsertContactRequest struct {
 	// CustomFields Custom field id to value, at most 100. An unknown id is a 400.
 	CustomFields *map[string]*CustomFieldValue `json:"customFields,omitempty"`
 
-	// Email The contact's key, trimmed and matched case-insensitively. A plain addr-spec, at most 254 characters (64 before the @), without invisible or direction-changing characters (U+200B-U+200F, U+202A-U+202E, U+2060-U+2069, U+FEFF, U+00AD, variation selectors, tag characters, controls, any space but U+0020): such an email is refused with 400 here and wherever an email enters (contactEmail, form and booking answers).
+	// Email The contact's key, trimmed and matched caselessly (canonical caseless match, by NFC and full Unicode case folding). A plain addr-spec, at most 254 characters (64 before the @), without invisible or direction-changing characters (U+200B-U+200F, U+202A-U+202E, U+2060-U+2069, U+FEFF, U+00AD, variation selectors, tag characters, controls, any space but U+0020): such an email is refused with 400 here and wherever an email enters (contactEmail, form and booking answers).
 	Email     string  `json:"email"`
 	FirstName *string `json:"firstName,omitempty"`
 	LastName  *string `json:"lastName,omitempty"`
@@ -1642,7 +1642,7 @@ type CompleteActivationParams struct {
 
 // ListContactsParams defines parameters for ListContacts.
 type ListContactsParams struct {
-	// Email Only the contact with this email (exact, case-insensitive, not validated; an email with invisible characters finds nothing).
+	// Email Only the contact with this email (exact but caseless, by NFC and full Unicode case folding, so K and the KELVIN SIGN, ς and σ, ß and ss match; not validated; an email with invisible characters finds nothing).
 	Email *string `form:"email,omitempty" json:"email,omitempty"`
 
 	// Limit Page size. Default 50, at most 200 (a larger value is taken as 200); 0, negative or non-integer is a 400.
@@ -1742,7 +1742,7 @@ type ListCrmStagesParams struct {
 
 // ListCustomersParams defines parameters for ListCustomers.
 type ListCustomersParams struct {
-	// Email Only the customer with this email (exact, case-insensitive, not validated; an email with invisible characters finds nothing).
+	// Email Only the customer with this email (exact but caseless, by NFC and full Unicode case folding; not validated; an email with invisible characters finds nothing).
 	Email *string `form:"email,omitempty" json:"email,omitempty"`
 
 	// Limit Page size. Default 50, at most 200 (a larger value is taken as 200); 0, negative or non-integer is a 400.
