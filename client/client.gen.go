@@ -767,12 +767,12 @@ type Contact struct {
 	// CustomFields Custom field id to value (numbers and booleans are kept as their JSON text).
 	CustomFields map[string]string `json:"customFields"`
 
-	// Email As its first write spelt it.
-	Email     openapi_types.Email `json:"email"`
-	FirstName string              `json:"firstName"`
-	Id        string              `json:"id"`
-	LastName  string              `json:"lastName"`
-	Phone     string              `json:"phone"`
+	// Email As its first write spelt it (an internationalized address, RFC 6532, is kept as given).
+	Email     string `json:"email"`
+	FirstName string `json:"firstName"`
+	Id        string `json:"id"`
+	LastName  string `json:"lastName"`
+	Phone     string `json:"phone"`
 
 	// TagIds In the order the tags were applied.
 	TagIds []string `json:"tagIds"`
@@ -1522,7 +1522,7 @@ type UpsertContactRequest struct {
 	// CustomFields Custom field id to value, at most 100. An unknown id is a 400.
 	CustomFields *map[string]*CustomFieldValue `json:"customFields,omitempty"`
 
-	// Email The contact's key, trimmed and matched case-insensitively. A plain addr-spec, at most 254 characters (64 before the @), without invisible or direction-changing characters (U+200B-U+200F, U+202A-U+202E, U+2060-U+2069, U+FEFF, U+00AD, variation selectors, tag characters, controls, any space but U+0020): such an email is refused with 400 here and wherever an email enters (contactEmail, form and booking answers).
+	// Email The contact's key, trimmed and matched caselessly (canonical caseless match, by NFC and full Unicode case folding). A plain addr-spec, at most 254 characters (64 before the @), without invisible or direction-changing characters (U+200B-U+200F, U+202A-U+202E, U+2060-U+2069, U+FEFF, U+00AD, variation selectors, tag characters, controls, any space but U+0020): such an email is refused with 400 here and wherever an email enters (contactEmail, form and booking answers).
 	Email     string  `json:"email"`
 	FirstName *string `json:"firstName,omitempty"`
 	LastName  *string `json:"lastName,omitempty"`
@@ -1642,7 +1642,7 @@ type CompleteActivationParams struct {
 
 // ListContactsParams defines parameters for ListContacts.
 type ListContactsParams struct {
-	// Email Only the contact with this email (exact, case-insensitive, not validated; an email with invisible characters finds nothing).
+	// Email Only the contact with this email (exact but caseless, by NFC and full Unicode case folding, so K and the KELVIN SIGN, ς and σ, ß and ss match; not validated; an email with invisible characters finds nothing).
 	Email *string `form:"email,omitempty" json:"email,omitempty"`
 
 	// Limit Page size. Default 50, at most 200 (a larger value is taken as 200); 0, negative or non-integer is a 400.
@@ -1742,7 +1742,7 @@ type ListCrmStagesParams struct {
 
 // ListCustomersParams defines parameters for ListCustomers.
 type ListCustomersParams struct {
-	// Email Only the customer with this email (exact, case-insensitive, not validated; an email with invisible characters finds nothing).
+	// Email Only the customer with this email (exact but caseless, by NFC and full Unicode case folding; not validated; an email with invisible characters finds nothing).
 	Email *string `form:"email,omitempty" json:"email,omitempty"`
 
 	// Limit Page size. Default 50, at most 200 (a larger value is taken as 200); 0, negative or non-integer is a 400.
@@ -3065,7 +3065,10 @@ type ClientInterface interface {
 	// Up to three envelopes built from the account's latest events of that type, as they were
 	// delivered but with their secrets (an activation token) shown as `"[redacted]"`, or one
 	// realistic sample when there are none (its `id` is a version 5 UUID, the same on every
-	// call). An unknown name: 404.
+	// call). Real events are shown only to a key that also holds the read scope of their data
+	// (`forms:read` for `form.submitted`, `scheduling:read` for `scheduling.booked`,
+	// `checkout:read` for the `checkout.*` events); any other key gets the realistic sample.
+	// An unknown name: 404.
 	//
 	// Corresponds with GET /api/v1/webhooks/events/{eventName} (the `ListSampleEvents` operationId).
 	ListSampleEvents(ctx context.Context, eventName EventNameOrAlias, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -3760,7 +3763,10 @@ func (c *Client) ListTags(ctx context.Context, params *ListTagsParams, reqEditor
 // Up to three envelopes built from the account's latest events of that type, as they were
 // delivered but with their secrets (an activation token) shown as `"[redacted]"`, or one
 // realistic sample when there are none (its `id` is a version 5 UUID, the same on every
-// call). An unknown name: 404.
+// call). Real events are shown only to a key that also holds the read scope of their data
+// (`forms:read` for `form.submitted`, `scheduling:read` for `scheduling.booked`,
+// `checkout:read` for the `checkout.*` events); any other key gets the realistic sample.
+// An unknown name: 404.
 //
 // Corresponds with GET /api/v1/webhooks/events/{eventName} (the `ListSampleEvents` operationId).
 func (c *Client) ListSampleEvents(ctx context.Context, eventName EventNameOrAlias, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -5771,7 +5777,10 @@ type ClientWithResponsesInterface interface {
 	// Up to three envelopes built from the account's latest events of that type, as they were
 	// delivered but with their secrets (an activation token) shown as `"[redacted]"`, or one
 	// realistic sample when there are none (its `id` is a version 5 UUID, the same on every
-	// call). An unknown name: 404.
+	// call). Real events are shown only to a key that also holds the read scope of their data
+	// (`forms:read` for `form.submitted`, `scheduling:read` for `scheduling.booked`,
+	// `checkout:read` for the `checkout.*` events); any other key gets the realistic sample.
+	// An unknown name: 404.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -10556,7 +10565,10 @@ func (c *ClientWithResponses) ListTagsWithResponse(ctx context.Context, params *
 // Up to three envelopes built from the account's latest events of that type, as they were
 // delivered but with their secrets (an activation token) shown as `"[redacted]"`, or one
 // realistic sample when there are none (its `id` is a version 5 UUID, the same on every
-// call). An unknown name: 404.
+// call). Real events are shown only to a key that also holds the read scope of their data
+// (`forms:read` for `form.submitted`, `scheduling:read` for `scheduling.booked`,
+// `checkout:read` for the `checkout.*` events); any other key gets the realistic sample.
+// An unknown name: 404.
 //
 // Returns a wrapper object for the known response body format(s).
 //

@@ -70,7 +70,9 @@ func (h bookEventHandler) Handle(ctx context.Context, cmd BookEvent) (BookEventR
 			if err != nil {
 				return err
 			}
-			res.ContactID = domain.ContactIDFor(cmd.Meta.AccountID, req.Contact.Email)
+			if res.ContactID, err = s.repo.contactIDFor(ctx, cmd.Meta.AccountID, req.Contact.Email); err != nil {
+				return err
+			}
 			contact, err := loadOnce(ctx, s, res.ContactID, domain.ContactStream)
 			if err != nil {
 				return err

@@ -57,7 +57,9 @@ func (h changeContactTagsHandler) Handle(ctx context.Context, cmd ChangeContactT
 		if email, err = domain.NormalizeEmail(cmd.Email); err != nil {
 			return ContactResult{}, err
 		}
-		res.ContactID = domain.ContactIDFor(cmd.Meta.AccountID, email)
+		if res.ContactID, err = h.repo.contactIDFor(ctx, cmd.Meta.AccountID, email); err != nil {
+			return ContactResult{}, err
+		}
 	} else {
 		if !domain.IsContactID(cmd.ContactID) {
 			return ContactResult{}, domain.NotFound("contact not found")

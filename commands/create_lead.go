@@ -58,7 +58,10 @@ func (h createLeadHandler) Handle(ctx context.Context, cmd CreateLead) (CreateLe
 	if err != nil {
 		return CreateLeadResult{}, err
 	}
-	res := CreateLeadResult{ContactID: domain.ContactIDFor(cmd.Meta.AccountID, email), Tags: resolution}
+	res := CreateLeadResult{Tags: resolution}
+	if res.ContactID, err = h.repo.contactIDFor(ctx, cmd.Meta.AccountID, email); err != nil {
+		return CreateLeadResult{}, err
+	}
 	res.Position, err = execute(ctx, h.repo, cmd.Meta, res.ContactID, func(ctx context.Context, s *session) error {
 		crm, err := loadCRM(ctx, s, cmd.Meta.AccountID, cmd.CRMID)
 		if err != nil {

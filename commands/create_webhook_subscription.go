@@ -2,6 +2,7 @@ package commands
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"sort"
 	"strings"
@@ -29,11 +30,13 @@ type CreateWebhookSubscriptionResult struct {
 type CreateWebhookSubscriptionHandler = Handler[CreateWebhookSubscription, CreateWebhookSubscriptionResult]
 
 // NewCreateWebhookSubscriptionHandler returns the handler of CreateWebhookSubscription, logged and measured.
-func NewCreateWebhookSubscriptionHandler(repo *Repository, targets TargetChecker, events OutboundEvents, products ProductCatalogue, log *zap.Logger, obs Observer) CreateWebhookSubscriptionHandler {
-	return decorate[CreateWebhookSubscription, CreateWebhookSubscriptionResult](createWebhookSubscriptionHandler{repo: repo, targets: targets, events: events, products: products}, log, obs)
+// The signing secret is sealed with sealer before the log keeps it.
+func NewCreateWebhookSubscriptionHandler(repo *Repository, targets TargetChecker, events OutboundEvents, products ProductCatalogue, sealer Sealer, log *zap.Logger, obs Observer) CreateWebhookSubscriptionHandler {
+	return decorate[CreateWebhookSubscription, CreateWebhookSubscriptionResult](createWebhookSubscriptionHandler{repo: repo, targets: targets, events: events, products: products, sealer: sealer}, log, obs)
 }
 
 type createWebhookSubscriptionHandler struct {
+	sealer   Sealer
 	repo     *Repository
 	targets  TargetChecker
 	events   OutboundEvents
@@ -52,6 +55,11 @@ func (h createWebhookSubscriptionHandler) Handle(ctx context.Context, cmd Create
 		spec.Secret = domain.NewWebhookSecret()
 	}
 	id := domain.NewID("wh")
+	sealed, err := h.sealer.Seal([]byte(spec.Secret), domain.WebhookSecretSealing(id))
+	if err != nil {
+		return CreateWebhookSubscriptionResult{}, fmt.Errorf("commands: seal the signing secret: %w", err)
+	}
+	spec.SealedSecret = sealed
 	pos, err := execute(ctx, h.repo, cmd.Meta, id, func(ctx context.Context, s *session) error {
 		if _, err := loadAccount(ctx, s, cmd.Meta.AccountID); err != nil {
 			return err

@@ -47,7 +47,8 @@ type Dependencies struct {
 	Targets  TargetChecker
 	Events   OutboundEvents
 	Products ProductCatalogue
-	// Sealer seals the activation token a purchase records for its webhook.
+	// Sealer seals the activation token a purchase records for its webhook, and the signing
+	// secrets of webhook subscriptions.
 	Sealer   Sealer
 	Log      *zap.Logger
 	Observer Observer
@@ -93,9 +94,9 @@ func NewHandlers(d Dependencies) Handlers {
 
 		EndSubscriptionIfDue: NewEndSubscriptionIfDueHandler(repo, now, d.Log, d.Observer),
 
-		CreateWebhookSubscription:  NewCreateWebhookSubscriptionHandler(repo, d.Targets, d.Events, d.Products, d.Log, d.Observer),
+		CreateWebhookSubscription:  NewCreateWebhookSubscriptionHandler(repo, d.Targets, d.Events, d.Products, d.Sealer, d.Log, d.Observer),
 		DeleteWebhookSubscription:  NewDeleteWebhookSubscriptionHandler(repo, d.Log, d.Observer),
 		DisableWebhookSubscription: NewDisableWebhookSubscriptionHandler(repo, d.Log, d.Observer),
-		RotateWebhookSecret:        NewRotateWebhookSecretHandler(repo, d.Log, d.Observer),
+		RotateWebhookSecret:        NewRotateWebhookSecretHandler(repo, d.Sealer, d.Log, d.Observer),
 	}
 }

@@ -89,10 +89,12 @@ func (h purchaseHandler) Handle(ctx context.Context, cmd Purchase) (PurchaseResu
 	if err != nil {
 		return PurchaseResult{}, err
 	}
-	res := PurchaseResult{
-		ContactID:     domain.ContactIDFor(accountID, email),
-		CustomerID:    domain.CustomerIDFor(accountID, email),
-		TransactionID: paymentTransactionID(accountID, pay),
+	res := PurchaseResult{TransactionID: paymentTransactionID(accountID, pay)}
+	if res.ContactID, err = h.repo.contactIDFor(ctx, accountID, email); err != nil {
+		return PurchaseResult{}, err
+	}
+	if res.CustomerID, err = h.repo.customerIDFor(ctx, accountID, email); err != nil {
+		return PurchaseResult{}, err
 	}
 	if order.Tier.Recurring() {
 		res.SubscriptionID = domain.NewID(subscriptionPrefix)
@@ -122,7 +124,7 @@ func (h purchaseHandler) Handle(ctx context.Context, cmd Purchase) (PurchaseResu
 		if err != nil {
 			return err
 		}
-		contact, _, err := upsertContactIn(ctx, s, accountID, email, profile, nil)
+		contact, _, err := upsertContactIn(ctx, s, res.ContactID, accountID, email, profile, nil)
 		if err != nil {
 			return err
 		}

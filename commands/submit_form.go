@@ -78,7 +78,9 @@ func (h submitFormHandler) Handle(ctx context.Context, cmd SubmitForm) (SubmitFo
 	res := SubmitFormResult{SubmissionID: domain.NewID(submissionPrefix)}
 	primary := res.SubmissionID
 	if mapping.Email != "" {
-		res.ContactID = domain.ContactIDFor(cmd.Meta.AccountID, mapping.Email)
+		if res.ContactID, err = h.repo.contactIDFor(ctx, cmd.Meta.AccountID, mapping.Email); err != nil {
+			return SubmitFormResult{}, err
+		}
 		primary = res.ContactID
 	}
 	res.Position, err = execute(ctx, h.repo, cmd.Meta, primary, func(ctx context.Context, s *session) error {

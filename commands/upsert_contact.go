@@ -53,13 +53,16 @@ func (h upsertContactHandler) Handle(ctx context.Context, cmd UpsertContact) (Co
 	if err != nil {
 		return ContactResult{}, err
 	}
-	res := ContactResult{ContactID: domain.ContactIDFor(cmd.Meta.AccountID, email), Tags: resolution}
+	res := ContactResult{Tags: resolution}
+	if res.ContactID, err = h.repo.contactIDFor(ctx, cmd.Meta.AccountID, email); err != nil {
+		return ContactResult{}, err
+	}
 	res.Written, err = executeWrite(ctx, h.repo, cmd.Meta, res.ContactID, func(ctx context.Context, s *session) error {
 		s.mayBeNew(res.ContactID)
 		if err := checkCustomFields(ctx, s, cmd.Meta.AccountID, cmd.Profile.CustomFields); err != nil {
 			return err
 		}
-		_, res.Created, err = upsertContactIn(ctx, s, cmd.Meta.AccountID, email, cmd.Profile, resolution.Tags)
+		_, res.Created, err = upsertContactIn(ctx, s, res.ContactID, cmd.Meta.AccountID, email, cmd.Profile, resolution.Tags)
 		return err
 	})
 	if err != nil {
@@ -68,11 +71,12 @@ func (h upsertContactHandler) Handle(ctx context.Context, cmd UpsertContact) (Co
 	return res, nil
 }
 
-// upsertContactIn creates or updates the contact of a normalized email in a session and applies
-// tags with their automations: the one way every command that names a buyer or a lead by email
-// writes the contact. It reports whether the contact was created.
-func upsertContactIn(ctx context.Context, s *session, accountID, email string, profile domain.ContactProfile, tags []domain.TagRef) (*domain.Contact, bool, error) {
-	contact, err := loadOnce(ctx, s, domain.ContactIDFor(accountID, email), domain.ContactStream)
+// upsertContactIn creates or updates contactID, the contact of a normalized email
+// (Repository.contactIDFor), in a session and applies tags with their automations: the one way
+// every command that names a buyer or a lead by email writes the contact. It reports whether the
+// contact was created.
+func upsertContactIn(ctx context.Context, s *session, contactID, accountID, email string, profile domain.ContactProfile, tags []domain.TagRef) (*domain.Contact, bool, error) {
+	contact, err := loadOnce(ctx, s, contactID, domain.ContactStream)
 	if err != nil {
 		return nil, false, err
 	}

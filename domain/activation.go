@@ -173,7 +173,7 @@ func (a *Activation) Issue(token string, product *Product, customer *Customer, t
 	}
 	at = at.UTC()
 	a.record(ActivationIssued{ActivationID: a.id, AccountID: customer.AccountID(), TokenHash: hashToken(token),
-		Email: customer.Email(), ContactID: customer.ContactID(), ProductID: product.StreamID(), ProductName: product.Name(),
+		Email: customer.Email(), ContactID: customer.ContactID(), CustomerID: customer.StreamID(), ProductID: product.StreamID(), ProductName: product.Name(),
 		ActivationBaseURL: product.ActivationBaseURL(), TransactionID: transactionID, SubscriptionID: subscriptionID,
 		IssuedAt: at, ExpiresAt: at.Add(ActivationTTL)})
 	return ActivationGrant{Token: token, URL: link, ExpiresAt: a.expiresAt}, nil
@@ -237,11 +237,14 @@ func (a *Activation) when(e Event) {
 // ActivationIssued is the SaaS signup a purchase issued. It keeps the SHA-256 of the token, never
 // the token: the purchase (CheckoutPurchased) keeps it sealed for the buyer's checkout.purchased.
 type ActivationIssued struct {
-	ActivationID      string    `json:"activationId"`
-	AccountID         string    `json:"accountId"`
-	TokenHash         string    `json:"tokenHash"`
-	Email             string    `json:"email"`
-	ContactID         string    `json:"contactId"`
+	ActivationID string `json:"activationId"`
+	AccountID    string `json:"accountId"`
+	TokenHash    string `json:"tokenHash"`
+	Email        string `json:"email"`
+	ContactID    string `json:"contactId"`
+	// CustomerID is the buyer's customer; "" in events recorded before it was, whose customer is
+	// the one of their email's old key (LegacyCustomerIDFor).
+	CustomerID        string    `json:"customerId,omitempty"`
 	ProductID         string    `json:"productId"`
 	ProductName       string    `json:"productName"`
 	ActivationBaseURL string    `json:"activationBaseUrl"`

@@ -18,6 +18,12 @@ func CustomerIDFor(accountID, email string) string {
 	return derivedID("cus", accountID, "customer", EmailKey(email))
 }
 
+// LegacyCustomerIDFor is the id an email's customer had before emails were compared by
+// EmailKey, and whether it differs from CustomerIDFor (see LegacyContactIDFor).
+func LegacyCustomerIDFor(accountID, email string) (string, bool) {
+	return derivedID("cus", accountID, "customer", legacyEmailKey(email)), EmailKeyChanged(email)
+}
+
 // CustomerStream returns an empty customer to load stream id into.
 func CustomerStream(id string) *Customer { return &Customer{id: id} }
 

@@ -4,7 +4,10 @@ import (
 	"net/mail"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
+	"golang.org/x/text/cases"
+	"golang.org/x/text/unicode/norm"
 	"golang.org/x/text/unicode/rangetable"
 )
 
@@ -91,7 +94,65 @@ func isBareAddrSpec(email, parsed string) bool {
 	return strings.HasPrefix(email, `"`) && formatted == "<"+email+">"
 }
 
-// EmailKey is how emails are compared: case-insensitively, after trimming.
+// EmailKey is how emails are compared, everywhere: trimmed, then Unicode's canonical caseless
+// match (Unicode 3.13, D145), written in NFC: NFD, full case folding, NFC. Two addresses that
+// read the same are one key whatever their encoding ("e" and U+0301 or "é"; U+212A KELVIN SIGN
+// or "K") and whatever their case, full folding included ("ς" and "σ", "ß" and "ss"). The
+// local part of an address is case-sensitive for SMTP, but no mail provider tells "Ada" from
+// "ada", and people type either: a contact is one person, whatever they typed (docs/
+// integration-api.md "Contacts").
 func EmailKey(email string) string {
+	email = strings.TrimSpace(email)
+	if isASCII(email) {
+		return strings.ToLower(email) // the same, without the three passes
+	}
+	return norm.NFC.String(cases.Fold().String(norm.NFD.String(email)))
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+// legacyEmailKey is how emails were compared before EmailKey: a plain lower-case. Contacts and
+// customers created then are named by it (ContactIDFor, CustomerIDFor). For every ASCII address,
+// and almost every other, both keys are equal.
+func legacyEmailKey(email string) string {
 	return strings.ToLower(strings.TrimSpace(email))
+}
+
+// EmailKeys are the keys an email's contact or customer may be named by in a read model:
+// EmailKey, and the old key when the normalisation changed it (the same key twice otherwise, so
+// that a look-up is always one statement of two parameters).
+func EmailKeys(email string) [2]string {
+	return [2]string{EmailKey(email), legacyEmailKey(email)}
+}
+
+// ContactEmailKey is the key a contact's read model row is named by: the one its id derives
+// from, the old key for a contact created under it (LegacyContactIDFor). Keys then stay as unique
+// as ids, and a row written before the normalisation keeps its key.
+func ContactEmailKey(accountID, contactID, email string) string {
+	if legacy, changed := LegacyContactIDFor(accountID, email); changed && legacy == contactID {
+		return legacyEmailKey(email)
+	}
+	return EmailKey(email)
+}
+
+// CustomerEmailKey is ContactEmailKey for a customer.
+func CustomerEmailKey(accountID, customerID, email string) string {
+	if legacy, changed := LegacyCustomerIDFor(accountID, email); changed && legacy == customerID {
+		return legacyEmailKey(email)
+	}
+	return EmailKey(email)
+}
+
+// EmailKeyChanged tells whether the normalisation changed an email's key (legacyEmailKey and
+// EmailKey differ): only such an address may name a contact or a customer created under the
+// old key.
+func EmailKeyChanged(email string) bool {
+	return legacyEmailKey(email) != EmailKey(email)
 }

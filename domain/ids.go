@@ -31,6 +31,13 @@ func ContactIDFor(accountID, email string) string {
 	return derivedID("ct", accountID, "contact", EmailKey(email))
 }
 
+// LegacyContactIDFor is the id an email's contact had before emails were compared by EmailKey,
+// and whether it differs from ContactIDFor (EmailKeyChanged). Such a contact, if it exists,
+// stays the contact of that email: look-ups try it first (commands.Repository.contactIDFor).
+func LegacyContactIDFor(accountID, email string) (string, bool) {
+	return derivedID("ct", accountID, "contact", legacyEmailKey(email)), EmailKeyChanged(email)
+}
+
 // TagIDFor is the id of the one tag an account can have with a name.
 func TagIDFor(accountID, name string) string {
 	return derivedID("tag", accountID, "tag", NameKey(name))

@@ -3,6 +3,8 @@ package domain
 import (
 	"crypto/rand"
 	"encoding/base64"
+	"encoding/json"
+	"fmt"
 	"time"
 )
 
@@ -71,9 +73,18 @@ type SubscriptionSpec struct {
 	URL  string // already checked by the caller's target policy
 	// Events are outbound event types, already checked and canonicalised by the caller: which
 	// types exist is the webhooks package's knowledge, not the domain's.
-	Events  []string
-	Secret  string // empty: one is generated
-	Filters WebhookFilters
+	Events []string
+	Secret string // empty: one is generated
+	// SealedSecret is Secret sealed with the server key (WebhookSecretSealing), which the log
+	// keeps instead of the secret; "" only where Secret is "" too.
+	SealedSecret string
+	Filters      WebhookFilters
+}
+
+// WebhookSecretSealing is the associated data a subscription's signing secret is sealed with:
+// it opens as that subscription's secret only.
+func WebhookSecretSealing(subscriptionID string) []byte {
+	return []byte("funnel webhook signing secret\x00" + subscriptionID)
 }
 
 // Subscribe creates the subscription.
@@ -98,13 +109,13 @@ func (w *WebhookSubscription) Subscribe(accountID string, spec SubscriptionSpec,
 	if err != nil {
 		return err
 	}
-	secret := spec.Secret
-	if secret == "" {
-		secret = NewWebhookSecret()
-	} else if len(secret) < minSecretLength || len(secret) > maxSecretLength {
+	if len(spec.Secret) < minSecretLength || len(spec.Secret) > maxSecretLength {
 		return Invalid("secret must be %d to %d characters", minSecretLength, maxSecretLength)
 	}
-	w.record(WebhookSubscribed{SubscriptionID: w.id, AccountID: accountID, Kind: spec.Kind, URL: spec.URL, Events: spec.Events, Filters: filters, Secret: secret})
+	if spec.SealedSecret == "" {
+		return fmt.Errorf("domain: subscription %s: the secret is not sealed", w.id)
+	}
+	w.record(WebhookSubscribed{SubscriptionID: w.id, AccountID: accountID, Kind: spec.Kind, URL: spec.URL, Events: spec.Events, Filters: filters, SealedSecret: spec.SealedSecret})
 	return nil
 }
 
@@ -134,15 +145,15 @@ func (w *WebhookSubscription) Disable(reason string) {
 	}
 }
 
-// RotateSecret replaces the signing secret. The previous one keeps signing too, for 24 hours,
-// so that receivers can switch without losing a delivery.
-func (w *WebhookSubscription) RotateSecret(now time.Time) (string, error) {
+// RotateSecret replaces the signing secret by a new one, given sealed (WebhookSecretSealing).
+// The previous one keeps signing too, for 24 hours, so that receivers can switch without losing
+// a delivery: the webhook read model keeps it, and the event does not repeat it.
+func (w *WebhookSubscription) RotateSecret(now time.Time, sealedSecret string) error {
 	if !w.Exists() {
-		return "", NotFound("webhook subscription not found")
+		return NotFound("webhook subscription not found")
 	}
-	secret := NewWebhookSecret()
-	w.record(WebhookSecretRotated{SubscriptionID: w.id, Secret: secret, PreviousSecret: w.secret, PreviousValidUntil: now.Add(previousSecretValidity).UTC()})
-	return secret, nil
+	w.record(WebhookSecretRotated{SubscriptionID: w.id, SealedSecret: sealedSecret, PreviousValidUntil: now.Add(previousSecretValidity).UTC()})
+	return nil
 }
 
 // Replay applies one event of the subscription's stream.
@@ -156,18 +167,17 @@ func (w *WebhookSubscription) record(e Event) {
 func (w *WebhookSubscription) when(e Event) {
 	switch e := e.(type) {
 	case WebhookSubscribed:
-		w.exists, w.accountID, w.status, w.secret, w.kind = true, e.AccountID, "active", e.Secret, e.Kind
+		w.exists, w.accountID, w.status, w.kind = true, e.AccountID, "active", e.Kind
 	case WebhookSubscriptionDeleted:
 		w.status = "deleted"
 	case WebhookSubscriptionDisabled:
 		w.status = "disabled"
-	case WebhookSecretRotated:
-		w.secret = e.Secret
 	}
 }
 
-// WebhookSubscribed creates a subscription. The log keeps its signing secret: deliveries are
-// rebuilt from the log, and an HMAC secret cannot be stored as a hash.
+// WebhookSubscribed creates a subscription. The log keeps its signing secret, sealed with the
+// server key (schema version 2): deliveries are rebuilt from the log, and an HMAC secret cannot
+// be stored as a hash.
 type WebhookSubscribed struct {
 	SubscriptionID string         `json:"subscriptionId"`
 	AccountID      string         `json:"accountId"`
@@ -175,7 +185,10 @@ type WebhookSubscribed struct {
 	URL            string         `json:"url"`
 	Events         []string       `json:"events"`
 	Filters        WebhookFilters `json:"filters"`
-	Secret         string         `json:"secret"`
+	// SealedSecret is the secret sealed with WebhookSecretSealing(SubscriptionID).
+	SealedSecret string `json:"sealedSecret,omitempty"`
+	// Secret is the secret of a subscription recorded before secrets were sealed (version 1).
+	Secret string `json:"secret,omitempty"`
 }
 
 // WebhookSubscriptionDeleted ends a subscription.
@@ -190,10 +203,15 @@ type WebhookSubscriptionDisabled struct {
 }
 
 // WebhookSecretRotated replaces a signing secret; the previous one signs too until PreviousValidUntil.
+// Since schema version 2 it keeps the new secret sealed (WebhookSecretSealing), and not the
+// previous one, which the webhook read model holds.
 type WebhookSecretRotated struct {
-	SubscriptionID     string    `json:"subscriptionId"`
-	Secret             string    `json:"secret"`
-	PreviousSecret     string    `json:"previousSecret"`
+	SubscriptionID string `json:"subscriptionId"`
+	SealedSecret   string `json:"sealedSecret,omitempty"`
+	// Secret and PreviousSecret are those of a rotation recorded before secrets were sealed
+	// (version 1), in the clear.
+	Secret             string    `json:"secret,omitempty"`
+	PreviousSecret     string    `json:"previousSecret,omitempty"`
 	PreviousValidUntil time.Time `json:"previousValidUntil"`
 }
 
@@ -210,21 +228,25 @@ func (e WebhookSecretRotated) SubscriptionRef() string        { return e.Subscri
 
 // Redacted is the event with its secret hidden (SecretEvent).
 func (e WebhookSubscribed) Redacted() Event {
-	e.Secret = RedactedSecret
+	e.Secret, e.SealedSecret = RedactedSecret, ""
 	return e
 }
 
 // Redacted is the event with both secrets hidden (SecretEvent).
 func (e WebhookSecretRotated) Redacted() Event {
-	e.Secret, e.PreviousSecret = RedactedSecret, RedactedSecret
+	e.Secret, e.PreviousSecret, e.SealedSecret = RedactedSecret, RedactedSecret, ""
 	return e
 }
 
+// sameShape upcasts version 1 of the subscription events as it is: its secrets, in the clear,
+// decode into Secret and PreviousSecret, which version 2 leaves empty.
+var sameShape = map[int]Upcaster{1: func(old json.RawMessage) (json.RawMessage, error) { return old, nil }}
+
 func init() {
-	register(WebhookSubscribed{}, 1, nil)
+	register(WebhookSubscribed{}, 2, sameShape) // version 1 kept the secret in the clear, in Secret
 	register(WebhookSubscriptionDeleted{}, 1, nil)
 	register(WebhookSubscriptionDisabled{}, 1, nil)
-	register(WebhookSecretRotated{}, 1, nil)
+	register(WebhookSecretRotated{}, 2, sameShape) // version 1 kept both secrets in the clear
 }
 
 // webhookSubscriptionStateFormat numbers the layout of webhookSubscriptionState: change it with

@@ -24,10 +24,14 @@ func NewActivations(db *sql.DB) *Activations {
 }
 
 func insertActivation(w writer, r domain.Recorded, e domain.ActivationIssued) error {
+	customerID := e.CustomerID
+	if customerID == "" { // recorded when every customer was named by its email's old key
+		customerID, _ = domain.LegacyCustomerIDFor(e.AccountID, e.Email)
+	}
 	return w.exec(`INSERT INTO activations (id, account_id, customer_id, email, product_id, product_name, activation_base_url,
 			transaction_id, subscription_id, status, external_user_id, issued_at, expires_at, completed_at, seq)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, '', $11, $12, 0, $13)`,
-		e.ActivationID, e.AccountID, domain.CustomerIDFor(e.AccountID, e.Email), e.Email, e.ProductID, e.ProductName, e.ActivationBaseURL,
+		e.ActivationID, e.AccountID, customerID, e.Email, e.ProductID, e.ProductName, e.ActivationBaseURL,
 		e.TransactionID, e.SubscriptionID, domain.ActivationStatusPending, millis(e.IssuedAt), millis(e.ExpiresAt), r.Position)
 }
 

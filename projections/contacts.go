@@ -141,7 +141,7 @@ func (b *contactBatch) flush() error {
 		if err != nil {
 			return fmt.Errorf("contact %s document: %w", c.ID, err)
 		}
-		rows[i] = []any{c.ID, c.AccountID, c.Email, domain.EmailKey(c.Email), c.FirstName, c.LastName, c.Phone,
+		rows[i] = []any{c.ID, c.AccountID, c.Email, domain.ContactEmailKey(c.AccountID, c.ID, c.Email), c.FirstName, c.LastName, c.Phone,
 			string(tags), string(fields), millis(c.CreatedAt), millis(c.UpdatedAt), c.seq, string(doc)}
 	}
 	if err := b.insertRows("contacts",

@@ -26,7 +26,7 @@ func NewCustomers(db *sql.DB) *Customers {
 func insertCustomer(w writer, r domain.Recorded, e domain.CustomerCreated) error {
 	return w.exec(`INSERT INTO customers (id, account_id, email, email_key, name, contact_id, created_at, seq)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-		e.CustomerID, e.AccountID, e.Email, domain.EmailKey(e.Email), e.Name, e.ContactID, millis(r.OccurredAt), r.Position)
+		e.CustomerID, e.AccountID, e.Email, domain.CustomerEmailKey(e.AccountID, e.CustomerID, e.Email), e.Name, e.ContactID, millis(r.OccurredAt), r.Position)
 }
 
 func renameCustomer(w writer, _ domain.Recorded, e domain.CustomerRenamed) error {

@@ -69,10 +69,12 @@ func listNewestFirst[T any](ctx context.Context, db *sql.DB, scan func(interface
 }
 
 // ofAccountWithEmail is the condition of a list of an account's rows that have an email_key
-// column, narrowed to one email (exact, case-insensitive) unless email is "".
+// column, narrowed to one email (domain.EmailKey, and the old key of a row written under it:
+// domain.EmailKeys) unless email is "".
 func ofAccountWithEmail(accountID, email string) (string, []any) {
 	if email == "" {
 		return `account_id = $1`, []any{accountID}
 	}
-	return `account_id = $1 AND email_key = $2`, []any{accountID, domain.EmailKey(email)}
+	keys := domain.EmailKeys(email)
+	return `account_id = $1 AND email_key IN ($2, $3)`, []any{accountID, keys[0], keys[1]}
 }

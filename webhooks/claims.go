@@ -112,7 +112,7 @@ func (d *Dispatcher) attachSubscriptions(ctx context.Context, batch []claimed) e
 			args = append(args, c.subscriptionID)
 		}
 	}
-	rows, err := d.db.Read.QueryContext(ctx, `SELECT id, url, secret, previous_secret, previous_valid_until, status FROM webhook_subscriptions WHERE id IN (`+sqldb.Placeholders(d.db.Dialect, 1, len(args))+`)`, args...)
+	rows, err := d.db.Read.QueryContext(ctx, `SELECT id, url, secret, previous_secret, previous_valid_until, status, secrets_sealed FROM webhook_subscriptions WHERE id IN (`+sqldb.Placeholders(d.db.Dialect, 1, len(args))+`)`, args...)
 	if err != nil {
 		return fmt.Errorf("webhooks: read subscriptions: %w", err)
 	}
@@ -120,13 +120,28 @@ func (d *Dispatcher) attachSubscriptions(ctx context.Context, batch []claimed) e
 	type sub struct {
 		url, secret, previous, status string
 		until                         int64
+		notOpened                     string
 	}
 	subs := map[string]sub{}
 	for rows.Next() {
 		var id string
 		var s sub
-		if err := rows.Scan(&id, &s.url, &s.secret, &s.previous, &s.until, &s.status); err != nil {
+		var sealed int
+		if err := rows.Scan(&id, &s.url, &s.secret, &s.previous, &s.until, &s.status, &sealed); err != nil {
 			return fmt.Errorf("webhooks: scan subscription: %w", err)
+		}
+		if sealed == 1 { // else a row from before secrets were sealed, not sealed yet (SealSubscriptionSecrets)
+			secret, err := openSecret(d.opener, id, s.secret)
+			if err != nil {
+				s.notOpened = "not sent: the signing secret " + errNotOpened.Error() + ": " + err.Error() +
+					"; rotate the subscription's secret to sign with a new one"
+			}
+			// The previous secret only signs beside the current one: one that cannot be opened
+			// (the key of a secret rotated away from an unreadable one) is left out.
+			if s.previous, err = openSecret(d.opener, id, s.previous); err != nil {
+				s.previous = ""
+			}
+			s.secret = secret
 		}
 		subs[id] = s
 	}
@@ -139,6 +154,9 @@ func (d *Dispatcher) attachSubscriptions(ctx context.Context, batch []claimed) e
 			s.status = "missing" // deliveries are recorded with their subscription: never expected
 		}
 		batch[i].url, batch[i].secret, batch[i].previous, batch[i].previousUntil, batch[i].subscriptionStatus = s.url, s.secret, s.previous, s.until, s.status
+		if s.notOpened != "" && batch[i].notOpened == "" {
+			batch[i].notOpened = s.notOpened
+		}
 	}
 	return nil
 }

@@ -253,13 +253,30 @@ func (p *Projector) applySubscription(ctx context.Context, tx *sql.Tx, r domain.
 		if filters, err = json.Marshal(e.Filters); err != nil {
 			return fmt.Errorf("webhooks: encode the filters of %s: %w", e.SubscriptionID, err)
 		}
+		secret, err := sealSecret(p.sealer, e.SubscriptionID, e.SealedSecret, e.Secret)
+		if err != nil {
+			return err
+		}
 		_, err = tx.ExecContext(ctx, `INSERT INTO webhook_subscriptions (id, account_id, kind, url, events, filters, secret, previous_secret, previous_valid_until,
-				status, status_reason, created_at, updated_at, position)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, '', 0, 'active', '', $8, $8, $9)`,
-			e.SubscriptionID, e.AccountID, e.Kind, e.URL, string(events), string(filters), e.Secret, at, r.Position)
+				status, status_reason, created_at, updated_at, position, secrets_sealed)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, '', 0, 'active', '', $8, $8, $9, 1)`,
+			e.SubscriptionID, e.AccountID, e.Kind, e.URL, string(events), string(filters), secret, at, r.Position)
 	case domain.WebhookSecretRotated:
+		secret, err := sealSecret(p.sealer, e.SubscriptionID, e.SealedSecret, e.Secret)
+		if err != nil {
+			return err
+		}
+		if e.SealedSecret != "" { // version 2: the previous secret is the one the row holds, sealed
+			_, err = tx.ExecContext(ctx, `UPDATE webhook_subscriptions SET previous_secret = secret, secret = $1, previous_valid_until = $2, updated_at = $3 WHERE id = $4`,
+				secret, e.PreviousValidUntil.UnixMilli(), at, e.SubscriptionID)
+			break
+		}
+		previous, err := sealSecret(p.sealer, e.SubscriptionID, "", e.PreviousSecret)
+		if err != nil {
+			return err
+		}
 		_, err = tx.ExecContext(ctx, `UPDATE webhook_subscriptions SET secret = $1, previous_secret = $2, previous_valid_until = $3, updated_at = $4 WHERE id = $5`,
-			e.Secret, e.PreviousSecret, e.PreviousValidUntil.UnixMilli(), at, e.SubscriptionID)
+			secret, previous, e.PreviousValidUntil.UnixMilli(), at, e.SubscriptionID)
 	case domain.WebhookSubscriptionDeleted:
 		err = p.stop(ctx, tx, e.SubscriptionID, "deleted", "subscription deleted", at)
 	case domain.WebhookSubscriptionDisabled:

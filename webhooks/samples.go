@@ -36,16 +36,32 @@ func NewSamples(log RecentEvents) *Samples { return &Samples{log: log, events: E
 // samplesPerEvent is how many of an account's recent events the samples show at most.
 const samplesPerEvent = 3
 
+// readScopes are the scopes that read the data each outbound event carries: a sample built from
+// the account's real events shows a real person's email and name, which a key that may only set
+// up webhooks (webhooks:write) must not read unless it may read them through the API anyway. An
+// event missing here gets made-up samples only.
+var readScopes = map[string]domain.Scope{
+	"form.submitted":                         domain.ScopeFormsRead,
+	"scheduling.booked":                      domain.ScopeSchedulingRead,
+	"checkout.purchased":                     domain.ScopeCheckoutRead,
+	"checkout.rebilled":                      domain.ScopeCheckoutRead,
+	"checkout.refunded":                      domain.ScopeCheckoutRead,
+	"checkout.subscription_cancel_scheduled": domain.ScopeCheckoutRead,
+	"checkout.subscription_cancelled":        domain.ScopeCheckoutRead,
+}
+
 // For returns up to three envelopes built from the account's own recent events of that type,
 // as they were (or would have been) delivered but with their secrets redacted (a sample is shown
 // to whoever may set up a trigger: it must not hand out a live activation token), or one
-// realistic made-up envelope when the account has none.
-func (s *Samples) For(ctx context.Context, accountID, eventName string) ([]Envelope, error) {
+// realistic made-up envelope when the account has none. Real events are used only when canRead
+// says the caller holds the read scope of their data (readScopes); else the made-up envelope.
+func (s *Samples) For(ctx context.Context, accountID, eventName string, canRead func(domain.Scope) bool) ([]Envelope, error) {
 	event, ok := s.events.lookup(eventName)
 	if !ok {
 		return nil, ErrUnknownEvent
 	}
-	if types := event.sourceTypes(); len(types) > 0 {
+	scope, known := readScopes[event.name]
+	if types := event.sourceTypes(); len(types) > 0 && known && canRead(scope) {
 		recent, err := s.log.ReadRecentEvents(ctx, accountID, types, samplesPerEvent)
 		if err != nil {
 			return nil, fmt.Errorf("webhooks: recent events for %s samples: %w", event.name, err)

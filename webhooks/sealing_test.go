@@ -365,7 +365,8 @@ func appendAsVersion1(t *testing.T, svc *servicetest.Service, accountID, transac
 // An embedded service makes its key file beside the database on its first start, readable by
 // its owner only, and keeps using it: a restart opens what it sealed before. A lost key file
 // is replaced by a new key, and what the lost one sealed fails to send, with the reason, while
-// new purchases are delivered.
+// new purchases are delivered once the subscription's secret, sealed with the lost key too, is
+// rotated.
 func TestTheKeyFileBesideASQLiteDatabase(t *testing.T) {
 	url := sqldbtest.URL(t, sqldb.SQLite)
 	keyFile := strings.TrimPrefix(url, "sqlite:") + ".key"
@@ -430,6 +431,13 @@ func TestTheKeyFileBesideASQLiteDatabase(t *testing.T) {
 	if status != "failed" || !strings.HasPrefix(lastError, "not sent: its body could not be opened with the configured keys (FUNNEL_SECRET_KEY)") {
 		t.Fatalf("the delivery sealed with the lost key: %s, %q", status, lastError)
 	}
+	// The subscription's signing secret was sealed with the lost key too: nothing can be signed
+	// until the operator rotates it, which seals a new one with the new key.
+	var subID string
+	if err := svc.App.DB().Read.QueryRow(`SELECT id FROM webhook_subscriptions WHERE account_id = $1`, acc.ID).Scan(&subID); err != nil {
+		t.Fatal(err)
+	}
+	svc.Operator.Post(t, "/admin/v1/accounts/"+acc.ID+"/webhooks/"+subID+"/rotate-secret", "", nil).Expect(t, http.StatusOK)
 	newToken := buy(svc, "linus@example.com")
 	if got := deliveredToken(t, rcv.waitFor(t, 4, 10*time.Second)[3].body); got != newToken {
 		t.Fatalf("delivered %q after the key was lost, want %q", got, newToken)

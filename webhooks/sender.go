@@ -66,6 +66,10 @@ func (d *Dispatcher) send(c claimed) outcome {
 		out.skipReason, out.notOpened = c.notOpened, true
 		return out
 	}
+	if refusal := d.cfg.Policy.refusalAtSend(c.url); refusal != "" {
+		out.err = refusal // a failed attempt, retried and at last given up like any other
+		return out
+	}
 	// The attempt ends before the claim does, whatever delayed it since the claim was taken.
 	allowed := min(d.cfg.Timeout, time.UnixMilli(c.claimedUntil).Add(-leaseMargin).Sub(out.at))
 	if allowed < d.cfg.Timeout/2 {

@@ -208,6 +208,53 @@ func TestSampleEvents(t *testing.T) {
 	})
 }
 
+// Samples built from real events show a real person's email and name: a key sees them only with
+// the read scope of that data (forms:read, scheduling:read, checkout:read); a key that may only
+// set up webhooks gets the made-up samples, whatever the account holds.
+func TestSampleEventsFromRealDataNeedTheirReadScope(t *testing.T) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
+		acc := svc.NewAccount(t)
+		form := newForm(t, svc, acc.ID, "Real")
+		submit(t, svc, acc.ID, form, "former@example.com")
+		book(t, svc, acc.ID, newCalendar(t, svc, acc.ID, "Call"), "booker@example.com")
+		p := pro(t, svc, acc.ID)
+		pay(t, svc, acc.ID, "purchases", map[string]any{"productId": p.ID, "pricingTierId": p.TierIDs[0], "email": "buyer@example.com", "name": "Real Buyer"})
+		real := map[string]string{ // event type → the real person's email its samples would show
+			"form.submitted": "former@example.com", "scheduling.booked": "booker@example.com", "checkout.purchased": "buyer@example.com",
+		}
+		readScope := map[string]string{"form.submitted": "forms:read", "scheduling.booked": "scheduling:read", "checkout.purchased": "checkout:read"}
+
+		writeOnly := svc.NewKey(t, acc.ID, []string{"webhooks:write"})
+		for name, email := range real {
+			res := svc.API.Get(t, "/api/v1/webhooks/events/"+name, writeOnly).Expect(t, http.StatusOK)
+			if bytes.Contains(res.Raw, []byte(email)) || bytes.Contains(res.Raw, []byte("Real Buyer")) {
+				t.Errorf("a webhooks:write key reads real data in the samples of %s: %s", name, res.Raw)
+			}
+			if events := res.List(t, "events"); len(events) != 1 || !strings.Contains(string(res.Raw), "ada@example.com") {
+				t.Errorf("samples of %s for a webhooks:write key = %s, want the made-up one", name, res.Raw)
+			}
+			// With the read scope of the data, the account's real event; with another's, still not.
+			reader := svc.NewKey(t, acc.ID, []string{"webhooks:write", readScope[name]})
+			if res := svc.API.Get(t, "/api/v1/webhooks/events/"+name, reader).Expect(t, http.StatusOK); !bytes.Contains(res.Raw, []byte(email)) {
+				t.Errorf("samples of %s with %s = %s, want the real event", name, readScope[name], res.Raw)
+			}
+			for other, otherScope := range readScope {
+				if other == name {
+					continue
+				}
+				key := svc.NewKey(t, acc.ID, []string{"webhooks:write", otherScope})
+				if res := svc.API.Get(t, "/api/v1/webhooks/events/"+name, key).Expect(t, http.StatusOK); bytes.Contains(res.Raw, []byte(email)) {
+					t.Errorf("samples of %s with only %s show real data: %s", name, otherScope, res.Raw)
+				}
+			}
+		}
+		// The legacy alias needs the scope of the type it stands for.
+		if res := svc.API.Get(t, "/api/v1/webhooks/events/checkout.paid", writeOnly).Expect(t, http.StatusOK); bytes.Contains(res.Raw, []byte("buyer@example.com")) {
+			t.Errorf("checkout.paid samples show real data to a webhooks:write key: %s", res.Raw)
+		}
+	})
+}
+
 // The SSRF guard: without FUNNEL_WEBHOOK_ALLOW_PRIVATE, only public https targets, checked when
 // subscribing and again on the address actually dialled.
 func TestTargetGuard(t *testing.T) {
@@ -418,4 +465,40 @@ func grepLines(text, prefix string) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// A subscription made while private targets were allowed keeps its http:// URL once they no
+// longer are (a restart without FUNNEL_WEBHOOK_ALLOW_PRIVATE): the scheme is checked again before
+// every attempt, and the delivery fails with an error that says so, no request sent.
+func TestHTTPTargetRefusedAtSendOnceNoLongerAllowed(t *testing.T) {
+	sqldbtest.Run(t, func(t *testing.T, d sqldb.Dialect) {
+		url := sqldbtest.URL(t, d)
+		allowed := servicetest.StartOn(t, url, fast)
+		acc := allowed.NewAccount(t)
+		rcv := newReceiver(t)
+		form := newForm(t, allowed, acc.ID, "Signup")
+		subscribe(t, allowed, acc.ID, map[string]any{"url": rcv.URL + "/hook", "events": []string{"form.submitted"}})
+		allowed.Stop()
+
+		svc := servicetest.StartOn(t, url, func(c *service.Config) { fast(c); c.WebhookAllowPrivate = false })
+		submit(t, svc, acc.ID, form, "plain@example.com")
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			list := deliveries(t, svc, acc.ID, "")
+			if len(list) == 1 && len(list[0]["attempts"].([]any)) > 0 {
+				attempt := list[0]["attempts"].([]any)[0].(map[string]any)
+				if attempt["statusCode"] != float64(0) || !strings.Contains(attempt["error"].(string), "not https") {
+					t.Fatalf("attempt = %v", attempt)
+				}
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("no attempt recorded: %v", list)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		if rcv.count() != 0 {
+			t.Fatal("a request was sent to the http target")
+		}
+	})
 }

@@ -59,6 +59,25 @@ func (p TargetPolicy) CheckURL(ctx context.Context, raw string) (string, error) 
 	return u.String(), nil
 }
 
+// refusalAtSend says why a delivery to rawURL may not be sent under the policy, or "" when it may.
+// A subscription keeps the URL it was made with: one made while private targets were allowed
+// (FUNNEL_WEBHOOK_ALLOW_PRIVATE=true) may still hold an http:// URL once they no longer are, so
+// the scheme is checked again before every attempt. The address is checked again by the dialer
+// (dialControl), on the address actually dialled.
+func (p TargetPolicy) refusalAtSend(rawURL string) string {
+	if p.AllowPrivate {
+		return ""
+	}
+	u, err := url.Parse(rawURL)
+	if err != nil || u.Host == "" {
+		return "invalid target url"
+	}
+	if u.Scheme != "https" {
+		return "refused: the target url is not https, and only https targets are allowed (FUNNEL_WEBHOOK_ALLOW_PRIVATE is off)"
+	}
+	return ""
+}
+
 // dialControl refuses, at connect time, any address the policy does not allow.
 func (p TargetPolicy) dialControl(network, address string, _ syscall.RawConn) error {
 	if p.AllowPrivate {

@@ -29,9 +29,11 @@ func (s *Server) unsubscribeRESTHook(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
-// sampleEvents serves GET /api/v1/webhooks/events/{eventName}.
+// sampleEvents serves GET /api/v1/webhooks/events/{eventName}: samples from the account's real
+// events for a key that may read their data, made-up ones for any other.
 func (s *Server) sampleEvents(w http.ResponseWriter, r *http.Request) {
-	events, err := s.deps.Webhooks.Samples.For(r.Context(), principalOf(r.Context()).accountID(), mux.Vars(r)["eventName"])
+	p := principalOf(r.Context())
+	events, err := s.deps.Webhooks.Samples.For(r.Context(), p.accountID(), mux.Vars(r)["eventName"], p.key.HasScope)
 	if errors.Is(err, webhooks.ErrUnknownEvent) {
 		httpapi.WriteError(w, http.StatusNotFound, "unknown event type")
 		return

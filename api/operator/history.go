@@ -34,7 +34,12 @@ func (s *Server) history(w http.ResponseWriter, r *http.Request) {
 	case q.Get("contactId") != "":
 		id, what, read = q.Get("contactId"), "contact", s.deps.History.ReadContactHistory
 	case q.Get("email") != "":
-		id, what, read = domain.ContactIDFor(account.ID, q.Get("email")), "contact", s.deps.History.ReadContactHistory
+		what, read = "contact", s.deps.History.ReadContactHistory
+		var err error
+		if id, err = ContactIDForEmail(r.Context(), account.ID, q.Get("email"), read); err != nil {
+			httpapi.Fail(w, r, err)
+			return
+		}
 	}
 	httpapi.WritePage(w, r, "events", func(page paging.Page) ([]httpapi.Object, string, error) {
 		var after int64

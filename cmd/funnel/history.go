@@ -49,7 +49,10 @@ var historyCommand = &cli.Command{
 		case cmd.String("contact") != "":
 			entity, read = cmd.String("contact"), store.ReadContactHistory
 		case cmd.String("email") != "":
-			entity, read = domain.ContactIDFor(account, cmd.String("email")), store.ReadContactHistory
+			read = store.ReadContactHistory
+			if entity, err = operator.ContactIDForEmail(ctx, account, cmd.String("email"), read); err != nil {
+				return err
+			}
 		}
 		return printHistory(ctx, os.Stdout, account, entity, read)
 	},

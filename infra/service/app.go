@@ -71,6 +71,14 @@ func Open(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 		return nil, err
 	}
 	logMigrations(log, migrated)
+	// Signing secrets written in the clear before they were sealed, or sealed with a key that no
+	// longer seals (a rotation), are sealed with the first key before anything is sent.
+	if n, err := webhooks.SealSubscriptionSecrets(ctx, db, sealer); err != nil {
+		db.Close()
+		return nil, err
+	} else if n > 0 {
+		log.Info("webhook signing secrets sealed with the first server key", zap.Int("subscriptions", n))
+	}
 	m := metrics.New()
 	limits, err := newRateLimits(cfg, m, log)
 	if err != nil {

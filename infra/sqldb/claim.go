@@ -25,7 +25,7 @@ func (db *DB) Claim() error {
 		return nil
 	}
 	name := db.path + ".lock"
-	f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE, 0o644)
+	f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE, sqliteFileMode)
 	if err != nil {
 		return fmt.Errorf("sqldb: open lock file: %w", err)
 	}

@@ -179,6 +179,9 @@ func openSQLite(ctx context.Context, path string) (*DB, error) {
 	if path == "" {
 		return nil, fmt.Errorf("sqldb: sqlite url needs a file path, as in sqlite:funnel.db")
 	}
+	if err := prepareSQLiteFiles(path); err != nil {
+		return nil, err
+	}
 	// FULL sync: an answered write survives a power cut, not only a crash of the process.
 	pragmas := "_pragma=busy_timeout(10000)&_pragma=foreign_keys(on)&_pragma=synchronous(full)"
 	// The path goes into a file: URI, where ? starts the query, # a fragment and % an escape.
@@ -203,6 +206,12 @@ func openSQLite(ctx context.Context, path string) (*DB, error) {
 	if err := write.PingContext(ctx); err != nil {
 		write.Close()
 		return nil, fmt.Errorf("sqldb: open sqlite file %s: %w", path, err)
+	}
+	// The first connection made the -wal and -shm files, with the database's mode; an older
+	// database's may be wider.
+	if err := restrictSQLiteFiles(path); err != nil {
+		write.Close()
+		return nil, err
 	}
 	read, err := sql.Open("sqlite", uri+"?_pragma=query_only(1)&"+pragmas)
 	if err != nil {
