@@ -11,11 +11,11 @@ import (
 	"time"
 
 	"github.com/funnelhq/funnel/api/integration"
-	"github.com/funnelhq/funnel/infra/service"
-	"github.com/funnelhq/funnel/infra/service/servicetest"
 	"github.com/funnelhq/funnel/domain"
 	"github.com/funnelhq/funnel/infra/ratelimit"
 	"github.com/funnelhq/funnel/infra/ratelimit/redistest"
+	"github.com/funnelhq/funnel/infra/service"
+	"github.com/funnelhq/funnel/infra/service/servicetest"
 	"github.com/funnelhq/funnel/infra/sqldb/sqldbtest"
 )
 

@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/funnelhq/funnel/commands"
 	"github.com/funnelhq/funnel/infra/service"
 	"github.com/funnelhq/funnel/infra/service/servicetest"
-	"github.com/funnelhq/funnel/commands"
 	"github.com/funnelhq/funnel/infra/sqldb/sqldbtest"
 )
 

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/funnelhq/funnel/infra/service/servicetest"
 	"github.com/funnelhq/funnel/domain"
+	"github.com/funnelhq/funnel/infra/service/servicetest"
 )
 
 // Every operator list pages like the integration API's (decisions.md "Lists"): limit (default 50,

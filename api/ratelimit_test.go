@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/funnelhq/funnel/infra/ratelimit/redistest"
 	"github.com/funnelhq/funnel/infra/service"
 	"github.com/funnelhq/funnel/infra/service/servicetest"
-	"github.com/funnelhq/funnel/infra/ratelimit/redistest"
 	"github.com/funnelhq/funnel/infra/sqldb"
 	"github.com/funnelhq/funnel/infra/sqldb/sqldbtest"
 )

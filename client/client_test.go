@@ -10,10 +10,10 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/funnelhq/funnel/infra/service"
-	"github.com/funnelhq/funnel/infra/service/servicetest"
 	"github.com/funnelhq/funnel/client"
 	"github.com/funnelhq/funnel/client/moduletest"
+	"github.com/funnelhq/funnel/infra/service"
+	"github.com/funnelhq/funnel/infra/service/servicetest"
 )
 
 func TestMain(m *testing.M) { servicetest.Main(m) }

@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/funnelhq/funnel/domain"
 	"github.com/funnelhq/funnel/infra/service"
 	"github.com/funnelhq/funnel/infra/service/servicetest"
-	"github.com/funnelhq/funnel/domain"
 	"github.com/funnelhq/funnel/infra/sqldb/sqldbtest"
 )
 

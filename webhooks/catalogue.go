@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/funnelhq/funnel/domain"
 	"github.com/funnelhq/funnel/api/wire"
+	"github.com/funnelhq/funnel/domain"
 )
 
 // outboundEvent is one entry of the table in events.go: an outbound event type, the filters that

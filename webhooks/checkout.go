@@ -3,8 +3,8 @@ package webhooks
 import (
 	"fmt"
 
-	"github.com/funnelhq/funnel/domain"
 	"github.com/funnelhq/funnel/api/wire"
+	"github.com/funnelhq/funnel/domain"
 )
 
 // The checkout payloads (integration-api.md section 6), member for member, in the contract's

@@ -13,7 +13,10 @@ import (
 // Here the receiver fails the purchase once: the rebill, recorded meanwhile, waits for it.
 // (TestCheckoutLifecycleOrder has the whole lifecycle and a second subscription.)
 func TestOrderedDeliveriesWaitForEarlierOnes(t *testing.T) {
-	run(t, func(c *service.Config) { c.WebhookBackoffBase = 150 * time.Millisecond; c.WebhookBackoffCap = time.Second }, func(t *testing.T, svc *servicetest.Service) {
+	run(t, func(c *service.Config) {
+		c.WebhookBackoffBase = 150 * time.Millisecond
+		c.WebhookBackoffCap = time.Second
+	}, func(t *testing.T, svc *servicetest.Service) {
 		acc := svc.NewAccount(t)
 		p := pro(t, svc, acc.ID)
 		rcv := newReceiver(t, 500, 200)

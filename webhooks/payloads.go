@@ -1,8 +1,8 @@
 package webhooks
 
 import (
-	"github.com/funnelhq/funnel/domain"
 	"github.com/funnelhq/funnel/api/wire"
+	"github.com/funnelhq/funnel/domain"
 )
 
 // The payloads below follow the tables of integration-api.md section 6 member for member, in

@@ -8,8 +8,8 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/funnelhq/funnel/domain"
 	"github.com/funnelhq/funnel/api/wire"
+	"github.com/funnelhq/funnel/domain"
 )
 
 // ErrUnknownEvent is returned for an event name that is not an outbound event type.

@@ -1,10 +1,10 @@
 package httpapi
 
 import (
+	"github.com/funnelhq/funnel/api/wire"
 	"github.com/funnelhq/funnel/domain"
 	"github.com/funnelhq/funnel/projections"
 	"github.com/funnelhq/funnel/webhooks"
-	"github.com/funnelhq/funnel/api/wire"
 )
 
 // The views below are resources both APIs show; the operator API adds members to some of them

@@ -6,9 +6,9 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/funnelhq/funnel/api/httpapi"
+	"github.com/funnelhq/funnel/api/wire"
 	"github.com/funnelhq/funnel/commands"
 	"github.com/funnelhq/funnel/domain"
-	"github.com/funnelhq/funnel/api/wire"
 )
 
 // validateActivation serves GET /api/v1/checkout/activations/{token}. It goes through the

@@ -6,8 +6,8 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/funnelhq/funnel/api/httpapi"
-	"github.com/funnelhq/funnel/projections/paging"
 	"github.com/funnelhq/funnel/projections"
+	"github.com/funnelhq/funnel/projections/paging"
 )
 
 // listCustomers serves GET /api/v1/customers: the account's checkout customers, newest first,

@@ -7,8 +7,8 @@ import (
 
 	"github.com/funnelhq/funnel/api/httpapi"
 	"github.com/funnelhq/funnel/commands"
-	"github.com/funnelhq/funnel/projections/paging"
 	"github.com/funnelhq/funnel/projections"
+	"github.com/funnelhq/funnel/projections/paging"
 )
 
 // listForms serves GET /api/v1/forms: id, name and fields of the account's forms, in creation order.

@@ -6,8 +6,8 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/funnelhq/funnel/api/httpapi"
-	"github.com/funnelhq/funnel/projections/paging"
 	"github.com/funnelhq/funnel/projections"
+	"github.com/funnelhq/funnel/projections/paging"
 )
 
 // listProducts serves GET /api/v1/products: the account's checkouts with their pricing tiers and

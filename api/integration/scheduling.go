@@ -8,8 +8,8 @@ import (
 
 	"github.com/funnelhq/funnel/api/httpapi"
 	"github.com/funnelhq/funnel/commands"
-	"github.com/funnelhq/funnel/projections/paging"
 	"github.com/funnelhq/funnel/projections"
+	"github.com/funnelhq/funnel/projections/paging"
 )
 
 // listEventTypes serves GET /api/v1/scheduling/event-types: the account's calendars, in creation order.

@@ -4,11 +4,11 @@ import (
 	"net/http"
 
 	"github.com/funnelhq/funnel/api/httpapi"
+	"github.com/funnelhq/funnel/api/wire"
 	"github.com/funnelhq/funnel/commands"
 	"github.com/funnelhq/funnel/domain"
-	"github.com/funnelhq/funnel/projections/paging"
 	"github.com/funnelhq/funnel/projections"
-	"github.com/funnelhq/funnel/api/wire"
+	"github.com/funnelhq/funnel/projections/paging"
 )
 
 // defineCustomField serves POST /admin/v1/accounts/{accountId}/custom-fields.

@@ -7,8 +7,8 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/funnelhq/funnel/api/httpapi"
-	"github.com/funnelhq/funnel/commands"
 	"github.com/funnelhq/funnel/api/wire"
+	"github.com/funnelhq/funnel/commands"
 )
 
 // The payment endpoints (operator-api.md "Payments") stand in for a card processor's callbacks.

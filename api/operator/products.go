@@ -8,8 +8,8 @@ import (
 	"github.com/funnelhq/funnel/api/httpapi"
 	"github.com/funnelhq/funnel/commands"
 	"github.com/funnelhq/funnel/domain"
-	"github.com/funnelhq/funnel/projections/paging"
 	"github.com/funnelhq/funnel/projections"
+	"github.com/funnelhq/funnel/projections/paging"
 )
 
 // productRequest is the body of POST /admin/v1/accounts/{accountId}/products.

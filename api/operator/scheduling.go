@@ -6,10 +6,10 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/funnelhq/funnel/api/httpapi"
-	"github.com/funnelhq/funnel/commands"
-	"github.com/funnelhq/funnel/projections/paging"
-	"github.com/funnelhq/funnel/projections"
 	"github.com/funnelhq/funnel/api/wire"
+	"github.com/funnelhq/funnel/commands"
+	"github.com/funnelhq/funnel/projections"
+	"github.com/funnelhq/funnel/projections/paging"
 )
 
 // createEventType serves POST /admin/v1/accounts/{accountId}/event-types

@@ -4,9 +4,9 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/funnelhq/funnel/infra/service"
 	"github.com/funnelhq/funnel/commands"
 	"github.com/funnelhq/funnel/domain"
+	"github.com/funnelhq/funnel/infra/service"
 )
 
 // seedDemo fills an empty store with a demo account and prints a working API key and a curl line.

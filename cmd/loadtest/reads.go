@@ -6,9 +6,9 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/funnelhq/funnel/infra/service"
 	"github.com/funnelhq/funnel/infra/eventstore"
 	"github.com/funnelhq/funnel/infra/eventstore/eventstoretest"
+	"github.com/funnelhq/funnel/infra/service"
 	"github.com/funnelhq/funnel/infra/sqldb"
 )
 

@@ -20,9 +20,9 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/funnelhq/funnel/client"
 	"github.com/funnelhq/funnel/infra/service"
 	"github.com/funnelhq/funnel/infra/service/servicetest"
-	"github.com/funnelhq/funnel/client"
 	"github.com/funnelhq/funnel/webhooks/verify"
 )
 

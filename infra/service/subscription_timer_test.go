@@ -13,10 +13,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/funnelhq/funnel/infra/service"
-	"github.com/funnelhq/funnel/infra/service/servicetest"
 	"github.com/funnelhq/funnel/commands"
 	"github.com/funnelhq/funnel/domain"
+	"github.com/funnelhq/funnel/infra/service"
+	"github.com/funnelhq/funnel/infra/service/servicetest"
 	"github.com/funnelhq/funnel/infra/sqldb"
 	"github.com/funnelhq/funnel/infra/sqldb/sqldbtest"
 )
