@@ -4,6 +4,7 @@ package eventstore
 const (
 	ReadStreamFromQuery = readStreamFrom
 	ReadLogQuery        = readLog
+	ReadLogBelowHorizon = readLogBelowHorizon
 	PGStreamVersions    = pgStreamVersions
 )
 

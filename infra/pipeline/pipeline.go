@@ -158,11 +158,11 @@ func (p *Pipeline) Run(ctx context.Context) error {
 	)
 	for _, pr := range p.projectors {
 		router.AddConsumerHandler(pr.projection.Name(), topicOf(pr), pubsub, func(msg *message.Message) error {
-			batch, err := p.batchOf(msg.Context(), msg)
+			batch, after, err := p.batchOf(msg.Context(), msg)
 			if err != nil {
 				return err
 			}
-			return pr.apply(msg.Context(), batch)
+			return pr.apply(msg.Context(), after, batch)
 		})
 	}
 
@@ -235,21 +235,21 @@ type logRange struct {
 	Through int64 `json:"through"`
 }
 
-// batchOf returns the events a message stands for: the relay's own batch, or what the log
-// holds in its range.
-func (p *Pipeline) batchOf(ctx context.Context, msg *message.Message) ([]domain.Recorded, error) {
-	if batch, ok := p.decoded.Load(msg.UUID); ok {
-		return batch.([]domain.Recorded), nil
-	}
+// batchOf returns the events a message stands for, the relay's own batch or what the log holds in
+// its range, and the position its range starts after.
+func (p *Pipeline) batchOf(ctx context.Context, msg *message.Message) ([]domain.Recorded, int64, error) {
 	var r logRange
 	if err := json.Unmarshal(msg.Payload, &r); err != nil {
-		return nil, fmt.Errorf("pipeline: decode batch range: %w", err)
+		return nil, 0, fmt.Errorf("pipeline: decode batch range: %w", err)
+	}
+	if batch, ok := p.decoded.Load(msg.UUID); ok {
+		return batch.([]domain.Recorded), r.After, nil
 	}
 	var batch []domain.Recorded
 	for after := r.After; after < r.Through; {
 		events, err := p.log.ReadLog(ctx, after, int(min(r.Through-after, relayBatch)))
 		if err != nil {
-			return nil, fmt.Errorf("pipeline: read batch %d..%d: %w", r.After, r.Through, err)
+			return nil, 0, fmt.Errorf("pipeline: read batch %d..%d: %w", r.After, r.Through, err)
 		}
 		for len(events) > 0 && events[len(events)-1].Position > r.Through {
 			events = events[:len(events)-1] // past the range: the next message's
@@ -260,7 +260,7 @@ func (p *Pipeline) batchOf(ctx context.Context, msg *message.Message) ([]domain.
 		batch = append(batch, events...)
 		after = events[len(events)-1].Position
 	}
-	return batch, nil
+	return batch, r.After, nil
 }
 
 // relay publishes the log from a position on, in order, until ctx ends.
@@ -305,8 +305,24 @@ func (p *Pipeline) relay(ctx context.Context, pub message.Publisher, from int64)
 			return nil
 		case <-wake:
 		case <-ticker.C:
+		case <-p.soonIfBehind(pos):
 		}
 	}
+}
+
+// behindPoll is how soon the relay reads again while this process has committed past what it
+// read: the commits it has not seen wait for transactions that began before them to end (on
+// PostgreSQL a reader reads below the oldest transaction still running), which takes about as
+// long as a commit, and ends with no signal when that transaction was no append of this process.
+const behindPoll = time.Millisecond
+
+// soonIfBehind returns a channel that fires after behindPoll when this process's store has
+// committed past pos, and nil (never) otherwise.
+func (p *Pipeline) soonIfBehind(pos int64) <-chan time.Time {
+	if c, ok := p.log.(interface{ LastCommitted() int64 }); ok && pos < c.LastCommitted() {
+		return time.After(behindPoll)
+	}
+	return nil
 }
 
 // publish hands a batch to the projections, and returns once every one of them has applied it.
@@ -323,7 +339,7 @@ func (p *Pipeline) publish(pub message.Publisher, after int64, events []domain.R
 	defer p.decoded.Delete(msg.UUID)
 	var topics []string
 	for _, pr := range p.projectors {
-		if !pr.skip(events) {
+		if !pr.skip(after, events) {
 			topics = append(topics, topicOf(pr))
 		}
 	}
