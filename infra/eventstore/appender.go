@@ -111,7 +111,9 @@ func (s *Store) encode(meta domain.Metadata, appends []domain.StreamAppend) (*ap
 				eventID: id.String(), streamID: a.StreamID, eventType: typ, schemaVersion: version,
 				occurredAt: now, accountID: meta.AccountID, data: string(data), metadata: string(metaJSON), meta: &meta,
 			}
-			if ce, ok := e.(domain.ContactEvent); ok && ce.ContactRef() != "" {
+			// A contact's own events are found by their stream (readContactHistory): indexing
+			// them by contact too would write an index entry that decides nothing.
+			if ce, ok := e.(domain.ContactEvent); ok && ce.ContactRef() != "" && ce.ContactRef() != a.StreamID {
 				r.contactID = sql.NullString{String: ce.ContactRef(), Valid: true}
 			}
 			if se, ok := e.(domain.SubscriptionEvent); ok && se.SubscriptionRef() != "" {

@@ -5,6 +5,7 @@ const (
 	ReadStreamFromQuery = readStreamFrom
 	ReadLogQuery        = readLog
 	ReadLogBelowHorizon = readLogBelowHorizon
+	ContactHistory      = readContactHistory
 	PGStreamVersions    = pgStreamVersions
 )
 

@@ -142,9 +142,10 @@ func checkLargeLogPlans(t *testing.T, db *sqldb.DB, state string) {
 	}
 	defer conn.Close()
 	relay, head, end := eventstore.ReadLogBelowHorizon, sqldb.PGLogHead, `SELECT COALESCE(MAX(position), 0) FROM events`
-	inTx := eventstore.ReadLogQuery
+	inTx, history := eventstore.ReadLogQuery, eventstore.ContactHistory
 	if db.Dialect == sqldb.SQLite {
 		inTx = strings.NewReplacer("$1", "?", "$2", "?").Replace(eventstore.ReadLogQuery)
+		history = strings.NewReplacer("$1", "?1", "$2", "?2", "$3", "?3", "$4", "?4").Replace(history)
 		relay, head = inTx, end
 	}
 	for _, c := range []struct {
@@ -154,6 +155,7 @@ func checkLargeLogPlans(t *testing.T, db *sqldb.DB, state string) {
 		{"relay read", explain(t, conn, db.Dialect, relay, int64(logSize/2), int64(1000))},
 		{"relay read at the head", explain(t, conn, db.Dialect, relay, int64(logSize-10), int64(1000))},
 		{"head below the horizon", explain(t, conn, db.Dialect, head)},
+		{"history of a contact", explain(t, conn, db.Dialect, history, "ct_42", "acc_plans", int64(0), int64(100))},
 		{"end of the log (inline catch-up, SQLite's next position)", explain(t, conn, db.Dialect, end)},
 		{"read inside a catch-up or swap", explain(t, conn, db.Dialect, inTx, int64(logSize/2), int64(1000))},
 		{"rebuild window", explain(t, conn, db.Dialect, eventstore.ReadRangeQuery(db.Dialect, 1), int64(logSize/2), int64(logSize/2+8192), "TagApplied")},

@@ -448,3 +448,48 @@ func TestReadStreamFromReturnsTheTail(t *testing.T) {
 		}
 	})
 }
+
+// A contact's own events are found by their stream and get no entry in events_by_contact; the
+// events of other streams that name it do. Its history lists both, in log order, each once, also
+// an own event written before migration 12, which carries the contact id too.
+func TestContactHistoryReadsTheOwnStreamWithoutContactIndexEntries(t *testing.T) {
+	sqldbtest.Run(t, func(t *testing.T, dialect sqldb.Dialect) {
+		s, db := newStore(t, dialect)
+		ctx := context.Background()
+		tx, err := db.Write.BeginTx(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		old := eventstoretest.TakePosition(t, tx, dialect)
+		if _, err := tx.ExecContext(ctx, `INSERT INTO events (position, event_id, stream_id, version, type, schema_version, occurred_at, account_id, contact_id, data, metadata)
+			VALUES ($1, 'old', 'ct_h', 1, 'TagApplied', 1, 0, 'acc_test', 'ct_h', '{"contactId":"ct_h","tagId":"tag_0","tagName":"t"}', '{"accountId":"acc_test"}')`, old); err != nil {
+			t.Fatal(err)
+		}
+		if err := tx.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Append(ctx, meta,
+			domain.StreamAppend{StreamID: "ct_h", ExpectedVersion: 1, Events: tagged("ct_h", 2)},
+			domain.StreamAppend{StreamID: "ld_h", ExpectedVersion: 0, Events: []domain.Event{domain.LeadCreated{LeadID: "ld_h", ContactID: "ct_h", AccountID: meta.AccountID}}}); err != nil {
+			t.Fatal(err)
+		}
+		var indexed int
+		if err := db.Read.QueryRow(`SELECT COUNT(*) FROM events WHERE contact_id IS NOT NULL AND event_id <> 'old'`).Scan(&indexed); err != nil {
+			t.Fatal(err)
+		}
+		if indexed != 1 {
+			t.Fatalf("%d appended events carry a contact id, want the lead's only", indexed)
+		}
+		history, err := s.ReadContactHistory(ctx, meta.AccountID, "ct_h", 0, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, e := range history {
+			got = append(got, e.StreamID+":"+e.Type)
+		}
+		if want := "[ct_h:TagApplied ct_h:TagApplied ct_h:TagApplied ld_h:LeadCreated]"; fmt.Sprint(got) != want {
+			t.Fatalf("history = %v, want %s", got, want)
+		}
+	})
+}
