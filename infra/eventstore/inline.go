@@ -76,6 +76,9 @@ func (s *Store) CatchUpInline(ctx context.Context) error {
 	if s.inlineReady.Load() {
 		return nil
 	}
+	if err := s.settleRestored(ctx); err != nil {
+		return err
+	}
 	if err := s.checkInlineFlags(ctx); err != nil {
 		return err
 	}
