@@ -270,6 +270,7 @@ func (p *Pipeline) relay(ctx context.Context, pub message.Publisher, from int64)
 	ticker := time.NewTicker(pollInterval)
 	defer ticker.Stop()
 	pos := from
+	var held heldBack
 	for {
 		// A commit signalled before this read is in it: drop the signal, so that only commits
 		// after the read wake the relay, and a batch shorter than relayBatch, the head as it was,
@@ -307,6 +308,35 @@ func (p *Pipeline) relay(ctx context.Context, pub message.Publisher, from int64)
 		case <-ticker.C:
 		case <-p.soonIfBehind(pos):
 		}
+		held.note(p, pos)
+	}
+}
+
+// heldBack warns when the relay stays behind its own process's commits: on PostgreSQL readers
+// read only below the oldest transaction still running, anywhere on the server, and one left
+// open (a stuck session, a long manual transaction) holds every reader of the log back.
+type heldBack struct {
+	since  time.Time
+	warned bool
+}
+
+// heldBackWarning is how long the relay stays behind its process's commits before it says so.
+const heldBackWarning = 10 * time.Second
+
+func (h *heldBack) note(p *Pipeline, pos int64) {
+	c, ok := p.log.(interface{ LastCommitted() int64 })
+	switch {
+	case !ok || pos >= c.LastCommitted():
+		if h.warned {
+			p.logger.Info("relay: the log's readers go on", zap.Int64("position", pos))
+		}
+		*h = heldBack{}
+	case h.since.IsZero():
+		h.since = time.Now()
+	case !h.warned && time.Since(h.since) > heldBackWarning:
+		h.warned = true
+		p.logger.Warn("relay: held back by a transaction still open on the database server: events committed after it began are relayed once it ends (pg_stat_activity shows it: the oldest backend_xid)",
+			zap.Int64("position", pos), zap.Int64("committed", c.LastCommitted()), zap.Duration("for", time.Since(h.since)))
 	}
 }
 
