@@ -55,8 +55,8 @@ func checkContacts(t *testing.T, s *eventstore.Store, db *sqldb.DB, contacts *pr
 			t.Fatalf("contact %d has tags %v", i, c.TagIDs)
 		}
 	}
-	head, err := s.Head(ctx)
-	if err != nil {
+	var head int64 // the end of the log, whatever the readers' horizon
+	if err := db.Read.QueryRow(`SELECT COALESCE(MAX(position), 0) FROM events`).Scan(&head); err != nil {
 		t.Fatal(err)
 	}
 	var inline int

@@ -308,6 +308,7 @@ func TestRolledBackAppendLeavesNoTrace(t *testing.T) {
 		if _, err := s.Append(ctx, meta, domain.StreamAppend{StreamID: "ct_a", ExpectedVersion: 0, Events: tagged("ct_a", 1)}); err != nil {
 			t.Fatal(err)
 		}
+		s.Head(ctx) // waits for the horizon to pass the first append
 		tx, err := db.Write.BeginTx(ctx, nil)
 		if err != nil {
 			t.Fatal(err)

@@ -306,7 +306,7 @@ func (p *Pipeline) relay(ctx context.Context, pub message.Publisher, from int64)
 			return nil
 		case <-wake:
 		case <-ticker.C:
-		case <-p.soonIfBehind(pos):
+		case <-p.soonIfBehind(pos, held.since):
 		}
 		held.note(p, pos)
 	}
@@ -346,13 +346,22 @@ func (h *heldBack) note(p *Pipeline, pos int64) {
 // long as a commit, and ends with no signal when that transaction was no append of this process.
 const behindPoll = time.Millisecond
 
-// soonIfBehind returns a channel that fires after behindPoll when this process's store has
-// committed past pos, and nil (never) otherwise.
-func (p *Pipeline) soonIfBehind(pos int64) <-chan time.Time {
-	if c, ok := p.log.(interface{ LastCommitted() int64 }); ok && pos < c.LastCommitted() {
-		return time.After(behindPoll)
+// heldPoll is how often the relay reads again once it has been behind its process's commits
+// for longer than a commit takes (heldAfter): a transaction left open holds it back, and reading
+// every millisecond until it ends would only load the database.
+const heldPoll, heldAfter = 25 * time.Millisecond, 100 * time.Millisecond
+
+// soonIfBehind returns a channel that fires after behindPoll (heldPoll once behind since longer
+// than heldAfter) when this process's store has committed past pos, and nil (never) otherwise.
+func (p *Pipeline) soonIfBehind(pos int64, behindSince time.Time) <-chan time.Time {
+	c, ok := p.log.(interface{ LastCommitted() int64 })
+	switch {
+	case !ok || pos >= c.LastCommitted():
+		return nil
+	case !behindSince.IsZero() && time.Since(behindSince) > heldAfter:
+		return time.After(heldPoll)
 	}
-	return nil
+	return time.After(behindPoll)
 }
 
 // publish hands a batch to the projections, and returns once every one of them has applied it.
