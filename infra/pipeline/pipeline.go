@@ -175,7 +175,13 @@ func (p *Pipeline) Run(ctx context.Context) error {
 	case err := <-routerDone:
 		return fmt.Errorf("pipeline: router stopped at start: %w", err)
 	}
-	go p.signalReady(ctx, head)
+	// Ready once the read models have every event committed at start: on PostgreSQL the head
+	// (below the readers' horizon) may lag the end of the log while a transaction is open.
+	end, err := p.db.LogEnd(ctx)
+	if err != nil {
+		return err
+	}
+	go p.signalReady(ctx, max(head, end))
 	go p.saveCheckpoints(ctx)
 	err = p.relay(ctx, pubsub, from)
 	cancel()

@@ -24,3 +24,13 @@ func (db *DB) LogHead(ctx context.Context) (int64, error) {
 	}
 	return head, nil
 }
+
+// LogEnd returns the position of the last committed event (0 for an empty log), whether or not
+// readers may read it yet: what a process waits for its read models to reach at start.
+func (db *DB) LogEnd(ctx context.Context) (int64, error) {
+	var end int64
+	if err := db.Read.QueryRowContext(ctx, `SELECT COALESCE(MAX(position), 0) FROM events`).Scan(&end); err != nil {
+		return 0, fmt.Errorf("sqldb: read the end of the log: %w", err)
+	}
+	return end, nil
+}
