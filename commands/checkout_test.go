@@ -176,6 +176,7 @@ func TestPurchaseOfEachKindOfTier(t *testing.T) {
 		}
 
 		// The log shows the payment before the subscription and the activation it opened.
+		c.store.Head(context.Background()) // waits for the horizon to pass the store's commits
 		recs, err := c.store.ReadLog(context.Background(), 0, 1000)
 		if err != nil {
 			t.Fatal(err)

@@ -60,6 +60,7 @@ func (fx keyFixture) issue(tb testing.TB, keyID string) (string, string) {
 	if err != nil {
 		tb.Fatal(err)
 	}
+	fx.store.Head(ctx) // waits for the horizon to pass the append
 	events, err := fx.store.ReadLog(ctx, pos-1, 1)
 	if err != nil {
 		tb.Fatal(err)

@@ -14,6 +14,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/funnelhq/funnel/domain"
+	"github.com/funnelhq/funnel/infra/eventstore/eventstoretest"
 	"github.com/funnelhq/funnel/infra/sealing"
 	"github.com/funnelhq/funnel/infra/sealing/sealingtest"
 	"github.com/funnelhq/funnel/infra/service"
@@ -330,7 +331,7 @@ func TestAVersion1PurchaseStillDeliversItsToken(t *testing.T) {
 }
 
 // appendAsVersion1 appends a CheckoutPurchased of schema version 1 as a binary from before
-// sealing did: under the log's head lock, at the next position. It returns the position.
+// sealing did: at the next position, taken as an append takes it. It returns the position.
 func appendAsVersion1(t *testing.T, svc *servicetest.Service, accountID, transactionID string, data map[string]any) int64 {
 	t.Helper()
 	ctx := context.Background()
@@ -347,10 +348,7 @@ func appendAsVersion1(t *testing.T, svc *servicetest.Service, accountID, transac
 		t.Fatal(err)
 	}
 	defer tx.Rollback()
-	var pos int64
-	if err := tx.QueryRowContext(ctx, `UPDATE event_log_head SET position = position + 1 WHERE id = 1 RETURNING position`).Scan(&pos); err != nil {
-		t.Fatal(err)
-	}
+	pos := eventstoretest.TakePosition(t, tx, svc.App.DB().Dialect)
 	if _, err := tx.ExecContext(ctx, `INSERT INTO events (position, event_id, stream_id, version, type, schema_version, occurred_at, account_id, contact_id, subscription_id, data, metadata)
 		VALUES ($1, $2, $3, 1, 'CheckoutPurchased', 1, $4, $5, NULL, NULL, $6, $7)`,
 		pos, uuid.NewString(), transactionID, time.Now().UnixMilli(), accountID, string(encoded), string(meta)); err != nil {

@@ -109,6 +109,7 @@ func TestRetryAfterA503IsAnsweredFromTheWrite(t *testing.T) {
 		if resumed.Code != http.StatusCreated || resumed.Header().Get("Idempotent-Replayed") != "true" {
 			t.Fatalf("third attempt: %d %v %s", resumed.Code, resumed.Header(), resumed.Body)
 		}
+		head(t, log) // waits for the horizon to pass the store's commits
 		events, err := log.ReadLog(ctx, 0, 10)
 		if err != nil {
 			t.Fatal(err)

@@ -11,28 +11,25 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/stdlib"
 
-	"github.com/funnelhq/funnel/domain"
 	"github.com/funnelhq/funnel/infra/sqldb"
 )
 
-// appendTx is one group-commit transaction, in the steps the appender needs: lock the log head
-// and read the current versions of the streams (and the checkpoints of the inline projections),
-// then write the rows, apply the inline projections and commit. PostgreSQL sends the lock as one
-// pipelined round trip and everything from the write to the commit as the next one (the inline
-// projections' statements included, unless one of them has to read a row first); SQLite runs
-// plain statements. As an Applier it runs the inline projections' statements, and as a Committer
-// it tells them what committed.
+// appendTx is one group-commit transaction, in the steps the appender needs: begin (take the
+// positions, read the current versions of the streams), then write the rows, apply the inline
+// projections and commit. PostgreSQL sends the beginning as one pipelined round trip and
+// everything from the write to the commit as the next one (the inline projections' statements
+// included, unless one of them has to read a row first); SQLite runs plain statements. As an
+// Applier it runs the inline projections' statements, and as a Committer it tells them what
+// committed.
 type appendTx interface {
 	sqldb.Applier
 	sqldb.Committer
-	// lock takes the head row lock and returns the head, the version of every stream (0 for a
-	// new one) and the checkpoint of every inline projection named (locked too; missing: 0), read
-	// after the head lock was granted.
-	lock(ctx context.Context, streamIDs, inline []string) (head int64, versions, checkpoints map[string]int64, err error)
-	// readLog reads the log inside the transaction, after every statement sent before it.
-	readLog(ctx context.Context, after int64, limit int) ([]domain.Recorded, error)
-	// write inserts the rows and moves the head to newHead.
-	write(ctx context.Context, rows []*row, newHead int64) error
+	// begin starts the transaction and returns the first of n positions it may use (they follow
+	// each other) and the version of every stream (0 for a new one). inline: the append applies
+	// inline projections, and holds sqldb.InlineLock shared on PostgreSQL.
+	begin(ctx context.Context, streamIDs []string, n int, inline bool) (first int64, versions map[string]int64, err error)
+	// write inserts the rows.
+	write(ctx context.Context, rows []*row) error
 	// commit commits, after every statement sent before it.
 	commit(ctx context.Context) error
 }
@@ -65,8 +62,8 @@ func (s *Store) inTx(ctx context.Context, fn func(appendTx) error) error {
 	return fn(appendTx)
 }
 
-// The versions of the streams an append writes are read under the head lock, where a slow plan
-// would stall every append. Each stream's version is one backward step on the (stream_id, version)
+// The versions of the streams an append writes are read on every append, where a slow plan would
+// stall it. Each stream's version is one backward step on the (stream_id, version)
 // index, so the cost does not grow with the streams' length and no statistics can turn it into a
 // scan of the log or of a long stream (a GROUP BY over "stream_id IN (...)" read every version of
 // each stream, and without statistics PostgreSQL planned it as a sequential scan). A test checks
@@ -81,47 +78,52 @@ func sqliteVersionsOf(n int) string {
 	return fmt.Sprintf(sqliteStreamVersions, strings.TrimSuffix(strings.Repeat("(?), ", n), ", "))
 }
 
-// pgxAppendTx pipelines each step: BEGIN, lock, versions and checkpoints in one round trip;
-// insert, head, the inline projections' writes, their checkpoints and COMMIT in the next. The
-// versions query runs after the lock was granted (its own statement, so its own snapshot under
-// READ COMMITTED), so no append committed before it is missed. Writes wait in pending until a
-// read or the commit sends them.
+// pgxAppendTx pipelines each step: BEGIN, the shared inline lock, versions and positions in one
+// round trip; insert, the inline projections' writes and COMMIT in the next. Appends of other
+// transactions may commit between the versions read and the insert: the unique (stream_id,
+// version) then refuses the later one's insert, and the append fails with ErrWrongVersion, as the
+// expected version it was given says. Writes wait in pending until a read or the commit sends
+// them.
 type pgxAppendTx struct {
 	conn    *pgx.Conn
 	pending *pgx.Batch
 	committed
 }
 
-const pgCheckpoints = `SELECT name, position FROM projection_checkpoints WHERE name = ANY($1::text[]) FOR UPDATE`
+// pgTakePositions gives the transaction its id and n positions in one critical section
+// (event_log_take, migration 12): transaction ids and positions grow together, which is what lets
+// readers read below the oldest running transaction in position order (readLogBelowHorizon).
+const pgTakePositions = `SELECT first_position FROM event_log_take($1)`
 
-func (t *pgxAppendTx) lock(ctx context.Context, streamIDs, inline []string) (int64, map[string]int64, map[string]int64, error) {
+func (t *pgxAppendTx) begin(ctx context.Context, streamIDs []string, n int, inline bool) (int64, map[string]int64, error) {
 	b := &pgx.Batch{}
 	b.Queue(`BEGIN`)
-	b.Queue(`SELECT position FROM event_log_head WHERE id = 1 FOR UPDATE`)
-	b.Queue(pgStreamVersions, streamIDs)
-	if len(inline) > 0 {
-		b.Queue(pgCheckpoints, inline)
+	if inline {
+		// Before the positions: a catch-up or a swap that holds the lock exclusively finds every
+		// position handed out before it settled, committed or rolled back.
+		b.Queue(`SELECT pg_advisory_xact_lock_shared($1)`, sqldb.InlineLock)
 	}
+	b.Queue(pgStreamVersions, streamIDs)
+	b.Queue(pgTakePositions, n)
 	res := t.conn.SendBatch(ctx, b)
 	defer res.Close()
 	if _, err := res.Exec(); err != nil {
-		return 0, nil, nil, fmt.Errorf("eventstore: begin append: %w", err)
+		return 0, nil, fmt.Errorf("eventstore: begin append: %w", err)
 	}
-	var head int64
-	if err := res.QueryRow().Scan(&head); err != nil {
-		return 0, nil, nil, fmt.Errorf("eventstore: lock head: %w", err)
+	if inline {
+		if _, err := res.Exec(); err != nil {
+			return 0, nil, fmt.Errorf("eventstore: share the inline lock: %w", err)
+		}
 	}
 	versions, err := pairs(res, streamIDs)
 	if err != nil {
-		return 0, nil, nil, fmt.Errorf("eventstore: read stream versions: %w", err)
+		return 0, nil, fmt.Errorf("eventstore: read stream versions: %w", err)
 	}
-	var checkpoints map[string]int64
-	if len(inline) > 0 {
-		if checkpoints, err = pairs(res, inline); err != nil {
-			return 0, nil, nil, fmt.Errorf("eventstore: lock inline checkpoints: %w", err)
-		}
+	var first int64
+	if err := res.QueryRow().Scan(&first); err != nil {
+		return 0, nil, fmt.Errorf("eventstore: take positions: %w", err)
 	}
-	return head, versions, checkpoints, res.Close()
+	return first, versions, res.Close()
 }
 
 // pairs reads the next result of a batch, rows of (key, value), into a map that holds every key
@@ -147,7 +149,7 @@ func pairs(res pgx.BatchResults, keys []string) (map[string]int64, error) {
 	return out, rows.Err()
 }
 
-func (t *pgxAppendTx) write(ctx context.Context, rows []*row, newHead int64) error {
+func (t *pgxAppendTx) write(ctx context.Context, rows []*row) error {
 	if len(rows) == 0 {
 		return nil
 	}
@@ -161,7 +163,6 @@ func (t *pgxAppendTx) write(ctx context.Context, rows []*row, newHead int64) err
 			SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::bigint[], $5::text[], $6::int[], $7::bigint[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[])`,
 		typed[int64](cols[0]), typed[string](cols[1]), typed[string](cols[2]), typed[int64](cols[3]), typed[string](cols[4]), typed[int](cols[5]),
 		typed[int64](cols[6]), typed[string](cols[7]), nullable(cols[8]), nullable(cols[9]), typed[string](cols[10]), typed[string](cols[11]), nullable(cols[12]))
-	t.queue(`UPDATE event_log_head SET position = $1 WHERE id = 1`, newHead)
 	return nil
 }
 
@@ -198,18 +199,6 @@ func (t *pgxAppendTx) QueryRow(ctx context.Context, query string, args ...any) s
 		return errRow{err}
 	}
 	return pgxRow{t.conn.QueryRow(ctx, query, args...)}
-}
-
-func (t *pgxAppendTx) readLog(ctx context.Context, after int64, limit int) ([]domain.Recorded, error) {
-	if err := t.send(ctx); err != nil {
-		return nil, err
-	}
-	rows, err := t.conn.Query(ctx, readLog, after, limit)
-	if err != nil {
-		return nil, fmt.Errorf("eventstore: read log after %d: %w", after, err)
-	}
-	defer rows.Close()
-	return scanEach(rows)
 }
 
 func (t *pgxAppendTx) commit(ctx context.Context) error {
@@ -251,6 +240,9 @@ func (r errRow) Scan(...any) error { return r.err }
 func (t *pgxAppendTx) cleanUp() {
 	if t.conn.PgConn().TxStatus() != 'I' {
 		_, _ = t.conn.Exec(context.Background(), `ROLLBACK`)
+		// event_log_take releases its session lock whatever happens; this is the belt to its
+		// braces, as a lock left held would stop every append.
+		_, _ = t.conn.Exec(context.Background(), `SELECT pg_advisory_unlock_all()`)
 	}
 }
 
@@ -306,22 +298,17 @@ func (t *sqlAppendTx) QueryContext(ctx context.Context, query string, args ...an
 	return t.tx.QueryContext(ctx, query, args...)
 }
 
-func (t *sqlAppendTx) lock(ctx context.Context, streamIDs, inline []string) (int64, map[string]int64, map[string]int64, error) {
-	var head int64
-	if err := t.QueryRow(ctx, `SELECT position FROM event_log_head WHERE id = 1`).Scan(&head); err != nil {
-		return 0, nil, nil, fmt.Errorf("eventstore: read head: %w", err)
+func (t *sqlAppendTx) begin(ctx context.Context, streamIDs []string, _ int, _ bool) (int64, map[string]int64, error) {
+	// The one writer: the positions after the last are this transaction's.
+	var first int64
+	if err := t.QueryRow(ctx, `SELECT COALESCE(MAX(position), 0) + 1 FROM events`).Scan(&first); err != nil {
+		return 0, nil, fmt.Errorf("eventstore: read the last position: %w", err)
 	}
 	versions, err := t.pairsOf(ctx, streamIDs, sqliteVersionsOf)
 	if err != nil {
-		return 0, nil, nil, fmt.Errorf("eventstore: read stream versions: %w", err)
+		return 0, nil, fmt.Errorf("eventstore: read stream versions: %w", err)
 	}
-	checkpoints, err := t.pairsOf(ctx, inline, func(n int) string {
-		return `SELECT name, position FROM projection_checkpoints WHERE name IN (` + sqldb.Placeholders(sqldb.SQLite, 1, n) + `)`
-	})
-	if err != nil {
-		return 0, nil, nil, fmt.Errorf("eventstore: read inline checkpoints: %w", err)
-	}
-	return head, versions, checkpoints, nil
+	return first, versions, nil
 }
 
 // pairsOf runs the query of n keys that queryOf returns, in chunks, and reads its rows of (key,
@@ -358,7 +345,7 @@ func (t *sqlAppendTx) pairsOf(ctx context.Context, keys []string, queryOf func(n
 	return out, nil
 }
 
-func (t *sqlAppendTx) write(ctx context.Context, rows []*row, newHead int64) error {
+func (t *sqlAppendTx) write(ctx context.Context, rows []*row) error {
 	if len(rows) == 0 {
 		return nil
 	}
@@ -368,9 +355,6 @@ func (t *sqlAppendTx) write(ctx context.Context, rows []*row, newHead int64) err
 	}
 	if err := sqldb.ExecRows(ctx, t, sqldb.SQLite, `INSERT INTO events (position, event_id, stream_id, version, type, schema_version, occurred_at, account_id, contact_id, subscription_id, data, metadata, idempotency_id) VALUES `, "", values); err != nil {
 		return fmt.Errorf("eventstore: insert events: %w", err)
-	}
-	if _, err := t.ExecContext(ctx, `UPDATE event_log_head SET position = $1 WHERE id = 1`, newHead); err != nil {
-		return fmt.Errorf("eventstore: move head: %w", err)
 	}
 	return nil
 }
@@ -387,14 +371,6 @@ func (t *sqlAppendTx) QueryRow(ctx context.Context, query string, args ...any) s
 		return stmt.QueryRowContext(ctx, args...)
 	}
 	return t.tx.QueryRowContext(ctx, query, args...)
-}
-
-func (t *sqlAppendTx) readLog(ctx context.Context, after int64, limit int) ([]domain.Recorded, error) {
-	rows, err := t.QueryContext(ctx, readLog, after, limit)
-	if err != nil {
-		return nil, fmt.Errorf("eventstore: read log after %d: %w", after, err)
-	}
-	return scanEvents(rows)
 }
 
 func (t *sqlAppendTx) commit(context.Context) error {

@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/funnelhq/funnel/domain"
+	"github.com/funnelhq/funnel/infra/sqldb"
 )
 
 // maxBatch bounds how many appends one transaction commits together.
@@ -110,7 +111,9 @@ func (s *Store) encode(meta domain.Metadata, appends []domain.StreamAppend) (*ap
 				eventID: id.String(), streamID: a.StreamID, eventType: typ, schemaVersion: version,
 				occurredAt: now, accountID: meta.AccountID, data: string(data), metadata: string(metaJSON), meta: &meta,
 			}
-			if ce, ok := e.(domain.ContactEvent); ok && ce.ContactRef() != "" {
+			// A contact's own events are found by their stream (readContactHistory): indexing
+			// them by contact too would write an index entry that decides nothing.
+			if ce, ok := e.(domain.ContactEvent); ok && ce.ContactRef() != "" && ce.ContactRef() != a.StreamID {
 				r.contactID = sql.NullString{String: ce.ContactRef(), Valid: true}
 			}
 			if se, ok := e.(domain.SubscriptionEvent); ok && se.SubscriptionRef() != "" {
@@ -131,9 +134,11 @@ func (s *Store) encode(meta domain.Metadata, appends []domain.StreamAppend) (*ap
 }
 
 // runAppender commits appends in groups: it takes the first waiting request, adds every other
-// request already queued behind it, and commits them in one transaction.
+// request already queued behind it, and commits them in one transaction. On PostgreSQL several
+// run side by side (appenders in store.go), each with its own transaction: nothing makes them
+// wait for one another but appends to one stream, and PostgreSQL writes their commits to disk
+// together. On SQLite one runs: the database has one writer.
 func (s *Store) runAppender() {
-	defer close(s.stopped)
 	for {
 		var first *appendRequest
 		select {
@@ -179,8 +184,12 @@ func (s *Store) commit(batch []*appendRequest) {
 		}
 		return
 	}
-	if isIdempotencyIDTaken(err) {
+	switch {
+	case isIdempotencyIDTaken(err):
 		err = domain.ErrAlreadyPerformed
+	case isStreamVersionTaken(err):
+		// Another transaction appended to the stream after this one read its version.
+		err = domain.ErrWrongVersion
 	}
 	events, last := 0, int64(0)
 	for i, r := range batch {
@@ -197,6 +206,7 @@ func (s *Store) commit(batch []*appendRequest) {
 		r.done <- results[i]
 	}
 	if events > 0 {
+		s.noteCommitted(last)
 		s.observer.Committed(events, len(batch), time.Since(start))
 		s.reportInline(last)
 		s.signal()
@@ -205,20 +215,21 @@ func (s *Store) commit(batch []*appendRequest) {
 
 // commitTx runs one group-commit transaction. A request whose expected versions are stale gets
 // domain.ErrWrongVersion and writes nothing; the others are committed together, with what they
-// change in the inline projections (inline.go).
+// change in the inline projections (inline.go). The positions of the requests refused are left
+// unused: a gap, as a rolled-back transaction leaves one.
 func (s *Store) commitTx(ctx context.Context, batch []*appendRequest) ([]appendResult, error) {
+	if err := s.CatchUpInline(ctx); err != nil {
+		return nil, err
+	}
 	var results []appendResult
 	err := s.inTx(ctx, func(tx appendTx) error {
-		head, versions, checkpoints, err := tx.lock(ctx, streamIDs(batch), s.inlineNames())
+		first, versions, err := tx.begin(ctx, streamIDs(batch), rowCount(batch), len(s.inline) > 0)
 		if err != nil {
-			return err
-		}
-		if err := s.catchUpInline(ctx, tx, head, checkpoints); err != nil {
 			return err
 		}
 		results = make([]appendResult, len(batch))
 		var rows []*row
-		pos := head
+		pos := first - 1
 		for i, req := range batch {
 			if !versionsMatch(req, versions) {
 				results[i].err = domain.ErrWrongVersion
@@ -236,22 +247,36 @@ func (s *Store) commitTx(ctx context.Context, batch []*appendRequest) ([]appendR
 			}
 			results[i].last = pos
 		}
-		if err := tx.write(ctx, rows, pos); err != nil {
+		if err := tx.write(ctx, rows); err != nil {
 			return err
 		}
-		if err := s.applyInline(ctx, tx, rows, pos); err != nil {
+		if err := s.applyInline(ctx, tx, rows); err != nil {
 			return err
 		}
 		if err := tx.commit(ctx); err != nil {
 			return err
 		}
-		s.recent.add(rows)
+		if s.db.Dialect == sqldb.SQLite {
+			// Only the one writer knows its commits follow each other (recent.go).
+			s.recent.add(rows)
+		}
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
 	return results, nil
+}
+
+// rowCount is how many events a batch holds: the positions its transaction takes.
+func rowCount(batch []*appendRequest) int {
+	n := 0
+	for _, req := range batch {
+		for _, st := range req.streams {
+			n += len(st.rows)
+		}
+	}
+	return n
 }
 
 func streamIDs(batch []*appendRequest) []string {

@@ -4,6 +4,8 @@ package eventstore
 const (
 	ReadStreamFromQuery = readStreamFrom
 	ReadLogQuery        = readLog
+	ReadLogBelowHorizon = readLogBelowHorizon
+	ContactHistory      = readContactHistory
 	PGStreamVersions    = pgStreamVersions
 )
 

@@ -117,8 +117,10 @@ func fill(t *testing.T, db *sqldb.DB, from, to int) {
 	if _, err := db.Write.Exec(query, from, to); err != nil {
 		t.Fatalf("fill the log: %v", err)
 	}
-	if _, err := db.Write.Exec(`UPDATE event_log_head SET position = $1 WHERE id = 1`, to); err != nil {
-		t.Fatal(err)
+	if db.Dialect == sqldb.Postgres {
+		if _, err := db.Write.Exec(`SELECT setval('events_position_seq', $1)`, to); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 
@@ -139,9 +141,12 @@ func checkLargeLogPlans(t *testing.T, db *sqldb.DB, state string) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	relay := eventstore.ReadLogQuery
+	relay, head, end := eventstore.ReadLogBelowHorizon, sqldb.PGLogHead, `SELECT COALESCE(MAX(position), 0) FROM events`
+	inTx, history := eventstore.ReadLogQuery, eventstore.ContactHistory
 	if db.Dialect == sqldb.SQLite {
-		relay = strings.NewReplacer("$1", "?", "$2", "?").Replace(relay)
+		inTx = strings.NewReplacer("$1", "?", "$2", "?").Replace(eventstore.ReadLogQuery)
+		history = strings.NewReplacer("$1", "?1", "$2", "?2", "$3", "?3", "$4", "?4").Replace(history)
+		relay, head = inTx, end
 	}
 	for _, c := range []struct {
 		name  string
@@ -149,6 +154,10 @@ func checkLargeLogPlans(t *testing.T, db *sqldb.DB, state string) {
 	}{
 		{"relay read", explain(t, conn, db.Dialect, relay, int64(logSize/2), int64(1000))},
 		{"relay read at the head", explain(t, conn, db.Dialect, relay, int64(logSize-10), int64(1000))},
+		{"head below the horizon", explain(t, conn, db.Dialect, head)},
+		{"history of a contact", explain(t, conn, db.Dialect, history, "ct_42", "acc_plans", int64(0), int64(100))},
+		{"end of the log (inline catch-up, SQLite's next position)", explain(t, conn, db.Dialect, end)},
+		{"read inside a catch-up or swap", explain(t, conn, db.Dialect, inTx, int64(logSize/2), int64(1000))},
 		{"rebuild window", explain(t, conn, db.Dialect, eventstore.ReadRangeQuery(db.Dialect, 1), int64(logSize/2), int64(logSize/2+8192), "TagApplied")},
 		{"tail of a stream", explain(t, conn, db.Dialect, tailStatement(db.Dialect), "ct_42", int64(30))},
 		{"versions of an append", explain(t, conn, db.Dialect, versionsStatement(db.Dialect), "ct_42", "ct_4242")},
@@ -204,17 +213,25 @@ func explain(t *testing.T, conn *sql.Conn, dialect sqldb.Dialect, statement stri
 	}
 	for _, stmt := range []string{
 		`SET plan_cache_mode = force_generic_plan`,
-		`PREPARE planned (` + strings.Join(types, ", ") + `) AS ` + statement,
+		`PREPARE planned` + parenthesized(types) + ` AS ` + statement,
 	} {
 		if _, err := conn.ExecContext(ctx, stmt); err != nil {
 			t.Fatalf("%s: %v", stmt, err)
 		}
 	}
-	generic := sqldbtest.Plan(t, conn, `EXPLAIN EXECUTE planned (`+strings.Join(literals, ", ")+`)`, 0)
+	generic := sqldbtest.Plan(t, conn, `EXPLAIN EXECUTE planned`+parenthesized(literals), 0)
 	for _, stmt := range []string{`DEALLOCATE planned`, `RESET plan_cache_mode`} {
 		if _, err := conn.ExecContext(ctx, stmt); err != nil {
 			t.Fatalf("%s: %v", stmt, err)
 		}
 	}
 	return []string{custom, generic}
+}
+
+// parenthesized lists a prepared statement's types or arguments: nothing for none.
+func parenthesized(items []string) string {
+	if len(items) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(items, ", ") + ")"
 }

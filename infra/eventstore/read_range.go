@@ -2,6 +2,7 @@ package eventstore
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 
 	"github.com/funnelhq/funnel/domain"
@@ -36,4 +37,16 @@ func (s *Store) ReadRange(ctx context.Context, after, upto int64, types []string
 func readRange(dialect sqldb.Dialect, n int) string {
 	return selectEvents + ` WHERE position > $1 AND position <= $2 AND type IN (` +
 		sqldb.Placeholders(dialect, 3, n) + `) ORDER BY position`
+}
+
+// ReadLogIn returns up to limit events after a position, in position order, read inside tx: a
+// transaction that no append runs beside (it holds sqldb.InlineLock exclusively, or SQLite's write
+// lock), so every event is settled and the transaction's snapshot holds every committed one,
+// including those ReadLog would keep back behind the transaction itself.
+func (s *Store) ReadLogIn(ctx context.Context, tx *sql.Tx, after int64, limit int) ([]domain.Recorded, error) {
+	rows, err := tx.QueryContext(ctx, readLog, after, limit)
+	if err != nil {
+		return nil, fmt.Errorf("eventstore: read log after %d: %w", after, err)
+	}
+	return scanEvents(rows)
 }

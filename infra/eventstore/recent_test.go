@@ -83,7 +83,11 @@ func TestReadLogAfterCommitsReadsWhatTheLogHolds(t *testing.T) {
 		}
 
 		// Right after its own commit, a process reads it without the database (which a cancelled
-		// context would refuse); another process reads the database.
+		// context would refuse); another process reads the database. Only SQLite keeps recent
+		// commits: on PostgreSQL appends commit side by side, and a read waits for the horizon.
+		if d == sqldb.Postgres {
+			return
+		}
 		appendBy(a, "ct_7", 2)
 		cancelled, cancel := context.WithCancel(ctx)
 		cancel()

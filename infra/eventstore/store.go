@@ -1,12 +1,13 @@
 // Package eventstore is the event log on PostgreSQL or SQLite: streams with expected-version
 // appends, one global position, and readers that never skip an event (DESIGN.md invariants 1-4).
 //
-// How the global order is kept: every append transaction locks the single event_log_head row
-// before it takes positions and holds the lock until it commits. Positions therefore become
-// visible in the order they were handed out, with no gaps (a rolled-back transaction hands its
-// positions back), and a reader can simply read "position > checkpoint". The price is that appends
-// commit one after another; the appender (appender.go) wins that back by committing all appends
-// that arrive while one commit runs in a single transaction (group commit).
+// How the global order is kept (docs/architecture.md, "The write path"): on PostgreSQL, appends
+// run side by side, each transaction taking its id and its positions together (event_log_take),
+// so that ids and positions grow together; a reader reads only the events of transactions below
+// the oldest one still running (pg_snapshot_xmin), which are all settled, so position order is
+// commit order for everything it reads. A rolled-back transaction leaves a gap, which readers
+// simply pass. On SQLite the one writer appends in position order. Each appender commits the
+// appends that arrive while it commits in one transaction (group commit, appender.go).
 package eventstore
 
 import (
@@ -17,6 +18,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	gojson "github.com/goccy/go-json"
@@ -42,6 +44,12 @@ type Store struct {
 	observer  Observer
 	inline    []InlineProjection
 	recent    recent
+
+	// inlineMu guards the one catch-up of the inline projections (inline.go).
+	inlineMu    sync.Mutex
+	inlineReady atomic.Bool
+	// committed is the last position this process has committed (LastCommitted).
+	committed atomic.Int64
 }
 
 // Observer is told about every committed batch (metrics).
@@ -53,7 +61,12 @@ type noObserver struct{}
 
 func (noObserver) Committed(int, int, time.Duration) {}
 
-// New opens the log on db and starts its appender.
+// pgAppenders is how many append transactions a process runs side by side on PostgreSQL: enough
+// to keep the database's group commit fed at the load one process sees, few enough to leave the
+// pool's connections to reads.
+const pgAppenders = 8
+
+// New opens the log on db and starts its appenders.
 func New(db *sqldb.DB) *Store {
 	s := &Store{
 		db:        db,
@@ -64,14 +77,44 @@ func New(db *sqldb.DB) *Store {
 		listeners: map[chan struct{}]struct{}{},
 		observer:  noObserver{},
 	}
-	go s.runAppender()
+	appenders := 1
+	if db.Dialect == sqldb.Postgres {
+		appenders = pgAppenders
+	}
+	var running sync.WaitGroup
+	for range appenders {
+		running.Add(1)
+		go func() {
+			defer running.Done()
+			s.runAppender()
+		}()
+	}
+	go func() {
+		running.Wait()
+		close(s.stopped)
+	}()
 	return s
 }
+
+// noteCommitted records a position this process has committed.
+func (s *Store) noteCommitted(pos int64) {
+	for {
+		cur := s.committed.Load()
+		if pos <= cur || s.committed.CompareAndSwap(cur, pos) {
+			return
+		}
+	}
+}
+
+// LastCommitted returns the last position this process has committed (0: none yet). A reader of
+// the log that has not reached it yet knows more is coming soon: the transactions that hold it
+// back are still running (the relay reads again at once instead of waiting for the next commit).
+func (s *Store) LastCommitted() int64 { return s.committed.Load() }
 
 // SetObserver installs the metrics hook; call it before the first append.
 func (s *Store) SetObserver(o Observer) { s.observer = o }
 
-// Close stops the appender after the batch it is committing; later appends fail with ErrClosed.
+// Close stops the appenders after the batches they are committing; later appends fail with ErrClosed.
 func (s *Store) Close() {
 	s.once.Do(func() { close(s.quit) })
 	<-s.stopped
@@ -109,9 +152,19 @@ func (s *Store) ReadStream(ctx context.Context, streamID string) ([]domain.Recor
 	return s.ReadStreamFrom(ctx, streamID, 0)
 }
 
-// readLog is the relay's read, answered from the primary key whatever the statistics say
-// (plans_test.go checks it on a large log).
+// readLog is the relay's read on SQLite, and a read of the log where no append runs
+// (inline.go), answered from the primary key whatever the statistics say (plans_test.go checks it
+// on a large log).
 const readLog = selectEvents + ` WHERE position > $1 ORDER BY position LIMIT $2`
+
+// readLogBelowHorizon is the relay's read on PostgreSQL: only the events of transactions below the
+// oldest transaction still running. Those are all settled, committed or rolled back, and
+// transactions take their ids and positions together (event_log_take), so no transaction still to
+// commit holds a position below the last event read: reading on from it never skips one. The
+// snapshot of pg_current_snapshot() is the statement's own, so every transaction below its xmin
+// that committed is visible to it. The primary key answers it (plans_test.go); tx_id only filters
+// the few newest rows.
+const readLogBelowHorizon = selectEvents + ` WHERE position > $1 AND tx_id < pg_snapshot_xmin(pg_current_snapshot()) ORDER BY position LIMIT $2`
 
 // readStreamFrom is the tail of a stream. Both databases answer it with a range scan of the
 // (stream_id, version) unique index, whatever their statistics say (a test checks the plans), so
@@ -129,27 +182,39 @@ func (s *Store) ReadStreamFrom(ctx context.Context, streamID string, afterVersio
 	return scanEvents(rows)
 }
 
-// ReadLog returns up to limit events after a global position, in position order. Right after
-// this process's commits (the relay's read) the events come from memory (recent.go), and then end
-// at this process's last commit, even where another process has committed more since: a later
+// ReadLog returns up to limit events after a global position, in position order, and never one
+// while an event before it may still commit: reading on from the last one returned skips
+// nothing. On PostgreSQL it returns only what is below the horizon (readLogBelowHorizon), so a
+// commit shows once the transactions that began before it have ended. On SQLite, right after
+// this process's commits (the relay's read), the events come from memory (recent.go), and then
+// end at this process's last commit, even where another process has committed more since: a later
 // read returns those.
 func (s *Store) ReadLog(ctx context.Context, after int64, limit int) ([]domain.Recorded, error) {
-	if events, ok, err := s.recent.read(after, limit); ok || err != nil {
-		return events, err
+	query := readLogBelowHorizon
+	if s.db.Dialect == sqldb.SQLite {
+		if events, ok, err := s.recent.read(after, limit); ok || err != nil {
+			return events, err
+		}
+		query = readLog
 	}
-	rows, err := s.db.Read.QueryContext(ctx, readLog, after, limit)
+	rows, err := s.db.Read.QueryContext(ctx, query, after, limit)
 	if err != nil {
 		return nil, fmt.Errorf("eventstore: read log after %d: %w", after, err)
 	}
 	return scanEvents(rows)
 }
 
+// readContactHistory reads a contact's own stream (the (stream_id, version) index) and the events
+// of other streams that name it (events_by_contact): since migration 12 an event of the contact's
+// own stream is not indexed by contact too, and those from before are found either way, once.
+// Both indexes answer it (plans_test.go).
+const readContactHistory = selectEvents + ` WHERE (contact_id = $1 OR stream_id = $1) AND account_id = $2 AND position > $3 ORDER BY position LIMIT $4`
+
 // ReadContactHistory returns up to limit events of an account that concern a contact (its own
 // stream and the leads, submissions and bookings that name it), after a position, in position
 // order: a history is read a page at a time.
 func (s *Store) ReadContactHistory(ctx context.Context, accountID, contactID string, after int64, limit int) ([]domain.Recorded, error) {
-	rows, err := s.db.Read.QueryContext(ctx,
-		selectEvents+` WHERE contact_id = $1 AND account_id = $2 AND position > $3 ORDER BY position LIMIT $4`, contactID, accountID, after, limit)
+	rows, err := s.db.Read.QueryContext(ctx, readContactHistory, contactID, accountID, after, limit)
 	if err != nil {
 		return nil, fmt.Errorf("eventstore: read contact history: %w", err)
 	}
@@ -183,14 +248,34 @@ func (s *Store) StreamAccount(ctx context.Context, streamID string) (string, err
 	return account, nil
 }
 
-// Head returns the position of the last committed event (0 for an empty log).
+// Head returns the position of the last event that ReadLog returns now (0 for an empty log):
+// every position up to it is settled, so a window of the log up to it, read once, is complete.
+//
+// On PostgreSQL the horizon follows a commit once the transactions that began before it have
+// ended, which another transaction anywhere on the server may hold up: Head waits, up to
+// settleWait and while ctx lasts, for the horizon to pass what this process has committed, so
+// that a process reads its own appends (a test, the demo, `funnel projections` after a write).
 func (s *Store) Head(ctx context.Context) (int64, error) {
-	var head int64
-	if err := s.db.Read.QueryRowContext(ctx, `SELECT position FROM event_log_head WHERE id = 1`).Scan(&head); err != nil {
-		return 0, fmt.Errorf("eventstore: read head: %w", err)
+	own := s.committed.Load()
+	deadline := time.Now().Add(settleWait)
+	for {
+		head, err := s.db.LogHead(ctx)
+		if err != nil {
+			return 0, fmt.Errorf("eventstore: %w", err)
+		}
+		if head >= own || time.Now().After(deadline) {
+			return head, nil
+		}
+		select {
+		case <-ctx.Done():
+			return head, nil
+		case <-time.After(time.Millisecond):
+		}
 	}
-	return head, nil
 }
+
+// settleWait bounds how long Head waits for the horizon to pass this process's own commits.
+const settleWait = 5 * time.Second
 
 func scanEvents(rows *sql.Rows) ([]domain.Recorded, error) {
 	defer rows.Close()

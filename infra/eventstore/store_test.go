@@ -10,6 +10,7 @@ import (
 
 	"github.com/funnelhq/funnel/domain"
 	"github.com/funnelhq/funnel/infra/eventstore"
+	"github.com/funnelhq/funnel/infra/eventstore/eventstoretest"
 	"github.com/funnelhq/funnel/infra/sqldb"
 	"github.com/funnelhq/funnel/infra/sqldb/sqldbtest"
 )
@@ -73,6 +74,7 @@ func TestAppendAndRead(t *testing.T) {
 		if got := ev.(domain.ContactCreated); got.Email != "A@x.io" {
 			t.Fatalf("decoded = %+v", got)
 		}
+		s.Head(ctx) // waits for the horizon to pass this store's commits
 		log, err := s.ReadLog(ctx, 1, 10)
 		if err != nil {
 			t.Fatal(err)
@@ -294,8 +296,10 @@ func TestConcurrentAppendersAndLiveReader(t *testing.T) {
 	})
 }
 
-// A transaction that takes the log's head and rolls back (a writer that crashed mid-append)
-// leaves no event behind, and the next append and every reader carry on past it.
+// A transaction that takes a position and rolls back (a writer that crashed mid-append) leaves
+// no event behind, and the next append and every reader carry on past it. On PostgreSQL the
+// next append does not wait for it, and readers see that append only once the doomed
+// transaction has ended: until then it may still commit below it.
 func TestRolledBackAppendLeavesNoTrace(t *testing.T) {
 	sqldbtest.Run(t, func(t *testing.T, dialect sqldb.Dialect) {
 		s, db := newStore(t, dialect)
@@ -304,19 +308,14 @@ func TestRolledBackAppendLeavesNoTrace(t *testing.T) {
 		if _, err := s.Append(ctx, meta, domain.StreamAppend{StreamID: "ct_a", ExpectedVersion: 0, Events: tagged("ct_a", 1)}); err != nil {
 			t.Fatal(err)
 		}
+		s.Head(ctx) // waits for the horizon to pass the first append
 		tx, err := db.Write.BeginTx(ctx, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		var head int64
-		if err := tx.QueryRowContext(ctx, `SELECT position FROM event_log_head WHERE id = 1`+db.ForUpdate()).Scan(&head); err != nil {
-			t.Fatal(err)
-		}
+		doomed := eventstoretest.TakePosition(t, tx, dialect)
 		if _, err := tx.ExecContext(ctx, `INSERT INTO events (position, event_id, stream_id, version, type, schema_version, occurred_at, account_id, data, metadata)
-			VALUES ($1, 'doomed', 'ct_doomed', 1, 'TagApplied', 1, 0, 'acc_test', '{}', '{}')`, head+1); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := tx.ExecContext(ctx, `UPDATE event_log_head SET position = $1 WHERE id = 1`, head+1); err != nil {
+			VALUES ($1, 'doomed', 'ct_doomed', 1, 'TagApplied', 1, 0, 'acc_test', '{}', '{}')`, doomed); err != nil {
 			t.Fatal(err)
 		}
 
@@ -324,23 +323,38 @@ func TestRolledBackAppendLeavesNoTrace(t *testing.T) {
 		go func() {
 			pos, err := s.Append(ctx, meta, domain.StreamAppend{StreamID: "ct_b", ExpectedVersion: 0, Events: tagged("ct_b", 1)})
 			if err != nil {
-				t.Errorf("append behind the doomed transaction: %v", err)
+				t.Errorf("append beside the doomed transaction: %v", err)
 			}
 			appended <- pos
 		}()
-		time.Sleep(50 * time.Millisecond) // the append now waits for the head
+		want := int64(3) // the doomed transaction's position stays a gap
+		if dialect == sqldb.Postgres {
+			if pos := <-appended; pos != want {
+				t.Fatalf("append beside the open transaction got position %d, want %d", pos, want)
+			}
+			if log, err := s.ReadLog(ctx, 0, 10); err != nil || len(log) != 1 {
+				t.Fatalf("while a transaction below it is open, the log reads %+v (%v), want position 1 only", log, err)
+			}
+			if head, err := s.Head(ctx); err != nil || head != 1 {
+				t.Fatalf("head while a transaction below it is open = %d (%v), want 1", head, err)
+			}
+		}
 		if err := tx.Rollback(); err != nil {
 			t.Fatal(err)
 		}
-		pos := <-appended
-		if pos != 2 {
-			t.Fatalf("append after rollback got position %d, want 2 (the rolled-back one handed back)", pos)
+		if dialect == sqldb.SQLite {
+			// The one writer: the append waited, and the position came back with the rollback.
+			want = 2
+			if pos := <-appended; pos != want {
+				t.Fatalf("append after rollback got position %d, want %d", pos, want)
+			}
 		}
+		s.Head(ctx) // waits for the horizon to pass this store's commits
 		log, err := s.ReadLog(ctx, 0, 10)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(log) != 2 || log[1].StreamID != "ct_b" {
+		if len(log) != 2 || log[1].StreamID != "ct_b" || log[1].Position != want {
 			t.Fatalf("log = %+v", log)
 		}
 		for _, e := range log {
@@ -390,7 +404,7 @@ func TestAppendChecksStreamsItDoesNotWrite(t *testing.T) {
 		pos, err := s.Append(ctx, meta,
 			domain.StreamAppend{StreamID: "ct_write", Events: tagged("ct_write", 1)},
 			domain.StreamAppend{StreamID: "ct_read", ExpectedVersion: 2})
-		if err != nil || pos != 3 {
+		if written, _ := s.ReadStream(ctx, "ct_write"); err != nil || len(written) != 1 || written[0].Position != pos {
 			t.Fatalf("append with a current read: %d, %v", pos, err)
 		}
 		if read, _ := s.ReadStream(ctx, "ct_read"); len(read) != 2 {
@@ -432,6 +446,51 @@ func TestReadStreamFromReturnsTheTail(t *testing.T) {
 			if fmt.Sprint(got) != fmt.Sprint(c.versions) {
 				t.Errorf("after %d: versions %v, want %v", c.after, got, c.versions)
 			}
+		}
+	})
+}
+
+// A contact's own events are found by their stream and get no entry in events_by_contact; the
+// events of other streams that name it do. Its history lists both, in log order, each once, also
+// an own event written before migration 12, which carries the contact id too.
+func TestContactHistoryReadsTheOwnStreamWithoutContactIndexEntries(t *testing.T) {
+	sqldbtest.Run(t, func(t *testing.T, dialect sqldb.Dialect) {
+		s, db := newStore(t, dialect)
+		ctx := context.Background()
+		tx, err := db.Write.BeginTx(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		old := eventstoretest.TakePosition(t, tx, dialect)
+		if _, err := tx.ExecContext(ctx, `INSERT INTO events (position, event_id, stream_id, version, type, schema_version, occurred_at, account_id, contact_id, data, metadata)
+			VALUES ($1, 'old', 'ct_h', 1, 'TagApplied', 1, 0, 'acc_test', 'ct_h', '{"contactId":"ct_h","tagId":"tag_0","tagName":"t"}', '{"accountId":"acc_test"}')`, old); err != nil {
+			t.Fatal(err)
+		}
+		if err := tx.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Append(ctx, meta,
+			domain.StreamAppend{StreamID: "ct_h", ExpectedVersion: 1, Events: tagged("ct_h", 2)},
+			domain.StreamAppend{StreamID: "ld_h", ExpectedVersion: 0, Events: []domain.Event{domain.LeadCreated{LeadID: "ld_h", ContactID: "ct_h", AccountID: meta.AccountID}}}); err != nil {
+			t.Fatal(err)
+		}
+		var indexed int
+		if err := db.Read.QueryRow(`SELECT COUNT(*) FROM events WHERE contact_id IS NOT NULL AND event_id <> 'old'`).Scan(&indexed); err != nil {
+			t.Fatal(err)
+		}
+		if indexed != 1 {
+			t.Fatalf("%d appended events carry a contact id, want the lead's only", indexed)
+		}
+		history, err := s.ReadContactHistory(ctx, meta.AccountID, "ct_h", 0, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, e := range history {
+			got = append(got, e.StreamID+":"+e.Type)
+		}
+		if want := "[ct_h:TagApplied ct_h:TagApplied ct_h:TagApplied ld_h:LeadCreated]"; fmt.Sprint(got) != want {
+			t.Fatalf("history = %v, want %s", got, want)
 		}
 	})
 }

@@ -157,11 +157,11 @@ func (p *Pipeline) Run(ctx context.Context) error {
 	)
 	for _, pr := range p.projectors {
 		router.AddConsumerHandler(pr.projection.Name(), topicOf(pr), pubsub, func(msg *message.Message) error {
-			batch, err := p.batchOf(msg.Context(), msg)
+			batch, after, err := p.batchOf(msg.Context(), msg)
 			if err != nil {
 				return err
 			}
-			return pr.apply(msg.Context(), batch)
+			return pr.apply(msg.Context(), after, batch)
 		})
 	}
 
@@ -174,7 +174,13 @@ func (p *Pipeline) Run(ctx context.Context) error {
 	case err := <-routerDone:
 		return fmt.Errorf("pipeline: router stopped at start: %w", err)
 	}
-	go p.signalReady(ctx, head)
+	// Ready once the read models have every event committed at start: on PostgreSQL the head
+	// (below the readers' horizon) may lag the end of the log while a transaction is open.
+	end, err := p.db.LogEnd(ctx)
+	if err != nil {
+		return err
+	}
+	go p.signalReady(ctx, max(head, end))
 	go p.saveCheckpoints(ctx)
 	err = p.relay(ctx, pubsub, from)
 	cancel()
@@ -234,21 +240,21 @@ type logRange struct {
 	Through int64 `json:"through"`
 }
 
-// batchOf returns the events a message stands for: the relay's own batch, or what the log
-// holds in its range.
-func (p *Pipeline) batchOf(ctx context.Context, msg *message.Message) ([]domain.Recorded, error) {
-	if batch, ok := p.decoded.Load(msg.UUID); ok {
-		return batch.([]domain.Recorded), nil
-	}
+// batchOf returns the events a message stands for, the relay's own batch or what the log holds in
+// its range, and the position its range starts after.
+func (p *Pipeline) batchOf(ctx context.Context, msg *message.Message) ([]domain.Recorded, int64, error) {
 	var r logRange
 	if err := json.Unmarshal(msg.Payload, &r); err != nil {
-		return nil, fmt.Errorf("pipeline: decode batch range: %w", err)
+		return nil, 0, fmt.Errorf("pipeline: decode batch range: %w", err)
+	}
+	if batch, ok := p.decoded.Load(msg.UUID); ok {
+		return batch.([]domain.Recorded), r.After, nil
 	}
 	var batch []domain.Recorded
 	for after := r.After; after < r.Through; {
 		events, err := p.log.ReadLog(ctx, after, int(min(r.Through-after, relayBatch)))
 		if err != nil {
-			return nil, fmt.Errorf("pipeline: read batch %d..%d: %w", r.After, r.Through, err)
+			return nil, 0, fmt.Errorf("pipeline: read batch %d..%d: %w", r.After, r.Through, err)
 		}
 		for len(events) > 0 && events[len(events)-1].Position > r.Through {
 			events = events[:len(events)-1] // past the range: the next message's
@@ -259,7 +265,7 @@ func (p *Pipeline) batchOf(ctx context.Context, msg *message.Message) ([]domain.
 		batch = append(batch, events...)
 		after = events[len(events)-1].Position
 	}
-	return batch, nil
+	return batch, r.After, nil
 }
 
 // relay publishes the log from a position on, in order, until ctx ends.
@@ -269,6 +275,7 @@ func (p *Pipeline) relay(ctx context.Context, pub message.Publisher, from int64)
 	ticker := time.NewTicker(pollInterval)
 	defer ticker.Stop()
 	pos := from
+	var held heldBack
 	for {
 		// A commit signalled before this read is in it: drop the signal, so that only commits
 		// after the read wake the relay, and a batch shorter than relayBatch, the head as it was,
@@ -304,8 +311,62 @@ func (p *Pipeline) relay(ctx context.Context, pub message.Publisher, from int64)
 			return nil
 		case <-wake:
 		case <-ticker.C:
+		case <-p.soonIfBehind(pos, held.since):
 		}
+		held.note(p, pos)
 	}
+}
+
+// heldBack warns when the relay stays behind its own process's commits: on PostgreSQL readers
+// read only below the oldest transaction still running, anywhere on the server, and one left
+// open (a stuck session, a long manual transaction) holds every reader of the log back.
+type heldBack struct {
+	since  time.Time
+	warned bool
+}
+
+// heldBackWarning is how long the relay stays behind its process's commits before it says so.
+const heldBackWarning = 10 * time.Second
+
+func (h *heldBack) note(p *Pipeline, pos int64) {
+	c, ok := p.log.(interface{ LastCommitted() int64 })
+	switch {
+	case !ok || pos >= c.LastCommitted():
+		if h.warned {
+			p.logger.Info("relay: the log's readers go on", zap.Int64("position", pos))
+		}
+		*h = heldBack{}
+	case h.since.IsZero():
+		h.since = time.Now()
+	case !h.warned && time.Since(h.since) > heldBackWarning:
+		h.warned = true
+		p.logger.Warn("relay: held back by a transaction still open on the database server: events committed after it began are relayed once it ends (pg_stat_activity shows it: the oldest backend_xid)",
+			zap.Int64("position", pos), zap.Int64("committed", c.LastCommitted()), zap.Duration("for", time.Since(h.since)))
+	}
+}
+
+// behindPoll is how soon the relay reads again while this process has committed past what it
+// read: the commits it has not seen wait for transactions that began before them to end (on
+// PostgreSQL a reader reads below the oldest transaction still running), which takes about as
+// long as a commit, and ends with no signal when that transaction was no append of this process.
+const behindPoll = time.Millisecond
+
+// heldPoll is how often the relay reads again once it has been behind its process's commits
+// for longer than a commit takes (heldAfter): a transaction left open holds it back, and reading
+// every millisecond until it ends would only load the database.
+const heldPoll, heldAfter = 25 * time.Millisecond, 100 * time.Millisecond
+
+// soonIfBehind returns a channel that fires after behindPoll (heldPoll once behind since longer
+// than heldAfter) when this process's store has committed past pos, and nil (never) otherwise.
+func (p *Pipeline) soonIfBehind(pos int64, behindSince time.Time) <-chan time.Time {
+	c, ok := p.log.(interface{ LastCommitted() int64 })
+	switch {
+	case !ok || pos >= c.LastCommitted():
+		return nil
+	case !behindSince.IsZero() && time.Since(behindSince) > heldAfter:
+		return time.After(heldPoll)
+	}
+	return time.After(behindPoll)
 }
 
 // publish hands a batch to the projections, and returns once every one of them has applied it.
@@ -322,7 +383,7 @@ func (p *Pipeline) publish(pub message.Publisher, after int64, events []domain.R
 	defer p.decoded.Delete(msg.UUID)
 	var topics []string
 	for _, pr := range p.projectors {
-		if !pr.skip(events) {
+		if !pr.skip(after, events) {
 			topics = append(topics, topicOf(pr))
 		}
 	}

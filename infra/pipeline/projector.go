@@ -53,31 +53,32 @@ func (p *projector) checkpoint(ctx context.Context) (int64, error) {
 	return pos, nil
 }
 
-// apply brings the projection up to the end of batch. Events at or below the checkpoint were
-// applied before (a redelivery, or another process got there first) and are skipped; events
-// between the checkpoint and the batch are read from the log first, so nothing is ever skipped
-// whatever the transport delivers.
-func (p *projector) apply(ctx context.Context, batch []domain.Recorded) error {
+// apply brings the projection up to the end of batch, which stands for the log after position
+// after. Events at or below the checkpoint were applied before (a redelivery, or another process
+// got there first) and are skipped; events between the checkpoint and the batch are read from the
+// log first, so nothing is ever skipped whatever the transport delivers. Positions are not dense
+// (a rolled-back append leaves a gap): what lies between two events is what the log holds there.
+func (p *projector) apply(ctx context.Context, after int64, batch []domain.Recorded) error {
 	if !p.initialized {
 		if _, err := p.checkpoint(ctx); err != nil {
 			return err
 		}
 	}
-	for len(batch) > 0 {
-		fresh := domain.After(batch, p.applied)
-		if len(fresh) == 0 {
+	for after > p.applied {
+		missing, err := p.log.ReadLog(ctx, p.applied, catchUpChunk)
+		if err != nil {
+			return fmt.Errorf("pipeline: %s: catch up: %w", p.projection.Name(), err)
+		}
+		missing = upTo(missing, after)
+		if len(missing) == 0 {
+			p.applied = after // nothing committed in between: the batch follows on
 			break
 		}
-		if fresh[0].Position > p.applied+1 {
-			missing, err := p.log.ReadLog(ctx, p.applied, int(min(fresh[0].Position-p.applied-1, catchUpChunk)))
-			if err != nil {
-				return fmt.Errorf("pipeline: %s: catch up: %w", p.projection.Name(), err)
-			}
-			if len(missing) == 0 || missing[0].Position != p.applied+1 {
-				return fmt.Errorf("pipeline: %s: the log has no event after %d before %d", p.projection.Name(), p.applied, fresh[0].Position)
-			}
-			fresh = missing
+		if err := p.applyContiguous(ctx, missing); err != nil {
+			return err
 		}
+	}
+	if fresh := domain.After(batch, p.applied); len(fresh) > 0 {
 		if err := p.applyContiguous(ctx, fresh); err != nil {
 			return err
 		}
@@ -87,13 +88,21 @@ func (p *projector) apply(ctx context.Context, batch []domain.Recorded) error {
 	return nil
 }
 
-// skip moves the projection past a batch that holds nothing it handles, as apply would, and
-// tells whether it did. It does not when the batch holds an event the projection handles, or
-// when the batch does not start right after what the projection applied (the log is read
-// then, by apply). The relay calls it only while no message of the projection is in flight.
-func (p *projector) skip(batch []domain.Recorded) bool {
+// upTo returns the events at or below a position.
+func upTo(events []domain.Recorded, pos int64) []domain.Recorded {
+	for len(events) > 0 && events[len(events)-1].Position > pos {
+		events = events[:len(events)-1]
+	}
+	return events
+}
+
+// skip moves the projection past a batch (the log after position after) that holds nothing it
+// handles, as apply would, and tells whether it did. It does not when the batch holds an event
+// the projection handles, or when the batch does not start where the projection is (the log is
+// read then, by apply). The relay calls it only while no message of the projection is in flight.
+func (p *projector) skip(after int64, batch []domain.Recorded) bool {
 	fresh := domain.After(batch, p.applied)
-	if !p.initialized || (len(fresh) > 0 && (fresh[0].Position > p.applied+1 || p.handlesAny(fresh))) {
+	if !p.initialized || after > p.applied || p.handlesAny(fresh) {
 		return false
 	}
 	if len(fresh) > 0 {
@@ -104,7 +113,7 @@ func (p *projector) skip(batch []domain.Recorded) bool {
 	return true
 }
 
-// applyContiguous applies events that start right after p.applied.
+// applyContiguous applies events that follow p.applied in the log, with nothing between.
 func (p *projector) applyContiguous(ctx context.Context, events []domain.Recorded) error {
 	last := events[len(events)-1]
 	if !p.handlesAny(events) {

@@ -80,6 +80,9 @@ type RebuildLog interface {
 	// ReadRange returns the events of some types with positions in (after, upto], upto being at
 	// most the head, in position order.
 	ReadRange(ctx context.Context, after, upto int64, types []string) ([]domain.Recorded, error)
+	// ReadLogIn returns up to limit events after a position, in position order, read inside tx,
+	// which no append runs beside (it holds sqldb.InlineLock exclusively, or SQLite's write lock).
+	ReadLogIn(ctx context.Context, tx *sql.Tx, after int64, limit int) ([]domain.Recorded, error)
 }
 
 // rebuildWindow is how many log positions a rebuild reads, decodes and writes at a time, each
@@ -185,9 +188,10 @@ func applyWindow(ctx context.Context, conn *sql.Conn, p Rebuildable, w window) e
 	return tx.Commit()
 }
 
-// replay applies up to limit events after pos inside tx; it returns how many and the last position.
-func replay(ctx context.Context, tx *sql.Tx, log LogReader, p Projection, pos int64, limit int) (int, int64, error) {
-	batch, err := log.ReadLog(ctx, pos, limit)
+// replay applies the events read reads after pos inside tx; it returns how many and the last
+// position.
+func replay(ctx context.Context, tx *sql.Tx, read func(after int64) ([]domain.Recorded, error), p Projection, pos int64) (int, int64, error) {
+	batch, err := read(pos)
 	if err != nil || len(batch) == 0 {
 		return 0, pos, err
 	}
@@ -199,8 +203,12 @@ func replay(ctx context.Context, tx *sql.Tx, log LogReader, p Projection, pos in
 
 // swap catches the copies up with the live read model and replaces the live rows with them, in one
 // transaction that holds the projection's checkpoint, so that its live handler waits meanwhile.
-// The live rows reflect the log up to that checkpoint exactly, so the copies need go no further:
-// the live handler applies what comes after, as it would have anyway.
+// The live rows of a relayed projection reflect the log up to that checkpoint exactly, so the
+// copies need go no further: the live handler applies what comes after, as it would have anyway.
+// Those of an inline projection reflect every committed append (infra/eventstore/inline.go): the
+// swap holds sqldb.InlineLock exclusively (on SQLite, the write lock), so that no append runs
+// while it brings the copies to the end of the log and swaps them in, and the appends after it
+// write to the swapped-in rows.
 func swap(ctx context.Context, conn *sql.Conn, db *sqldb.DB, log RebuildLog, p Rebuildable, live string, pos int64) (int64, error) {
 	name := p.Name()
 	tx, err := conn.BeginTx(ctx, nil)
@@ -211,16 +219,39 @@ func swap(ctx context.Context, conn *sql.Conn, db *sqldb.DB, log RebuildLog, p R
 	if _, err := tx.ExecContext(ctx, `INSERT INTO projection_checkpoints (name, position, updated_at) VALUES ($1, 0, $2) ON CONFLICT (name) DO NOTHING`, name, time.Now().UnixMilli()); err != nil {
 		return 0, fmt.Errorf("pipeline: rebuild %s: checkpoint: %w", name, err)
 	}
+	var inline int
+	if err := tx.QueryRowContext(ctx, `SELECT inline FROM projection_checkpoints WHERE name = $1`, name).Scan(&inline); err != nil {
+		return 0, fmt.Errorf("pipeline: rebuild %s: checkpoint: %w", name, err)
+	}
+	// The lock before the checkpoint's row, in the order the inline catch-up takes them.
+	if inline == 1 && db.Dialect == sqldb.Postgres {
+		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1)`, sqldb.InlineLock); err != nil {
+			return 0, fmt.Errorf("pipeline: rebuild %s: stop appends: %w", name, err)
+		}
+	}
 	var current int64
 	if err := tx.QueryRowContext(ctx, `SELECT position FROM projection_checkpoints WHERE name = $1`+db.ForUpdate(), name).Scan(&current); err != nil {
 		return 0, fmt.Errorf("pipeline: rebuild %s: lock checkpoint: %w", name, err)
 	}
-	for pos < current {
-		n, last, err := replay(ctx, tx, log, p, pos, catchUpChunk)
+	read := func(after int64) ([]domain.Recorded, error) { return log.ReadLog(ctx, after, catchUpChunk) }
+	target := current
+	if inline == 1 {
+		// No append runs: every event is committed and this transaction sees them all, also those
+		// of transactions younger than its own, which ReadLog would keep back.
+		read = func(after int64) ([]domain.Recorded, error) { return log.ReadLogIn(ctx, tx, after, catchUpChunk) }
+		if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(position), 0) FROM events`).Scan(&target); err != nil {
+			return 0, fmt.Errorf("pipeline: rebuild %s: end of the log: %w", name, err)
+		}
+	}
+	for pos < target {
+		n, last, err := replay(ctx, tx, read, p, pos)
 		if err != nil {
 			return 0, fmt.Errorf("pipeline: rebuild %s: catch up after %d: %w", name, pos, err)
 		}
 		if n == 0 {
+			if inline == 1 {
+				break // the rest of the log is gaps
+			}
 			return 0, fmt.Errorf("pipeline: rebuild %s: the log ends at %d, before the checkpoint %d", name, pos, current)
 		}
 		pos = last
@@ -230,13 +261,13 @@ func swap(ctx context.Context, conn *sql.Conn, db *sqldb.DB, log RebuildLog, p R
 			return 0, fmt.Errorf("pipeline: rebuild %s: %w", name, err)
 		}
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE projection_checkpoints SET position = $1, updated_at = $2 WHERE name = $3`, max(pos, current), time.Now().UnixMilli(), name); err != nil {
+	if _, err := tx.ExecContext(ctx, `UPDATE projection_checkpoints SET position = $1, updated_at = $2 WHERE name = $3`, max(pos, target), time.Now().UnixMilli(), name); err != nil {
 		return 0, fmt.Errorf("pipeline: rebuild %s: move checkpoint: %w", name, err)
 	}
 	if err := tx.Commit(); err != nil {
 		return 0, fmt.Errorf("pipeline: rebuild %s: swap: %w", name, err)
 	}
-	return pos, nil
+	return max(pos, target), nil
 }
 
 // liveSchema names, quoted for SQL, the schema of the live tables; unqualified names find the

@@ -23,11 +23,11 @@ type Status struct {
 // its next change, or when the pipeline's saver writes it. What counts is what it still has to
 // apply: the events past its checkpoint of the types it handles. It returns the log's head too.
 func Statuses(ctx context.Context, db *sqldb.DB, all []Projection) (int64, []Status, error) {
-	var head int64
-	if err := db.Read.QueryRowContext(ctx, `SELECT position FROM event_log_head WHERE id = 1`).Scan(&head); err != nil {
-		return 0, nil, fmt.Errorf("pipeline: read the log head: %w", err)
+	head, err := db.LogHead(ctx)
+	if err != nil {
+		return 0, nil, fmt.Errorf("pipeline: %w", err)
 	}
-	checkpoints, err := storedCheckpoints(ctx, db)
+	checkpoints, err := storedCheckpoints(ctx, db, head)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -52,8 +52,10 @@ func Statuses(ctx context.Context, db *sqldb.DB, all []Projection) (int64, []Sta
 	return head, statuses, nil
 }
 
-func storedCheckpoints(ctx context.Context, db *sqldb.DB) (map[string]int64, error) {
-	rows, err := db.Read.QueryContext(ctx, `SELECT name, position FROM projection_checkpoints`)
+// storedCheckpoints reads every projection's checkpoint. An inline projection's is the head: every
+// append applies it in its own transaction (infra/eventstore/inline.go).
+func storedCheckpoints(ctx context.Context, db *sqldb.DB, head int64) (map[string]int64, error) {
+	rows, err := db.Read.QueryContext(ctx, `SELECT name, position, inline FROM projection_checkpoints`)
 	if err != nil {
 		return nil, fmt.Errorf("pipeline: read checkpoints: %w", err)
 	}
@@ -62,8 +64,12 @@ func storedCheckpoints(ctx context.Context, db *sqldb.DB) (map[string]int64, err
 	for rows.Next() {
 		var name string
 		var pos int64
-		if err := rows.Scan(&name, &pos); err != nil {
+		var inline int
+		if err := rows.Scan(&name, &pos, &inline); err != nil {
 			return nil, fmt.Errorf("pipeline: read checkpoints: %w", err)
+		}
+		if inline == 1 {
+			pos = max(pos, head)
 		}
 		out[name] = pos
 	}

@@ -74,8 +74,8 @@ func OpenExisting(ctx context.Context, rawURL string) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	var head int64
-	if err := db.Read.QueryRowContext(ctx, `SELECT position FROM event_log_head WHERE id = 1`).Scan(&head); err != nil {
+	var one int
+	if err := db.Read.QueryRowContext(ctx, `SELECT COUNT(*) FROM projection_checkpoints`).Scan(&one); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("sqldb: %s has no funnel schema (run funnel migrate first): %w", redact(rawURL), err)
 	}

@@ -1,0 +1,24 @@
+package eventstore
+
+import (
+	"errors"
+	"strings"
+
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// streamVersionKey is the unique (stream_id, version) of the events table, as PostgreSQL names it.
+const streamVersionKey = "events_stream_id_version_key"
+
+// isStreamVersionTaken tells whether an append failed on the unique (stream_id, version): another
+// transaction appended to one of its streams after it read the stream's version.
+func isStreamVersionTaken(err error) bool {
+	if err == nil {
+		return false
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		return pgErr.Code == "23505" && pgErr.ConstraintName == streamVersionKey
+	}
+	return strings.Contains(err.Error(), "UNIQUE constraint failed: events.stream_id, events.version")
+}
