@@ -42,7 +42,7 @@ func TestLockFreeLogMigrationGoesOnFromTheHeadLockLog(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(done.Applied) != 1 || done.Applied[0] != "00012_lock_free_log.go" {
+		if len(done.Applied) == 0 || done.Applied[0] != "00012_lock_free_log.go" { // later migrations follow it
 			t.Fatalf("applied %v", done.Applied)
 		}
 		db.Close()
