@@ -70,9 +70,17 @@ func TestRetriesUntilSuccessWithSameIDsAndBody(t *testing.T) {
 		// Attempt n+1 is due an hour × 3^(n-1), ±20%, after attempt n: about 1, 3 and 9 hours.
 		// The schedule's clock is moved there rather than waited for.
 		for n, want := range []time.Duration{time.Hour, 3 * time.Hour, 9 * time.Hour} {
+			// The attempt and the next due time are written by two statements: read again until
+			// the log shows the due time of this attempt, not the one it was sent at.
 			d := waitAttempts(t, svc, acc.ID, n+1)
 			last := d["attempts"].([]any)[n].(map[string]any)
 			next := timeOf(t, d["nextAttemptAt"])
+			for deadline := time.Now().Add(5 * time.Second); !next.After(timeOf(t, last["at"])) && time.Now().Before(deadline); {
+				time.Sleep(10 * time.Millisecond)
+				d = waitAttempts(t, svc, acc.ID, n+1)
+				last = d["attempts"].([]any)[n].(map[string]any)
+				next = timeOf(t, d["nextAttemptAt"])
+			}
 			if gap := next.Sub(timeOf(t, last["at"])); gap < want*8/10 || gap > want*12/10+time.Second {
 				t.Fatalf("attempt %d is due %s after attempt %d, want %s ±20%%", n+2, gap, n+1, want)
 			}
