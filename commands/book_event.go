@@ -50,7 +50,7 @@ func (h bookEventHandler) Handle(ctx context.Context, cmd BookEvent) (BookEventR
 	res := BookEventResult{BookingID: domain.NewID(bookingPrefix)}
 	pos, err := execute(ctx, h.repo, cmd.Meta, cmd.EventTypeID, func(ctx context.Context, s *session) error {
 		res.ContactID = ""
-		eventType, err := loadOnce(ctx, s, cmd.EventTypeID, domain.EventTypeStream)
+		eventType, err := loadOnce(ctx, s, cmd.EventTypeID, domain.CalendarStream)
 		if err != nil {
 			return err
 		}

@@ -46,11 +46,11 @@ func loadTransaction(ctx context.Context, s *session, accountID, transactionID s
 }
 
 // loadCheckoutSubscription loads a checkout subscription of the account into the session.
-func loadCheckoutSubscription(ctx context.Context, s *session, accountID, subscriptionID string) (*domain.Subscription, error) {
+func loadCheckoutSubscription(ctx context.Context, s *session, accountID, subscriptionID string) (*domain.BillingSubscription, error) {
 	if !isID(subscriptionID, subscriptionPrefix) {
 		return nil, domain.NotFound("subscription not found")
 	}
-	sub, err := loadOnce(ctx, s, subscriptionID, domain.SubscriptionStream)
+	sub, err := loadOnce(ctx, s, subscriptionID, domain.BillingSubscriptionStream)
 	if err != nil {
 		return nil, err
 	}

@@ -16,7 +16,7 @@ import (
 // automation tool's connection (operator API), or a REST Hook subscription (integration API).
 type CreateWebhookSubscription struct {
 	Meta Meta
-	Spec domain.SubscriptionSpec
+	Spec domain.WebhookSubscriptionSpec
 }
 
 // CreateWebhookSubscriptionResult carries the signing secret: the only time it is shown.
@@ -95,8 +95,8 @@ func checkFilterIDs(ctx context.Context, repo *Repository, products ProductCatal
 			unknownForms = append(unknownForms, id)
 		}
 	}
-	for _, id := range f.EventTypeIDs {
-		calendar := domain.EventTypeStream(strings.TrimSpace(id))
+	for _, id := range f.CalendarIDs {
+		calendar := domain.CalendarStream(strings.TrimSpace(id))
 		if err := read(ctx, repo, calendar); err != nil {
 			return err
 		}

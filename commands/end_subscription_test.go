@@ -93,7 +93,7 @@ func TestEndSubscriptionIfDueRacingAnotherProcessRecordsOnce(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			sub := domain.SubscriptionStream(id)
+			sub := domain.BillingSubscriptionStream(id)
 			for _, r := range recs {
 				e, err := r.Decode()
 				if err != nil {

@@ -20,7 +20,7 @@ type Handlers struct {
 	UpdateLead        UpdateLeadHandler
 	CreateForm        CreateFormHandler
 	SubmitForm        SubmitFormHandler
-	CreateEventType   CreateEventTypeHandler
+	CreateCalendar    CreateCalendarHandler
 	BookEvent         BookEventHandler
 	CreateProduct     CreateProductHandler
 
@@ -81,7 +81,7 @@ func NewHandlers(d Dependencies) Handlers {
 		UpdateLead:        NewUpdateLeadHandler(repo, d.Log, d.Observer),
 		CreateForm:        NewCreateFormHandler(repo, d.Tags, d.Log, d.Observer),
 		SubmitForm:        NewSubmitFormHandler(repo, d.Tags, now, d.Log, d.Observer),
-		CreateEventType:   NewCreateEventTypeHandler(repo, d.Log, d.Observer),
+		CreateCalendar:    NewCreateCalendarHandler(repo, d.Log, d.Observer),
 		BookEvent:         NewBookEventHandler(repo, now, d.Log, d.Observer),
 		CreateProduct:     NewCreateProductHandler(repo, d.Log, d.Observer),
 

@@ -137,13 +137,13 @@ func (h purchaseHandler) Handle(ctx context.Context, cmd Purchase) (PurchaseResu
 		}
 		// Tracked in the order the log should show them: the payment, then what it opened.
 		txn := domain.TransactionStream(res.TransactionID)
-		var sub *domain.Subscription
+		var sub *domain.BillingSubscription
 		var activation *domain.Activation
 		if err := s.track(txn); err != nil {
 			return err
 		}
 		if res.SubscriptionID != "" {
-			sub = domain.SubscriptionStream(res.SubscriptionID)
+			sub = domain.BillingSubscriptionStream(res.SubscriptionID)
 			if err := s.track(sub); err != nil {
 				return err
 			}
@@ -191,7 +191,7 @@ func (h purchaseHandler) recordedResult(ctx context.Context, s *session, txn *do
 		SubscriptionID: sale.Transaction.SubscriptionID, Sale: sale, AlreadyRecorded: true,
 	}
 	if res.SubscriptionID != "" {
-		sub := domain.SubscriptionStream(res.SubscriptionID)
+		sub := domain.BillingSubscriptionStream(res.SubscriptionID)
 		if _, err := s.peek(ctx, sub); err != nil {
 			return PurchaseResult{}, err
 		}

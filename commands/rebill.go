@@ -94,7 +94,7 @@ func (h rebillHandler) Handle(ctx context.Context, cmd Rebill) (RebillResult, er
 func recordedRebill(ctx context.Context, s *session, txn *domain.Transaction) (RebillResult, error) {
 	res := RebillResult{TransactionID: txn.StreamID(), Sale: txn.Sale(), AlreadyRecorded: true}
 	if id := res.Sale.Transaction.SubscriptionID; id != "" {
-		sub := domain.SubscriptionStream(id)
+		sub := domain.BillingSubscriptionStream(id)
 		if _, err := s.peek(ctx, sub); err != nil {
 			return RebillResult{}, err
 		}

@@ -39,7 +39,7 @@ var jan31 = time.Date(2025, 1, 31, 10, 0, 0, 0, time.UTC)
 
 // purchase buys a tier of the fixture product and returns its transaction and, for recurring
 // tiers, its subscription.
-func purchase(t *testing.T, tierID string, bumpIDs ...string) (*Transaction, *Subscription) {
+func purchase(t *testing.T, tierID string, bumpIDs ...string) (*Transaction, *BillingSubscription) {
 	t.Helper()
 	product := checkoutProduct(t)
 	order, err := NewOrder(product, tierID, bumpIDs)
@@ -51,10 +51,10 @@ func purchase(t *testing.T, tierID string, bumpIDs ...string) (*Transaction, *Su
 		t.Fatal(err)
 	}
 	txn := TransactionStream("txn_1")
-	var sub *Subscription
+	var sub *BillingSubscription
 	subID := ""
 	if order.Tier.Recurring() {
-		sub = SubscriptionStream("sub_1")
+		sub = BillingSubscriptionStream("sub_1")
 		subID = sub.StreamID()
 	}
 	txn.Purchase(order, checkoutCustomer(t), SaleContact{ContactID: "ct_1", Email: "Ann@Example.com", FirstName: "Ann", LastName: "Lee"}, pay, subID, nil)
@@ -64,7 +64,7 @@ func purchase(t *testing.T, tierID string, bumpIDs ...string) (*Transaction, *Su
 	return txn, sub
 }
 
-func rebill(t *testing.T, sub *Subscription, id string, at time.Time) (*Transaction, error) {
+func rebill(t *testing.T, sub *BillingSubscription, id string, at time.Time) (*Transaction, error) {
 	t.Helper()
 	pay, err := NewPayment("", "", at)
 	if err != nil {

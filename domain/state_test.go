@@ -149,7 +149,7 @@ var restorables = []restorable{
 			return WebhookSecretRotated{SubscriptionID: "wh_1", Secret: s.from("whsec_c", "whsec_d"), PreviousSecret: "whsec_a", PreviousValidUntil: s.time()}
 		}
 	}},
-	{"Subscription", func() Restorable { return SubscriptionStream("sub_1") }, func(s *script) Event {
+	{"Subscription", func() Restorable { return BillingSubscriptionStream("sub_1") }, func(s *script) Event {
 		switch s.pick(5) {
 		case 0:
 			return SubscriptionStarted{SubscriptionID: "sub_1", AccountID: "acc_1", CustomerID: "cus_1", Interval: s.from(IntervalMonth, IntervalYear, IntervalSplit),
@@ -166,16 +166,16 @@ var restorables = []restorable{
 				Subscription: CancelledSubscription{ID: "sub_1", Status: SubscriptionStatusCancelled, CancelledAt: s.time()}}
 		}
 	}},
-	{"EventType", func() Restorable { return EventTypeStream("evt_1") }, func(s *script) Event {
+	{"EventType", func() Restorable { return CalendarStream("evt_1") }, func(s *script) Event {
 		if s.pick(3) == 0 {
 			questions := []Field{}
 			for i := range s.pick(3) {
 				questions = append(questions, Field{ID: fmt.Sprintf("q_%d", i), Label: s.from("Email", "Name"), Type: s.from("email", "text"), ContactField: s.from("", ContactFieldEmail), Required: s.pick(2) == 1})
 			}
-			return EventTypeCreated{EventTypeID: "evt_1", AccountID: "acc_1", Name: s.from("Call", "Demo"), DurationMinutes: s.pick(90) + 1, MeetingURL: s.from("", "https://meet.example.com/x"), Questions: questions}
+			return CalendarCreated{CalendarID: "evt_1", AccountID: "acc_1", Name: s.from("Call", "Demo"), DurationMinutes: s.pick(90) + 1, MeetingURL: s.from("", "https://meet.example.com/x"), Questions: questions}
 		}
 		start := s.time().UTC().Truncate(time.Millisecond)
-		return BookingCreated{BookingID: "bk_1", EventTypeID: "evt_1", EventTypeName: "Call", AccountID: "acc_1", StartTime: start, EndTime: start.Add(30 * time.Minute),
+		return BookingCreated{BookingID: "bk_1", CalendarID: "evt_1", CalendarName: "Call", AccountID: "acc_1", StartTime: start, EndTime: start.Add(30 * time.Minute),
 			Answers: Answers{"q_0": "ann@example.com"}, ContactFields: map[string]any{}}
 	}},
 }
@@ -276,7 +276,7 @@ func TestEveryRestorableAggregateIsChecked(t *testing.T) {
 		checked[reflect.TypeOf(r.empty())] = true
 	}
 	for _, agg := range []Aggregate{ContactStream("x"), AccountStream("x"), LeadStream("x"), CustomerStream("x"),
-		WebhookSubscriptionStream("x"), SubscriptionStream("x"), EventTypeStream("x"), TransactionStream("x"),
+		WebhookSubscriptionStream("x"), BillingSubscriptionStream("x"), CalendarStream("x"), TransactionStream("x"),
 		ActivationStream("x"), CRMStream("x"), TagStream("x"), FormStream("x"), ProductStream("x")} {
 		if _, ok := agg.(Restorable); ok && !checked[reflect.TypeOf(agg)] {
 			t.Errorf("%T is Restorable but not in the restorables table", agg)

@@ -12,7 +12,7 @@ const maxFilterIDs = 100
 // filter applies to which outbound event, and how it matches, is the webhooks package's table.
 type WebhookFilters struct {
 	FormIDs        []string `json:"formIds"`
-	EventTypeIDs   []string `json:"eventTypeIds"`
+	CalendarIDs    []string `json:"eventTypeIds"`
 	ProductIDs     []string `json:"productIds"`
 	PricingTierIDs []string `json:"pricingTierIds"`
 	BumpIDs        []string `json:"bumpIds"`
@@ -25,7 +25,7 @@ func (f WebhookFilters) normalized() (WebhookFilters, error) {
 		name      string
 		ids       *[]string
 		allowNone bool
-	}{{"formIds", &f.FormIDs, false}, {"eventTypeIds", &f.EventTypeIDs, false}, {"productIds", &f.ProductIDs, false},
+	}{{"formIds", &f.FormIDs, false}, {"eventTypeIds", &f.CalendarIDs, false}, {"productIds", &f.ProductIDs, false},
 		{"pricingTierIds", &f.PricingTierIDs, true}, {"bumpIds", &f.BumpIDs, true}}
 	for _, l := range lists {
 		if len(*l.ids) > maxFilterIDs {

@@ -11,7 +11,7 @@ func TestWebhookFiltersNormalized(t *testing.T) {
 		"none on forms": {FormIDs: []string{"__none__"}},
 		"none with ids": {BumpIDs: []string{"__none__", "b1"}},
 		"empty id":      {ProductIDs: []string{""}},
-		"too many":      {EventTypeIDs: make([]string, 101)},
+		"too many":      {CalendarIDs: make([]string, 101)},
 	} {
 		if _, err := bad.normalized(); KindOf(err) != KindInvalid {
 			t.Errorf("%s: err = %v, want invalid", name, err)

@@ -67,8 +67,8 @@ type EventNames interface {
 	Canonical(names []string) ([]string, error)
 }
 
-// SubscriptionSpec is what a new subscription asks for.
-type SubscriptionSpec struct {
+// WebhookSubscriptionSpec is what a new subscription asks for.
+type WebhookSubscriptionSpec struct {
 	Kind string
 	URL  string // already checked by the caller's target policy
 	// Events are outbound event types, already checked and canonicalised by the caller: which
@@ -88,7 +88,7 @@ func WebhookSecretSealing(subscriptionID string) []byte {
 }
 
 // Subscribe creates the subscription.
-func (w *WebhookSubscription) Subscribe(accountID string, spec SubscriptionSpec, known EventNames) error {
+func (w *WebhookSubscription) Subscribe(accountID string, spec WebhookSubscriptionSpec, known EventNames) error {
 	switch spec.Kind {
 	case WebhookKindCustom, WebhookKindZapier, WebhookKindMake, WebhookKindRESTHook:
 	default:

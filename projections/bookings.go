@@ -41,7 +41,7 @@ func (b *bookingBatch) created(r domain.Recorded, e domain.BookingCreated) error
 	if err != nil {
 		return fmt.Errorf("booking answers: %w", err)
 	}
-	b.rows = append(b.rows, []any{e.BookingID, e.AccountID, e.EventTypeID, nullString(e.ContactID), millis(e.StartTime), millis(e.EndTime),
+	b.rows = append(b.rows, []any{e.BookingID, e.AccountID, e.CalendarID, nullString(e.ContactID), millis(e.StartTime), millis(e.EndTime),
 		e.Timezone, e.MeetingURL, string(answers), millis(r.OccurredAt), r.Position})
 	return nil
 }
@@ -53,17 +53,17 @@ func (b *bookingBatch) flush() error {
 
 // Booking is a booking as the APIs show it.
 type Booking struct {
-	ID          string
-	AccountID   string
-	EventTypeID string
-	ContactID   string // "" when no answer gave an email
-	StartTime   time.Time
-	EndTime     time.Time
-	Timezone    string
-	MeetingURL  string
-	Answers     map[string]any
-	CreatedAt   time.Time
-	seq         int64
+	ID         string
+	AccountID  string
+	CalendarID string
+	ContactID  string // "" when no answer gave an email
+	StartTime  time.Time
+	EndTime    time.Time
+	Timezone   string
+	MeetingURL string
+	Answers    map[string]any
+	CreatedAt  time.Time
+	seq        int64
 }
 
 const selectBookings = `SELECT id, account_id, event_type_id, contact_id, start_time, end_time, timezone, meeting_url, answers, created_at, seq FROM bookings`
@@ -73,7 +73,7 @@ func scanBooking(row interface{ Scan(...any) error }) (Booking, error) {
 	var contact sql.NullString
 	var start, end, created int64
 	var answers string
-	if err := row.Scan(&b.ID, &b.AccountID, &b.EventTypeID, &contact, &start, &end, &b.Timezone, &b.MeetingURL, &answers, &created, &b.seq); err != nil {
+	if err := row.Scan(&b.ID, &b.AccountID, &b.CalendarID, &contact, &start, &end, &b.Timezone, &b.MeetingURL, &answers, &created, &b.seq); err != nil {
 		return Booking{}, notFound(err)
 	}
 	if err := json.Unmarshal([]byte(answers), &b.Answers); err != nil {

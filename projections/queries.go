@@ -8,41 +8,41 @@ import "database/sql"
 // another. Each reader is also the projection that writes its read model; ReadModels lists them
 // once, with how each runs.
 type Queries struct {
-	Accounts      *Accounts
-	Tags          *Tags
-	Contacts      *Contacts
-	CRMs          *CRMs
-	Leads         *Leads
-	Forms         *Forms
-	Submissions   *FormSubmissions
-	EventTypes    *EventTypes
-	Bookings      *Bookings
-	Products      *Products
-	Customers     *Customers
-	Transactions  *Transactions  // checkout payments
-	Subscriptions *Subscriptions // checkout (billing) subscriptions
-	Activations   *Activations
-	Timers        *SubscriptionTimers
+	Accounts             *Accounts
+	Tags                 *Tags
+	Contacts             *Contacts
+	CRMs                 *CRMs
+	Leads                *Leads
+	Forms                *Forms
+	Submissions          *FormSubmissions
+	Calendars            *Calendars
+	Bookings             *Bookings
+	Products             *Products
+	Customers            *Customers
+	Transactions         *Transactions         // checkout payments
+	BillingSubscriptions *BillingSubscriptions // checkout (billing) subscriptions
+	Activations          *Activations
+	Timers               *SubscriptionTimers
 }
 
 // NewQueries builds every read model of this package on db.
 func NewQueries(db *sql.DB) Queries {
 	return Queries{
-		Accounts:      NewAccounts(db),
-		Tags:          NewTags(db),
-		Contacts:      NewContacts(db),
-		CRMs:          NewCRMs(db),
-		Leads:         NewLeads(db),
-		Forms:         NewForms(db),
-		Submissions:   NewFormSubmissions(db),
-		EventTypes:    NewEventTypes(db),
-		Bookings:      NewBookings(db),
-		Products:      NewProducts(db),
-		Customers:     NewCustomers(db),
-		Transactions:  NewTransactions(db),
-		Subscriptions: NewSubscriptions(db),
-		Activations:   NewActivations(db),
-		Timers:        NewSubscriptionTimers(db),
+		Accounts:             NewAccounts(db),
+		Tags:                 NewTags(db),
+		Contacts:             NewContacts(db),
+		CRMs:                 NewCRMs(db),
+		Leads:                NewLeads(db),
+		Forms:                NewForms(db),
+		Submissions:          NewFormSubmissions(db),
+		Calendars:            NewCalendars(db),
+		Bookings:             NewBookings(db),
+		Products:             NewProducts(db),
+		Customers:            NewCustomers(db),
+		Transactions:         NewTransactions(db),
+		BillingSubscriptions: NewBillingSubscriptions(db),
+		Activations:          NewActivations(db),
+		Timers:               NewSubscriptionTimers(db),
 	}
 }
 
@@ -70,8 +70,8 @@ type ReadModel struct {
 func (q Queries) ReadModels() []ReadModel {
 	return []ReadModel{
 		{Projection: q.Accounts}, {Projection: q.Tags}, {Projection: q.Contacts, Inline: true}, {Projection: q.CRMs},
-		{Projection: q.Leads, Inline: true}, {Projection: q.Forms}, {Projection: q.Submissions}, {Projection: q.EventTypes},
+		{Projection: q.Leads, Inline: true}, {Projection: q.Forms}, {Projection: q.Submissions}, {Projection: q.Calendars},
 		{Projection: q.Bookings}, {Projection: q.Products}, {Projection: q.Customers}, {Projection: q.Transactions},
-		{Projection: q.Subscriptions}, {Projection: q.Activations}, {Projection: q.Timers},
+		{Projection: q.BillingSubscriptions}, {Projection: q.Activations}, {Projection: q.Timers},
 	}
 }

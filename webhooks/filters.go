@@ -30,7 +30,7 @@ var (
 	byForm filter = func(f domain.WebhookFilters, r resources) bool { return anyOf(f.FormIDs, r.formID) }
 
 	// byEventType applies eventTypeIds: empty lets every calendar through.
-	byEventType filter = func(f domain.WebhookFilters, r resources) bool { return anyOf(f.EventTypeIDs, r.eventTypeID) }
+	byEventType filter = func(f domain.WebhookFilters, r resources) bool { return anyOf(f.CalendarIDs, r.eventTypeID) }
 
 	// byProduct applies productIds: empty lets every checkout through.
 	byProduct filter = func(f domain.WebhookFilters, r resources) bool { return anyOf(f.ProductIDs, r.productID) }

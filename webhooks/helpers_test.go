@@ -164,8 +164,8 @@ func newForm(t *testing.T, svc *servicetest.Service, accountID, name string) str
 // newCalendar defines an event type of the account and returns its id.
 func newCalendar(t *testing.T, svc *servicetest.Service, accountID, name string) string {
 	id := domain.NewID("evt")
-	record(t, svc, accountID, domain.StreamAppend{StreamID: id, Events: []domain.Event{domain.EventTypeCreated{
-		EventTypeID: id, AccountID: accountID, Name: name, DurationMinutes: 30, MeetingURL: "https://meet.example.com/x", Questions: []domain.Field{},
+	record(t, svc, accountID, domain.StreamAppend{StreamID: id, Events: []domain.Event{domain.CalendarCreated{
+		CalendarID: id, AccountID: accountID, Name: name, DurationMinutes: 30, MeetingURL: "https://meet.example.com/x", Questions: []domain.Field{},
 	}}})
 	return id
 }
@@ -191,7 +191,7 @@ func book(t *testing.T, svc *servicetest.Service, accountID, calendarID, email s
 	t.Helper()
 	start := time.Now().Add(24 * time.Hour).UTC()
 	record(t, svc, accountID, domain.StreamAppend{StreamID: calendarID, ExpectedVersion: domain.AnyVersion, Events: []domain.Event{domain.BookingCreated{
-		BookingID: domain.NewID("bkg"), EventTypeID: calendarID, EventTypeName: "Call", AccountID: accountID, ContactID: "ct_y",
+		BookingID: domain.NewID("bkg"), CalendarID: calendarID, CalendarName: "Call", AccountID: accountID, ContactID: "ct_y",
 		StartTime: start, EndTime: start.Add(30 * time.Minute), MeetingURL: "https://meet.example.com/x",
 		Answers: domain.Answers{}, ContactFields: map[string]any{domain.ContactFieldEmail: email},
 		Contact: &domain.ContactSnapshot{ContactID: "ct_y", Email: email},

@@ -94,14 +94,14 @@ type contactSummary struct {
 // bookedData maps a booking. Without an email there is no contact: its members are empty.
 func bookedData(e domain.BookingCreated) (booked, resources) {
 	d := booked{
-		EventTypeID: e.EventTypeID, EventTypeName: e.EventTypeName, BookingID: e.BookingID,
+		EventTypeID: e.CalendarID, EventTypeName: e.CalendarName, BookingID: e.BookingID,
 		When: wire.Time(e.StartTime), MeetingURL: optional(e.MeetingURL),
 		Attendee: attendee{ContactFields: wire.Object(e.ContactFields), Answers: wire.Object(map[string]any(e.Answers))},
 	}
 	if c := e.Contact; c != nil {
 		d.Contact = contactSummary{ContactID: c.ContactID, Email: c.Email, FirstName: c.FirstName, LastName: c.LastName}
 	}
-	return d, resources{eventTypeID: e.EventTypeID}
+	return d, resources{eventTypeID: e.CalendarID}
 }
 
 // optional shows a string that is not set as null rather than "" (wire.OrNull, for a

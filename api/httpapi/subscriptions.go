@@ -24,8 +24,8 @@ type Subscriptions struct {
 	ReadModels ReadModelWaiter
 }
 
-// NewSubscription says how an API creates a subscription and shows it.
-type NewSubscription struct {
+// NewWebhookSubscription says how an API creates a subscription and shows it.
+type NewWebhookSubscription struct {
 	Meta commands.Meta
 	// Kind is the kind of connection created; with KindFromBody, the body's "kind" may choose
 	// custom, zapier or make instead (the operator API).
@@ -53,7 +53,7 @@ type subscriptionRequest struct {
 }
 
 // spec turns the request into a subscription spec, or an error message.
-func (r subscriptionRequest) spec(kind string) (domain.SubscriptionSpec, string) {
+func (r subscriptionRequest) spec(kind string) (domain.WebhookSubscriptionSpec, string) {
 	url := ""
 	for _, u := range []*string{r.URL, r.HookURL, r.TargetURL} {
 		if u != nil && strings.TrimSpace(*u) != "" {
@@ -62,14 +62,14 @@ func (r subscriptionRequest) spec(kind string) (domain.SubscriptionSpec, string)
 		}
 	}
 	if url == "" {
-		return domain.SubscriptionSpec{}, "url is required"
+		return domain.WebhookSubscriptionSpec{}, "url is required"
 	}
 	events := append([]string(nil), r.Events...)
 	if r.Event != nil && *r.Event != "" {
 		events = append(events, *r.Event)
 	}
-	spec := domain.SubscriptionSpec{Kind: kind, URL: url, Events: events, Filters: domain.WebhookFilters{
-		FormIDs: r.FormIDs, EventTypeIDs: r.EventTypeIDs, ProductIDs: r.ProductIDs, PricingTierIDs: r.PricingTierIDs, BumpIDs: r.BumpIDs,
+	spec := domain.WebhookSubscriptionSpec{Kind: kind, URL: url, Events: events, Filters: domain.WebhookFilters{
+		FormIDs: r.FormIDs, CalendarIDs: r.EventTypeIDs, ProductIDs: r.ProductIDs, PricingTierIDs: r.PricingTierIDs, BumpIDs: r.BumpIDs,
 	}}
 	if r.Secret != nil {
 		spec.Secret = *r.Secret
@@ -79,7 +79,7 @@ func (r subscriptionRequest) spec(kind string) (domain.SubscriptionSpec, string)
 
 // Create creates the subscription the body describes and answers 201 with its view and its
 // secret, which is shown only here.
-func (s Subscriptions) Create(w http.ResponseWriter, r *http.Request, how NewSubscription) {
+func (s Subscriptions) Create(w http.ResponseWriter, r *http.Request, how NewWebhookSubscription) {
 	var req subscriptionRequest
 	if !Decode(w, r, &req) {
 		return

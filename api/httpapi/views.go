@@ -73,7 +73,7 @@ func SubmissionView(s projections.Submission) Object {
 }
 
 // EventTypeView is a calendar with its questions in order.
-func EventTypeView(t projections.EventType) Object {
+func EventTypeView(t projections.Calendar) Object {
 	return Object{
 		"id": t.ID, "name": t.Name, "durationMinutes": t.DurationMinutes, "meetingUrl": wire.OrNull(t.MeetingURL),
 		"questions": fieldViews(t.Questions), "createdAt": wire.Time(t.CreatedAt),
@@ -83,7 +83,7 @@ func EventTypeView(t projections.EventType) Object {
 // BookingView is a booking: when it starts and ends, where it happens, and whose it is.
 func BookingView(b projections.Booking) Object {
 	return Object{
-		"id": b.ID, "eventTypeId": b.EventTypeID, "when": wire.Time(b.StartTime), "endTime": wire.Time(b.EndTime),
+		"id": b.ID, "eventTypeId": b.CalendarID, "when": wire.Time(b.StartTime), "endTime": wire.Time(b.EndTime),
 		"meetingUrl": wire.OrNull(b.MeetingURL), "contactId": wire.OrNull(b.ContactID),
 	}
 }
@@ -94,7 +94,7 @@ func SubscriptionView(s webhooks.Subscription) Object {
 }
 
 func filtersView(f domain.WebhookFilters) Object {
-	return Object{"formIds": wire.List(f.FormIDs), "eventTypeIds": wire.List(f.EventTypeIDs), "productIds": wire.List(f.ProductIDs),
+	return Object{"formIds": wire.List(f.FormIDs), "eventTypeIds": wire.List(f.CalendarIDs), "productIds": wire.List(f.ProductIDs),
 		"pricingTierIds": wire.List(f.PricingTierIDs), "bumpIds": wire.List(f.BumpIDs)}
 }
 
@@ -139,7 +139,7 @@ func TransactionView(t projections.Transaction) Object {
 
 // BillingSubscriptionView is a subscription, named as the subscription member of the checkout.*
 // webhooks names it; cancelledAt and completedAt are null until it ends so.
-func BillingSubscriptionView(s projections.Subscription) Object {
+func BillingSubscriptionView(s projections.BillingSubscription) Object {
 	view := Object{
 		"id": s.ID, "status": s.Status, "processor": s.Processor, "cancelAtPeriodEnd": s.CancelAtPeriodEnd,
 		"currentPeriodEnd": wire.Time(s.CurrentPeriodEnd), "productId": s.ProductID, "pricingTierId": s.PricingTierID,

@@ -32,7 +32,7 @@ func (s *Server) getCustomer(w http.ResponseWriter, r *http.Request) {
 		httpapi.Fail(w, r, err)
 		return
 	}
-	subscriptions, err := s.deps.Read.Subscriptions.OfCustomer(r.Context(), customer.ID)
+	subscriptions, err := s.deps.Read.BillingSubscriptions.OfCustomer(r.Context(), customer.ID)
 	if err != nil {
 		httpapi.Fail(w, r, err)
 		return

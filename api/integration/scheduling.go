@@ -14,14 +14,14 @@ import (
 
 // listEventTypes serves GET /api/v1/scheduling/event-types: the account's calendars, in creation order.
 func (s *Server) listEventTypes(w http.ResponseWriter, r *http.Request) {
-	httpapi.WritePage(w, r, "eventTypes", func(page paging.Page) ([]projections.EventType, string, error) {
-		return s.deps.Read.EventTypes.List(r.Context(), principalOf(r.Context()).accountID(), page)
+	httpapi.WritePage(w, r, "eventTypes", func(page paging.Page) ([]projections.Calendar, string, error) {
+		return s.deps.Read.Calendars.List(r.Context(), principalOf(r.Context()).accountID(), page)
 	}, httpapi.EventTypeView)
 }
 
 // getEventType serves GET /api/v1/scheduling/event-types/{eventTypeId}.
 func (s *Server) getEventType(w http.ResponseWriter, r *http.Request) {
-	eventType, err := s.deps.Read.EventTypes.Get(r.Context(), principalOf(r.Context()).accountID(), mux.Vars(r)["eventTypeId"])
+	eventType, err := s.deps.Read.Calendars.Get(r.Context(), principalOf(r.Context()).accountID(), mux.Vars(r)["eventTypeId"])
 	if err != nil {
 		httpapi.Fail(w, r, err)
 		return

@@ -14,7 +14,7 @@ import (
 
 // subscribeRESTHook serves POST /api/v1/webhooks/subscriptions.
 func (s *Server) subscribeRESTHook(w http.ResponseWriter, r *http.Request) {
-	s.subscriptions.Create(w, r, httpapi.NewSubscription{
+	s.subscriptions.Create(w, r, httpapi.NewWebhookSubscription{
 		Meta:   principalOf(r.Context()).meta(r),
 		Kind:   domain.WebhookKindRESTHook,
 		Member: "subscription",

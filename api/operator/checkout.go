@@ -85,7 +85,7 @@ func (s *Server) payment(w http.ResponseWriter, r *http.Request, transactionID, 
 		body["transaction"] = httpapi.TransactionView(t)
 	}
 	if subscriptionID != "" {
-		sub, err := s.deps.Read.Subscriptions.Get(r.Context(), accountOf(r).ID, subscriptionID)
+		sub, err := s.deps.Read.BillingSubscriptions.Get(r.Context(), accountOf(r).ID, subscriptionID)
 		if err != nil {
 			httpapi.Fail(w, r, err)
 			return nil, false

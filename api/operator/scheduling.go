@@ -24,7 +24,7 @@ func (s *Server) createEventType(w http.ResponseWriter, r *http.Request) {
 	if !httpapi.Decode(w, r, &req) {
 		return
 	}
-	res, err := s.deps.Commands.CreateEventType.Handle(r.Context(), commands.CreateEventType{
+	res, err := s.deps.Commands.CreateCalendar.Handle(r.Context(), commands.CreateCalendar{
 		Meta: operatorMeta(r), Name: req.Name, DurationMinutes: req.DurationMinutes, MeetingURL: req.MeetingURL, Questions: fieldSpecs(req.Questions),
 	})
 	if err != nil {
@@ -34,7 +34,7 @@ func (s *Server) createEventType(w http.ResponseWriter, r *http.Request) {
 	if !httpapi.AwaitReadModels(w, r, s.deps.Runtime.ReadModels, res.Position) {
 		return
 	}
-	eventType, err := s.deps.Read.EventTypes.Get(r.Context(), accountOf(r).ID, res.EventTypeID)
+	eventType, err := s.deps.Read.Calendars.Get(r.Context(), accountOf(r).ID, res.CalendarID)
 	if err != nil {
 		httpapi.Fail(w, r, err)
 		return
@@ -45,8 +45,8 @@ func (s *Server) createEventType(w http.ResponseWriter, r *http.Request) {
 // listEventTypes serves GET /admin/v1/accounts/{accountId}/event-types, in creation order.
 func (s *Server) listEventTypes(w http.ResponseWriter, r *http.Request) {
 	account := accountOf(r)
-	httpapi.WritePage(w, r, "eventTypes", func(page paging.Page) ([]projections.EventType, string, error) {
-		return s.deps.Read.EventTypes.List(r.Context(), account.ID, page)
+	httpapi.WritePage(w, r, "eventTypes", func(page paging.Page) ([]projections.Calendar, string, error) {
+		return s.deps.Read.Calendars.List(r.Context(), account.ID, page)
 	}, httpapi.EventTypeView)
 }
 
@@ -54,7 +54,7 @@ func (s *Server) listEventTypes(w http.ResponseWriter, r *http.Request) {
 // the calendar's bookings with their answers, newest first.
 func (s *Server) listBookings(w http.ResponseWriter, r *http.Request) {
 	account := accountOf(r)
-	eventType, err := s.deps.Read.EventTypes.Get(r.Context(), accountOf(r).ID, mux.Vars(r)["eventTypeId"])
+	eventType, err := s.deps.Read.Calendars.Get(r.Context(), accountOf(r).ID, mux.Vars(r)["eventTypeId"])
 	if err != nil {
 		httpapi.Fail(w, r, err)
 		return

@@ -27,7 +27,7 @@ func webhookView(s webhooks.Subscription) httpapi.Object {
 
 // createWebhook serves POST /admin/v1/accounts/{accountId}/webhooks (custom, zapier or make).
 func (s *Server) createWebhook(w http.ResponseWriter, r *http.Request) {
-	s.subscriptions.Create(w, r, httpapi.NewSubscription{
+	s.subscriptions.Create(w, r, httpapi.NewWebhookSubscription{
 		Meta:         operatorMeta(r),
 		Kind:         domain.WebhookKindCustom,
 		KindFromBody: true,

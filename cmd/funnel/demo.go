@@ -69,7 +69,7 @@ func seedDemo(ctx context.Context, a *service.App, cfg service.Config, apiAddr s
 	}}); err != nil {
 		return err
 	}
-	if _, err := cmds.CreateEventType.Handle(ctx, commands.CreateEventType{Meta: meta, Name: "Intro call", DurationMinutes: 30, MeetingURL: "https://meet.example.com/intro", Questions: []domain.FieldSpec{
+	if _, err := cmds.CreateCalendar.Handle(ctx, commands.CreateCalendar{Meta: meta, Name: "Intro call", DurationMinutes: 30, MeetingURL: "https://meet.example.com/intro", Questions: []domain.FieldSpec{
 		{Label: "Email", Type: "email", ContactField: domain.ContactFieldEmail, Required: true},
 		{Label: "Name", Type: "text", ContactField: domain.ContactFieldFullName},
 		{Label: "What would you like to talk about?", Type: "textarea"},

@@ -9,15 +9,15 @@ import (
 	"github.com/funnelhq/funnel/domain"
 )
 
-// Subscriptions is the read model of the subscriptions of recurring and split tiers.
-type Subscriptions struct {
+// BillingSubscriptions is the read model of the subscriptions of recurring and split tiers.
+type BillingSubscriptions struct {
 	readModel[writer]
 	db *sql.DB
 }
 
-// NewSubscriptions reads the subscriptions read model from db.
-func NewSubscriptions(db *sql.DB) *Subscriptions {
-	return &Subscriptions{db: db, readModel: eachEvent(db, "subscriptions", []string{"subscriptions"},
+// NewBillingSubscriptions reads the subscriptions read model from db.
+func NewBillingSubscriptions(db *sql.DB) *BillingSubscriptions {
+	return &BillingSubscriptions{db: db, readModel: eachEvent(db, "subscriptions", []string{"subscriptions"},
 		on(insertSubscription), on(renewSubscription), on(completeSubscription), on(scheduleSubscriptionCancel), on(cancelSubscription))}
 }
 
@@ -58,8 +58,8 @@ func boolInt(b bool) int {
 	return 0
 }
 
-// Subscription is a subscription as the APIs show it.
-type Subscription struct {
+// BillingSubscription is a subscription as the APIs show it.
+type BillingSubscription struct {
 	ID                string
 	AccountID         string
 	CustomerID        string
@@ -81,13 +81,13 @@ type Subscription struct {
 const selectSubscriptions = `SELECT id, account_id, customer_id, product_id, pricing_tier_id, interval_unit, installments, payments,
 	amount, currency, processor, status, cancel_at_period_end, current_period_end, started_at, ended_at FROM subscriptions`
 
-func scanSubscription(row interface{ Scan(...any) error }) (Subscription, error) {
-	var s Subscription
+func scanBillingSubscription(row interface{ Scan(...any) error }) (BillingSubscription, error) {
+	var s BillingSubscription
 	var atPeriodEnd int
 	var periodEnd, started, ended int64
 	if err := row.Scan(&s.ID, &s.AccountID, &s.CustomerID, &s.ProductID, &s.PricingTierID, &s.Interval, &s.Installments, &s.Payments,
 		&s.Amount, &s.Currency, &s.Processor, &s.Status, &atPeriodEnd, &periodEnd, &started, &ended); err != nil {
-		return Subscription{}, notFound(err)
+		return BillingSubscription{}, notFound(err)
 	}
 	s.CancelAtPeriodEnd = atPeriodEnd == 1
 	s.CurrentPeriodEnd, s.StartedAt = fromMillis(periodEnd), fromMillis(started)
@@ -99,23 +99,23 @@ func scanSubscription(row interface{ Scan(...any) error }) (Subscription, error)
 
 // Get returns one subscription of an account: a domain NotFound error when there is none, a domain
 // Forbidden one when it belongs to another account (ofAccount).
-func (p *Subscriptions) Get(ctx context.Context, accountID, id string) (Subscription, error) {
+func (p *BillingSubscriptions) Get(ctx context.Context, accountID, id string) (BillingSubscription, error) {
 	row, err := p.byID(ctx, id)
 	return ofAccount(row, err, row.AccountID, accountID, "subscription")
 }
 
 // byID returns one subscription of any account (ErrNotFound when there is none).
-func (p *Subscriptions) byID(ctx context.Context, id string) (Subscription, error) {
-	s, err := scanSubscription(p.db.QueryRowContext(ctx, selectSubscriptions+` WHERE id = $1`, id))
+func (p *BillingSubscriptions) byID(ctx context.Context, id string) (BillingSubscription, error) {
+	s, err := scanBillingSubscription(p.db.QueryRowContext(ctx, selectSubscriptions+` WHERE id = $1`, id))
 	if err != nil {
-		return Subscription{}, fmt.Errorf("projections: subscription %s: %w", id, err)
+		return BillingSubscription{}, fmt.Errorf("projections: subscription %s: %w", id, err)
 	}
 	return s, nil
 }
 
 // OfCustomer returns every subscription of a customer, oldest first (a customer has few).
-func (p *Subscriptions) OfCustomer(ctx context.Context, customerID string) ([]Subscription, error) {
-	out, err := queryAll(ctx, p.db, scanSubscription, selectSubscriptions+` WHERE customer_id = $1 ORDER BY seq`, customerID)
+func (p *BillingSubscriptions) OfCustomer(ctx context.Context, customerID string) ([]BillingSubscription, error) {
+	out, err := queryAll(ctx, p.db, scanBillingSubscription, selectSubscriptions+` WHERE customer_id = $1 ORDER BY seq`, customerID)
 	if err != nil {
 		return nil, fmt.Errorf("projections: subscriptions of %s: %w", customerID, err)
 	}

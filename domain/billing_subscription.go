@@ -11,9 +11,9 @@ const (
 	SubscriptionStatusCompleted = "completed"
 )
 
-// Subscription is the billing of a recurring tier (month, year) or a split tier: each rebill
+// BillingSubscription is the billing of a recurring tier (month, year) or a split tier: each rebill
 // pays one more period, until it is cancelled or, for a split plan, its last installment is paid.
-type Subscription struct {
+type BillingSubscription struct {
 	id                string
 	exists            bool
 	accountID         string
@@ -30,36 +30,36 @@ type Subscription struct {
 	changes
 }
 
-// SubscriptionStream returns an empty subscription to load stream id into.
-func SubscriptionStream(id string) *Subscription { return &Subscription{id: id} }
+// BillingSubscriptionStream returns an empty subscription to load stream id into.
+func BillingSubscriptionStream(id string) *BillingSubscription { return &BillingSubscription{id: id} }
 
 // StreamID is the subscription id.
-func (s *Subscription) StreamID() string { return s.id }
+func (s *BillingSubscription) StreamID() string { return s.id }
 
 // Exists tells whether the subscription was opened.
-func (s *Subscription) Exists() bool { return s.exists }
+func (s *BillingSubscription) Exists() bool { return s.exists }
 
 // AccountID is the account billed through the subscription.
-func (s *Subscription) AccountID() string { return s.accountID }
+func (s *BillingSubscription) AccountID() string { return s.accountID }
 
 // Status is active, cancelled or completed.
-func (s *Subscription) Status() string { return s.status }
+func (s *BillingSubscription) Status() string { return s.status }
 
 // CancelAtPeriodEnd tells whether an active subscription ends when its current period does.
-func (s *Subscription) CancelAtPeriodEnd() bool { return s.cancelAtPeriodEnd }
+func (s *BillingSubscription) CancelAtPeriodEnd() bool { return s.cancelAtPeriodEnd }
 
 // CurrentPeriodEnd is when the period paid for last ends.
-func (s *Subscription) CurrentPeriodEnd() time.Time { return s.currentPeriodEnd }
+func (s *BillingSubscription) CurrentPeriodEnd() time.Time { return s.currentPeriodEnd }
 
 // Payments counts the payments made, the purchase included.
-func (s *Subscription) Payments() int { return s.payments }
+func (s *BillingSubscription) Payments() int { return s.payments }
 
 // Processor is the processor that bills the subscription.
-func (s *Subscription) Processor() string { return s.sale.Transaction.Processor }
+func (s *BillingSubscription) Processor() string { return s.sale.Transaction.Processor }
 
 // Start opens the subscription of a purchase at a recurring tier; purchase is the transaction of
 // its first payment, which pays the first period.
-func (s *Subscription) Start(order Order, purchase *Transaction) {
+func (s *BillingSubscription) Start(order Order, purchase *Transaction) {
 	s.record(SubscriptionStarted{
 		SubscriptionID: s.id, AccountID: purchase.AccountID(), CustomerID: purchase.customerID,
 		Interval: order.Tier.Interval, Installments: order.Tier.Installments, RenewalAmount: order.Tier.Amount,
@@ -70,7 +70,7 @@ func (s *Subscription) Start(order Order, purchase *Transaction) {
 // Rebill records the next payment of the subscription on txn, a new transaction, and pays one
 // more period: the tier's amount (bumps are paid once, with the purchase), on the processor that
 // billed the purchase. A split plan's last installment completes it.
-func (s *Subscription) Rebill(txn *Transaction, pay Payment) error {
+func (s *BillingSubscription) Rebill(txn *Transaction, pay Payment) error {
 	switch {
 	case s.status == SubscriptionStatusCancelled:
 		return Conflict("subscription is cancelled")
@@ -99,7 +99,7 @@ func (s *Subscription) Rebill(txn *Transaction, pay Payment) error {
 // nothing; cancelling at once a subscription that was to end at period end ends it now. A
 // subscription whose period is already over (no rebill came) ends at once either way: its end
 // is never dated before the cancellation that asked for it.
-func (s *Subscription) Cancel(atPeriodEnd bool, at time.Time) error {
+func (s *BillingSubscription) Cancel(atPeriodEnd bool, at time.Time) error {
 	switch {
 	case s.status == SubscriptionStatusCancelled:
 		return Conflict("subscription is already cancelled")
@@ -122,7 +122,7 @@ func (s *Subscription) Cancel(atPeriodEnd bool, at time.Time) error {
 
 // EndIfDue ends a subscription cancelled at period end once that period is over, at the moment
 // it ended. It tells whether it did: the durable timer of cancellations calls it when it fires.
-func (s *Subscription) EndIfDue(now time.Time) bool {
+func (s *BillingSubscription) EndIfDue(now time.Time) bool {
 	if s.status != SubscriptionStatusActive || !s.cancelAtPeriodEnd || now.Before(s.currentPeriodEnd) {
 		return false
 	}
@@ -130,20 +130,20 @@ func (s *Subscription) EndIfDue(now time.Time) bool {
 	return true
 }
 
-func (s *Subscription) end(at time.Time) {
+func (s *BillingSubscription) end(at time.Time) {
 	s.record(SubscriptionCancelled{AccountID: s.accountID, CustomerID: s.customerID, Sale: s.sale,
 		Subscription: CancelledSubscription{ID: s.id, Status: SubscriptionStatusCancelled, Processor: s.Processor(), CancelledAt: at}})
 }
 
 // Replay applies one event of the subscription's stream.
-func (s *Subscription) Replay(e Event) { s.when(e) }
+func (s *BillingSubscription) Replay(e Event) { s.when(e) }
 
-func (s *Subscription) record(e Event) {
+func (s *BillingSubscription) record(e Event) {
 	s.when(e)
 	s.pending = append(s.pending, e)
 }
 
-func (s *Subscription) when(e Event) {
+func (s *BillingSubscription) when(e Event) {
 	switch e := e.(type) {
 	case SubscriptionStarted:
 		s.exists, s.accountID, s.customerID, s.status = true, e.AccountID, e.CustomerID, SubscriptionStatusActive
@@ -269,7 +269,7 @@ type subscriptionState struct {
 }
 
 // EncodeState returns the subscription's state (Restorable).
-func (s *Subscription) EncodeState() ([]byte, error) {
+func (s *BillingSubscription) EncodeState() ([]byte, error) {
 	return encodeState(subscriptionStateFormat, subscriptionState{
 		Exists: s.exists, AccountID: s.accountID, CustomerID: s.customerID, Interval: s.interval,
 		Installments: s.installments, Payments: s.payments, RenewalAmount: s.renewalAmount,
@@ -279,7 +279,7 @@ func (s *Subscription) EncodeState() ([]byte, error) {
 }
 
 // RestoreState sets the state of an empty subscription (Restorable).
-func (s *Subscription) RestoreState(data []byte) error {
+func (s *BillingSubscription) RestoreState(data []byte) error {
 	st, err := decodeState[subscriptionState](data, subscriptionStateFormat)
 	if err != nil {
 		return err

@@ -13,9 +13,9 @@ const maxDurationMinutes = 24 * 60
 // every time stays one that RFC 3339 can write (a year below 10000).
 const maxBookingYearsAhead = 10
 
-// EventType is a calendar: meetings of one length that people book. Its bookings live on its
+// Calendar is a calendar of meetings of one length that people book. Its bookings live on its
 // stream, so that two bookings of one slot conflict on the stream version and only one wins.
-type EventType struct {
+type Calendar struct {
 	id         string
 	exists     bool
 	accountID  string
@@ -29,23 +29,23 @@ type EventType struct {
 
 type interval struct{ start, end time.Time }
 
-// EventTypeStream returns an empty calendar to load stream id into.
-func EventTypeStream(id string) *EventType { return &EventType{id: id} }
+// CalendarStream returns an empty calendar to load stream id into.
+func CalendarStream(id string) *Calendar { return &Calendar{id: id} }
 
-// StreamID is the event type id.
-func (t *EventType) StreamID() string { return t.id }
+// StreamID is the calendar id.
+func (t *Calendar) StreamID() string { return t.id }
 
 // Exists tells whether the calendar was created.
-func (t *EventType) Exists() bool { return t.exists }
+func (t *Calendar) Exists() bool { return t.exists }
 
 // AccountID is the account the calendar belongs to.
-func (t *EventType) AccountID() string { return t.accountID }
+func (t *Calendar) AccountID() string { return t.accountID }
 
 // Questions are what a booking asks, in order.
-func (t *EventType) Questions() []Field { return t.questions }
+func (t *Calendar) Questions() []Field { return t.questions }
 
 // Create defines the calendar.
-func (t *EventType) Create(account *Account, name string, durationMinutes int, meetingURL string, specs []FieldSpec, newID func() string) error {
+func (t *Calendar) Create(account *Account, name string, durationMinutes int, meetingURL string, specs []FieldSpec, newID func() string) error {
 	name = strings.TrimSpace(name)
 	if err := requireName("name", name); err != nil {
 		return err
@@ -64,7 +64,7 @@ func (t *EventType) Create(account *Account, name string, durationMinutes int, m
 	if err != nil {
 		return err
 	}
-	t.record(EventTypeCreated{EventTypeID: t.id, AccountID: account.StreamID(), Name: name, DurationMinutes: durationMinutes, MeetingURL: meetingURL, Questions: questions})
+	t.record(CalendarCreated{CalendarID: t.id, AccountID: account.StreamID(), Name: name, DurationMinutes: durationMinutes, MeetingURL: meetingURL, Questions: questions})
 	return nil
 }
 
@@ -79,7 +79,7 @@ type BookingRequest struct {
 
 // Book takes a slot. A start in the past is refused (400), and so is one that overlaps another
 // booking of this calendar (409).
-func (t *EventType) Book(bookingID string, req BookingRequest, now time.Time) error {
+func (t *Calendar) Book(bookingID string, req BookingRequest, now time.Time) error {
 	if !req.Start.After(now) {
 		return Invalid("startTime must be in the future")
 	}
@@ -99,7 +99,7 @@ func (t *EventType) Book(bookingID string, req BookingRequest, now time.Time) er
 		}
 	}
 	e := BookingCreated{
-		BookingID: bookingID, EventTypeID: t.id, EventTypeName: t.name, AccountID: t.accountID,
+		BookingID: bookingID, CalendarID: t.id, CalendarName: t.name, AccountID: t.accountID,
 		StartTime: start, EndTime: end, Timezone: req.Timezone, MeetingURL: t.meetingURL,
 		Answers: req.Answers, ContactFields: req.Contact.Values, Contact: req.Snapshot,
 	}
@@ -111,16 +111,16 @@ func (t *EventType) Book(bookingID string, req BookingRequest, now time.Time) er
 }
 
 // Replay applies one event of the calendar's stream.
-func (t *EventType) Replay(e Event) { t.when(e) }
+func (t *Calendar) Replay(e Event) { t.when(e) }
 
-func (t *EventType) record(e Event) {
+func (t *Calendar) record(e Event) {
 	t.when(e)
 	t.pending = append(t.pending, e)
 }
 
-func (t *EventType) when(e Event) {
+func (t *Calendar) when(e Event) {
 	switch e := e.(type) {
-	case EventTypeCreated:
+	case CalendarCreated:
 		t.exists, t.accountID, t.name = true, e.AccountID, e.Name
 		t.duration = time.Duration(e.DurationMinutes) * time.Minute
 		t.meetingURL, t.questions = e.MeetingURL, e.Questions
@@ -129,9 +129,9 @@ func (t *EventType) when(e Event) {
 	}
 }
 
-// EventTypeCreated defines a calendar.
-type EventTypeCreated struct {
-	EventTypeID     string  `json:"eventTypeId"`
+// CalendarCreated defines a calendar.
+type CalendarCreated struct {
+	CalendarID      string  `json:"eventTypeId"`
 	AccountID       string  `json:"accountId"`
 	Name            string  `json:"name"`
 	DurationMinutes int     `json:"durationMinutes"`
@@ -144,8 +144,8 @@ type EventTypeCreated struct {
 // when no answer gave an email.
 type BookingCreated struct {
 	BookingID     string           `json:"bookingId"`
-	EventTypeID   string           `json:"eventTypeId"`
-	EventTypeName string           `json:"eventTypeName"`
+	CalendarID    string           `json:"eventTypeId"`
+	CalendarName  string           `json:"eventTypeName"`
 	AccountID     string           `json:"accountId"`
 	ContactID     string           `json:"contactId"`
 	StartTime     time.Time        `json:"startTime"`
@@ -157,14 +157,14 @@ type BookingCreated struct {
 	Contact       *ContactSnapshot `json:"contact"`
 }
 
-func (EventTypeCreated) EventType() string { return "EventTypeCreated" }
-func (BookingCreated) EventType() string   { return "BookingCreated" }
+func (CalendarCreated) EventType() string { return "EventTypeCreated" }
+func (BookingCreated) EventType() string  { return "BookingCreated" }
 
 // ContactRef puts a booking in its contact's history.
 func (e BookingCreated) ContactRef() string { return e.ContactID }
 
 func init() {
-	register(EventTypeCreated{}, 1, nil)
+	register(CalendarCreated{}, 1, nil)
 	register(BookingCreated{}, 1, nil)
 }
 
@@ -184,7 +184,7 @@ type eventTypeState struct {
 }
 
 // EncodeState returns the calendar's state (Restorable).
-func (t *EventType) EncodeState() ([]byte, error) {
+func (t *Calendar) EncodeState() ([]byte, error) {
 	var booked [][2]int64
 	for _, b := range t.booked {
 		booked = append(booked, [2]int64{b.start.UnixNano(), b.end.UnixNano()})
@@ -196,7 +196,7 @@ func (t *EventType) EncodeState() ([]byte, error) {
 }
 
 // RestoreState sets the state of an empty calendar (Restorable).
-func (t *EventType) RestoreState(data []byte) error {
+func (t *Calendar) RestoreState(data []byte) error {
 	s, err := decodeState[eventTypeState](data, eventTypeStateFormat)
 	if err != nil {
 		return err
