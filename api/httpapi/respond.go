@@ -27,6 +27,11 @@ func WriteJSON(w http.ResponseWriter, status int, members Object) {
 	writeBody(w, status, body)
 }
 
+// Answer writes a success body that is a generated wire type (api/wire), as it is.
+func Answer(w http.ResponseWriter, status int, body any) {
+	writeBody(w, status, body)
+}
+
 // WriteError writes {"error": message}.
 func WriteError(w http.ResponseWriter, status int, message string) {
 	writeBody(w, status, Object{"error": message})
