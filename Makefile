@@ -38,8 +38,10 @@ build:
 # llms-full.txt.tmpl; then the Go client (client/client.gen.go) from integration.json, with the
 # oapi-codegen pinned in go.mod's tool directive. Run it after editing any of them (a test fails
 # until you do).
+# The operator API's wire types (api/wire/admin/models.gen.go) come from operator.json, after it.
 generate:
 	$(GO) generate ./api/openapi/ ./client/
+	$(GO) generate ./api/wire/admin/
 
 vet:
 	$(GO) mod tidy -diff
