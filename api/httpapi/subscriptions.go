@@ -33,6 +33,9 @@ type NewWebhookSubscription struct {
 	KindFromBody bool
 	Member       string // the member of the answer that holds the subscription
 	View         func(webhooks.Subscription) Object
+	// Created, when set, is the whole answer instead (a generated wire type), made from the
+	// subscription and its secret; Member and View are then unused.
+	Created func(sub webhooks.Subscription, secret string) any
 }
 
 // subscriptionRequest is the body of a subscription: the URL under any of the names
@@ -109,6 +112,10 @@ func (s Subscriptions) Create(w http.ResponseWriter, r *http.Request, how NewWeb
 	sub, err := s.Read.Get(r.Context(), how.Meta.AccountID, res.SubscriptionID)
 	if err != nil {
 		Fail(w, r, err)
+		return
+	}
+	if how.Created != nil {
+		Answer(w, http.StatusCreated, how.Created(sub, res.Secret))
 		return
 	}
 	v := how.View(sub)

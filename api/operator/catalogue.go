@@ -4,7 +4,7 @@ import (
 	"net/http"
 
 	"github.com/funnelhq/funnel/api/httpapi"
-	"github.com/funnelhq/funnel/api/wire"
+	"github.com/funnelhq/funnel/api/wire/admin"
 	"github.com/funnelhq/funnel/commands"
 	"github.com/funnelhq/funnel/domain"
 	"github.com/funnelhq/funnel/projections"
@@ -32,11 +32,7 @@ func (s *Server) defineCustomField(w http.ResponseWriter, r *http.Request) {
 		httpapi.Fail(w, r, err)
 		return
 	}
-	httpapi.WriteJSON(w, http.StatusCreated, httpapi.Object{"customField": customFieldView(field)})
-}
-
-func customFieldView(f projections.CustomField) httpapi.Object {
-	return httpapi.Object{"id": f.ID, "name": f.Name, "createdAt": wire.Time(f.CreatedAt)}
+	httpapi.Answer(w, http.StatusCreated, admin.CustomFieldResponse{Success: true, CustomField: customFieldView(field)})
 }
 
 // listCustomFields serves GET /admin/v1/accounts/{accountId}/custom-fields, in definition order.
@@ -45,13 +41,6 @@ func (s *Server) listCustomFields(w http.ResponseWriter, r *http.Request) {
 	httpapi.WritePage(w, r, "customFields", func(page paging.Page) ([]projections.CustomField, string, error) {
 		return s.deps.Read.Accounts.CustomFields(r.Context(), account.ID, page)
 	}, customFieldView)
-}
-
-// tagView is a tag as the operator API shows it, with its automations.
-func tagView(t projections.Tag) httpapi.Object {
-	view := httpapi.TagView(t)
-	view["automations"] = wire.List(t.Automations)
-	return view
 }
 
 // createTag serves POST /admin/v1/accounts/{accountId}/tags.
@@ -77,7 +66,7 @@ func (s *Server) createTag(w http.ResponseWriter, r *http.Request) {
 		httpapi.Fail(w, r, err)
 		return
 	}
-	httpapi.WriteJSON(w, http.StatusCreated, httpapi.Object{"tag": tagView(tag)})
+	httpapi.Answer(w, http.StatusCreated, admin.TagResponse{Success: true, Tag: tagView(tag)})
 }
 
 // listTags serves GET /admin/v1/accounts/{accountId}/tags: every tag with its automations.

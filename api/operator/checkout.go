@@ -7,14 +7,14 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/funnelhq/funnel/api/httpapi"
-	"github.com/funnelhq/funnel/api/wire"
+	"github.com/funnelhq/funnel/api/wire/admin"
 	"github.com/funnelhq/funnel/commands"
 )
 
 // The payment endpoints (operator-api.md "Payments") stand in for a card processor's callbacks.
 // Each answers, once the read models show what its command recorded, with the customer,
 // transaction and subscription as the integration API's GET /api/v1/customers/{id} shows them
-// (httpapi's views), so that a processor and an integrator see one shape.
+// (views.go), so that a processor and an integrator see one shape.
 
 // purchaseRequest is the body of POST /admin/v1/accounts/{accountId}/checkout/purchases.
 type purchaseRequest struct {
@@ -46,7 +46,11 @@ func (s *Server) purchase(w http.ResponseWriter, r *http.Request) {
 	if !s.recorded(w, r, err, res.Position) {
 		return
 	}
-	body, ok := s.payment(w, r, res.Sale.Transaction.ID, res.SubscriptionID)
+	transaction, ok := s.transaction(w, r, res.Sale.Transaction.ID)
+	if !ok {
+		return
+	}
+	subscription, ok := s.subscriptionIfAny(w, r, res.SubscriptionID)
 	if !ok {
 		return
 	}
@@ -55,12 +59,13 @@ func (s *Server) purchase(w http.ResponseWriter, r *http.Request) {
 		httpapi.Fail(w, r, err)
 		return
 	}
-	body["customer"] = httpapi.CustomerView(customer)
+	answer := admin.PurchaseRecorded{Success: true, Customer: customerView(customer), Transaction: transaction, Subscription: subscription}
 	if a := res.Activation; a != nil {
 		// The token is shown here and in checkout.purchased only: the service keeps it sealed.
-		body["activation"] = httpapi.Object{"token": a.Token, "url": a.URL, "expiresAt": wire.Time(a.ExpiresAt)}
+		activation := activationView(*a)
+		answer.Activation = &activation
 	}
-	httpapi.WriteJSON(w, paymentStatus(res.AlreadyRecorded), body)
+	httpapi.Answer(w, paymentStatus(res.AlreadyRecorded), answer)
 }
 
 // paymentStatus is the status of a purchase's or a rebill's answer: 201 when it recorded the
@@ -72,27 +77,31 @@ func paymentStatus(alreadyRecorded bool) int {
 	return http.StatusCreated
 }
 
-// payment reads the transaction and, when there is one, the subscription a payment command
-// recorded, as the read models show them now; on failure it answers and reports false.
-func (s *Server) payment(w http.ResponseWriter, r *http.Request, transactionID, subscriptionID string) (httpapi.Object, bool) {
-	body := httpapi.Object{}
-	if transactionID != "" {
-		t, err := s.deps.Read.Transactions.Get(r.Context(), accountOf(r).ID, transactionID)
-		if err != nil {
-			httpapi.Fail(w, r, err)
-			return nil, false
-		}
-		body["transaction"] = httpapi.TransactionView(t)
+// transaction reads the transaction a payment command recorded or refunded, as the read models
+// show it now; on failure it answers and reports false.
+func (s *Server) transaction(w http.ResponseWriter, r *http.Request, id string) (admin.Transaction, bool) {
+	t, err := s.deps.Read.Transactions.Get(r.Context(), accountOf(r).ID, id)
+	if err != nil {
+		httpapi.Fail(w, r, err)
+		return admin.Transaction{}, false
 	}
-	if subscriptionID != "" {
-		sub, err := s.deps.Read.BillingSubscriptions.Get(r.Context(), accountOf(r).ID, subscriptionID)
-		if err != nil {
-			httpapi.Fail(w, r, err)
-			return nil, false
-		}
-		body["subscription"] = httpapi.BillingSubscriptionView(sub)
+	return transactionView(t), true
+}
+
+// subscriptionIfAny reads the subscription a payment command opened, renewed or cancelled, as
+// the read models show it now: nil when id is "" (a one-time payment has none). On failure it
+// answers and reports false.
+func (s *Server) subscriptionIfAny(w http.ResponseWriter, r *http.Request, id string) (*admin.Subscription, bool) {
+	if id == "" {
+		return nil, true
 	}
-	return body, true
+	sub, err := s.deps.Read.BillingSubscriptions.Get(r.Context(), accountOf(r).ID, id)
+	if err != nil {
+		httpapi.Fail(w, r, err)
+		return nil, false
+	}
+	view := billingSubscriptionView(sub)
+	return &view, true
 }
 
 // rebill serves POST /admin/v1/accounts/{accountId}/checkout/subscriptions/{subscriptionId}/rebill
@@ -112,10 +121,21 @@ func (s *Server) rebill(w http.ResponseWriter, r *http.Request) {
 	if !s.recorded(w, r, err, res.Position) {
 		return
 	}
-	body, ok := s.payment(w, r, res.Sale.Transaction.ID, res.Sale.Transaction.SubscriptionID)
-	if ok {
-		httpapi.WriteJSON(w, paymentStatus(res.AlreadyRecorded), body)
+	transaction, ok := s.transaction(w, r, res.Sale.Transaction.ID)
+	if !ok {
+		return
 	}
+	subscription, ok := s.subscriptionIfAny(w, r, res.Sale.Transaction.SubscriptionID)
+	if !ok {
+		return
+	}
+	if !res.AlreadyRecorded && subscription != nil {
+		httpapi.Answer(w, http.StatusCreated, admin.RebillRecorded{Success: true, Transaction: transaction, Subscription: *subscription})
+		return
+	}
+	// The txnId names a payment recorded before, which a one-time purchase may have made: no
+	// subscription then.
+	httpapi.Answer(w, paymentStatus(res.AlreadyRecorded), admin.PaymentRecordedBefore{Success: true, Transaction: transaction, Subscription: subscription})
 }
 
 // refund serves POST /admin/v1/accounts/{accountId}/checkout/transactions/{transactionId}/refund
@@ -137,13 +157,10 @@ func (s *Server) refund(w http.ResponseWriter, r *http.Request) {
 	if !s.recorded(w, r, err, res.Position) {
 		return
 	}
-	body, ok := s.payment(w, r, res.Sale.Transaction.ID, "")
-	if !ok {
-		return
+	transaction, ok := s.transaction(w, r, res.Sale.Transaction.ID)
+	if ok {
+		httpapi.Answer(w, http.StatusOK, admin.RefundRecorded{Success: true, Transaction: transaction, Refund: refundView(res.Refund)})
 	}
-	body["refund"] = httpapi.Object{"amountCents": res.Refund.AmountCents, "fullyRefunded": res.Refund.FullyRefunded,
-		"refundedAt": wire.Time(res.Refund.RefundedAt)}
-	httpapi.WriteJSON(w, http.StatusOK, body)
 }
 
 // refundAmount reads amountCents: left out, it is nil (all that remains); null is refused
@@ -180,9 +197,9 @@ func (s *Server) cancelSubscription(w http.ResponseWriter, r *http.Request) {
 	if !s.recorded(w, r, err, res.Position) {
 		return
 	}
-	body, ok := s.payment(w, r, "", id)
+	subscription, ok := s.subscriptionIfAny(w, r, id)
 	if ok {
-		httpapi.WriteJSON(w, http.StatusOK, body)
+		httpapi.Answer(w, http.StatusOK, admin.SubscriptionResponse{Success: true, Subscription: *subscription})
 	}
 }
 

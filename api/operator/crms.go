@@ -6,6 +6,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/funnelhq/funnel/api/httpapi"
+	"github.com/funnelhq/funnel/api/wire/admin"
 	"github.com/funnelhq/funnel/commands"
 	"github.com/funnelhq/funnel/projections"
 	"github.com/funnelhq/funnel/projections/paging"
@@ -39,7 +40,7 @@ func (s *Server) createCRM(w http.ResponseWriter, r *http.Request) {
 		httpapi.Fail(w, r, err)
 		return
 	}
-	httpapi.WriteJSON(w, http.StatusCreated, httpapi.Object{"crm": httpapi.CRMView(crm)})
+	httpapi.Answer(w, http.StatusCreated, admin.CRMResponse{Success: true, Crm: crmView(crm)})
 }
 
 // listCRMs serves GET /admin/v1/accounts/{accountId}/crms, in creation order.
@@ -47,7 +48,7 @@ func (s *Server) listCRMs(w http.ResponseWriter, r *http.Request) {
 	account := accountOf(r)
 	httpapi.WritePage(w, r, "crms", func(page paging.Page) ([]projections.CRM, string, error) {
 		return s.deps.Read.CRMs.List(r.Context(), account.ID, page)
-	}, httpapi.CRMView)
+	}, crmView)
 }
 
 // listLeads serves GET /admin/v1/accounts/{accountId}/crms/{crmId}/leads?contactId=:
@@ -62,5 +63,5 @@ func (s *Server) listLeads(w http.ResponseWriter, r *http.Request) {
 	filter := projections.LeadFilter{CRMID: crm.ID, ContactID: r.URL.Query().Get("contactId")}
 	httpapi.WritePage(w, r, "leads", func(page paging.Page) ([]projections.Lead, string, error) {
 		return s.deps.Read.Leads.List(r.Context(), account.ID, filter, page)
-	}, httpapi.LeadView)
+	}, leadView)
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/funnelhq/funnel/api/httpapi"
+	"github.com/funnelhq/funnel/api/wire/admin"
 	"github.com/funnelhq/funnel/commands"
 	"github.com/funnelhq/funnel/domain"
 	"github.com/funnelhq/funnel/projections"
@@ -42,14 +43,6 @@ func (req productRequest) spec() domain.ProductSpec {
 	return spec
 }
 
-// productView is a product as the operator API shows it: with the signup page of a saas_signup
-// product ("" otherwise).
-func productView(p projections.Product) httpapi.Object {
-	view := httpapi.ProductView(p)
-	view["activationBaseUrl"] = p.ActivationBaseURL
-	return view
-}
-
 // createProduct serves POST /admin/v1/accounts/{accountId}/products {name, internalName?,
 // forwarding?, activationBaseUrl?, pricingTiers, bumps?}.
 func (s *Server) createProduct(w http.ResponseWriter, r *http.Request) {
@@ -70,7 +63,7 @@ func (s *Server) createProduct(w http.ResponseWriter, r *http.Request) {
 		httpapi.Fail(w, r, err)
 		return
 	}
-	httpapi.WriteJSON(w, http.StatusCreated, httpapi.Object{"product": productView(product)})
+	httpapi.Answer(w, http.StatusCreated, admin.ProductResponse{Success: true, Product: productView(product)})
 }
 
 // listProducts serves GET /admin/v1/accounts/{accountId}/products, in creation order.
@@ -88,5 +81,5 @@ func (s *Server) getProduct(w http.ResponseWriter, r *http.Request) {
 		httpapi.Fail(w, r, err)
 		return
 	}
-	httpapi.WriteJSON(w, http.StatusOK, httpapi.Object{"product": productView(product)})
+	httpapi.Answer(w, http.StatusOK, admin.ProductResponse{Success: true, Product: productView(product)})
 }
