@@ -15,6 +15,8 @@ import (
 
 // createAccount serves POST /admin/v1/accounts.
 func (s *Server) createAccount(w http.ResponseWriter, r *http.Request) {
+	// Not admin.CreateAccountRequest: its required name is a string, which cannot tell a name
+	// left out (refused here) from "" (refused by the command, with its own message).
 	var req struct {
 		Name *string `json:"name"`
 	}
@@ -48,14 +50,11 @@ func (s *Server) getAccount(w http.ResponseWriter, r *http.Request) {
 
 // issueAPIKey serves POST /admin/v1/accounts/{accountId}/api-keys.
 func (s *Server) issueAPIKey(w http.ResponseWriter, r *http.Request) {
-	var req struct {
-		Name   string   `json:"name"`
-		Scopes []string `json:"scopes"`
-	}
+	var req admin.IssueApiKeyRequest
 	if !httpapi.Decode(w, r, &req) {
 		return
 	}
-	res, err := s.deps.Commands.IssueAPIKey.Handle(r.Context(), commands.IssueAPIKey{Meta: operatorMeta(r), Name: req.Name, Scopes: req.Scopes})
+	res, err := s.deps.Commands.IssueAPIKey.Handle(r.Context(), commands.IssueAPIKey{Meta: operatorMeta(r), Name: value(req.Name), Scopes: scopes(req.Scopes)})
 	if err != nil {
 		httpapi.Fail(w, r, err)
 		return

@@ -6,16 +6,13 @@ import (
 	"github.com/funnelhq/funnel/api/httpapi"
 	"github.com/funnelhq/funnel/api/wire/admin"
 	"github.com/funnelhq/funnel/commands"
-	"github.com/funnelhq/funnel/domain"
 	"github.com/funnelhq/funnel/projections"
 	"github.com/funnelhq/funnel/projections/paging"
 )
 
 // defineCustomField serves POST /admin/v1/accounts/{accountId}/custom-fields.
 func (s *Server) defineCustomField(w http.ResponseWriter, r *http.Request) {
-	var req struct {
-		Name string `json:"name"`
-	}
+	var req admin.DefineCustomFieldRequest
 	if !httpapi.Decode(w, r, &req) {
 		return
 	}
@@ -45,15 +42,13 @@ func (s *Server) listCustomFields(w http.ResponseWriter, r *http.Request) {
 
 // createTag serves POST /admin/v1/accounts/{accountId}/tags.
 func (s *Server) createTag(w http.ResponseWriter, r *http.Request) {
-	var req struct {
-		Name        string              `json:"name"`
-		Order       int                 `json:"order"`
-		Automations []domain.Automation `json:"automations"`
-	}
+	var req admin.CreateTagRequest
 	if !httpapi.Decode(w, r, &req) {
 		return
 	}
-	res, err := s.deps.Commands.CreateTag.Handle(r.Context(), commands.CreateTag{Meta: operatorMeta(r), Name: req.Name, Order: req.Order, Automations: req.Automations})
+	res, err := s.deps.Commands.CreateTag.Handle(r.Context(), commands.CreateTag{
+		Meta: operatorMeta(r), Name: req.Name, Order: value(req.Order), Automations: automations(req.Automations),
+	})
 	if err != nil {
 		httpapi.Fail(w, r, err)
 		return

@@ -16,32 +16,21 @@ import (
 // transaction and subscription as the integration API's GET /api/v1/customers/{id} shows them
 // (views.go), so that a processor and an integrator see one shape.
 
-// purchaseRequest is the body of POST /admin/v1/accounts/{accountId}/checkout/purchases.
-type purchaseRequest struct {
-	ProductID     string   `json:"productId"`
-	PricingTierID string   `json:"pricingTierId"`
-	BumpIDs       []string `json:"bumpIds"`
-	Email         string   `json:"email"`
-	Name          string   `json:"name"`
-	Processor     string   `json:"processor"`
-	TxnID         string   `json:"txnId"`
-}
-
 // purchase serves POST /admin/v1/accounts/{accountId}/checkout/purchases → 201 {customer,
 // transaction, subscription?, activation?}; 200 with the same when the account recorded the
 // txnId already, and nothing recorded (decisions.md "Processor transaction ids").
 func (s *Server) purchase(w http.ResponseWriter, r *http.Request) {
-	var req purchaseRequest
+	var req admin.PurchaseRequest
 	if !httpapi.Decode(w, r, &req) {
 		return
 	}
-	if req.PricingTierID == "" {
+	if req.PricingTierId == "" {
 		httpapi.WriteError(w, http.StatusBadRequest, "pricingTierId is required")
 		return
 	}
 	res, err := s.deps.Commands.Purchase.Handle(r.Context(), commands.Purchase{
-		Meta: operatorMeta(r), ProductID: req.ProductID, PricingTierID: req.PricingTierID, BumpIDs: req.BumpIDs,
-		Email: req.Email, Name: req.Name, Processor: req.Processor, TxnID: req.TxnID,
+		Meta: operatorMeta(r), ProductID: req.ProductId, PricingTierID: req.PricingTierId, BumpIDs: value(req.BumpIds),
+		Email: req.Email, Name: value(req.Name), Processor: value(req.Processor), TxnID: value(req.TxnId),
 	})
 	if !s.recorded(w, r, err, res.Position) {
 		return
@@ -109,14 +98,12 @@ func (s *Server) subscriptionIfAny(w http.ResponseWriter, r *http.Request, id st
 // subscription shows the period it paid (or that a split plan is now paid in full). A txnId the
 // account recorded already answers 200 with that payment, and records nothing.
 func (s *Server) rebill(w http.ResponseWriter, r *http.Request) {
-	var req struct {
-		TxnID string `json:"txnId"`
-	}
+	var req admin.RebillRequest
 	if !httpapi.Decode(w, r, &req) {
 		return
 	}
 	res, err := s.deps.Commands.Rebill.Handle(r.Context(), commands.Rebill{
-		Meta: operatorMeta(r), SubscriptionID: mux.Vars(r)["subscriptionId"], TxnID: req.TxnID,
+		Meta: operatorMeta(r), SubscriptionID: mux.Vars(r)["subscriptionId"], TxnID: value(req.TxnId),
 	})
 	if !s.recorded(w, r, err, res.Position) {
 		return
@@ -141,6 +128,7 @@ func (s *Server) rebill(w http.ResponseWriter, r *http.Request) {
 // refund serves POST /admin/v1/accounts/{accountId}/checkout/transactions/{transactionId}/refund
 // {amountCents?} (default: all that remains) → {transaction, refund}.
 func (s *Server) refund(w http.ResponseWriter, r *http.Request) {
+	// Not admin.RefundRequest: its *int64 cannot tell null (refused) from a member left out.
 	var req struct {
 		AmountCents json.RawMessage `json:"amountCents"`
 	}
@@ -180,6 +168,8 @@ func refundAmount(w http.ResponseWriter, raw json.RawMessage) (*int64, bool) {
 // cancelSubscription serves POST /admin/v1/accounts/{accountId}/checkout/subscriptions/{subscriptionId}/cancel
 // {atPeriodEnd} → {subscription}.
 func (s *Server) cancelSubscription(w http.ResponseWriter, r *http.Request) {
+	// Not admin.CancelSubscriptionRequest: its required atPeriodEnd is a bool, which cannot tell
+	// a member left out (refused) from false.
 	var req struct {
 		AtPeriodEnd *bool `json:"atPeriodEnd"`
 	}

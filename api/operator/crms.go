@@ -14,19 +14,11 @@ import (
 
 // createCRM serves POST /admin/v1/accounts/{accountId}/crms {name, stages: [{name}]}.
 func (s *Server) createCRM(w http.ResponseWriter, r *http.Request) {
-	var req struct {
-		Name   string `json:"name"`
-		Stages []struct {
-			Name string `json:"name"`
-		} `json:"stages"`
-	}
+	var req admin.CreateCrmRequest
 	if !httpapi.Decode(w, r, &req) {
 		return
 	}
-	names := make([]string, len(req.Stages))
-	for i, st := range req.Stages {
-		names[i] = st.Name
-	}
+	names := each(req.Stages, func(st admin.StageSpec) string { return st.Name })
 	res, err := s.deps.Commands.CreateCRM.Handle(r.Context(), commands.CreateCRM{Meta: operatorMeta(r), Name: req.Name, StageNames: names})
 	if err != nil {
 		httpapi.Fail(w, r, err)

@@ -8,39 +8,18 @@ import (
 	"github.com/funnelhq/funnel/api/httpapi"
 	"github.com/funnelhq/funnel/api/wire/admin"
 	"github.com/funnelhq/funnel/commands"
-	"github.com/funnelhq/funnel/domain"
 	"github.com/funnelhq/funnel/projections"
 	"github.com/funnelhq/funnel/projections/paging"
 )
 
-// fieldSpec is a form field or a booking question as the operator defines it.
-type fieldSpec struct {
-	Label        string `json:"label"`
-	Type         string `json:"type"`
-	ContactField string `json:"contactField"`
-	Required     bool   `json:"required"`
-}
-
-func fieldSpecs(in []fieldSpec) []domain.FieldSpec {
-	out := make([]domain.FieldSpec, len(in))
-	for i, f := range in {
-		out[i] = domain.FieldSpec{Label: f.Label, Type: f.Type, ContactField: f.ContactField, Required: f.Required}
-	}
-	return out
-}
-
 // createForm serves POST /admin/v1/accounts/{accountId}/forms {name, fields, tagIds?}.
 func (s *Server) createForm(w http.ResponseWriter, r *http.Request) {
-	var req struct {
-		Name   string      `json:"name"`
-		Fields []fieldSpec `json:"fields"`
-		TagIDs []string    `json:"tagIds"`
-	}
+	var req admin.CreateFormRequest
 	if !httpapi.Decode(w, r, &req) {
 		return
 	}
 	res, err := s.deps.Commands.CreateForm.Handle(r.Context(), commands.CreateForm{
-		Meta: operatorMeta(r), Name: req.Name, Fields: fieldSpecs(req.Fields), TagIDs: req.TagIDs,
+		Meta: operatorMeta(r), Name: req.Name, Fields: fieldSpecs(req.Fields), TagIDs: value(req.TagIds),
 	})
 	if err != nil {
 		httpapi.Fail(w, r, err)

@@ -15,17 +15,13 @@ import (
 // createEventType serves POST /admin/v1/accounts/{accountId}/event-types
 // {name, durationMinutes, meetingUrl?, questions}.
 func (s *Server) createEventType(w http.ResponseWriter, r *http.Request) {
-	var req struct {
-		Name            string      `json:"name"`
-		DurationMinutes int         `json:"durationMinutes"`
-		MeetingURL      string      `json:"meetingUrl"`
-		Questions       []fieldSpec `json:"questions"`
-	}
+	var req admin.CreateEventTypeRequest
 	if !httpapi.Decode(w, r, &req) {
 		return
 	}
 	res, err := s.deps.Commands.CreateCalendar.Handle(r.Context(), commands.CreateCalendar{
-		Meta: operatorMeta(r), Name: req.Name, DurationMinutes: req.DurationMinutes, MeetingURL: req.MeetingURL, Questions: fieldSpecs(req.Questions),
+		Meta: operatorMeta(r), Name: req.Name, DurationMinutes: req.DurationMinutes, MeetingURL: value(req.MeetingUrl),
+		Questions: fieldSpecs(value(req.Questions)),
 	})
 	if err != nil {
 		httpapi.Fail(w, r, err)
