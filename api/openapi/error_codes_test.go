@@ -1,6 +1,7 @@
 package openapi_test
 
 import (
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -42,10 +43,22 @@ func TestDocumentsListEveryErrorCode(t *testing.T) {
 		t.Errorf("RateLimited's code is not the required rate_limited: %+v", code)
 	}
 	text := string(openapi.LLMsFull())
+	docs := string(read(t, "../../docs/integration-api.md"))
 	for _, c := range domain.ErrorCodes {
-		if line := string(c.Code) + " " + strconv.Itoa(c.Status) + ": "; !strings.Contains(text, "\n"+line) {
+		if line := string(c.Code) + " " + strconv.Itoa(c.Status) + ": " + c.Meaning + "\n"; !strings.Contains(text, "\n"+line) {
 			t.Errorf("llms-full.txt does not list %q", line)
 		}
+		if row := fmt.Sprintf("\n| `%s` | %d | %s |\n", c.Code, c.Status, c.Meaning); !strings.Contains(docs, row) {
+			t.Errorf("docs/integration-api.md's table of codes lacks the row %q", row)
+		}
+	}
+	_, table, found := strings.Cut(docs, "| code | status | meaning |")
+	if !found {
+		t.Fatal("docs/integration-api.md has no table of codes")
+	}
+	table, _, _ = strings.Cut(table, "\n\n")
+	if rows := strings.Count(table, "\n| `"); rows != len(domain.ErrorCodes) {
+		t.Errorf("docs/integration-api.md's table of codes has %d rows, want %d", rows, len(domain.ErrorCodes))
 	}
 }
 
