@@ -1029,22 +1029,22 @@ type Error struct {
 	// Code The stable, machine-readable kind of an error: switch on it, not on the message (which
 	// may change). Each code comes with one status:
 	// - `invalid_json` (400): the body is missing, not a JSON object, or not JSON
-	// - `invalid_request` (400): a field's value or type, a query parameter or a header is not accepted; param names the field when one is at fault
+	// - `invalid_request` (400): a field's value or type, a query parameter or a header is not accepted; `param` names the field when one is at fault
 	// - `unauthenticated` (401): the API key (or operator token) is missing, invalid or revoked
 	// - `insufficient_scope` (403): the API key lacks the scope the endpoint requires
 	// - `forbidden` (403): the resource belongs to another account
 	// - `not_found` (404): no such resource, or no such path
-	// - `method_not_allowed` (405): the path exists but not with this method (Allow lists those it takes)
+	// - `method_not_allowed` (405): the path exists but not with this method (`Allow` lists those it takes)
 	// - `body_too_large` (413): the body is over 256 KB
-	// - `rate_limited` (429): a rate limit is reached; retry after Retry-After seconds
+	// - `rate_limited` (429): a rate limit is reached; retry after `Retry-After` seconds
 	// - `idempotency_key_reused` (409): the Idempotency-Key was used for another request (another method, path or body)
 	// - `idempotency_key_in_progress` (409): the request of this Idempotency-Key is still being performed; retry it in a moment
 	// - `booking_conflict` (409): the booking overlaps another booking of the calendar
-	// - `activation_conflict` (409): the activation was completed already, with another externalUserId
+	// - `activation_conflict` (409): the activation was completed already, with another `externalUserId`
 	// - `activation_expired` (400): the activation token has expired
 	// - `subscription_active` (409): a billing subscription of the person is still active: cancel it first (erasure)
 	// - `conflict` (409): the request contradicts the current state (any other conflict)
-	// - `unavailable` (503): the service cannot answer just now (its database is out of reach, or a saved change is not readable yet); retry after Retry-After seconds, with the same Idempotency-Key
+	// - `unavailable` (503): the service cannot answer just now (its database is out of reach, or a saved change is not readable yet); retry after `Retry-After` seconds, with the same Idempotency-Key
 	// - `internal` (500): a bug of the service; the message leaks nothing
 	Code ErrorCode `json:"code"`
 
@@ -1058,22 +1058,22 @@ type Error struct {
 // ErrorCode The stable, machine-readable kind of an error: switch on it, not on the message (which
 // may change). Each code comes with one status:
 // - `invalid_json` (400): the body is missing, not a JSON object, or not JSON
-// - `invalid_request` (400): a field's value or type, a query parameter or a header is not accepted; param names the field when one is at fault
+// - `invalid_request` (400): a field's value or type, a query parameter or a header is not accepted; `param` names the field when one is at fault
 // - `unauthenticated` (401): the API key (or operator token) is missing, invalid or revoked
 // - `insufficient_scope` (403): the API key lacks the scope the endpoint requires
 // - `forbidden` (403): the resource belongs to another account
 // - `not_found` (404): no such resource, or no such path
-// - `method_not_allowed` (405): the path exists but not with this method (Allow lists those it takes)
+// - `method_not_allowed` (405): the path exists but not with this method (`Allow` lists those it takes)
 // - `body_too_large` (413): the body is over 256 KB
-// - `rate_limited` (429): a rate limit is reached; retry after Retry-After seconds
+// - `rate_limited` (429): a rate limit is reached; retry after `Retry-After` seconds
 // - `idempotency_key_reused` (409): the Idempotency-Key was used for another request (another method, path or body)
 // - `idempotency_key_in_progress` (409): the request of this Idempotency-Key is still being performed; retry it in a moment
 // - `booking_conflict` (409): the booking overlaps another booking of the calendar
-// - `activation_conflict` (409): the activation was completed already, with another externalUserId
+// - `activation_conflict` (409): the activation was completed already, with another `externalUserId`
 // - `activation_expired` (400): the activation token has expired
 // - `subscription_active` (409): a billing subscription of the person is still active: cancel it first (erasure)
 // - `conflict` (409): the request contradicts the current state (any other conflict)
-// - `unavailable` (503): the service cannot answer just now (its database is out of reach, or a saved change is not readable yet); retry after Retry-After seconds, with the same Idempotency-Key
+// - `unavailable` (503): the service cannot answer just now (its database is out of reach, or a saved change is not readable yet); retry after `Retry-After` seconds, with the same Idempotency-Key
 // - `internal` (500): a bug of the service; the message leaks nothing
 type ErrorCode string
 

@@ -40,22 +40,22 @@ type ErrorCodeInfo struct {
 // ErrorCodes is every code either API answers with, in the order the documents list them.
 var ErrorCodes = []ErrorCodeInfo{
 	{CodeInvalidJSON, http.StatusBadRequest, "the body is missing, not a JSON object, or not JSON"},
-	{CodeInvalidRequest, http.StatusBadRequest, "a field's value or type, a query parameter or a header is not accepted; param names the field when one is at fault"},
+	{CodeInvalidRequest, http.StatusBadRequest, "a field's value or type, a query parameter or a header is not accepted; `param` names the field when one is at fault"},
 	{CodeUnauthenticated, http.StatusUnauthorized, "the API key (or operator token) is missing, invalid or revoked"},
 	{CodeInsufficientScope, http.StatusForbidden, "the API key lacks the scope the endpoint requires"},
 	{CodeForbidden, http.StatusForbidden, "the resource belongs to another account"},
 	{CodeNotFound, http.StatusNotFound, "no such resource, or no such path"},
-	{CodeMethodNotAllowed, http.StatusMethodNotAllowed, "the path exists but not with this method (Allow lists those it takes)"},
+	{CodeMethodNotAllowed, http.StatusMethodNotAllowed, "the path exists but not with this method (`Allow` lists those it takes)"},
 	{CodeBodyTooLarge, http.StatusRequestEntityTooLarge, "the body is over 256 KB"},
-	{CodeRateLimited, http.StatusTooManyRequests, "a rate limit is reached; retry after Retry-After seconds"},
+	{CodeRateLimited, http.StatusTooManyRequests, "a rate limit is reached; retry after `Retry-After` seconds"},
 	{CodeIdempotencyKeyReused, http.StatusConflict, "the Idempotency-Key was used for another request (another method, path or body)"},
 	{CodeIdempotencyKeyInProgress, http.StatusConflict, "the request of this Idempotency-Key is still being performed; retry it in a moment"},
 	{CodeBookingConflict, http.StatusConflict, "the booking overlaps another booking of the calendar"},
-	{CodeActivationConflict, http.StatusConflict, "the activation was completed already, with another externalUserId"},
+	{CodeActivationConflict, http.StatusConflict, "the activation was completed already, with another `externalUserId`"},
 	{CodeActivationExpired, http.StatusBadRequest, "the activation token has expired"},
 	{CodeSubscriptionActive, http.StatusConflict, "a billing subscription of the person is still active: cancel it first (erasure)"},
 	{CodeConflict, http.StatusConflict, "the request contradicts the current state (any other conflict)"},
-	{CodeUnavailable, http.StatusServiceUnavailable, "the service cannot answer just now (its database is out of reach, or a saved change is not readable yet); retry after Retry-After seconds, with the same Idempotency-Key"},
+	{CodeUnavailable, http.StatusServiceUnavailable, "the service cannot answer just now (its database is out of reach, or a saved change is not readable yet); retry after `Retry-After` seconds, with the same Idempotency-Key"},
 	{CodeInternal, http.StatusInternalServerError, "a bug of the service; the message leaks nothing"},
 }
 
