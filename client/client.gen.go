@@ -1051,7 +1051,7 @@ type Error struct {
 	// Error A short message for a person, naming the field at fault; it may change.
 	Error string `json:"error"`
 
-	// Param The JSON path of the one field at fault, as sent (`email`, `tagIds[3]`, `values.fld_x`, `pricingTiers[0].amount`), or the query parameter's name (`limit`, `cursor`); absent when no single field is at fault.
+	// Param The JSON path of the one field at fault, as sent (`email`, `tagNames[1]`, `values.fld_x`, `pricingTiers[0].amount`), or the query parameter's name (`limit`, `cursor`); absent when no single field is at fault.
 	Param *string `json:"param,omitempty"`
 }
 
