@@ -6,6 +6,7 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 
@@ -29,8 +30,10 @@ func generate() error {
 		if err != nil {
 			return fmt.Errorf("%s.yaml: %w", name, err)
 		}
-		if err := os.WriteFile(name+".yaml", source, 0o644); err != nil {
-			return err
+		if !bytes.Equal(source, written) {
+			if err := os.WriteFile(name+".yaml", source, 0o644); err != nil {
+				return err
+			}
 		}
 		out, err := render.JSON(source)
 		if err != nil {
