@@ -155,7 +155,7 @@ func (c *Catalogue) Canonical(names []string) ([]string, error) {
 	for _, n := range names {
 		e, ok := c.lookup(n)
 		if !ok {
-			return nil, domain.Invalid("events: unknown event type %q", n)
+			return nil, domain.InvalidField("events", "events: unknown event type %q", n)
 		}
 		if !seen[e.name] {
 			seen[e.name] = true

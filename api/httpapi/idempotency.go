@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/funnelhq/funnel/commands"
+	"github.com/funnelhq/funnel/domain"
 	"github.com/funnelhq/funnel/infra/idempotency"
 )
 
@@ -71,7 +72,7 @@ func Idempotent(store IdempotencyStore, scope func(*http.Request) string, next h
 		case idempotency.Replay:
 			writeKept(w, claim.Response, true)
 		case idempotency.Mismatch:
-			WriteError(w, http.StatusConflict, "this Idempotency-Key was used for another request (another method, path or body); use a new key for a new request")
+			WriteCodedError(w, domain.CodeIdempotencyKeyReused, "", "this Idempotency-Key was used for another request (another method, path or body); use a new key for a new request")
 		case idempotency.InProgress:
 			answerInProgress(w)
 		case idempotency.Unreadable:
@@ -198,15 +199,15 @@ func perform(w http.ResponseWriter, r *http.Request, store IdempotencyStore, cla
 // answerInProgress answers a retry that came while its request is still being performed.
 func answerInProgress(w http.ResponseWriter) {
 	w.Header().Set("Retry-After", "1")
-	WriteError(w, http.StatusConflict, "a request with this Idempotency-Key is still in progress; retry it in a moment")
+	WriteCodedError(w, domain.CodeIdempotencyKeyInProgress, "", "a request with this Idempotency-Key is still in progress; retry it in a moment")
 }
 
 // orphanedAnswer is kept for a key whose request was performed by an attempt that stopped (the
 // process ended) in the instant between its write and the keeping of its outcome.
 func orphanedAnswer() idempotency.Response {
 	var body bytes.Buffer
-	_ = json.NewEncoder(&body).Encode(Object{"error": "the request with this Idempotency-Key was performed, but the service stopped before it could answer: " +
-		"it is not performed again; read its outcome with a GET"})
+	_ = json.NewEncoder(&body).Encode(errorBody(domain.CodeConflict, "", "the request with this Idempotency-Key was performed, but the service stopped before it could answer: "+
+		"it is not performed again; read its outcome with a GET"))
 	return idempotency.Response{Status: http.StatusConflict, ContentType: jsonContentType, Body: body.Bytes()}
 }
 

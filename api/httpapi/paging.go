@@ -112,7 +112,7 @@ func pageOf(w http.ResponseWriter, r *http.Request) (paging.Page, bool) {
 	}
 	page, err := paging.Parse(limit[0], given, q.Get("cursor"))
 	if err != nil {
-		WriteError(w, http.StatusBadRequest, err.Error())
+		WriteFieldError(w, "limit", err.Error())
 		return page, false
 	}
 	return page, true

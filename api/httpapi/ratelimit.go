@@ -10,6 +10,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/funnelhq/funnel/domain"
 	"github.com/funnelhq/funnel/infra/ratelimit"
 )
 
@@ -121,7 +122,8 @@ func (l *RateLimits) Admit(w http.ResponseWriter, r *http.Request, counts ...rat
 		setRateLimitHeaders(w, refusing)
 		retry := wholeSeconds(refusing.Reset)
 		w.Header().Set("Retry-After", strconv.Itoa(retry))
-		writeBody(w, http.StatusTooManyRequests, Object{"error": "rate limit exceeded: " + refusing.Rule.Description, "retryAfterSeconds": retry})
+		writeBody(w, http.StatusTooManyRequests, Object{"error": "rate limit exceeded: " + refusing.Rule.Description,
+			"code": domain.CodeRateLimited, "retryAfterSeconds": retry})
 		return false
 	}
 	lr.slots = append(lr.slots, d.Slot)

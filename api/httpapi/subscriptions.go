@@ -92,13 +92,13 @@ func (s Subscriptions) Create(w http.ResponseWriter, r *http.Request, how NewWeb
 		switch kind = *req.Kind; kind {
 		case domain.WebhookKindCustom, domain.WebhookKindZapier, domain.WebhookKindMake:
 		default:
-			WriteError(w, http.StatusBadRequest, "kind must be custom, zapier or make")
+			WriteFieldError(w, "kind", "kind must be custom, zapier or make")
 			return
 		}
 	}
 	spec, msg := req.spec(kind)
 	if msg != "" {
-		WriteError(w, http.StatusBadRequest, msg)
+		WriteFieldError(w, "url", msg)
 		return
 	}
 	res, err := s.Commands.CreateWebhookSubscription.Handle(r.Context(), commands.CreateWebhookSubscription{Meta: how.Meta, Spec: spec})

@@ -30,7 +30,7 @@ func (s *Server) upsertContact(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if req.Email == nil {
-		httpapi.WriteError(w, http.StatusBadRequest, "email is required")
+		httpapi.WriteFieldError(w, "email", "email is required")
 		return
 	}
 	p := principalOf(r.Context())

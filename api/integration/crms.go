@@ -46,7 +46,7 @@ func (s *Server) createLead(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if req.ContactEmail == nil {
-		httpapi.WriteError(w, http.StatusBadRequest, "contactEmail is required")
+		httpapi.WriteFieldError(w, "contactEmail", "contactEmail is required")
 		return
 	}
 	res, err := s.deps.Commands.CreateLead.Handle(r.Context(), commands.CreateLead{

@@ -42,12 +42,12 @@ func (s *Server) bookEvent(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if req.StartTime == nil {
-		httpapi.WriteError(w, http.StatusBadRequest, "startTime is required")
+		httpapi.WriteFieldError(w, "startTime", "startTime is required")
 		return
 	}
 	start, err := time.Parse(time.RFC3339, *req.StartTime)
 	if err != nil {
-		httpapi.WriteError(w, http.StatusBadRequest, "startTime must be an RFC 3339 timestamp, such as 2030-01-31T09:30:00Z")
+		httpapi.WriteFieldError(w, "startTime", "startTime must be an RFC 3339 timestamp, such as 2030-01-31T09:30:00Z")
 		return
 	}
 	res, err := s.deps.Commands.BookEvent.Handle(r.Context(), commands.BookEvent{

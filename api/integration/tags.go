@@ -42,7 +42,7 @@ func (s *Server) tagContactByEmail(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if req.Email == nil {
-		httpapi.WriteError(w, http.StatusBadRequest, "email is required")
+		httpapi.WriteFieldError(w, "email", "email is required")
 		return
 	}
 	s.changeTags(w, r, commands.ChangeContactTags{Email: *req.Email, FirstName: req.FirstName}, req)

@@ -49,6 +49,13 @@ func TestDocumentsAreValidOpenAPI31(t *testing.T) {
 // again would change nothing.
 func TestGeneratedFilesAreUpToDate(t *testing.T) {
 	for _, d := range documents {
+		withCodes, err := render.WithErrorCodes(read(t, d.source))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(withCodes, read(t, d.source)) {
+			t.Errorf("the ErrorCode schema of %s is not domain.ErrorCodes: run `make generate`", d.source)
+		}
 		want, err := render.JSON(read(t, d.source))
 		if err != nil {
 			t.Fatal(err)

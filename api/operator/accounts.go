@@ -24,7 +24,7 @@ func (s *Server) createAccount(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if req.Name == nil {
-		httpapi.WriteError(w, http.StatusBadRequest, "name is required")
+		httpapi.WriteFieldError(w, "name", "name is required")
 		return
 	}
 	res, err := s.deps.Commands.CreateAccount.Handle(r.Context(), commands.CreateAccount{RequestID: httpapi.RequestID(r.Context()), Name: *req.Name})

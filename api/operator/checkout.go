@@ -25,7 +25,7 @@ func (s *Server) purchase(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if req.PricingTierId == "" {
-		httpapi.WriteError(w, http.StatusBadRequest, "pricingTierId is required")
+		httpapi.WriteFieldError(w, "pricingTierId", "pricingTierId is required")
 		return
 	}
 	res, err := s.deps.Commands.Purchase.Handle(r.Context(), commands.Purchase{
@@ -159,7 +159,7 @@ func refundAmount(w http.ResponseWriter, raw json.RawMessage) (*int64, bool) {
 	}
 	var amount *int64
 	if err := json.Unmarshal(raw, &amount); err != nil || amount == nil {
-		httpapi.WriteError(w, http.StatusBadRequest, "amountCents must be a positive integer in minor units, or left out to refund all that remains")
+		httpapi.WriteFieldError(w, "amountCents", "amountCents must be a positive integer in minor units, or left out to refund all that remains")
 		return nil, false
 	}
 	return amount, true
@@ -177,7 +177,7 @@ func (s *Server) cancelSubscription(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if req.AtPeriodEnd == nil {
-		httpapi.WriteError(w, http.StatusBadRequest, "atPeriodEnd is required: true or false")
+		httpapi.WriteFieldError(w, "atPeriodEnd", "atPeriodEnd is required: true or false")
 		return
 	}
 	id := mux.Vars(r)["subscriptionId"]

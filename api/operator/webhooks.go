@@ -33,7 +33,7 @@ func (s *Server) listWebhooks(w http.ResponseWriter, r *http.Request) {
 	account := accountOf(r)
 	kind := r.URL.Query().Get("kind")
 	if kind != "" && !slices.Contains(domain.WebhookKinds, kind) {
-		httpapi.WriteError(w, http.StatusBadRequest, "kind must be one of "+strings.Join(domain.WebhookKinds, ", "))
+		httpapi.WriteFieldError(w, "kind", "kind must be one of "+strings.Join(domain.WebhookKinds, ", "))
 		return
 	}
 	httpapi.WritePage(w, r, "webhooks", func(page paging.Page) ([]webhooks.Subscription, string, error) {
@@ -82,7 +82,7 @@ func (s *Server) listDeliveries(w http.ResponseWriter, r *http.Request) {
 	switch filter.Status {
 	case "", "pending", "succeeded", "failed":
 	default:
-		httpapi.WriteError(w, http.StatusBadRequest, "status must be pending, succeeded or failed")
+		httpapi.WriteFieldError(w, "status", "status must be pending, succeeded or failed")
 		return
 	}
 	httpapi.WritePage(w, r, "deliveries", func(page paging.Page) ([]webhooks.Delivery, string, error) {

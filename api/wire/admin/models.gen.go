@@ -91,6 +91,72 @@ func (e DeliveryStatus) Valid() bool {
 	}
 }
 
+// Defines values for ErrorCode.
+const (
+	ErrorCodeActivationConflict       ErrorCode = "activation_conflict"
+	ErrorCodeActivationExpired        ErrorCode = "activation_expired"
+	ErrorCodeBodyTooLarge             ErrorCode = "body_too_large"
+	ErrorCodeBookingConflict          ErrorCode = "booking_conflict"
+	ErrorCodeConflict                 ErrorCode = "conflict"
+	ErrorCodeForbidden                ErrorCode = "forbidden"
+	ErrorCodeIdempotencyKeyInProgress ErrorCode = "idempotency_key_in_progress"
+	ErrorCodeIdempotencyKeyReused     ErrorCode = "idempotency_key_reused"
+	ErrorCodeInsufficientScope        ErrorCode = "insufficient_scope"
+	ErrorCodeInternal                 ErrorCode = "internal"
+	ErrorCodeInvalidJson              ErrorCode = "invalid_json"
+	ErrorCodeInvalidRequest           ErrorCode = "invalid_request"
+	ErrorCodeMethodNotAllowed         ErrorCode = "method_not_allowed"
+	ErrorCodeNotFound                 ErrorCode = "not_found"
+	ErrorCodeRateLimited              ErrorCode = "rate_limited"
+	ErrorCodeSubscriptionActive       ErrorCode = "subscription_active"
+	ErrorCodeUnauthenticated          ErrorCode = "unauthenticated"
+	ErrorCodeUnavailable              ErrorCode = "unavailable"
+)
+
+// Valid indicates whether the value is a known member of the ErrorCode enum.
+func (e ErrorCode) Valid() bool {
+	switch e {
+	case ErrorCodeActivationConflict:
+		return true
+	case ErrorCodeActivationExpired:
+		return true
+	case ErrorCodeBodyTooLarge:
+		return true
+	case ErrorCodeBookingConflict:
+		return true
+	case ErrorCodeConflict:
+		return true
+	case ErrorCodeForbidden:
+		return true
+	case ErrorCodeIdempotencyKeyInProgress:
+		return true
+	case ErrorCodeIdempotencyKeyReused:
+		return true
+	case ErrorCodeInsufficientScope:
+		return true
+	case ErrorCodeInternal:
+		return true
+	case ErrorCodeInvalidJson:
+		return true
+	case ErrorCodeInvalidRequest:
+		return true
+	case ErrorCodeMethodNotAllowed:
+		return true
+	case ErrorCodeNotFound:
+		return true
+	case ErrorCodeRateLimited:
+		return true
+	case ErrorCodeSubscriptionActive:
+		return true
+	case ErrorCodeUnauthenticated:
+		return true
+	case ErrorCodeUnavailable:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for EventName.
 const (
 	EventNameCheckoutPurchased                   EventName = "checkout.purchased"
@@ -781,9 +847,56 @@ type DeliveryStatus string
 
 // Error Every error answer.
 type Error struct {
-	// Error A short message naming the field at fault.
+	// Code The stable, machine-readable kind of an error: switch on it, not on the message (which
+	// may change). Each code comes with one status:
+	// - `invalid_json` (400): the body is missing, not a JSON object, or not JSON
+	// - `invalid_request` (400): a field's value or type, a query parameter or a header is not accepted; `param` names the field when one is at fault
+	// - `unauthenticated` (401): the API key (or operator token) is missing, invalid or revoked
+	// - `insufficient_scope` (403): the API key lacks the scope the endpoint requires
+	// - `forbidden` (403): the resource belongs to another account
+	// - `not_found` (404): no such resource, or no such path
+	// - `method_not_allowed` (405): the path exists but not with this method (`Allow` lists those it takes)
+	// - `body_too_large` (413): the body is over 256 KB
+	// - `rate_limited` (429): a rate limit is reached; retry after `Retry-After` seconds
+	// - `idempotency_key_reused` (409): the Idempotency-Key was used for another request (another method, path or body)
+	// - `idempotency_key_in_progress` (409): the request of this Idempotency-Key is still being performed; retry it in a moment
+	// - `booking_conflict` (409): the booking overlaps another booking of the calendar
+	// - `activation_conflict` (409): the activation was completed already, with another `externalUserId`
+	// - `activation_expired` (400): the activation token has expired
+	// - `subscription_active` (409): a billing subscription of the person is still active: cancel it first (erasure)
+	// - `conflict` (409): the request contradicts the current state (any other conflict)
+	// - `unavailable` (503): the service cannot answer just now (its database is out of reach, or a saved change is not readable yet); retry after `Retry-After` seconds, with the same Idempotency-Key
+	// - `internal` (500): a bug of the service; the message leaks nothing
+	Code ErrorCode `json:"code"`
+
+	// Error A short message for a person, naming the field at fault; it may change.
 	Error string `json:"error"`
+
+	// Param The JSON path of the one field at fault, as sent (`email`, `tagNames[1]`, `values.fld_x`, `pricingTiers[0].amount`), or the query parameter's name (`limit`, `cursor`); absent when no single field is at fault.
+	Param *string `json:"param,omitempty"`
 }
+
+// ErrorCode The stable, machine-readable kind of an error: switch on it, not on the message (which
+// may change). Each code comes with one status:
+// - `invalid_json` (400): the body is missing, not a JSON object, or not JSON
+// - `invalid_request` (400): a field's value or type, a query parameter or a header is not accepted; `param` names the field when one is at fault
+// - `unauthenticated` (401): the API key (or operator token) is missing, invalid or revoked
+// - `insufficient_scope` (403): the API key lacks the scope the endpoint requires
+// - `forbidden` (403): the resource belongs to another account
+// - `not_found` (404): no such resource, or no such path
+// - `method_not_allowed` (405): the path exists but not with this method (`Allow` lists those it takes)
+// - `body_too_large` (413): the body is over 256 KB
+// - `rate_limited` (429): a rate limit is reached; retry after `Retry-After` seconds
+// - `idempotency_key_reused` (409): the Idempotency-Key was used for another request (another method, path or body)
+// - `idempotency_key_in_progress` (409): the request of this Idempotency-Key is still being performed; retry it in a moment
+// - `booking_conflict` (409): the booking overlaps another booking of the calendar
+// - `activation_conflict` (409): the activation was completed already, with another `externalUserId`
+// - `activation_expired` (400): the activation token has expired
+// - `subscription_active` (409): a billing subscription of the person is still active: cancel it first (erasure)
+// - `conflict` (409): the request contradicts the current state (any other conflict)
+// - `unavailable` (503): the service cannot answer just now (its database is out of reach, or a saved change is not readable yet); retry after `Retry-After` seconds, with the same Idempotency-Key
+// - `internal` (500): a bug of the service; the message leaks nothing
+type ErrorCode string
 
 // EventMetadata defines model for EventMetadata.
 type EventMetadata struct {

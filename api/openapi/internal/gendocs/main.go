@@ -1,10 +1,12 @@
 // Command gendocs writes what the service serves from the hand-written OpenAPI documents of
-// api/openapi: integration.json and operator.json from their YAML, and llms-full.txt from
-// integration.yaml and the prose of llms-full.txt.tmpl. `make generate` runs it (through the
+// api/openapi: first the ErrorCode schema of each YAML source from domain.ErrorCodes (the one
+// list of error codes), then integration.json and operator.json from their YAML, and
+// llms-full.txt from integration.yaml and the prose of llms-full.txt.tmpl. `make generate` runs it (through the
 // go:generate line of api/openapi/openapi.go) in api/openapi.
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 
@@ -20,9 +22,18 @@ func main() {
 
 func generate() error {
 	for _, name := range []string{"integration", "operator"} {
-		source, err := os.ReadFile(name + ".yaml")
+		written, err := os.ReadFile(name + ".yaml")
 		if err != nil {
 			return err
+		}
+		source, err := render.WithErrorCodes(written)
+		if err != nil {
+			return fmt.Errorf("%s.yaml: %w", name, err)
+		}
+		if !bytes.Equal(source, written) {
+			if err := os.WriteFile(name+".yaml", source, 0o644); err != nil {
+				return err
+			}
 		}
 		out, err := render.JSON(source)
 		if err != nil {
