@@ -8,7 +8,6 @@ import (
 	"errors"
 
 	"github.com/oapi-codegen/runtime"
-	openapi_types "github.com/oapi-codegen/runtime/types"
 )
 
 // Defines values for ActivationStatus.
@@ -957,7 +956,7 @@ type Error struct {
 }
 
 // EventId The event's id, the same for every subscription and every retry.
-type EventId = openapi_types.UUID
+type EventId = string
 
 // EventName An outbound event type.
 type EventName string
