@@ -49,8 +49,7 @@ type outbound struct {
 
 // holdsSecret tells whether the payload carries a secret, so that its body is stored sealed.
 func (o outbound) holdsSecret() bool {
-	c, ok := o.envelope.Data.(secretCarrier)
-	return ok && c.holdsSecret()
+	return o.event.holdsSecret != nil && o.envelope.Data != nil && o.event.holdsSecret(o.envelope.Data)
 }
 
 // wantedBy tells whether a subscription to events with filters receives it.
