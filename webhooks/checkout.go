@@ -2,6 +2,7 @@ package webhooks
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/funnelhq/funnel/api/wire"
 	"github.com/funnelhq/funnel/domain"
@@ -120,4 +121,60 @@ func saleResources(s domain.Sale, subscriptionID string) resources {
 		r.bumpIDs = append(r.bumpIDs, b.ID)
 	}
 	return r
+}
+
+// The sample builders make realistic made-up payloads of the same generated types as real
+// deliveries, beside their mappers (events.go pairs each with its event's mappers).
+
+func purchasedSample(now time.Time) wire.CheckoutPaymentData {
+	p := samplePayment(false, "succeeded")
+	p.Activation = &wire.CheckoutActivation{Token: sampleToken, Url: "https://app.example.com/signup?token=" + sampleToken, ExpiresAt: wire.At(now.Add(7 * 24 * time.Hour))}
+	return p
+}
+
+func rebilledSample(time.Time) wire.CheckoutPaymentData { return samplePayment(true, "succeeded") }
+
+func refundedSample(now time.Time) wire.CheckoutRefundedData {
+	p := samplePayment(false, "refunded")
+	return wire.CheckoutRefundedData{
+		IsRebill: p.IsRebill, Product: p.Product, Transaction: p.Transaction, Pricing: p.Pricing, Customer: p.Customer, Contact: p.Contact,
+		Refund: wire.CheckoutRefund{AmountCents: 4900, FullyRefunded: true, RefundedAt: wire.At(now)},
+	}
+}
+
+func cancelScheduledSample(now time.Time) wire.CheckoutSubscriptionCancelScheduledData {
+	p := samplePayment(false, "succeeded")
+	return wire.CheckoutSubscriptionCancelScheduledData{
+		IsRebill: p.IsRebill, Product: p.Product, Transaction: p.Transaction, Pricing: p.Pricing, Customer: p.Customer, Contact: p.Contact,
+		Subscription: wire.ScheduledCancellation{
+			Id: "sub_sample", Status: "active", Processor: "stripe", CancelAtPeriodEnd: true,
+			CurrentPeriodEnd: wire.At(now.Add(20 * 24 * time.Hour)), ScheduledAt: wire.At(now),
+		},
+	}
+}
+
+func subscriptionCancelledSample(now time.Time) wire.CheckoutSubscriptionCancelledData {
+	p := samplePayment(false, "succeeded")
+	return wire.CheckoutSubscriptionCancelledData{
+		IsRebill: p.IsRebill, Product: p.Product, Transaction: p.Transaction, Pricing: p.Pricing, Customer: p.Customer, Contact: p.Contact,
+		Subscription: wire.EndedSubscription{Id: "sub_sample", Status: "cancelled", Processor: "stripe", CancelledAt: wire.At(now)},
+	}
+}
+
+var sampleContact = wire.ContactSummary{ContactId: "ct_sample", Email: "ada@example.com", FirstName: "Ada", LastName: "Lovelace"}
+
+// sampleToken looks like an activation token (43 base64url characters) and is none.
+const sampleToken = "c2FtcGxlLWFjdGl2YXRpb24tdG9rZW4tbm90LXJlYWw"
+
+// samplePayment is a monthly plan paid with Stripe, without bumps.
+func samplePayment(isRebill bool, status string) wire.CheckoutPaymentData {
+	return wire.CheckoutPaymentData{
+		IsRebill: isRebill,
+		Product:  wire.CheckoutProduct{Id: "prod_sample", Name: "Pro Plan", InternalName: "pro-monthly"},
+		Transaction: wire.CheckoutTransaction{Id: "txn_sample", TxnId: "ch_3Psample", Amount: 4900, Currency: "USD",
+			Status: wire.TransactionStatus(status), Processor: "stripe", SubscriptionId: "sub_sample"},
+		Pricing:  wire.CheckoutPricing{TierIndex: 0, TierName: "Monthly", PricingTierId: "tier_sample", BumpIndices: []int{}, Bumps: []wire.Bump{}},
+		Customer: wire.CheckoutCustomer{Email: "ada@example.com", Name: "Ada Lovelace", ContactId: "ct_sample"},
+		Contact:  sampleContact,
+	}
 }

@@ -3,6 +3,7 @@ package webhooks
 import (
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/funnelhq/funnel/api/wire"
 	"github.com/funnelhq/funnel/domain"
@@ -10,7 +11,7 @@ import (
 
 // The mappers below make the payloads of form.submitted and scheduling.booked, the generated
 // wire types of integration.yaml's webhook schemas, from their domain events; events.go names
-// each as the source of its event, beside a sample builder (samples.go) of the same type.
+// each as the source of its event, beside its sample builder (below) of the same type.
 
 // formSubmittedData maps a submission. submissionData maps each answered field's label ("field
 // name") to its value; fields lists every field of the form, unanswered ones with a null value.
@@ -100,6 +101,44 @@ func answerOf[U any, P interface {
 		err = P(&u).UnmarshalJSON(b)
 	}
 	return u, err
+}
+
+// The sample builders make realistic made-up payloads of the same generated types as real
+// deliveries, beside their mappers (events.go pairs each with its event's mappers).
+
+func formSubmittedSample(now time.Time) wire.FormSubmittedData {
+	email, name := sampleAnswer[wire.SubmittedValue]("ada@example.com"), sampleAnswer[wire.SubmittedValue]("Ada Lovelace")
+	emailValue, nameValue := sampleAnswer[wire.SubmittedField_Value]("ada@example.com"), sampleAnswer[wire.SubmittedField_Value]("Ada Lovelace")
+	return wire.FormSubmittedData{
+		FormId: "form_sample", FormName: "Newsletter signup", SubmissionId: "fsub_sample", SubmittedAt: wire.At(now),
+		SubmissionData: map[string]wire.SubmittedValue{"Email": email, "Name": name},
+		Fields: []wire.SubmittedField{
+			{Id: "fld_email", Label: "Email", Type: "email", ContactField: optional(domain.ContactFieldEmail), Value: &emailValue},
+			{Id: "fld_name", Label: "Name", Type: "text", ContactField: optional(domain.ContactFieldFullName), Value: &nameValue},
+		},
+		Contact: wire.FormContact{ContactId: "ct_sample", Email: "ada@example.com", FirstName: "Ada", LastName: "Lovelace", Phone: "",
+			CustomFields: map[string]string{}, CustomFieldsLabeled: []wire.LabeledValue{}},
+	}
+}
+
+func bookedSample(now time.Time) wire.SchedulingBookedData {
+	email, name := sampleAnswer[wire.SubmittedValue]("ada@example.com"), sampleAnswer[wire.SubmittedValue]("Ada Lovelace")
+	return wire.SchedulingBookedData{
+		EventTypeId: "evt_sample", EventTypeName: "Discovery call", BookingId: "bkg_sample", When: wire.At(now.Add(48 * time.Hour)),
+		MeetingUrl: optional("https://meet.example.com/discovery"),
+		Attendee: wire.Attendee{ContactFields: map[string]wire.SubmittedValue{domain.ContactFieldEmail: email, domain.ContactFieldFullName: name},
+			Answers: map[string]wire.SubmittedValue{"q_email": email, "q_name": name}},
+		Contact: sampleContact,
+	}
+}
+
+// sampleAnswer is a made-up answer as the union type U; a string always encodes.
+func sampleAnswer[U any, P interface {
+	*U
+	json.Unmarshaler
+}](s string) U {
+	u, _ := answerOf[U, P](s)
+	return u
 }
 
 // optional shows a string that is not set as null rather than "".
