@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/funnelhq/funnel/api/wire"
 	"github.com/funnelhq/funnel/commands"
 	"github.com/funnelhq/funnel/domain"
 	"github.com/funnelhq/funnel/webhooks"
@@ -33,6 +34,9 @@ type NewWebhookSubscription struct {
 	KindFromBody bool
 	Member       string // the member of the answer that holds the subscription
 	View         func(webhooks.Subscription) Object
+	// Created, when set, is the whole answer instead (a generated wire type), made from the
+	// subscription and its secret; Member and View are then unused.
+	Created func(sub webhooks.Subscription, secret string) any
 }
 
 // subscriptionRequest is the body of a subscription: the URL under any of the names
@@ -111,6 +115,10 @@ func (s Subscriptions) Create(w http.ResponseWriter, r *http.Request, how NewWeb
 		Fail(w, r, err)
 		return
 	}
+	if how.Created != nil {
+		Answer(w, http.StatusCreated, how.Created(sub, res.Secret))
+		return
+	}
 	v := how.View(sub)
 	v["secret"] = res.Secret
 	WriteJSON(w, http.StatusCreated, Object{how.Member: v})
@@ -126,5 +134,5 @@ func (s Subscriptions) Delete(w http.ResponseWriter, r *http.Request, cmd comman
 	if !AwaitReadModels(w, r, s.ReadModels, pos) {
 		return
 	}
-	WriteJSON(w, http.StatusOK, nil)
+	Answer(w, http.StatusOK, wire.Success{Success: true})
 }
