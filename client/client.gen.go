@@ -562,7 +562,7 @@ type AnswerValue struct {
 type AnswerValue0 = string
 
 // AnswerValue1 defines model for AnswerValue.1.
-type AnswerValue1 = float32
+type AnswerValue1 = float64
 
 // AnswerValue2 defines model for AnswerValue.2.
 type AnswerValue2 = bool
@@ -956,7 +956,7 @@ type CustomFieldValue struct {
 type CustomFieldValue0 = string
 
 // CustomFieldValue1 defines model for CustomFieldValue.1.
-type CustomFieldValue1 = float32
+type CustomFieldValue1 = float64
 
 // CustomFieldValue2 defines model for CustomFieldValue.2.
 type CustomFieldValue2 = bool
@@ -1462,7 +1462,7 @@ type SubmittedField struct {
 type SubmittedFieldValue0 = string
 
 // SubmittedFieldValue1 defines model for SubmittedField.Value.1.
-type SubmittedFieldValue1 = float32
+type SubmittedFieldValue1 = float64
 
 // SubmittedFieldValue2 defines model for SubmittedField.Value.2.
 type SubmittedFieldValue2 = bool
@@ -1481,7 +1481,7 @@ type SubmittedValue struct {
 type SubmittedValue0 = string
 
 // SubmittedValue1 defines model for SubmittedValue.1.
-type SubmittedValue1 = float32
+type SubmittedValue1 = float64
 
 // SubmittedValue2 defines model for SubmittedValue.2.
 type SubmittedValue2 = bool

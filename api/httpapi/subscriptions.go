@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/funnelhq/funnel/api/wire"
 	"github.com/funnelhq/funnel/commands"
 	"github.com/funnelhq/funnel/domain"
 	"github.com/funnelhq/funnel/webhooks"
@@ -133,5 +134,5 @@ func (s Subscriptions) Delete(w http.ResponseWriter, r *http.Request, cmd comman
 	if !AwaitReadModels(w, r, s.ReadModels, pos) {
 		return
 	}
-	WriteJSON(w, http.StatusOK, nil)
+	Answer(w, http.StatusOK, wire.Success{Success: true})
 }

@@ -7,8 +7,9 @@ import (
 	"github.com/funnelhq/funnel/webhooks"
 )
 
-// The views below are resources both APIs show; the operator API adds members to some of them
-// (a tag's automations, a form's tags, a booking's answers, a webhook's kind and status).
+// The views below are the operator API's resources (the integration API answers the generated
+// wire types, api/integration/views.go); the operator API adds members to some of them (a tag's
+// automations, a form's tags, a booking's answers, a webhook's kind and status).
 
 // TagView is a tag: id, name, order and when it was created.
 func TagView(t projections.Tag) Object {
@@ -19,7 +20,7 @@ func TagView(t projections.Tag) Object {
 type CRMJSON struct {
 	ID        string         `json:"id"`
 	Name      string         `json:"name"`
-	Stages    []domain.Stage `json:"stages"` // id, name, order: as StageView
+	Stages    []domain.Stage `json:"stages"` // id, name, order
 	CreatedAt string         `json:"createdAt"`
 }
 
@@ -27,9 +28,6 @@ type CRMJSON struct {
 func CRMView(c projections.CRM) CRMJSON {
 	return CRMJSON{ID: c.ID, Name: c.Name, Stages: wire.List(c.Stages), CreatedAt: wire.Time(c.CreatedAt)}
 }
-
-// StageView is a stage of a CRM pipeline: domain.Stage encodes as {id, name, order}.
-func StageView(s domain.Stage) domain.Stage { return s }
 
 // LeadJSON is a lead as both APIs show it, a struct (no map to encode) in the spec's order;
 // amount is in minor units of the account's currency.

@@ -1,7 +1,9 @@
 // Command gendocs writes what the service serves from the hand-written OpenAPI documents of
-// api/openapi: first the ErrorCode schema of each YAML source from domain.ErrorCodes (the one
-// list of error codes), then integration.json and operator.json from their YAML, and
-// llms-full.txt from integration.yaml and the prose of llms-full.txt.tmpl. `make generate` runs it (through the
+// api/openapi: first the parts of each YAML source that Go tables own (the ErrorCode schema from
+// domain.ErrorCodes, the one list of error codes; the event enums and the oneOf of webhook bodies
+// from the table of outbound events, webhooks.Events), then integration.json and operator.json
+// from their YAML, and llms-full.txt from integration.yaml and the prose of llms-full.txt.tmpl.
+// `make generate` runs it (through the
 // go:generate line of api/openapi/openapi.go) in api/openapi.
 package main
 
@@ -11,6 +13,7 @@ import (
 	"os"
 
 	"github.com/funnelhq/funnel/api/openapi/internal/render"
+	"github.com/funnelhq/funnel/webhooks"
 )
 
 func main() {
@@ -21,12 +24,17 @@ func main() {
 }
 
 func generate() error {
+	events := render.Events{Names: webhooks.Events.Names(), Aliases: webhooks.Events.Aliases(), Schema: webhooks.Schema}
 	for _, name := range []string{"integration", "operator"} {
 		written, err := os.ReadFile(name + ".yaml")
 		if err != nil {
 			return err
 		}
-		source, err := render.WithErrorCodes(written)
+		coded, err := render.WithErrorCodes(written)
+		if err != nil {
+			return fmt.Errorf("%s.yaml: %w", name, err)
+		}
+		source, err := render.WithEvents(coded, events)
 		if err != nil {
 			return fmt.Errorf("%s.yaml: %w", name, err)
 		}
