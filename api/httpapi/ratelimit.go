@@ -11,6 +11,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/funnelhq/funnel/api/httpapi/limits"
+	"github.com/funnelhq/funnel/api/wire"
 	"github.com/funnelhq/funnel/domain"
 )
 
@@ -114,8 +115,8 @@ func (l *RateLimits) Admit(w http.ResponseWriter, r *http.Request, counts ...lim
 		setRateLimitHeaders(w, refusing)
 		retry := wholeSeconds(refusing.Reset)
 		w.Header().Set("Retry-After", strconv.Itoa(retry))
-		writeBody(w, http.StatusTooManyRequests, Object{"error": "rate limit exceeded: " + refusing.Rule.Description,
-			"code": domain.CodeRateLimited, "retryAfterSeconds": retry})
+		writeBody(w, http.StatusTooManyRequests, wire.RateLimited{Error: "rate limit exceeded: " + refusing.Rule.Description,
+			Code: wire.ErrorCode(domain.CodeRateLimited), RetryAfterSeconds: retry})
 		return false
 	}
 	lr.slots = append(lr.slots, d.Slot)

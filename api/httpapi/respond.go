@@ -8,24 +8,13 @@ import (
 	"github.com/goccy/go-json"
 	"go.uber.org/zap"
 
+	"github.com/funnelhq/funnel/api/wire"
 	"github.com/funnelhq/funnel/commands"
 	"github.com/funnelhq/funnel/domain"
 	"github.com/funnelhq/funnel/projections"
 	"github.com/funnelhq/funnel/projections/paging"
 	"github.com/funnelhq/funnel/webhooks"
 )
-
-// Object is a JSON response body, or a member of one.
-type Object = map[string]any
-
-// WriteJSON writes a success body: {"success": true, ...members}.
-func WriteJSON(w http.ResponseWriter, status int, members Object) {
-	body := Object{"success": true}
-	for k, v := range members {
-		body[k] = v
-	}
-	writeBody(w, status, body)
-}
 
 // Answer writes a success body that is a generated wire type (api/wire), as it is.
 func Answer(w http.ResponseWriter, status int, body any) {
@@ -52,10 +41,10 @@ func WriteFieldError(w http.ResponseWriter, param, message string) {
 }
 
 // errorBody is the body of an error answer.
-func errorBody(code domain.ErrorCode, param, message string) Object {
-	body := Object{"error": message, "code": code}
+func errorBody(code domain.ErrorCode, param, message string) wire.Error {
+	body := wire.Error{Error: message, Code: wire.ErrorCode(code)}
 	if param != "" {
-		body["param"] = param
+		body.Param = &param
 	}
 	return body
 }

@@ -32,10 +32,8 @@ type NewWebhookSubscription struct {
 	// custom, zapier or make instead (the operator API).
 	Kind         string
 	KindFromBody bool
-	Member       string // the member of the answer that holds the subscription
-	View         func(webhooks.Subscription) Object
-	// Created, when set, is the whole answer instead (a generated wire type), made from the
-	// subscription and its secret; Member and View are then unused.
+	// Created is the answer (a generated wire type of the API), made from the subscription and
+	// its secret.
 	Created func(sub webhooks.Subscription, secret string) any
 }
 
@@ -115,13 +113,7 @@ func (s Subscriptions) Create(w http.ResponseWriter, r *http.Request, how NewWeb
 		Fail(w, r, err)
 		return
 	}
-	if how.Created != nil {
-		Answer(w, http.StatusCreated, how.Created(sub, res.Secret))
-		return
-	}
-	v := how.View(sub)
-	v["secret"] = res.Secret
-	WriteJSON(w, http.StatusCreated, Object{how.Member: v})
+	Answer(w, http.StatusCreated, how.Created(sub, res.Secret))
 }
 
 // Delete deletes a subscription and answers 200 once the read models show it gone.
