@@ -82,8 +82,10 @@ func (n *Node) ID() string { return n.id }
 // stops the work (Hold with nothing), deletes its leases, so that another worker takes each
 // within a second, and removes its heartbeat.
 func (n *Node) Run(ctx context.Context) error {
-	if err := n.beat(ctx); err != nil {
-		return err
+	if err := n.beat(ctx); err != nil && ctx.Err() == nil {
+		// The database may be away for a moment: the heartbeat and the leases are retried every
+		// second, and a process holds no work until they succeed.
+		n.cfg.Log.Warn("cluster: first heartbeat", zap.Error(err))
 	}
 	defer n.leave()
 	if n.db.Dialect != sqldb.Postgres {
@@ -156,7 +158,7 @@ func (n *Node) beat(ctx context.Context) error {
 // once renewals have failed for nearly a lease's lifetime: the balancer then stops that work.
 func (n *Node) renew(ctx context.Context) {
 	n.mu.Lock()
-	before := maps(n.owned)
+	before := copySet(n.owned)
 	n.mu.Unlock()
 	if len(before) == 0 {
 		n.mu.Lock()
@@ -210,7 +212,7 @@ func (n *Node) renew(ctx context.Context) {
 	}
 }
 
-func maps(m map[string]bool) map[string]bool {
+func copySet(m map[string]bool) map[string]bool {
 	out := make(map[string]bool, len(m))
 	for k, v := range m {
 		out[k] = v
@@ -258,7 +260,7 @@ func (n *Node) balance(ctx context.Context) error {
 	}
 	share := (len(n.cfg.Leased) + max(workers, 1) - 1) / max(workers, 1)
 	n.mu.Lock()
-	owned := maps(n.owned)
+	owned := copySet(n.owned)
 	n.mu.Unlock()
 
 	if len(owned) < share || n.anyExpiredLongAgo(ctx) {
@@ -274,7 +276,7 @@ func (n *Node) balance(ctx context.Context) error {
 			if len(owned) >= share && !(exists && l.expiredFor > expiredLongAgo) {
 				continue
 			}
-			took, err := n.take(ctx, name, exists)
+			took, err := n.take(ctx, name)
 			if err != nil {
 				return err
 			}
@@ -336,6 +338,9 @@ func (n *Node) setRunning(ctx context.Context, run []string) {
 		n.cfg.Observer.LeasesHeld(run)
 	}
 	n.cfg.Log.Info("cluster: runs", zap.Strings("leases", run))
+	if ctx.Err() == nil {
+		_ = n.beat(ctx) // the cluster view shows the change now, not at the next heartbeat
+	}
 }
 
 type leaseRow struct {
@@ -376,7 +381,7 @@ func (n *Node) anyExpiredLongAgo(ctx context.Context) bool {
 
 // take claims a lease that is free (no row) or expired, and tells whether this process got it:
 // another worker may have been quicker.
-func (n *Node) take(ctx context.Context, name string, exists bool) (bool, error) {
+func (n *Node) take(ctx context.Context, name string) (bool, error) {
 	now := nowMillis(n.db.Dialect)
 	res, err := n.db.Write.ExecContext(ctx, `INSERT INTO leases (name, holder, expires_at) VALUES ($1, $2, `+now+` + $3)
 		ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at WHERE leases.expires_at < `+now,

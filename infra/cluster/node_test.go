@@ -1,0 +1,119 @@
+package cluster_test
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/funnelhq/funnel/infra/cluster"
+	"github.com/funnelhq/funnel/infra/sqldb"
+	"github.com/funnelhq/funnel/infra/sqldb/sqldbtest"
+)
+
+var work = []string{"accounts", "tags", "forms", "webhooks", "timers"}
+
+// member is one node and what its Hold was told last.
+type member struct {
+	node   *cluster.Node
+	mu     sync.Mutex
+	held   []string
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+func (m *member) running() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Clone(m.held)
+}
+
+func join(t *testing.T, db *sqldb.DB, role cluster.Role) *member {
+	t.Helper()
+	m := &member{done: make(chan struct{})}
+	m.node = cluster.New(db, cluster.Config{Role: role, Leased: work, Always: []string{"dispatcher"},
+		Hold: func(_ context.Context, held []string) {
+			m.mu.Lock()
+			m.held = slices.Clone(held)
+			m.mu.Unlock()
+		}})
+	ctx, cancel := context.WithCancel(context.Background())
+	m.cancel = cancel
+	go func() { defer close(m.done); _ = m.node.Run(ctx) }()
+	t.Cleanup(m.stop)
+	return m
+}
+
+func (m *member) stop() {
+	m.cancel()
+	<-m.done
+}
+
+func waitFor(t *testing.T, within time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("not within %s: %s", within, what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// On PostgreSQL the leases spread over the workers, each held once, none by an api process; a
+// worker that stops hands its leases over at once; the cluster view lists what each runs.
+func TestLeasesSpreadAndMoveWhenAWorkerLeaves(t *testing.T) {
+	db := sqldbtest.Open(t, sqldb.Postgres)
+	a, b, api := join(t, db, cluster.RoleWorker), join(t, db, cluster.RoleWorker), join(t, db, cluster.RoleAPI)
+	spread := func() bool {
+		ha, hb := a.running(), b.running()
+		all := append(slices.Clone(ha), hb...)
+		slices.Sort(all)
+		want := slices.Sorted(slices.Values(work))
+		return len(ha) > 0 && len(hb) > 0 && slices.Equal(all, want)
+	}
+	waitFor(t, 10*time.Second, "the work spread over both workers, each lease once", spread)
+	if got := api.running(); len(got) != 0 {
+		t.Errorf("the api process runs %v", got)
+	}
+	processes, err := cluster.List(context.Background(), db)
+	if err != nil || len(processes) != 3 {
+		t.Fatalf("cluster view: %v, %+v", err, processes)
+	}
+	for _, p := range processes {
+		switch p.ID {
+		case a.node.ID(), b.node.ID():
+			if p.Role != cluster.RoleWorker || !slices.Contains(p.Runs, "dispatcher") || len(p.Runs) < 2 {
+				t.Errorf("worker %+v", p)
+			}
+		case api.node.ID():
+			if p.Role != cluster.RoleAPI || len(p.Runs) != 0 {
+				t.Errorf("api %+v", p)
+			}
+		}
+	}
+
+	stopped := time.Now()
+	a.stop()
+	if got := a.running(); len(got) != 0 {
+		t.Errorf("a stopped worker still runs %v", got)
+	}
+	waitFor(t, 3*time.Second, "the other worker runs everything", func() bool { return len(b.running()) == len(work) })
+	t.Logf("handed over in %s", time.Since(stopped).Round(time.Millisecond))
+	processes, err = cluster.List(context.Background(), db)
+	if err != nil || len(processes) != 2 {
+		t.Errorf("after a worker left, the view lists %d processes (%v)", len(processes), err)
+	}
+}
+
+// On SQLite the one process holds everything.
+func TestOneSQLiteProcessHoldsEverything(t *testing.T) {
+	db := sqldbtest.Open(t, sqldb.SQLite)
+	m := join(t, db, cluster.RoleAll)
+	waitFor(t, 5*time.Second, "the process runs everything", func() bool { return len(m.running()) == len(work) })
+	processes, err := cluster.List(context.Background(), db)
+	if err != nil || len(processes) != 1 || len(processes[0].Runs) != len(work)+1 {
+		t.Fatalf("cluster view: %v, %+v", err, processes)
+	}
+}
