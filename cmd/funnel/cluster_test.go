@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -31,8 +32,8 @@ import (
 //     of them, and each batch is applied once in the whole cluster (no projection finds a batch
 //     applied by another process, and each projection's batches are counted on one worker only);
 //   - kill -9 of the worker that runs the tags projection (what contacts' answers read), then of
-//     the one that runs the webhook projector: the other worker takes each over, measured, within
-//     10 s;
+//     the one that runs the webhook projector, then a worker that hangs (SIGSTOP): the other
+//     worker takes each over, measured, within 10 s;
 //   - a rolling restart of all four processes, one at a time (SIGTERM, exit 0, a new one), with
 //     the load going on: no 5xx at all;
 //   - at the end, every acknowledged write reads back the same through both API processes, every
@@ -74,16 +75,31 @@ func TestClusterDividesTheWork(t *testing.T) {
 
 	// kill -9 of the worker running the tags projection, then of the one running the webhook
 	// projector; a new worker replaces each.
+	// Then a worker hangs (SIGSTOP), holding the accounts projection: it loses it all the same,
+	// and once it wakes (SIGCONT) it finds its leases gone and runs nothing twice; it is then
+	// stopped and replaced.
 	workers := []*server{w1, w2}
-	for _, lease := range []string{"tags", "webhooks"} {
+	for _, phase := range []struct{ lease, how string }{{"tags", "kill -9"}, {"webhooks", "kill -9"}, {"accounts", "SIGSTOP"}} {
+		lease := phase.lease
 		victim := c.holderOf(lease, workers)
 		victimID := c.processID(victim)
-		victim.kill(t)
+		if phase.how == "kill -9" {
+			victim.kill(t)
+		} else if err := victim.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+			t.Fatal(err)
+		}
 		killed := time.Now()
 		took := c.waitTakenOver(lease, victimID, killed)
-		t.Logf("kill -9 of the worker running %s: taken over after %s", lease, took.Round(time.Millisecond))
+		t.Logf("%s of the worker running %s: taken over after %s", phase.how, lease, took.Round(time.Millisecond))
 		if took > 10*time.Second {
 			t.Errorf("%s taken over after %s, want within 10s", lease, took)
+		}
+		if phase.how == "SIGSTOP" {
+			if err := victim.cmd.Process.Signal(syscall.SIGCONT); err != nil {
+				t.Fatal(err)
+			}
+			c.waitSpread(workers...) // awake again: each lease on one worker, the woken one's share
+			victim.stop(t)
 		}
 		fresh := c.start("worker")
 		workers = append(slices.DeleteFunc(workers, func(s *server) bool { return s == victim }), fresh)
