@@ -174,7 +174,18 @@ func (p *Pipeline) Run(ctx context.Context) error {
 			if ctx.Err() != nil {
 				return nil
 			}
-			return err
+			if !p.shared {
+				return err
+			}
+			// Shared: what this process holds changes while it runs (a takeover), and a start
+			// that fails (the database away for a moment) is tried again rather than ending the
+			// process; its leases stay held, and the work goes on from the checkpoints.
+			p.logger.Error("pipeline: the relay stopped; starting it again", zap.Error(err))
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(time.Second):
+			}
 		case <-ctx.Done():
 			cancel()
 			<-done
@@ -185,7 +196,7 @@ func (p *Pipeline) Run(ctx context.Context) error {
 			p.setHeld(req.names)
 			close(req.done)
 			if err != nil && ctx.Err() == nil {
-				return err
+				p.logger.Error("pipeline: the relay stopped before a change of what this process holds", zap.Error(err))
 			}
 		}
 	}
@@ -195,15 +206,6 @@ func (p *Pipeline) Run(ctx context.Context) error {
 // it saves their checkpoints and hands them back to the tracker as run elsewhere.
 func (p *Pipeline) runHeld(ctx context.Context, held []*projector) error {
 	from := p.relayed.Load()
-	for _, pr := range held {
-		pos, err := pr.checkpoint(ctx)
-		if err != nil {
-			return err
-		}
-		p.tracker.hold(pr.projection.Name(), pos)
-		pr.active.Store(true)
-		from = min(from, pos)
-	}
 	defer func() {
 		p.saveAll(context.Background(), held)
 		for _, pr := range held {
@@ -213,6 +215,15 @@ func (p *Pipeline) runHeld(ctx context.Context, held []*projector) error {
 			}
 		}
 	}()
+	for _, pr := range held {
+		pos, err := pr.checkpoint(ctx)
+		if err != nil {
+			return err
+		}
+		p.tracker.hold(pr.projection.Name(), pos)
+		pr.active.Store(true)
+		from = min(from, pos)
+	}
 
 	if len(held) == 0 {
 		// No projection here (an api process, or a worker that holds none now): the relay
