@@ -122,7 +122,7 @@ func (n *Node) leave() {
 func (n *Node) beatUntil(ctx context.Context) {
 	t := time.NewTicker(renewEvery)
 	defer t.Stop()
-	for {
+	for beats := 1; ; beats++ {
 		select {
 		case <-ctx.Done():
 			return
@@ -131,9 +131,27 @@ func (n *Node) beatUntil(ctx context.Context) {
 		if err := n.beat(ctx); err != nil && ctx.Err() == nil {
 			n.cfg.Log.Warn("cluster: heartbeat", zap.Error(err))
 		}
+		if beats%forgetEvery == 0 {
+			n.forgetTheGone(ctx)
+		}
 		if n.db.Dialect == sqldb.Postgres {
 			n.renew(ctx)
 		}
+	}
+}
+
+// forgetEvery is how many heartbeats pass between two deletions of the rows of processes gone
+// for longer than forgetAfter (killed, so they never left): the table stays the size of the
+// cluster.
+const (
+	forgetEvery = 60
+	forgetAfter = time.Hour
+)
+
+func (n *Node) forgetTheGone(ctx context.Context) {
+	if _, err := n.db.Write.ExecContext(ctx, `DELETE FROM cluster_processes WHERE last_seen_at < `+nowMillis(n.db.Dialect)+` - $1`,
+		forgetAfter.Milliseconds()); err != nil && ctx.Err() == nil {
+		n.cfg.Log.Warn("cluster: forget processes gone long ago", zap.Error(err))
 	}
 }
 
