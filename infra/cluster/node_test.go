@@ -77,22 +77,29 @@ func TestLeasesSpreadAndMoveWhenAWorkerLeaves(t *testing.T) {
 	if got := api.running(); len(got) != 0 {
 		t.Errorf("the api process runs %v", got)
 	}
-	processes, err := cluster.List(context.Background(), db)
-	if err != nil || len(processes) != 3 {
-		t.Fatalf("cluster view: %v, %+v", err, processes)
-	}
-	for _, p := range processes {
-		switch p.ID {
-		case a.node.ID(), b.node.ID():
-			if p.Role != cluster.RoleWorker || !slices.Contains(p.Runs, "dispatcher") || len(p.Runs) < 2 {
-				t.Errorf("worker %+v", p)
-			}
-		case api.node.ID():
-			if p.Role != cluster.RoleAPI || len(p.Runs) != 0 {
-				t.Errorf("api %+v", p)
+	// The view shows what each runs once its Hold returned (a heartbeat follows every change).
+	var processes []cluster.Process
+	waitFor(t, 3*time.Second, "the cluster view lists the three processes and what each runs", func() bool {
+		var err error
+		if processes, err = cluster.List(context.Background(), db); err != nil || len(processes) != 3 {
+			return false
+		}
+		for _, p := range processes {
+			switch p.ID {
+			case a.node.ID(), b.node.ID():
+				if p.Role != cluster.RoleWorker || !slices.Contains(p.Runs, "dispatcher") || len(p.Runs) < 2 {
+					return false
+				}
+			case api.node.ID():
+				if p.Role != cluster.RoleAPI || len(p.Runs) != 0 {
+					t.Errorf("api %+v", p)
+				}
+			default:
+				t.Errorf("a process nobody started: %+v", p)
 			}
 		}
-	}
+		return true
+	})
 
 	stopped := time.Now()
 	a.stop()
@@ -101,7 +108,7 @@ func TestLeasesSpreadAndMoveWhenAWorkerLeaves(t *testing.T) {
 	}
 	waitFor(t, 3*time.Second, "the other worker runs everything", func() bool { return len(b.running()) == len(work) })
 	t.Logf("handed over in %s", time.Since(stopped).Round(time.Millisecond))
-	processes, err = cluster.List(context.Background(), db)
+	processes, err := cluster.List(context.Background(), db)
 	if err != nil || len(processes) != 2 {
 		t.Errorf("after a worker left, the view lists %d processes (%v)", len(processes), err)
 	}
@@ -112,8 +119,8 @@ func TestOneSQLiteProcessHoldsEverything(t *testing.T) {
 	db := sqldbtest.Open(t, sqldb.SQLite)
 	m := join(t, db, cluster.RoleAll)
 	waitFor(t, 5*time.Second, "the process runs everything", func() bool { return len(m.running()) == len(work) })
-	processes, err := cluster.List(context.Background(), db)
-	if err != nil || len(processes) != 1 || len(processes[0].Runs) != len(work)+1 {
-		t.Fatalf("cluster view: %v, %+v", err, processes)
-	}
+	waitFor(t, 3*time.Second, "the view shows it running everything and the dispatcher", func() bool {
+		processes, err := cluster.List(context.Background(), db)
+		return err == nil && len(processes) == 1 && len(processes[0].Runs) == len(work)+1
+	})
 }
