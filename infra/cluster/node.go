@@ -270,6 +270,20 @@ func (n *Node) balance(ctx context.Context) error {
 	if len(n.cfg.Leased) == 0 {
 		return nil
 	}
+	// Work whose lease was lost (taken over, or not renewed for too long) stops first, whatever
+	// the database answers next.
+	n.mu.Lock()
+	var keep []string
+	for _, name := range n.running {
+		if n.owned[name] {
+			keep = append(keep, name)
+		}
+	}
+	lost := len(keep) != len(n.running)
+	n.mu.Unlock()
+	if lost {
+		n.setRunning(ctx, keep)
+	}
 	now := nowMillis(n.db.Dialect)
 	var workers int
 	if err := n.db.Write.QueryRowContext(ctx, `SELECT COUNT(*) FROM cluster_processes WHERE role <> $1 AND last_seen_at > `+now+` - $2`,

@@ -124,3 +124,37 @@ func TestOneSQLiteProcessHoldsEverything(t *testing.T) {
 		return err == nil && len(processes) == 1 && len(processes[0].Runs) == len(work)+1
 	})
 }
+
+// A worker cut off from the database stops its work by itself, before its leases expire, and
+// another worker takes them over once they have.
+func TestAWorkerCutOffStopsItsWorkAndAnotherTakesItOver(t *testing.T) {
+	url := sqldbtest.URL(t, sqldb.Postgres)
+	open := func() *sqldb.DB {
+		db, err := sqldb.Open(context.Background(), url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		return db
+	}
+	shared := open()
+	if _, err := shared.Migrate(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	cutOff := open()
+	a := join(t, cutOff, cluster.RoleWorker)
+	waitFor(t, 5*time.Second, "the first worker runs everything", func() bool { return len(a.running()) == len(work) })
+	b := join(t, shared, cluster.RoleWorker)
+	waitFor(t, 5*time.Second, "the work spread", func() bool { return len(a.running()) > 0 && len(b.running()) > 0 })
+
+	cutOff.Close() // every statement of a now fails, as with a lost connection
+	cut := time.Now()
+	waitFor(t, 8*time.Second, "the cut-off worker stops its work", func() bool { return len(a.running()) == 0 })
+	stoppedAfter := time.Since(cut)
+	waitFor(t, 10*time.Second, "the other worker runs everything", func() bool { return len(b.running()) == len(work) })
+	tookAfter := time.Since(cut)
+	t.Logf("cut off: its work stopped after %s, taken over after %s", stoppedAfter.Round(time.Millisecond), tookAfter.Round(time.Millisecond))
+	if stoppedAfter >= tookAfter {
+		t.Errorf("the other worker took the work over (%s) before the cut-off one stopped it (%s)", tookAfter, stoppedAfter)
+	}
+}
