@@ -156,6 +156,9 @@ func Open(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 	return a, nil
 }
 
+// ProcessID is this process's id in the cluster view (GET /admin/v1/cluster).
+func (a *App) ProcessID() string { return a.node.ID() }
+
 // Commands are the command handlers (for the demo data and tests).
 func (a *App) Commands() commands.Handlers { return a.commands }
 
