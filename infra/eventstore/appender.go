@@ -24,6 +24,11 @@ type row struct {
 	contactID, subscriptionID    sql.NullString
 	idempotencyID                sql.NullString // on the first row of an append only (Metadata.IdempotencyID)
 	data, metadata               string
+	// plain is data with its personal values in place, for the inline projections and recent:
+	// data, as stored, has them sealed (personal_data.go).
+	plain string
+	// erases is the contact whose key the event destroys (domain.ErasingEvent), if any.
+	erases string
 	meta                         *domain.Metadata // metadata, decoded: for the inline projections
 	version, position            int64
 }
@@ -51,7 +56,7 @@ type appendRequest struct {
 // checked: the append goes through only if that stream is still at its expected version (the
 // decision read it and depends on it). An append with no events at all writes nothing.
 func (s *Store) Append(ctx context.Context, meta domain.Metadata, appends ...domain.StreamAppend) (int64, error) {
-	req, err := s.encode(meta, appends)
+	req, err := s.encode(ctx, meta, appends)
 	if err != nil {
 		return 0, err
 	}
@@ -82,7 +87,7 @@ func (s *Store) Append(ctx context.Context, meta domain.Metadata, appends ...dom
 
 // encode turns events into rows in the caller's goroutine, so that the single appender only
 // assigns versions and positions and talks to the database.
-func (s *Store) encode(meta domain.Metadata, appends []domain.StreamAppend) (*appendRequest, error) {
+func (s *Store) encode(ctx context.Context, meta domain.Metadata, appends []domain.StreamAppend) (*appendRequest, error) {
 	if meta.AccountID == "" {
 		return nil, fmt.Errorf("eventstore: append without an account")
 	}
@@ -107,9 +112,16 @@ func (s *Store) encode(meta domain.Metadata, appends []domain.StreamAppend) (*ap
 			if err != nil {
 				return nil, fmt.Errorf("eventstore: event id: %w", err)
 			}
+			stored, err := s.sealPersonal(ctx, meta.AccountID, id.String(), e, data)
+			if err != nil {
+				return nil, err
+			}
 			r := &row{
 				eventID: id.String(), streamID: a.StreamID, eventType: typ, schemaVersion: version,
-				occurredAt: now, accountID: meta.AccountID, data: string(data), metadata: string(metaJSON), meta: &meta,
+				occurredAt: now, accountID: meta.AccountID, data: string(stored), plain: string(data), metadata: string(metaJSON), meta: &meta,
+			}
+			if ee, ok := e.(domain.ErasingEvent); ok {
+				r.erases = ee.ErasedPerson()
 			}
 			// A contact's own events are found by their stream (readContactHistory): indexing
 			// them by contact too would write an index entry that decides nothing.
@@ -250,6 +262,10 @@ func (s *Store) commitTx(ctx context.Context, batch []*appendRequest) ([]appendR
 		if err := tx.write(ctx, rows); err != nil {
 			return err
 		}
+		erased, err := eraseKeys(ctx, tx, rows)
+		if err != nil {
+			return err
+		}
 		if err := s.applyInline(ctx, tx, rows); err != nil {
 			return err
 		}
@@ -260,12 +276,36 @@ func (s *Store) commitTx(ctx context.Context, batch []*appendRequest) ([]appendR
 			// Only the one writer knows its commits follow each other (recent.go).
 			s.recent.add(rows)
 		}
+		if len(erased) > 0 {
+			s.recent.clear()
+			for _, id := range erased {
+				if s.keys != nil {
+					s.keys.forget(id)
+				}
+			}
+		}
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
 	return results, nil
+}
+
+// eraseKeys destroys, in the append transaction, the keys of the contacts its rows erase, and
+// returns them.
+func eraseKeys(ctx context.Context, tx appendTx, rows []*row) ([]string, error) {
+	var erased []string
+	for _, r := range rows {
+		if r.erases == "" {
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, eraseKey, r.erases, r.accountID, r.occurredAt); err != nil {
+			return nil, fmt.Errorf("eventstore: destroy the key of %s: %w", r.erases, err)
+		}
+		erased = append(erased, r.erases)
+	}
+	return erased, nil
 }
 
 // rowCount is how many events a batch holds: the positions its transaction takes.
