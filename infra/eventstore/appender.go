@@ -28,9 +28,9 @@ type row struct {
 	// data, as stored, has them sealed (personal_data.go).
 	plain string
 	// erases is the contact whose key the event destroys (domain.ErasingEvent), if any.
-	erases string
-	meta                         *domain.Metadata // metadata, decoded: for the inline projections
-	version, position            int64
+	erases            string
+	meta              *domain.Metadata // metadata, decoded: for the inline projections
+	version, position int64
 }
 
 type pendingStream struct {

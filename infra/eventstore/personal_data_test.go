@@ -51,7 +51,7 @@ func TestPersonalValuesAreSealedAndErasedWithTheirKey(t *testing.T) {
 			FirstName: "Zanzibar", Phone: "+15550001111", CustomFields: map[string]string{"fld_1": "Quillwort"}}
 		form := domain.FormSubmitted{SubmissionID: "sub_1", FormID: "frm_1", FormName: "Signup", AccountID: "acc_test", ContactID: "ct_p",
 			SubmittedAt: time.Unix(1700000000, 0).UTC(),
-			Fields: []domain.SubmittedField{{Field: domain.Field{ID: "fld_a", Label: "Favourite", Type: "text"}, Value: "Marmalade-77"}}}
+			Fields:      []domain.SubmittedField{{Field: domain.Field{ID: "fld_a", Label: "Favourite", Type: "text"}, Value: "Marmalade-77"}}}
 		if _, err := s.Append(ctx, meta,
 			domain.StreamAppend{StreamID: "ct_p", Events: []domain.Event{created, domain.TagApplied{ContactID: "ct_p", TagID: "tag_1", TagName: "VIP"}}},
 			domain.StreamAppend{StreamID: "frm_1", ExpectedVersion: domain.AnyVersion, Events: []domain.Event{form}},
