@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/funnelhq/funnel/domain"
+	"github.com/funnelhq/funnel/infra/eventstore"
 	"github.com/funnelhq/funnel/infra/service"
 	"github.com/funnelhq/funnel/infra/service/servicetest"
 	"github.com/funnelhq/funnel/infra/sqldb"
@@ -223,4 +225,57 @@ func waitForDelivery(t *testing.T, db *sqldb.DB, accountID, status string) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// A contact recorded before personal values were sealed (its events hold them in the clear, as
+// main wrote them) is erased the same way: the erasure nulls them in the log itself.
+func TestErasureOfAContactRecordedInTheClear(t *testing.T) {
+	sqldbtest.Run(t, func(t *testing.T, dialect sqldb.Dialect) {
+		ctx := context.Background()
+		databaseURL := sqldbtest.URL(t, dialect)
+		first := servicetest.StartOn(t, databaseURL, func(*service.Config) {})
+		acc := first.NewAccount(t)
+		first.Stop()
+
+		// The events as a build without sealing appended them.
+		db, err := sqldb.Open(ctx, databaseURL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		email := personal[0]
+		contactID, customerID := domain.ContactIDFor(acc.ID, email), domain.CustomerIDFor(acc.ID, email)
+		plain := eventstore.New(db)
+		plain.SetInline(service.InlineProjections(db)...)
+		meta := domain.Metadata{AccountID: acc.ID, Actor: "operator"}
+		if _, err := plain.Append(ctx, meta,
+			domain.StreamAppend{StreamID: contactID, Events: []domain.Event{domain.ContactCreated{ContactID: contactID, AccountID: acc.ID, Email: email,
+				FirstName: "Qzadaline", LastName: "Vexworth", Phone: "+1 555 867 5309", CustomFields: map[string]string{"fld_x": "Xylocarp-42"}}}},
+			domain.StreamAppend{StreamID: customerID, Events: []domain.Event{
+				domain.CustomerCreated{CustomerID: customerID, AccountID: acc.ID, Email: email, Name: "Plumbago-Quasar", ContactID: contactID},
+				domain.CustomerRenamed{CustomerID: customerID, Name: "Tamarind-Nebula"}}},
+		); err != nil {
+			t.Fatal(err)
+		}
+		plain.Close()
+		db.Close()
+
+		svc := servicetest.StartOn(t, databaseURL, func(*service.Config) {})
+		if got := svc.API.Get(t, "/api/v1/contacts/"+contactID, acc.Key).Expect(t, http.StatusOK).Object(t, "contact"); got["firstName"] != "Qzadaline" {
+			t.Fatalf("the contact recorded in the clear reads %v", got)
+		}
+		if found := storageHolds(t, dialect, databaseURL, svc.App.DB()); len(found) != len(personal) {
+			t.Fatalf("before the erasure the storage scan finds %v of %v", found, personal)
+		}
+		svc.Operator.Post(t, "/admin/v1/accounts/"+acc.ID+"/contacts/"+contactID+"/erase", "", nil).Expect(t, http.StatusOK)
+		if found := storageHolds(t, dialect, databaseURL, svc.App.DB()); len(found) > 0 {
+			t.Errorf("after the erasure the storage still holds %v", found)
+		}
+		events := history(t, svc, acc.ID, contactID)
+		if len(events) != 2 || events[0]["type"] != "ContactCreated" || events[1]["type"] != "ContactErased" {
+			t.Fatalf("history = %v", events)
+		}
+		if data := events[0]["data"].(map[string]any); data["email"] != nil || data["contactId"] != contactID || data["accountId"] != acc.ID {
+			t.Errorf("the erased creation reads %v", data)
+		}
+	})
 }

@@ -59,6 +59,15 @@ func PersonalPaths(eventType string) [][]string {
 	return out
 }
 
+// PersonalTypes are the event types that may carry personal values.
+func PersonalTypes() map[string]bool {
+	out := make(map[string]bool, len(personalPaths))
+	for t := range personalPaths {
+		out[t] = true
+	}
+	return out
+}
+
 // ErasingEvent is implemented by the event that erases a person: appending it destroys the
 // person's key in the same transaction (infra/eventstore), so the erasure and its record commit
 // together or not at all.
