@@ -92,10 +92,12 @@ func TestErasureLeavesNothingOfThePersonInTheStorage(t *testing.T) {
 		svc.API.Post(t, "/api/v1/webhooks/subscriptions", acc.Key, map[string]any{"url": failing.URL, "event": "form.submitted"}).Expect(t, http.StatusCreated)
 
 		email := personal[0]
-		created := svc.API.Post(t, "/api/v1/contacts", acc.Key, map[string]any{
-			"email": email, "firstName": "Qzadaline", "lastName": "Vexworth", "phone": "+1 555 867 5309",
-			"customFields": map[string]any{fieldID: "Xylocarp-42"},
-		}).Expect(t, http.StatusOK).Object(t, "contact")
+		upsert := servicetest.Request{Method: http.MethodPost, Path: "/api/v1/contacts", Token: acc.Key, Headers: map[string]string{"Idempotency-Key": "erasure-1"},
+			Body: map[string]any{
+				"email": email, "firstName": "Qzadaline", "lastName": "Vexworth", "phone": "+1 555 867 5309",
+				"customFields": map[string]any{fieldID: "Xylocarp-42"},
+			}}
+		created := svc.API.Do(t, upsert).Expect(t, http.StatusOK).Object(t, "contact")
 		contactID := created["id"].(string)
 		svc.API.Post(t, "/api/v1/forms/"+formID+"/submissions", acc.Key, map[string]any{"values": map[string]any{ff[0]: email, ff[1]: "Plumbago-Quasar"}}).Expect(t, http.StatusCreated)
 		svc.API.Post(t, "/api/v1/scheduling/"+eventTypeID+"/bookings", acc.Key, map[string]any{"startTime": futureSlot(3), "answers": map[string]any{q[0]: email, q[1]: "Tamarind-Nebula"}}).
@@ -126,6 +128,10 @@ func TestErasureLeavesNothingOfThePersonInTheStorage(t *testing.T) {
 		svc.API.Delete(t, "/api/v1/contacts/"+contactID, acc.Key).ExpectError(t, http.StatusNotFound)
 		svc.Operator.Post(t, "/admin/v1/accounts/"+acc.ID+"/contacts/"+contactID+"/erase", "", nil).ExpectError(t, http.StatusNotFound)
 		svc.API.Get(t, "/api/v1/contacts/"+contactID, acc.Key).ExpectError(t, http.StatusNotFound)
+		// The answer kept for the Idempotency-Key showed the person: a retry is told it is gone.
+		if msg := svc.API.Do(t, upsert).ExpectError(t, http.StatusNotFound); msg != "contact not found" {
+			t.Errorf("a retry of the keyed upsert after the erasure answers %q", msg)
+		}
 		if list := svc.API.Get(t, "/api/v1/contacts?email="+url.QueryEscape(email), acc.Key).List(t, "contacts"); len(list) != 0 {
 			t.Errorf("the contact list still finds the erased contact: %v", list)
 		}

@@ -2837,7 +2837,8 @@ type ClientInterface interface {
 	// unknown tag names are ignored and unknown or foreign tag ids skipped, and the `tags`
 	// report says what was applied. A tag newly on the contact runs its automations (emails,
 	// CRM moves, campaigns). An unknown custom field id is a 400 naming it, and nothing is
-	// written.
+	// written. A write racing the contact's erasure, or the retry (same Idempotency-Key) of a
+	// write whose contact was erased since: 404.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2852,7 +2853,8 @@ type ClientInterface interface {
 	// unknown tag names are ignored and unknown or foreign tag ids skipped, and the `tags`
 	// report says what was applied. A tag newly on the contact runs its automations (emails,
 	// CRM moves, campaigns). An unknown custom field id is a 400 naming it, and nothing is
-	// written.
+	// written. A write racing the contact's erasure, or the retry (same Idempotency-Key) of a
+	// write whose contact was erased since: 404.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -3281,7 +3283,8 @@ func (c *Client) ListContacts(ctx context.Context, params *ListContactsParams, r
 // unknown tag names are ignored and unknown or foreign tag ids skipped, and the `tags`
 // report says what was applied. A tag newly on the contact runs its automations (emails,
 // CRM moves, campaigns). An unknown custom field id is a 400 naming it, and nothing is
-// written.
+// written. A write racing the contact's erasure, or the retry (same Idempotency-Key) of a
+// write whose contact was erased since: 404.
 //
 // Takes any type of body and a specified content type.
 //
@@ -3306,7 +3309,8 @@ func (c *Client) UpsertContactWithBody(ctx context.Context, params *UpsertContac
 // unknown tag names are ignored and unknown or foreign tag ids skipped, and the `tags`
 // report says what was applied. A tag newly on the contact runs its automations (emails,
 // CRM moves, campaigns). An unknown custom field id is a 400 naming it, and nothing is
-// written.
+// written. A write racing the contact's erasure, or the retry (same Idempotency-Key) of a
+// write whose contact was erased since: 404.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -5614,7 +5618,8 @@ type ClientWithResponsesInterface interface {
 	// unknown tag names are ignored and unknown or foreign tag ids skipped, and the `tags`
 	// report says what was applied. A tag newly on the contact runs its automations (emails,
 	// CRM moves, campaigns). An unknown custom field id is a 400 naming it, and nothing is
-	// written.
+	// written. A write racing the contact's erasure, or the retry (same Idempotency-Key) of a
+	// write whose contact was erased since: 404.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -5629,7 +5634,8 @@ type ClientWithResponsesInterface interface {
 	// unknown tag names are ignored and unknown or foreign tag ids skipped, and the `tags`
 	// report says what was applied. A tag newly on the contact runs its automations (emails,
 	// CRM moves, campaigns). An unknown custom field id is a 400 naming it, and nothing is
-	// written.
+	// written. A write racing the contact's erasure, or the retry (same Idempotency-Key) of a
+	// write whose contact was erased since: 404.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -6500,6 +6506,13 @@ type UpsertContactResponse403Headers struct {
 	RateLimitReset     *int
 }
 
+// UpsertContactResponse404Headers the declared response headers of an HTTP 404 response for UpsertContact
+type UpsertContactResponse404Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+}
+
 // UpsertContactResponse409Headers the declared response headers of an HTTP 409 response for UpsertContact
 type UpsertContactResponse409Headers struct {
 	RateLimitLimit     *int
@@ -6541,6 +6554,8 @@ type UpsertContactResponse struct {
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *Conflict
 	// JSON413 the response for an HTTP 413 `application/json` response
@@ -6557,6 +6572,8 @@ type UpsertContactResponse struct {
 	Headers401 *UpsertContactResponse401Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
 	Headers403 *UpsertContactResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *UpsertContactResponse404Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
 	Headers409 *UpsertContactResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
@@ -6585,6 +6602,11 @@ func (r UpsertContactResponse) GetJSON401() *Unauthorized {
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
 func (r UpsertContactResponse) GetJSON403() *Forbidden {
 	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r UpsertContactResponse) GetJSON404() *NotFound {
+	return r.JSON404
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
@@ -10423,7 +10445,8 @@ func (c *ClientWithResponses) ListContactsWithResponse(ctx context.Context, para
 // unknown tag names are ignored and unknown or foreign tag ids skipped, and the `tags`
 // report says what was applied. A tag newly on the contact runs its automations (emails,
 // CRM moves, campaigns). An unknown custom field id is a 400 naming it, and nothing is
-// written.
+// written. A write racing the contact's erasure, or the retry (same Idempotency-Key) of a
+// write whose contact was erased since: 404.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -10444,7 +10467,8 @@ func (c *ClientWithResponses) UpsertContactWithBodyWithResponse(ctx context.Cont
 // unknown tag names are ignored and unknown or foreign tag ids skipped, and the `tags`
 // report says what was applied. A tag newly on the contact runs its automations (emails,
 // CRM moves, campaigns). An unknown custom field id is a 400 naming it, and nothing is
-// written.
+// written. A write racing the contact's erasure, or the retry (same Idempotency-Key) of a
+// write whose contact was erased since: 404.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -11879,6 +11903,13 @@ func ParseUpsertContactResponse(rsp *http.Response) (*UpsertContactResponse, err
 		}
 		response.JSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
 		var dest Conflict
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -12013,6 +12044,30 @@ func ParseUpsertContactResponse(rsp *http.Response) (*UpsertContactResponse, err
 			headers.RateLimitReset = &value
 		}
 		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers UpsertContactResponse404Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		response.Headers404 = &headers
 	case rsp.StatusCode == 409:
 		var headers UpsertContactResponse409Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {

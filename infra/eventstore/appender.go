@@ -27,8 +27,10 @@ type row struct {
 	// plain is data with its personal values in place, for the inline projections and recent:
 	// data, as stored, has them sealed (personal_data.go).
 	plain string
-	// erases is the contact whose key the event destroys (domain.ErasingEvent), if any.
+	// erases is the contact whose key the event destroys (domain.ErasingEvent), if any, and
+	// scrubs the contact's events from before sealing, their values nulled (legacy_values.go).
 	erases            string
+	scrubs            []legacyScrub
 	meta              *domain.Metadata // metadata, decoded: for the inline projections
 	version, position int64
 }
@@ -122,6 +124,9 @@ func (s *Store) encode(ctx context.Context, meta domain.Metadata, appends []doma
 			}
 			if ee, ok := e.(domain.ErasingEvent); ok {
 				r.erases = ee.ErasedPerson()
+				if r.scrubs, err = s.legacyScrubs(ctx, meta.AccountID, r.erases); err != nil {
+					return nil, err
+				}
 			}
 			// A contact's own events are found by their stream (readContactHistory): indexing
 			// them by contact too would write an index entry that decides nothing.
@@ -302,6 +307,11 @@ func eraseKeys(ctx context.Context, tx appendTx, rows []*row) ([]string, error) 
 		}
 		if _, err := tx.ExecContext(ctx, eraseKey, r.erases, r.accountID, r.occurredAt); err != nil {
 			return nil, fmt.Errorf("eventstore: destroy the key of %s: %w", r.erases, err)
+		}
+		for _, scrub := range r.scrubs {
+			if _, err := tx.ExecContext(ctx, `UPDATE events SET data = $1 WHERE position = $2`, scrub.data, scrub.position); err != nil {
+				return nil, fmt.Errorf("eventstore: null the plain values of event %d: %w", scrub.position, err)
+			}
 		}
 		erased = append(erased, r.erases)
 	}
