@@ -105,18 +105,32 @@ func TestErasureLeavesNothingOfThePersonInTheStorage(t *testing.T) {
 		svc.Operator.Post(t, "/admin/v1/accounts/"+acc.ID+"/checkout/purchases", "", map[string]any{
 			"productId": product.ID, "pricingTierId": product.TierIDs[0], "email": email, "name": "Qzadaline Vexworth",
 		}).Expect(t, http.StatusCreated)
+		other := svc.NewAccount(t)
 		before := history(t, svc, acc.ID, contactID)
 		if got, _ := json.Marshal(before); !strings.Contains(string(got), "Plumbago-Quasar") {
 			t.Fatalf("the history before the erasure misses the form answer: %s", got)
 		}
 		waitForDelivery(t, db, acc.ID, "pending")
+		// The export holds every value written about the person, each in its place.
+		exported := svc.Operator.Get(t, "/admin/v1/accounts/"+acc.ID+"/contacts/"+contactID+"/export", "").Expect(t, http.StatusOK)
+		for _, v := range personal {
+			if !strings.Contains(string(exported.Raw), strings.ReplaceAll(v, "+", `\u002b`)) && !strings.Contains(string(exported.Raw), v) {
+				t.Errorf("the export misses %q: %s", v, exported.Raw)
+			}
+		}
+		export := exported.Object(t, "export")
+		for member, want := range map[string]int{"events": len(before), "submissions": 1, "bookings": 1, "customers": 1, "transactions": 1} {
+			if got := len(export[member].([]any)); got != want {
+				t.Errorf("the export has %d %s, want %d", got, member, want)
+			}
+		}
+		svc.Operator.Get(t, "/admin/v1/accounts/"+other.ID+"/contacts/"+contactID+"/export", "").ExpectError(t, http.StatusForbidden)
 		// The scan finds what the read models hold before the erasure: it can see the values.
 		if found := storageHolds(t, dialect, databaseURL, db); len(found) != len(personal) {
 			t.Fatalf("before the erasure the storage scan finds %v of %v", found, personal)
 		}
 
 		// Another account cannot erase it; a key without contacts:erase may not.
-		other := svc.NewAccount(t)
 		svc.API.Delete(t, "/api/v1/contacts/"+contactID, other.Key).ExpectError(t, http.StatusForbidden)
 		writer := svc.NewKey(t, acc.ID, []string{"contacts:write", "contacts:read"})
 		svc.API.Delete(t, "/api/v1/contacts/"+contactID, writer).ExpectError(t, http.StatusForbidden)
@@ -128,6 +142,7 @@ func TestErasureLeavesNothingOfThePersonInTheStorage(t *testing.T) {
 		svc.API.Delete(t, "/api/v1/contacts/"+contactID, acc.Key).ExpectError(t, http.StatusNotFound)
 		svc.Operator.Post(t, "/admin/v1/accounts/"+acc.ID+"/contacts/"+contactID+"/erase", "", nil).ExpectError(t, http.StatusNotFound)
 		svc.API.Get(t, "/api/v1/contacts/"+contactID, acc.Key).ExpectError(t, http.StatusNotFound)
+		svc.Operator.Get(t, "/admin/v1/accounts/"+acc.ID+"/contacts/"+contactID+"/export", "").ExpectError(t, http.StatusNotFound)
 		// The answer kept for the Idempotency-Key showed the person: a retry is told it is gone.
 		if msg := svc.API.Do(t, upsert).ExpectError(t, http.StatusNotFound); msg != "contact not found" {
 			t.Errorf("a retry of the keyed upsert after the erasure answers %q", msg)
