@@ -2899,7 +2899,7 @@ type ClientInterface interface {
 	// subscription of the person is active: 409 (cancel it first; nothing is erased).
 	//
 	// Corresponds with DELETE /api/v1/contacts/{contactId} (the `EraseContact` operationId).
-	EraseContact(ctx context.Context, contactId ContactId, params *EraseContactParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	EraseContact(ctx context.Context, contactId string, params *EraseContactParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetContact Get a contact
 	//
@@ -3385,7 +3385,7 @@ func (c *Client) TagContactByEmail(ctx context.Context, params *TagContactByEmai
 // subscription of the person is active: 409 (cancel it first; nothing is erased).
 //
 // Corresponds with DELETE /api/v1/contacts/{contactId} (the `EraseContact` operationId).
-func (c *Client) EraseContact(ctx context.Context, contactId ContactId, params *EraseContactParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) EraseContact(ctx context.Context, contactId string, params *EraseContactParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewEraseContactRequest(c.Server, contactId, params)
 	if err != nil {
 		return nil, err
@@ -4275,7 +4275,7 @@ func NewTagContactByEmailRequestWithBody(server string, params *TagContactByEmai
 }
 
 // NewEraseContactRequest constructs an http.Request for the EraseContact method
-func NewEraseContactRequest(server string, contactId ContactId, params *EraseContactParams) (*http.Request, error) {
+func NewEraseContactRequest(server string, contactId string, params *EraseContactParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -5682,7 +5682,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with DELETE /api/v1/contacts/{contactId} (the `EraseContact` operationId).
-	EraseContactWithResponse(ctx context.Context, contactId ContactId, params *EraseContactParams, reqEditors ...RequestEditorFn) (*EraseContactResponse, error)
+	EraseContactWithResponse(ctx context.Context, contactId string, params *EraseContactParams, reqEditors ...RequestEditorFn) (*EraseContactResponse, error)
 
 	// GetContactWithResponse Get a contact
 	//
@@ -10533,7 +10533,7 @@ func (c *ClientWithResponses) TagContactByEmailWithResponse(ctx context.Context,
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with DELETE /api/v1/contacts/{contactId} (the `EraseContact` operationId).
-func (c *ClientWithResponses) EraseContactWithResponse(ctx context.Context, contactId ContactId, params *EraseContactParams, reqEditors ...RequestEditorFn) (*EraseContactResponse, error) {
+func (c *ClientWithResponses) EraseContactWithResponse(ctx context.Context, contactId string, params *EraseContactParams, reqEditors ...RequestEditorFn) (*EraseContactResponse, error) {
 	rsp, err := c.EraseContact(ctx, contactId, params, reqEditors...)
 	if err != nil {
 		return nil, err
