@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -48,6 +49,8 @@ type appendResult struct {
 
 type appendRequest struct {
 	streams []pendingStream
+	// newKeys are the persons' keys made for this append, stored in its transaction.
+	newKeys []*newPersonKey
 	done    chan appendResult // buffered: the appender never waits for a caller that gave up
 }
 
@@ -100,6 +103,7 @@ func (s *Store) encode(ctx context.Context, meta domain.Metadata, appends []doma
 	now := s.now().UnixMilli()
 	req := &appendRequest{done: make(chan appendResult, 1)}
 	total := 0
+	fresh := map[string]*newPersonKey{}
 	for _, a := range appends {
 		ps := pendingStream{streamID: a.StreamID, expected: a.ExpectedVersion}
 		if len(a.Events) == 0 && a.ExpectedVersion == domain.AnyVersion {
@@ -114,7 +118,7 @@ func (s *Store) encode(ctx context.Context, meta domain.Metadata, appends []doma
 			if err != nil {
 				return nil, fmt.Errorf("eventstore: event id: %w", err)
 			}
-			stored, err := s.sealPersonal(ctx, meta.AccountID, id.String(), e, data)
+			stored, err := s.sealPersonal(ctx, meta.AccountID, id.String(), e, data, fresh)
 			if err != nil {
 				return nil, err
 			}
@@ -146,6 +150,9 @@ func (s *Store) encode(ctx context.Context, meta domain.Metadata, appends []doma
 	}
 	if total == 0 {
 		return nil, nil
+	}
+	for _, nk := range fresh {
+		req.newKeys = append(req.newKeys, nk)
 	}
 	return req, nil
 }
@@ -204,6 +211,9 @@ func (s *Store) commit(batch []*appendRequest) {
 	switch {
 	case isIdempotencyIDTaken(err):
 		err = domain.ErrAlreadyPerformed
+	case errors.Is(err, errKeyTaken):
+		// Another append stored the contact's key first: decide again, with that key.
+		err = domain.ErrWrongVersion
 	case isStreamVersionTaken(err):
 		// Another transaction appended to the stream after this one read its version.
 		err = domain.ErrWrongVersion
@@ -264,6 +274,15 @@ func (s *Store) commitTx(ctx context.Context, batch []*appendRequest) ([]appendR
 			}
 			results[i].last = pos
 		}
+		var newKeys []*newPersonKey
+		for i, req := range batch {
+			if results[i].err == nil {
+				newKeys = append(newKeys, req.newKeys...)
+			}
+		}
+		if err := storeNewKeys(ctx, tx, newKeys); err != nil {
+			return err
+		}
 		if err := tx.write(ctx, rows); err != nil {
 			return err
 		}
@@ -280,6 +299,11 @@ func (s *Store) commitTx(ctx context.Context, batch []*appendRequest) ([]appendR
 		if s.db.Dialect == sqldb.SQLite {
 			// Only the one writer knows its commits follow each other (recent.go).
 			s.recent.add(rows)
+		}
+		if s.keys != nil {
+			for _, nk := range newKeys {
+				s.keys.keep(nk.contactID, nk.key)
+			}
 		}
 		if len(erased) > 0 {
 			s.recent.clear()

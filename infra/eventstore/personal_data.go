@@ -70,47 +70,89 @@ const keptKeys = 16384
 // personKeyData binds a person's sealed key to the contact: it opens for no other.
 func personKeyData(contactID string) []byte { return []byte("person-key\x00" + contactID) }
 
-// getOrCreatePersonKey returns a contact's key row, creating it with a fresh key if there is
-// none. One statement: the update that a conflict makes writes the row as it is.
-const getOrCreatePersonKey = `INSERT INTO person_keys (contact_id, account_id, sealed_key, erased_at) VALUES ($1, $2, $3, NULL)
-ON CONFLICT (contact_id) DO UPDATE SET account_id = person_keys.account_id RETURNING sealed_key, erased_at`
+// newPersonKey is a key made for a contact that had none: the append that first seals under it
+// stores it, in its transaction (storeNewKeys), so that a new contact costs no statement of its
+// own.
+type newPersonKey struct {
+	contactID, accountID, sealed string
+	key                          *sealing.Sealer
+}
 
-// forSealing returns the key to seal a contact's values with, or domain.ErrContactErased.
-func (k *personKeys) forSealing(ctx context.Context, accountID, contactID string) (*sealing.Sealer, error) {
+// forSealing returns the key to seal a contact's values with, or domain.ErrContactErased. For a
+// contact without a key it makes one, returned as fresh too: the append must store it.
+func (k *personKeys) forSealing(ctx context.Context, accountID, contactID string) (*sealing.Sealer, *newPersonKey, error) {
 	k.mu.Lock()
 	key := k.sealing[contactID]
 	k.mu.Unlock()
 	if key != nil {
-		return key, nil
-	}
-	text, err := sealing.NewKey()
-	if err != nil {
-		return nil, fmt.Errorf("eventstore: %w", err)
-	}
-	sealedKey, err := k.server.Seal([]byte(text), personKeyData(contactID))
-	if err != nil {
-		return nil, fmt.Errorf("eventstore: seal a person's key: %w", err)
+		return key, nil, nil
 	}
 	var stored sql.NullString
 	var erasedAt sql.NullInt64
-	if err := k.db.Write.QueryRowContext(ctx, getOrCreatePersonKey, contactID, accountID, sealedKey).Scan(&stored, &erasedAt); err != nil {
-		return nil, fmt.Errorf("eventstore: key of %s: %w", contactID, err)
+	err := k.db.Read.QueryRowContext(ctx, `SELECT sealed_key, erased_at FROM person_keys WHERE contact_id = $1`, contactID).Scan(&stored, &erasedAt)
+	switch {
+	case err == nil && !stored.Valid:
+		return nil, nil, domain.ErrContactErased
+	case err == nil:
+		if key, err = k.open(contactID, stored.String); err != nil {
+			return nil, nil, err
+		}
+		k.keep(contactID, key)
+		return key, nil, nil
+	case !errors.Is(err, sql.ErrNoRows):
+		return nil, nil, fmt.Errorf("eventstore: key of %s: %w", contactID, err)
 	}
-	if !stored.Valid {
-		return nil, domain.ErrContactErased
-	}
-	key, err = k.open(contactID, stored.String)
+	text, err := sealing.NewKey()
 	if err != nil {
-		return nil, err
+		return nil, nil, fmt.Errorf("eventstore: %w", err)
 	}
+	sealedKey, err := k.server.Seal([]byte(text), personKeyData(contactID))
+	if err != nil {
+		return nil, nil, fmt.Errorf("eventstore: seal a person's key: %w", err)
+	}
+	parsed, err := sealing.ParseKey(text)
+	if err != nil {
+		return nil, nil, fmt.Errorf("eventstore: %w", err)
+	}
+	if key, err = sealing.New(parsed); err != nil {
+		return nil, nil, fmt.Errorf("eventstore: %w", err)
+	}
+	return key, &newPersonKey{contactID: contactID, accountID: accountID, sealed: sealedKey, key: key}, nil
+}
+
+// keep remembers a contact's key for sealing.
+func (k *personKeys) keep(contactID string, key *sealing.Sealer) {
 	k.mu.Lock()
 	if len(k.sealing) >= keptKeys {
 		clear(k.sealing)
 	}
 	k.sealing[contactID] = key
 	k.mu.Unlock()
-	return key, nil
 }
+
+// storeNewKeys stores, in an append's transaction, the keys its events were sealed under that
+// were made for it. Another append may have stored a key for the same contact since it looked:
+// then what this one sealed would open with no stored key, so the append fails as a stale one
+// does (domain.ErrWrongVersion), and its command decides again, with the stored key.
+func storeNewKeys(ctx context.Context, tx appendTx, keys []*newPersonKey) error {
+	for _, nk := range keys {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO person_keys (contact_id, account_id, sealed_key, erased_at) VALUES ($1, $2, $3, NULL)
+			ON CONFLICT (contact_id) DO NOTHING`, nk.contactID, nk.accountID, nk.sealed); err != nil {
+			return fmt.Errorf("eventstore: store the key of %s: %w", nk.contactID, err)
+		}
+		var stored sql.NullString
+		if err := tx.QueryRow(ctx, `SELECT sealed_key FROM person_keys WHERE contact_id = $1`, nk.contactID).Scan(&stored); err != nil {
+			return fmt.Errorf("eventstore: store the key of %s: %w", nk.contactID, err)
+		}
+		if stored.String != nk.sealed {
+			return errKeyTaken
+		}
+	}
+	return nil
+}
+
+// errKeyTaken fails an append whose new key lost to another one (storeNewKeys).
+var errKeyTaken = errors.New("eventstore: another append stored a key for the contact first")
 
 // open returns the key a sealed key text holds.
 func (k *personKeys) open(contactID, sealedKey string) (*sealing.Sealer, error) {
@@ -186,7 +228,10 @@ ON CONFLICT (contact_id) DO UPDATE SET sealed_key = NULL, erased_at = excluded.e
 // sealPersonal returns the data to store for an event: data itself, or, for an event with
 // personal values of a contact, data with those values null and sealed under the contact's key,
 // bound to the event's id.
-func (s *Store) sealPersonal(ctx context.Context, accountID, eventID string, e domain.Event, data []byte) ([]byte, error) {
+//
+// fresh holds the keys made by earlier events of the same append, by contact: one append makes
+// at most one key per contact, and adds to it the one it makes here.
+func (s *Store) sealPersonal(ctx context.Context, accountID, eventID string, e domain.Event, data []byte, fresh map[string]*newPersonKey) ([]byte, error) {
 	pe, ok := e.(domain.PersonalEvent)
 	if !ok || s.keys == nil || pe.Person() == "" {
 		return data, nil
@@ -206,9 +251,17 @@ func (s *Store) sealPersonal(ctx context.Context, accountID, eventID string, e d
 	if len(values) == 0 {
 		return data, nil
 	}
-	key, err := s.keys.forSealing(ctx, accountID, pe.Person())
-	if err != nil {
-		return nil, err
+	var key *sealing.Sealer
+	if made := fresh[pe.Person()]; made != nil {
+		key = made.key
+	} else {
+		var made *newPersonKey
+		if key, made, err = s.keys.forSealing(ctx, accountID, pe.Person()); err != nil {
+			return nil, err
+		}
+		if made != nil {
+			fresh[pe.Person()] = made
+		}
 	}
 	plain, err := json.Marshal(values)
 	if err != nil {

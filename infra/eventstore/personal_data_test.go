@@ -3,7 +3,9 @@ package eventstore_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -125,6 +127,57 @@ func TestPersonalValuesAreSealedAndErasedWithTheirKey(t *testing.T) {
 		_, err = s.Append(ctx, meta, domain.StreamAppend{StreamID: "frm_1", ExpectedVersion: domain.AnyVersion, Events: []domain.Event{form}})
 		if err != domain.ErrContactErased {
 			t.Fatalf("a submission for the erased contact: %v, want ErrContactErased", err)
+		}
+	})
+}
+
+// Two stores that seal for one new contact at once each make a key; one key is stored, and the
+// append sealed under the other fails as a stale one (to be decided again), never leaving values
+// no stored key opens.
+func TestConcurrentFirstKeysOfAContactLeaveEveryValueReadable(t *testing.T) {
+	sqldbtest.Run(t, func(t *testing.T, dialect sqldb.Dialect) {
+		ctx := context.Background()
+		db := sqldbtest.Open(t, dialect)
+		_, server := sealingtest.NewKey(t)
+		stores := []*eventstore.Store{eventstore.New(db), eventstore.New(db)}
+		for _, s := range stores {
+			t.Cleanup(s.Close)
+			s.SealPersonalData(server)
+		}
+		const contacts = 12
+		var wg sync.WaitGroup
+		for i := range contacts {
+			for w, s := range stores {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					contact := fmt.Sprintf("ct_race%d", i)
+					form := domain.FormSubmitted{SubmissionID: fmt.Sprintf("sub_%d_%d", i, w), FormID: "frm_1", AccountID: "acc_test", ContactID: contact,
+						Fields: []domain.SubmittedField{{Field: domain.Field{ID: "fld_a", Label: "A", Type: "text"}, Value: fmt.Sprintf("Answer-%d-%d", i, w)}}}
+					for attempt := 0; ; attempt++ {
+						_, err := s.Append(ctx, meta, domain.StreamAppend{StreamID: form.SubmissionID, Events: []domain.Event{form}})
+						if err == nil {
+							return
+						}
+						if err != domain.ErrWrongVersion || attempt > 5 {
+							t.Errorf("append for %s: %v", contact, err)
+							return
+						}
+					}
+				}()
+			}
+		}
+		wg.Wait()
+		for i := range contacts {
+			for w := range stores {
+				events, err := stores[0].ReadStream(ctx, fmt.Sprintf("sub_%d_%d", i, w))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(events) != 1 || !strings.Contains(string(events[0].Data), fmt.Sprintf("Answer-%d-%d", i, w)) {
+					t.Errorf("submission %d of store %d reads %v", i, w, events)
+				}
+			}
 		}
 	})
 }
