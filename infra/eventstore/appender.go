@@ -61,6 +61,20 @@ type appendRequest struct {
 // checked: the append goes through only if that stream is still at its expected version (the
 // decision read it and depends on it). An append with no events at all writes nothing.
 func (s *Store) Append(ctx context.Context, meta domain.Metadata, appends ...domain.StreamAppend) (int64, error) {
+	for attempt := 1; ; attempt++ {
+		last, err := s.appendOnce(ctx, meta, appends)
+		// Another append stored a key this one had made for a new person: seal again, under the
+		// key stored (personal_data.go, storeNewKeys). A handful of tries always suffices: the
+		// next one finds the key.
+		if errors.Is(err, errKeyTaken) && attempt < 5 {
+			continue
+		}
+		return last, err
+	}
+}
+
+// appendOnce is one try of Append.
+func (s *Store) appendOnce(ctx context.Context, meta domain.Metadata, appends []domain.StreamAppend) (int64, error) {
 	req, err := s.encode(ctx, meta, appends)
 	if err != nil {
 		return 0, err
@@ -211,9 +225,6 @@ func (s *Store) commit(batch []*appendRequest) {
 	switch {
 	case isIdempotencyIDTaken(err):
 		err = domain.ErrAlreadyPerformed
-	case errors.Is(err, errKeyTaken):
-		// Another append stored the contact's key first: decide again, with that key.
-		err = domain.ErrWrongVersion
 	case isStreamVersionTaken(err):
 		// Another transaction appended to the stream after this one read its version.
 		err = domain.ErrWrongVersion

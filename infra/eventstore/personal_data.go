@@ -132,8 +132,8 @@ func (k *personKeys) keep(contactID string, key *sealing.Sealer) {
 
 // storeNewKeys stores, in an append's transaction, the keys its events were sealed under that
 // were made for it. Another append may have stored a key for the same contact since it looked:
-// then what this one sealed would open with no stored key, so the append fails as a stale one
-// does (domain.ErrWrongVersion), and its command decides again, with the stored key.
+// then what this one sealed would open with no stored key, so the transaction fails with
+// errKeyTaken, and Append seals the events again, under the key stored.
 func storeNewKeys(ctx context.Context, tx appendTx, keys []*newPersonKey) error {
 	for _, nk := range keys {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO person_keys (contact_id, account_id, sealed_key, erased_at) VALUES ($1, $2, $3, NULL)
