@@ -243,7 +243,7 @@ func TestRebuildCheckoutReadModels(t *testing.T) {
 			if _, err := db.Write.ExecContext(ctx, `DELETE FROM `+name+` WHERE account_id = $1`, acc.ID); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := service.Rebuild(ctx, db, name, nil); err != nil {
+			if _, err := service.Rebuild(ctx, db, svc.App.SecretKey(), name, nil); err != nil {
 				t.Fatalf("rebuild %s: %v", name, err)
 			}
 			if diff := sqldbtest.DiffRows(want, sqldbtest.Dump(t, db.Read, name, "id"), 5); diff != "" {

@@ -111,6 +111,8 @@ const (
 	exKeyToRevoke     = "key_5tq2w7hrbz3mkx4nca6vjd2pye"
 	exCustomField     = "cf_7rkz2qm4xwb3nd5tjv6hcpa2fe"
 	exContact         = "ct_4fkq2zmw7xbn3rtjd5vhc6pa2e"
+	exContactToErase  = "ct_6zkq2mxw7bn3rd4tjv5hcpe2ra"
+	exContactToForget = "ct_2fkq7zmw4xbn3rtjd5vhc6go2e"
 	exTagLead         = "tag_2mzk7qwx4bn5rdtj3vh6cpf2ae"
 	exTagCustomer     = "tag_6pcx3kzq7mw2bnr4tjd5vh2fae"
 	exCRM             = "crm_3bqz7kxm2wn4rd5tjv6hcp2fae"
@@ -199,8 +201,17 @@ func TestDocumentExamplesWork(t *testing.T) {
 func exampleRequest(t *testing.T, method, path string, params openapi3.Parameters, op *openapi3.Operation, real func(string) string) servicetest.Request {
 	t.Helper()
 	query := url.Values{}
+	// An operation's own parameter overrides the path's of the same name and place (OpenAPI):
+	// the last one given wins.
+	effective := map[string]*openapi3.Parameter{}
+	for _, ref := range params {
+		effective[ref.Value.In+" "+ref.Value.Name] = ref.Value
+	}
 	for _, ref := range params {
 		p := ref.Value
+		if effective[p.In+" "+p.Name] != p {
+			continue
+		}
 		example, has := p.Example.(string)
 		if !has && p.Example != nil {
 			b, _ := json.Marshal(p.Example)
@@ -271,6 +282,9 @@ func exampleFixture(t *testing.T, svc *servicetest.Service, receiverURL string) 
 
 	contact := upsert(t, svc, key, map[string]any{"email": "ada@example.com", "tagIds": []string{ids[exTagCustomer]}}).Expect(t, http.StatusOK)
 	ids[exContact] = contact.Object(t, "contact")["id"].(string)
+	// Two contacts for the two erasures (DELETE /api/v1/contacts/{id} and the operator's).
+	ids[exContactToErase] = upsert(t, svc, key, map[string]any{"email": "erase.me@example.com"}).Expect(t, http.StatusOK).Object(t, "contact")["id"].(string)
+	ids[exContactToForget] = upsert(t, svc, key, map[string]any{"email": "forget.me@example.com"}).Expect(t, http.StatusOK).Object(t, "contact")["id"].(string)
 	lead := svc.API.Post(t, "/api/v1/crms/"+crm.ID+"/leads", key, map[string]any{"contactEmail": "ada@example.com"}).Expect(t, http.StatusCreated)
 	ids[exLead] = lead.Object(t, "lead")["id"].(string)
 

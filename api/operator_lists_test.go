@@ -44,7 +44,7 @@ func TestOperatorListsPageLikeTheIntegrationAPI(t *testing.T) {
 		}
 		contact := contactByEmail(t, svc, acc.Key, "list-0@example.com")["id"].(string)
 
-		ids := map[string]string{"accountId": acc.ID, "crmId": crm.ID, "formId": form, "eventTypeId": eventType, "productId": product.ID}
+		ids := map[string]string{"accountId": acc.ID, "crmId": crm.ID, "formId": form, "eventTypeId": eventType, "productId": product.ID, "contactId": contact}
 		queries := map[string]string{"/admin/v1/accounts/{accountId}/history": "contactId=" + contact}
 		var paths []string
 		for _, route := range operatorRoutes(t, svc) {

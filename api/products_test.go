@@ -313,7 +313,7 @@ func TestRebuildProductsReadModel(t *testing.T) {
 		if _, err := db.Write.ExecContext(ctx, `DELETE FROM products WHERE account_id = $1`, acc.ID); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := service.Rebuild(ctx, svc.App.DB(), "products", nil); err != nil {
+		if _, err := service.Rebuild(ctx, svc.App.DB(), svc.App.SecretKey(), "products", nil); err != nil {
 			t.Fatalf("rebuild products: %v", err)
 		}
 		if diff := sqldbtest.DiffRows(want, sqldbtest.Dump(t, db.Read, "products", "id"), 5); diff != "" {

@@ -130,6 +130,21 @@ func (e EndedSubscriptionStatus) Valid() bool {
 	}
 }
 
+// Defines values for ErasureResponseSuccess.
+const (
+	ErasureResponseSuccessTrue ErasureResponseSuccess = true
+)
+
+// Valid indicates whether the value is a known member of the ErasureResponseSuccess enum.
+func (e ErasureResponseSuccess) Valid() bool {
+	switch e {
+	case ErasureResponseSuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ErrorCode.
 const (
 	ErrorCodeActivationConflict       ErrorCode = "activation_conflict"
@@ -1024,6 +1039,20 @@ type EndedSubscription struct {
 // EndedSubscriptionStatus defines model for EndedSubscription.Status.
 type EndedSubscriptionStatus string
 
+// ErasureResponse defines model for ErasureResponse.
+type ErasureResponse struct {
+	Erasure struct {
+		ContactId string `json:"contactId"`
+
+		// ErasedAt RFC 3339 in UTC with milliseconds, such as 2026-11-23T10:15:30.123Z.
+		ErasedAt Timestamp `json:"erasedAt"`
+	} `json:"erasure"`
+	Success ErasureResponseSuccess `json:"success"`
+}
+
+// ErasureResponseSuccess defines model for ErasureResponse.Success.
+type ErasureResponseSuccess bool
+
 // Error Every error answer.
 type Error struct {
 	// Code The stable, machine-readable kind of an error: switch on it, not on the message (which
@@ -1782,6 +1811,20 @@ type UpsertContactParams struct {
 
 // TagContactByEmailParams defines parameters for TagContactByEmail.
 type TagContactByEmailParams struct {
+	// IdempotencyKey 1 to 255 printable ASCII characters (space to `~`); empty, longer, with a control or a
+	// non-ASCII character, or sent twice: 400. A retry with the same key (per account, kept 24
+	// hours from its first use) and the same request (method, path, query and body bytes)
+	// answers the first response again, status and body byte for byte, with the header
+	// `Idempotent-Replayed: true`, and does nothing again. The same key with another request:
+	// 409; while the first request is still being served: 409 with `Retry-After: 1`. Kept: 2xx
+	// answers, and any answer below 500 once the write went through; refusals that performed
+	// nothing (400, 403, 404, 409, 413) free the key. After a 503 that saved the write, the
+	// retry answers from the saved write without performing it again.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// EraseContactParams defines parameters for EraseContact.
+type EraseContactParams struct {
 	// IdempotencyKey 1 to 255 printable ASCII characters (space to `~`); empty, longer, with a control or a
 	// non-ASCII character, or sent twice: 400. A retry with the same key (per account, kept 24
 	// hours from its first use) and the same request (method, path, query and body bytes)
@@ -2908,7 +2951,8 @@ type ClientInterface interface {
 	// unknown tag names are ignored and unknown or foreign tag ids skipped, and the `tags`
 	// report says what was applied. A tag newly on the contact runs its automations (emails,
 	// CRM moves, campaigns). An unknown custom field id is a 400 naming it, and nothing is
-	// written.
+	// written. A write racing the contact's erasure, or the retry (same Idempotency-Key) of a
+	// write whose contact was erased since: 404.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2923,7 +2967,8 @@ type ClientInterface interface {
 	// unknown tag names are ignored and unknown or foreign tag ids skipped, and the `tags`
 	// report says what was applied. A tag newly on the contact runs its automations (emails,
 	// CRM moves, campaigns). An unknown custom field id is a 400 naming it, and nothing is
-	// written.
+	// written. A write racing the contact's erasure, or the retry (same Idempotency-Key) of a
+	// write whose contact was erased since: 404.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -2953,6 +2998,22 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /api/v1/contacts/tags (the `TagContactByEmail` operationId).
 	TagContactByEmail(ctx context.Context, params *TagContactByEmailParams, body TagContactByEmailJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// EraseContact Erase a contact (right to be forgotten)
+	//
+	// Forgets the person: every personal value held about the contact (email, names, phone,
+	// custom field values, form answers, booking answers, the buyer's email and name, an
+	// activation's email and `externalUserId`) becomes unreadable everywhere the service keeps
+	// it, its storage included. The contact is then 404 everywhere; its events stay in the
+	// history, their personal values `null`, followed by `ContactErased`. Transactions and
+	// subscriptions keep amounts, products and dates. Pending webhook deliveries carrying the
+	// person's data are given up (`failed`, error `erased`); deliveries made are not recalled.
+	// A later upsert of the same email creates a new contact (`created: true`, a new id).
+	// Another account's contact: 403; none, or one already erased: 404. While a billing
+	// subscription of the person is active: 409 (cancel it first; nothing is erased).
+	//
+	// Corresponds with DELETE /api/v1/contacts/{contactId} (the `EraseContact` operationId).
+	EraseContact(ctx context.Context, contactId string, params *EraseContactParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetContact Get a contact
 	//
@@ -3336,7 +3397,8 @@ func (c *Client) ListContacts(ctx context.Context, params *ListContactsParams, r
 // unknown tag names are ignored and unknown or foreign tag ids skipped, and the `tags`
 // report says what was applied. A tag newly on the contact runs its automations (emails,
 // CRM moves, campaigns). An unknown custom field id is a 400 naming it, and nothing is
-// written.
+// written. A write racing the contact's erasure, or the retry (same Idempotency-Key) of a
+// write whose contact was erased since: 404.
 //
 // Takes any type of body and a specified content type.
 //
@@ -3361,7 +3423,8 @@ func (c *Client) UpsertContactWithBody(ctx context.Context, params *UpsertContac
 // unknown tag names are ignored and unknown or foreign tag ids skipped, and the `tags`
 // report says what was applied. A tag newly on the contact runs its automations (emails,
 // CRM moves, campaigns). An unknown custom field id is a 400 naming it, and nothing is
-// written.
+// written. A write racing the contact's erasure, or the retry (same Idempotency-Key) of a
+// write whose contact was erased since: 404.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -3412,6 +3475,32 @@ func (c *Client) TagContactByEmailWithBody(ctx context.Context, params *TagConta
 // Corresponds with POST /api/v1/contacts/tags (the `TagContactByEmail` operationId).
 func (c *Client) TagContactByEmail(ctx context.Context, params *TagContactByEmailParams, body TagContactByEmailJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewTagContactByEmailRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// EraseContact Erase a contact (right to be forgotten)
+//
+// Forgets the person: every personal value held about the contact (email, names, phone,
+// custom field values, form answers, booking answers, the buyer's email and name, an
+// activation's email and `externalUserId`) becomes unreadable everywhere the service keeps
+// it, its storage included. The contact is then 404 everywhere; its events stay in the
+// history, their personal values `null`, followed by `ContactErased`. Transactions and
+// subscriptions keep amounts, products and dates. Pending webhook deliveries carrying the
+// person's data are given up (`failed`, error `erased`); deliveries made are not recalled.
+// A later upsert of the same email creates a new contact (`created: true`, a new id).
+// Another account's contact: 403; none, or one already erased: 404. While a billing
+// subscription of the person is active: 409 (cancel it first; nothing is erased).
+//
+// Corresponds with DELETE /api/v1/contacts/{contactId} (the `EraseContact` operationId).
+func (c *Client) EraseContact(ctx context.Context, contactId string, params *EraseContactParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewEraseContactRequest(c.Server, contactId, params)
 	if err != nil {
 		return nil, err
 	}
@@ -4280,6 +4369,55 @@ func NewTagContactByEmailRequestWithBody(server string, params *TagContactByEmai
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewEraseContactRequest constructs an http.Request for the EraseContact method
+func NewEraseContactRequest(server string, contactId string, params *EraseContactParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "contactId", contactId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/contacts/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
 
 	if params != nil {
 
@@ -5594,7 +5732,8 @@ type ClientWithResponsesInterface interface {
 	// unknown tag names are ignored and unknown or foreign tag ids skipped, and the `tags`
 	// report says what was applied. A tag newly on the contact runs its automations (emails,
 	// CRM moves, campaigns). An unknown custom field id is a 400 naming it, and nothing is
-	// written.
+	// written. A write racing the contact's erasure, or the retry (same Idempotency-Key) of a
+	// write whose contact was erased since: 404.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -5609,7 +5748,8 @@ type ClientWithResponsesInterface interface {
 	// unknown tag names are ignored and unknown or foreign tag ids skipped, and the `tags`
 	// report says what was applied. A tag newly on the contact runs its automations (emails,
 	// CRM moves, campaigns). An unknown custom field id is a 400 naming it, and nothing is
-	// written.
+	// written. A write racing the contact's erasure, or the retry (same Idempotency-Key) of a
+	// write whose contact was erased since: 404.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -5639,6 +5779,24 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /api/v1/contacts/tags (the `TagContactByEmail` operationId).
 	TagContactByEmailWithResponse(ctx context.Context, params *TagContactByEmailParams, body TagContactByEmailJSONRequestBody, reqEditors ...RequestEditorFn) (*TagContactByEmailResponse, error)
+
+	// EraseContactWithResponse Erase a contact (right to be forgotten)
+	//
+	// Forgets the person: every personal value held about the contact (email, names, phone,
+	// custom field values, form answers, booking answers, the buyer's email and name, an
+	// activation's email and `externalUserId`) becomes unreadable everywhere the service keeps
+	// it, its storage included. The contact is then 404 everywhere; its events stay in the
+	// history, their personal values `null`, followed by `ContactErased`. Transactions and
+	// subscriptions keep amounts, products and dates. Pending webhook deliveries carrying the
+	// person's data are given up (`failed`, error `erased`); deliveries made are not recalled.
+	// A later upsert of the same email creates a new contact (`created: true`, a new id).
+	// Another account's contact: 403; none, or one already erased: 404. While a billing
+	// subscription of the person is active: 409 (cancel it first; nothing is erased).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /api/v1/contacts/{contactId} (the `EraseContact` operationId).
+	EraseContactWithResponse(ctx context.Context, contactId string, params *EraseContactParams, reqEditors ...RequestEditorFn) (*EraseContactResponse, error)
 
 	// GetContactWithResponse Get a contact
 	//
@@ -6462,6 +6620,13 @@ type UpsertContactResponse403Headers struct {
 	RateLimitReset     *int
 }
 
+// UpsertContactResponse404Headers the declared response headers of an HTTP 404 response for UpsertContact
+type UpsertContactResponse404Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+}
+
 // UpsertContactResponse409Headers the declared response headers of an HTTP 409 response for UpsertContact
 type UpsertContactResponse409Headers struct {
 	RateLimitLimit     *int
@@ -6503,6 +6668,8 @@ type UpsertContactResponse struct {
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *Conflict
 	// JSON413 the response for an HTTP 413 `application/json` response
@@ -6519,6 +6686,8 @@ type UpsertContactResponse struct {
 	Headers401 *UpsertContactResponse401Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
 	Headers403 *UpsertContactResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *UpsertContactResponse404Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
 	Headers409 *UpsertContactResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
@@ -6547,6 +6716,11 @@ func (r UpsertContactResponse) GetJSON401() *Unauthorized {
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
 func (r UpsertContactResponse) GetJSON403() *Forbidden {
 	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r UpsertContactResponse) GetJSON404() *NotFound {
+	return r.JSON404
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
@@ -6773,6 +6947,171 @@ func (r TagContactByEmailResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r TagContactByEmailResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// EraseContactResponse200Headers the declared response headers of an HTTP 200 response for EraseContact
+type EraseContactResponse200Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+}
+
+// EraseContactResponse400Headers the declared response headers of an HTTP 400 response for EraseContact
+type EraseContactResponse400Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+}
+
+// EraseContactResponse401Headers the declared response headers of an HTTP 401 response for EraseContact
+type EraseContactResponse401Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	WWWAuthenticate    string
+}
+
+// EraseContactResponse403Headers the declared response headers of an HTTP 403 response for EraseContact
+type EraseContactResponse403Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+}
+
+// EraseContactResponse404Headers the declared response headers of an HTTP 404 response for EraseContact
+type EraseContactResponse404Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+}
+
+// EraseContactResponse409Headers the declared response headers of an HTTP 409 response for EraseContact
+type EraseContactResponse409Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+}
+
+// EraseContactResponse429Headers the declared response headers of an HTTP 429 response for EraseContact
+type EraseContactResponse429Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RetryAfter         int
+}
+
+// EraseContactResponse503Headers the declared response headers of an HTTP 503 response for EraseContact
+type EraseContactResponse503Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RetryAfter         int
+}
+
+type EraseContactResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ErasureResponse
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *EraseContactResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *EraseContactResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *EraseContactResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *EraseContactResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *EraseContactResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *EraseContactResponse409Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *EraseContactResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *EraseContactResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r EraseContactResponse) GetJSON200() *ErasureResponse {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r EraseContactResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r EraseContactResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r EraseContactResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r EraseContactResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r EraseContactResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r EraseContactResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r EraseContactResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r EraseContactResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r EraseContactResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r EraseContactResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r EraseContactResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -10220,7 +10559,8 @@ func (c *ClientWithResponses) ListContactsWithResponse(ctx context.Context, para
 // unknown tag names are ignored and unknown or foreign tag ids skipped, and the `tags`
 // report says what was applied. A tag newly on the contact runs its automations (emails,
 // CRM moves, campaigns). An unknown custom field id is a 400 naming it, and nothing is
-// written.
+// written. A write racing the contact's erasure, or the retry (same Idempotency-Key) of a
+// write whose contact was erased since: 404.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -10241,7 +10581,8 @@ func (c *ClientWithResponses) UpsertContactWithBodyWithResponse(ctx context.Cont
 // unknown tag names are ignored and unknown or foreign tag ids skipped, and the `tags`
 // report says what was applied. A tag newly on the contact runs its automations (emails,
 // CRM moves, campaigns). An unknown custom field id is a 400 naming it, and nothing is
-// written.
+// written. A write racing the contact's erasure, or the retry (same Idempotency-Key) of a
+// write whose contact was erased since: 404.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -10288,6 +10629,30 @@ func (c *ClientWithResponses) TagContactByEmailWithResponse(ctx context.Context,
 		return nil, err
 	}
 	return ParseTagContactByEmailResponse(rsp)
+}
+
+// EraseContactWithResponse Erase a contact (right to be forgotten)
+//
+// Forgets the person: every personal value held about the contact (email, names, phone,
+// custom field values, form answers, booking answers, the buyer's email and name, an
+// activation's email and `externalUserId`) becomes unreadable everywhere the service keeps
+// it, its storage included. The contact is then 404 everywhere; its events stay in the
+// history, their personal values `null`, followed by `ContactErased`. Transactions and
+// subscriptions keep amounts, products and dates. Pending webhook deliveries carrying the
+// person's data are given up (`failed`, error `erased`); deliveries made are not recalled.
+// A later upsert of the same email creates a new contact (`created: true`, a new id).
+// Another account's contact: 403; none, or one already erased: 404. While a billing
+// subscription of the person is active: 409 (cancel it first; nothing is erased).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /api/v1/contacts/{contactId} (the `EraseContact` operationId).
+func (c *ClientWithResponses) EraseContactWithResponse(ctx context.Context, contactId string, params *EraseContactParams, reqEditors ...RequestEditorFn) (*EraseContactResponse, error) {
+	rsp, err := c.EraseContact(ctx, contactId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseEraseContactResponse(rsp)
 }
 
 // GetContactWithResponse Get a contact
@@ -11652,6 +12017,13 @@ func ParseUpsertContactResponse(rsp *http.Response) (*UpsertContactResponse, err
 		}
 		response.JSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
 		var dest Conflict
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -11786,6 +12158,30 @@ func ParseUpsertContactResponse(rsp *http.Response) (*UpsertContactResponse, err
 			headers.RateLimitReset = &value
 		}
 		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers UpsertContactResponse404Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		response.Headers404 = &headers
 	case rsp.StatusCode == 409:
 		var headers UpsertContactResponse409Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
@@ -12189,6 +12585,297 @@ func ParseTagContactByEmailResponse(rsp *http.Response) (*TagContactByEmailRespo
 		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers TagContactByEmailResponse503Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseEraseContactResponse parses an HTTP response from a EraseContactWithResponse call
+func ParseEraseContactResponse(rsp *http.Response) (*EraseContactResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &EraseContactResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ErasureResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers EraseContactResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers EraseContactResponse400Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers EraseContactResponse401Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers EraseContactResponse403Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers EraseContactResponse404Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers EraseContactResponse409Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 429:
+		var headers EraseContactResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers EraseContactResponse503Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {

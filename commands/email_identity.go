@@ -12,19 +12,56 @@ import (
 // "Contacts"). No command creates a contact under an old key, so whether one exists never
 // changes from false to true, and reading it before the command's session is safe. Only an
 // address whose keys differ pays the read.
+//
+// An erased contact's id is spent: the email's contact is then the next id of the email
+// (domain.ContactIDAfterErasures), a new contact with nothing of the old one's.
 func (r *Repository) contactIDFor(ctx context.Context, accountID, email string) (string, error) {
+	id, _, err := r.contactIDAndErasures(ctx, accountID, email)
+	return id, err
+}
+
+// maxErasures bounds how many erased contacts of one email a look-up steps over.
+const maxErasures = 1000
+
+// contactIDAndErasures is contactIDFor, and how many contacts of the email were erased before it.
+func (r *Repository) contactIDAndErasures(ctx context.Context, accountID, email string) (string, int, error) {
+	id := domain.ContactIDFor(accountID, email)
 	legacy, changed := domain.LegacyContactIDFor(accountID, email)
 	if changed {
 		exists, err := r.exists(ctx, domain.ContactStream(legacy))
-		if err != nil || exists {
-			return legacy, err
+		if err != nil {
+			return "", 0, err
+		}
+		if exists {
+			id = legacy
 		}
 	}
-	return domain.ContactIDFor(accountID, email), nil
+	erasures, ok := r.store.(ErasedContacts)
+	if !ok {
+		return id, 0, nil
+	}
+	for n := 1; n <= maxErasures; n++ {
+		erased, err := erasures.Erased(ctx, id)
+		if err != nil || !erased {
+			return id, n - 1, err
+		}
+		id = domain.ContactIDAfterErasures(accountID, email, n)
+	}
+	return "", 0, domain.Conflict("this email's contact was erased too many times")
 }
 
-// customerIDFor is contactIDFor for the customer of an email.
-func (r *Repository) customerIDFor(ctx context.Context, accountID, email string) (string, error) {
+// ErasedContacts tells whether a contact was erased (the event store keeps it with the contact's
+// destroyed key): a store that cannot tell has no erasures.
+type ErasedContacts interface {
+	Erased(ctx context.Context, contactID string) (bool, error)
+}
+
+// customerIDFor is contactIDFor for the customer of an email, whose contacts were erased
+// erasures times: each erased contact leaves its customer behind with it.
+func (r *Repository) customerIDFor(ctx context.Context, accountID, email string, erasures int) (string, error) {
+	if erasures > 0 {
+		return domain.CustomerIDAfterErasures(accountID, email, erasures), nil
+	}
 	legacy, changed := domain.LegacyCustomerIDFor(accountID, email)
 	if changed {
 		exists, err := r.exists(ctx, domain.CustomerStream(legacy))

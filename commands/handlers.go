@@ -15,6 +15,7 @@ type Handlers struct {
 	CreateTag         CreateTagHandler
 	UpsertContact     UpsertContactHandler
 	ChangeContactTags ChangeContactTagsHandler
+	EraseContact      EraseContactHandler
 	CreateCRM         CreateCRMHandler
 	CreateLead        CreateLeadHandler
 	UpdateLead        UpdateLeadHandler
@@ -47,6 +48,8 @@ type Dependencies struct {
 	Targets  TargetChecker
 	Events   OutboundEvents
 	Products ProductCatalogue
+	// Subscriptions tells which contacts pay an active billing subscription (EraseContact).
+	Subscriptions ActiveSubscriptions
 	// Sealer seals the activation token a purchase records for its webhook, and the signing
 	// secrets of webhook subscriptions.
 	Sealer   Sealer
@@ -76,6 +79,7 @@ func NewHandlers(d Dependencies) Handlers {
 		CreateTag:         NewCreateTagHandler(repo, d.Log, d.Observer),
 		UpsertContact:     NewUpsertContactHandler(repo, d.Tags, d.Log, d.Observer),
 		ChangeContactTags: NewChangeContactTagsHandler(repo, d.Tags, d.Log, d.Observer),
+		EraseContact:      NewEraseContactHandler(repo, d.Subscriptions, now, d.Log, d.Observer),
 		CreateCRM:         NewCreateCRMHandler(repo, d.Log, d.Observer),
 		CreateLead:        NewCreateLeadHandler(repo, d.Tags, d.Log, d.Observer),
 		UpdateLead:        NewUpdateLeadHandler(repo, d.Log, d.Observer),

@@ -90,10 +90,11 @@ func (h purchaseHandler) Handle(ctx context.Context, cmd Purchase) (PurchaseResu
 		return PurchaseResult{}, err
 	}
 	res := PurchaseResult{TransactionID: paymentTransactionID(accountID, pay)}
-	if res.ContactID, err = h.repo.contactIDFor(ctx, accountID, email); err != nil {
+	var erasures int
+	if res.ContactID, erasures, err = h.repo.contactIDAndErasures(ctx, accountID, email); err != nil {
 		return PurchaseResult{}, err
 	}
-	if res.CustomerID, err = h.repo.customerIDFor(ctx, accountID, email); err != nil {
+	if res.CustomerID, err = h.repo.customerIDFor(ctx, accountID, email, erasures); err != nil {
 		return PurchaseResult{}, err
 	}
 	if order.Tier.Recurring() {

@@ -120,6 +120,7 @@ type Activation struct {
 	status         string
 	externalUserID string
 	subscriptionID string
+	contactID      string
 	changes
 }
 
@@ -209,7 +210,7 @@ func (a *Activation) Complete(externalUserID string, now time.Time) error {
 		}
 		return nil
 	}
-	a.record(ActivationCompleted{ActivationID: a.id, ExternalUserID: externalUserID, CompletedAt: now.UTC(), SubscriptionID: a.subscriptionID})
+	a.record(ActivationCompleted{ActivationID: a.id, ExternalUserID: externalUserID, CompletedAt: now.UTC(), SubscriptionID: a.subscriptionID, ContactID: a.contactID})
 	return nil
 }
 
@@ -226,7 +227,7 @@ func (a *Activation) when(e Event) {
 	case ActivationIssued:
 		a.exists, a.accountID, a.tokenHash, a.email, a.status = true, e.AccountID, e.TokenHash, e.Email, ActivationStatusPending
 		a.productID, a.productName, a.baseURL, a.expiresAt = e.ProductID, e.ProductName, e.ActivationBaseURL, e.ExpiresAt
-		a.subscriptionID = e.SubscriptionID
+		a.subscriptionID, a.contactID = e.SubscriptionID, e.ContactID
 	case ActivationCompleted:
 		a.status, a.externalUserID = ActivationStatusCompleted, e.ExternalUserID
 	case ActivationExpired:
@@ -263,6 +264,9 @@ type ActivationCompleted struct {
 	// that subscription's history. (Added after the first completions were recorded: absent in
 	// those, whose history column migration 00008 filled from the stream's ActivationIssued.)
 	SubscriptionID string `json:"subscriptionId,omitempty"`
+	// ContactID is the buyer's contact, whose key seals externalUserId (PersonalEvent); absent
+	// in completions recorded before erasure existed.
+	ContactID string `json:"contactId,omitempty"`
 }
 
 // ActivationExpired records that a pending activation outlived its seven days; it was found so

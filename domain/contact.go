@@ -4,6 +4,7 @@ import (
 	"maps"
 	"slices"
 	"sort"
+	"time"
 )
 
 // ContactProfile is the part of a contact a request may set. A nil field is left as it is;
@@ -45,6 +46,7 @@ type Contact struct {
 	accountID    string
 	email        string
 	exists       bool
+	erased       bool
 	firstName    string
 	lastName     string
 	phone        string
@@ -74,11 +76,32 @@ func (c *Contact) Email() string { return c.email }
 // HasTag tells whether the tag is on the contact.
 func (c *Contact) HasTag(tagID string) bool { return c.tags[tagID] }
 
+// ErrContactErased is the answer to a write to an erased contact: to the client, the contact
+// is not found; an upsert by email takes it as the sign to create a new contact under the next
+// id of that email (commands.Repository.contactIDFor).
+var ErrContactErased = NotFound("contact not found")
+
+// Erased tells whether the contact was erased.
+func (c *Contact) Erased() bool { return c.erased }
+
+// Erase forgets the contact (ContactErased). A contact that does not exist, or no longer does,
+// is not found.
+func (c *Contact) Erase(now time.Time) error {
+	if !c.exists {
+		return NotFound("contact not found")
+	}
+	c.record(ContactErased{ContactID: c.id, AccountID: c.accountID, ErasedAt: now.UTC()})
+	return nil
+}
+
 // Upsert creates the contact, or overwrites the fields present in p that differ.
 // It reports whether the contact was created.
 func (c *Contact) Upsert(accountID, email string, p ContactProfile) (created bool, err error) {
 	if err := p.Validate(); err != nil {
 		return false, err
+	}
+	if c.erased {
+		return false, ErrContactErased
 	}
 	if !c.exists {
 		c.record(ContactCreated{
@@ -226,6 +249,10 @@ func (c *Contact) when(e Event) {
 		delete(c.tags, e.TagID)
 	case LeadAssigned:
 		c.leadByCRM[e.CRMID] = e.LeadID
+	case ContactErased:
+		// Nothing of the person stays in memory either: only that the id is spent.
+		*c = Contact{id: c.id, accountID: c.accountID, erased: true, customFields: map[string]string{},
+			tags: map[string]bool{}, leadByCRM: map[string]string{}, changes: c.changes}
 	}
 }
 
@@ -258,6 +285,7 @@ const contactStateFormat = 1
 // contactState is a Contact's state as Restorable encodes it.
 type contactState struct {
 	Exists       bool              `json:"exists"`
+	Erased       bool              `json:"erased,omitempty"`
 	AccountID    string            `json:"accountId"`
 	Email        string            `json:"email"`
 	FirstName    string            `json:"firstName"`
@@ -271,7 +299,7 @@ type contactState struct {
 // EncodeState returns the contact's state (Restorable).
 func (c *Contact) EncodeState() ([]byte, error) {
 	return encodeState(contactStateFormat, contactState{
-		Exists: c.exists, AccountID: c.accountID, Email: c.email,
+		Exists: c.exists, Erased: c.erased, AccountID: c.accountID, Email: c.email,
 		FirstName: c.firstName, LastName: c.lastName, Phone: c.phone,
 		CustomFields: c.customFields, Tags: slices.Sorted(maps.Keys(c.tags)), LeadByCRM: c.leadByCRM,
 	})
@@ -283,7 +311,7 @@ func (c *Contact) RestoreState(data []byte) error {
 	if err != nil {
 		return err
 	}
-	c.exists, c.accountID, c.email = s.Exists, s.AccountID, s.Email
+	c.exists, c.erased, c.accountID, c.email = s.Exists, s.Erased, s.AccountID, s.Email
 	c.firstName, c.lastName, c.phone = s.FirstName, s.LastName, s.Phone
 	c.customFields, c.leadByCRM = s.CustomFields, s.LeadByCRM
 	c.tags = make(map[string]bool, len(s.Tags))

@@ -1,5 +1,7 @@
 package domain
 
+import "time"
+
 // ContactCreated is the first event of a contact's stream.
 type ContactCreated struct {
 	ContactID    string            `json:"contactId"`
@@ -56,6 +58,23 @@ type LeadAssigned struct {
 	CRMID     string `json:"crmId"`
 }
 
+// ContactErased records that a contact was erased (the right to be forgotten, decisions.md
+// "Erasure"): appending it destroys the contact's key, so every personal value sealed under it
+// reads as null from then on. The contact's events stay in the log, in order.
+type ContactErased struct {
+	ContactID string    `json:"contactId"`
+	AccountID string    `json:"accountId"`
+	ErasedAt  time.Time `json:"erasedAt"`
+}
+
+func (ContactErased) EventType() string { return "ContactErased" }
+
+// ContactRef puts the erasure in the contact's history.
+func (e ContactErased) ContactRef() string { return e.ContactID }
+
+// ErasedPerson is the contact whose key the erasure destroys (ErasingEvent).
+func (e ContactErased) ErasedPerson() string { return e.ContactID }
+
 func (ContactCreated) EventType() string   { return "ContactCreated" }
 func (LeadAssigned) EventType() string     { return "LeadAssigned" }
 func (ContactUpdated) EventType() string   { return "ContactUpdated" }
@@ -81,4 +100,5 @@ func init() {
 	register(EmailQueued{}, 1, nil)
 	register(CampaignEnrolled{}, 1, nil)
 	register(LeadAssigned{}, 1, nil)
+	register(ContactErased{}, 1, nil)
 }

@@ -56,7 +56,7 @@ func (c *Customer) Register(accountID, email, name, contactID string) (created b
 		return true, nil
 	}
 	if name != "" && name != c.name {
-		c.record(CustomerRenamed{CustomerID: c.id, Name: name})
+		c.record(CustomerRenamed{CustomerID: c.id, Name: name, ContactID: c.contactID})
 	}
 	return false, nil
 }
@@ -96,6 +96,9 @@ type CustomerCreated struct {
 type CustomerRenamed struct {
 	CustomerID string `json:"customerId"`
 	Name       string `json:"name"`
+	// ContactID is the buyer's contact, whose key seals the name (PersonalEvent); absent in
+	// renames recorded before erasure existed.
+	ContactID string `json:"contactId,omitempty"`
 }
 
 func (CustomerCreated) EventType() string { return "CustomerCreated" }

@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base32"
+	"strconv"
 	"strings"
 )
 
@@ -29,6 +30,18 @@ func derivedID(prefix, accountID, kind, key string) string {
 // ContactIDFor is the id of the one contact an account can have for an email.
 func ContactIDFor(accountID, email string) string {
 	return derivedID("ct", accountID, "contact", EmailKey(email))
+}
+
+// ContactIDAfterErasures is the id of an email's contact once its first n contacts were erased
+// (n > 0): a later upsert of the email is a new contact, with a new id and nothing of the old
+// one's (decisions.md, "Erasure").
+func ContactIDAfterErasures(accountID, email string, n int) string {
+	return derivedID("ct", accountID, "contact", EmailKey(email)+"\x00"+strconv.Itoa(n))
+}
+
+// CustomerIDAfterErasures is ContactIDAfterErasures for the customer of an email.
+func CustomerIDAfterErasures(accountID, email string, n int) string {
+	return derivedID("cus", accountID, "customer", EmailKey(email)+"\x00"+strconv.Itoa(n))
 }
 
 // LegacyContactIDFor is the id an email's contact had before emails were compared by EmailKey,

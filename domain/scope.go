@@ -20,6 +20,9 @@ const (
 	ScopeCRMRead         Scope = "crm:read"
 	ScopeCRMWrite        Scope = "crm:write"
 	ScopeWebhooksWrite   Scope = "webhooks:write"
+	// ScopeContactsErase erases contacts (decisions.md "Erasure"): not implied by contacts:write,
+	// since it destroys what no write can bring back.
+	ScopeContactsErase Scope = "contacts:erase"
 )
 
 // AllScopes is every scope, in the contract's order: what an account's default key carries.
@@ -27,6 +30,7 @@ var AllScopes = []Scope{
 	ScopeFormsRead, ScopeFormsWrite, ScopeSchedulingRead, ScopeSchedulingWrite,
 	ScopeContactsRead, ScopeContactsWrite, ScopeTagsRead, ScopeTagsWrite,
 	ScopeCheckoutRead, ScopeCheckoutWrite, ScopeCRMRead, ScopeCRMWrite, ScopeWebhooksWrite,
+	ScopeContactsErase,
 }
 
 // ParseScopes validates scope names, dropping duplicates. A nil list (scopes left out) means

@@ -20,7 +20,13 @@ type Activations struct {
 // NewActivations reads the activations read model from db.
 func NewActivations(db *sql.DB) *Activations {
 	return &Activations{db: db, readModel: eachEvent(db, "activations", []string{"activations"},
-		on(insertActivation), on(completeActivation), on(expireActivation))}
+		on(insertActivation), on(completeActivation), on(expireActivation), on(eraseActivations))}
+}
+
+// eraseActivations blanks the buyer's email and user id in the activations of an erased
+// contact (contact_id, migration 16).
+func eraseActivations(w writer, _ domain.Recorded, e domain.ContactErased) error {
+	return w.exec(`UPDATE activations SET email = '', external_user_id = '' WHERE contact_id = $1`, e.ContactID)
 }
 
 func insertActivation(w writer, r domain.Recorded, e domain.ActivationIssued) error {
@@ -29,10 +35,10 @@ func insertActivation(w writer, r domain.Recorded, e domain.ActivationIssued) er
 		customerID, _ = domain.LegacyCustomerIDFor(e.AccountID, e.Email)
 	}
 	return w.exec(`INSERT INTO activations (id, account_id, customer_id, email, product_id, product_name, activation_base_url,
-			transaction_id, subscription_id, status, external_user_id, issued_at, expires_at, completed_at, seq)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, '', $11, $12, 0, $13)`,
+			transaction_id, subscription_id, status, external_user_id, issued_at, expires_at, completed_at, seq, contact_id)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, '', $11, $12, 0, $13, $14)`,
 		e.ActivationID, e.AccountID, customerID, e.Email, e.ProductID, e.ProductName, e.ActivationBaseURL,
-		e.TransactionID, e.SubscriptionID, domain.ActivationStatusPending, millis(e.IssuedAt), millis(e.ExpiresAt), r.Position)
+		e.TransactionID, e.SubscriptionID, domain.ActivationStatusPending, millis(e.IssuedAt), millis(e.ExpiresAt), r.Position, e.ContactID)
 }
 
 func completeActivation(w writer, _ domain.Recorded, e domain.ActivationCompleted) error {

@@ -22,6 +22,7 @@ type Bookings struct {
 func NewBookings(db *sql.DB) *Bookings {
 	return &Bookings{db: db, readModel: folded(db, "bookings", []string{"bookings"}, newBookingBatch,
 		on((*bookingBatch).created),
+		on((*bookingBatch).erased),
 	)}
 }
 
@@ -29,6 +30,13 @@ func NewBookings(db *sql.DB) *Bookings {
 type bookingBatch struct {
 	writer
 	rows [][]any
+	gone []string // contacts erased: their bookings are deleted, after the batch's inserts
+}
+
+// erased deletes the bookings of an erased contact.
+func (b *bookingBatch) erased(_ domain.Recorded, e domain.ContactErased) error {
+	b.gone = append(b.gone, e.ContactID)
+	return nil
 }
 
 func newBookingBatch(w writer) *bookingBatch { return &bookingBatch{writer: w} }
@@ -47,8 +55,18 @@ func (b *bookingBatch) created(r domain.Recorded, e domain.BookingCreated) error
 }
 
 func (b *bookingBatch) flush() error {
-	return b.insertRows("bookings", []string{"id", "account_id", "event_type_id", "contact_id", "start_time", "end_time",
-		"timezone", "meeting_url", "answers", "created_at", "seq"}, b.rows, "")
+	if len(b.rows) > 0 {
+		if err := b.insertRows("bookings", []string{"id", "account_id", "event_type_id", "contact_id", "start_time", "end_time",
+			"timezone", "meeting_url", "answers", "created_at", "seq"}, b.rows, ""); err != nil {
+			return err
+		}
+	}
+	for _, id := range b.gone {
+		if err := b.exec(`DELETE FROM bookings WHERE contact_id = $1`, id); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Booking is a booking as the APIs show it.

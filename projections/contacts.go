@@ -31,6 +31,7 @@ func NewContacts(db *sql.DB) *Contacts {
 		on((*contactBatch).updated),
 		on((*contactBatch).tagApplied),
 		on((*contactBatch).tagRemoved),
+		on((*contactBatch).erased),
 	)}
 }
 
@@ -56,6 +57,16 @@ type contactBatch struct {
 	contacts touchedRows[Contact]
 	written  *written
 	last     int64 // the position of the batch's last event
+	// gone are the contacts the batch erased: their rows are deleted.
+	gone []string
+}
+
+// erased deletes the row of an erased contact, and drops what the batch folded of it.
+func (b *contactBatch) erased(r domain.Recorded, e domain.ContactErased) error {
+	b.last = r.Position
+	b.contacts.drop(e.ContactID)
+	b.gone = append(b.gone, e.ContactID)
+	return nil
 }
 
 func (b *contactBatch) created(r domain.Recorded, e domain.ContactCreated) error {
@@ -141,14 +152,31 @@ func (b *contactBatch) flush() error {
 		if err != nil {
 			return fmt.Errorf("contact %s document: %w", c.ID, err)
 		}
-		rows[i] = []any{c.ID, c.AccountID, c.Email, domain.ContactEmailKey(c.AccountID, c.ID, c.Email), c.FirstName, c.LastName, c.Phone,
+		emailKey := domain.ContactEmailKey(c.AccountID, c.ID, c.Email)
+		if c.Email == "" {
+			// An erased contact read from the log (a rebuild, before its ContactErased): its
+			// email reads as null, and its row must not take another's key meanwhile.
+			emailKey = "\x00" + c.ID
+		}
+		rows[i] = []any{c.ID, c.AccountID, c.Email, emailKey, c.FirstName, c.LastName, c.Phone,
 			string(tags), string(fields), millis(c.CreatedAt), millis(c.UpdatedAt), c.seq, string(doc)}
 	}
-	if err := b.insertRows("contacts",
-		[]string{"id", "account_id", "email", "email_key", "first_name", "last_name", "phone", "tag_ids", "custom_fields", "created_at", "updated_at", "seq", "document"},
-		rows, `ON CONFLICT (id) DO UPDATE SET first_name = excluded.first_name, last_name = excluded.last_name, phone = excluded.phone,
+	if len(rows) > 0 {
+		if err := b.insertRows("contacts",
+			[]string{"id", "account_id", "email", "email_key", "first_name", "last_name", "phone", "tag_ids", "custom_fields", "created_at", "updated_at", "seq", "document"},
+			rows, `ON CONFLICT (id) DO UPDATE SET first_name = excluded.first_name, last_name = excluded.last_name, phone = excluded.phone,
 			tag_ids = excluded.tag_ids, custom_fields = excluded.custom_fields, updated_at = excluded.updated_at, document = excluded.document`); err != nil {
-		return err
+			return err
+		}
+	}
+	for _, id := range b.gone {
+		if err := b.exec(`DELETE FROM contacts WHERE id = $1`, id); err != nil {
+			return err
+		}
+	}
+	if tx, ok := b.tx.(sqldb.Committer); ok && b.written != nil && len(b.gone) > 0 {
+		gone := b.gone
+		tx.AfterCommit(func() { b.written.forget(gone) })
 	}
 	if tx, ok := b.tx.(sqldb.Committer); ok && b.written != nil {
 		tx.AfterCommit(func() { b.written.keep(contacts, b.last) })

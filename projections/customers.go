@@ -20,7 +20,13 @@ type Customers struct {
 // purchase and only ever renamed afterwards: each event is one small write.
 func NewCustomers(db *sql.DB) *Customers {
 	return &Customers{db: db, readModel: eachEvent(db, "customers", []string{"customers"},
-		on(insertCustomer), on(renameCustomer))}
+		on(insertCustomer), on(renameCustomer), on(eraseCustomer))}
+}
+
+// eraseCustomer deletes the customer of an erased contact; its transactions and subscriptions
+// keep their amounts, products and dates under its id (financial records).
+func eraseCustomer(w writer, _ domain.Recorded, e domain.ContactErased) error {
+	return w.exec(`DELETE FROM customers WHERE contact_id = $1`, e.ContactID)
 }
 
 func insertCustomer(w writer, r domain.Recorded, e domain.CustomerCreated) error {

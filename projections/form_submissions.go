@@ -21,6 +21,7 @@ type FormSubmissions struct {
 func NewFormSubmissions(db *sql.DB) *FormSubmissions {
 	return &FormSubmissions{db: db, readModel: folded(db, "form-submissions", []string{"form_submissions"}, newSubmissionBatch,
 		on((*submissionBatch).submitted),
+		on((*submissionBatch).erased),
 	)}
 }
 
@@ -29,6 +30,13 @@ func NewFormSubmissions(db *sql.DB) *FormSubmissions {
 type submissionBatch struct {
 	writer
 	rows [][]any
+	gone []string // contacts erased: their submissions are deleted, after the batch's inserts
+}
+
+// erased deletes the submissions of an erased contact.
+func (b *submissionBatch) erased(_ domain.Recorded, e domain.ContactErased) error {
+	b.gone = append(b.gone, e.ContactID)
+	return nil
 }
 
 func newSubmissionBatch(w writer) *submissionBatch { return &submissionBatch{writer: w} }
@@ -49,7 +57,17 @@ func (b *submissionBatch) submitted(r domain.Recorded, e domain.FormSubmitted) e
 }
 
 func (b *submissionBatch) flush() error {
-	return b.insertRows("form_submissions", []string{"id", "account_id", "form_id", "contact_id", "submitted_at", "answers", "seq"}, b.rows, "")
+	if len(b.rows) > 0 {
+		if err := b.insertRows("form_submissions", []string{"id", "account_id", "form_id", "contact_id", "submitted_at", "answers", "seq"}, b.rows, ""); err != nil {
+			return err
+		}
+	}
+	for _, id := range b.gone {
+		if err := b.exec(`DELETE FROM form_submissions WHERE contact_id = $1`, id); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Submission is a form submission as the APIs show it.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/funnelhq/funnel/domain"
@@ -121,6 +122,15 @@ func (t *touchedRows[R]) get(id string, load func() (R, error)) (*R, error) {
 	}
 	t.add(id, &row)
 	return &row, nil
+}
+
+// drop forgets a row the batch touched: its flush writes it no more.
+func (t *touchedRows[R]) drop(id string) {
+	if _, ok := t.byID[id]; !ok {
+		return
+	}
+	delete(t.byID, id)
+	t.order = slices.DeleteFunc(t.order, func(o string) bool { return o == id })
 }
 
 // inOrder returns the rows in the order they were first touched.

@@ -47,6 +47,15 @@ func (w *written) keep(contacts []*Contact, position int64) {
 	}
 }
 
+// forget drops erased contacts.
+func (w *written) forget(ids []string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, id := range ids {
+		w.contacts.Remove(id)
+	}
+}
+
 // at returns a copy of the contact of id as kept at position or later, if it is.
 func (w *written) at(id string, position int64) (Contact, bool) {
 	w.mu.Lock()

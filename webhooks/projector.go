@@ -78,13 +78,20 @@ var subscriptionEvents = map[string]bool{
 
 // Handles tells whether the projector does anything with events of a type.
 func (p *Projector) Handles(eventType string) bool {
-	return subscriptionEvents[eventType] || p.events.handles(eventType)
+	return subscriptionEvents[eventType] || eventType == contactErased || p.events.handles(eventType)
 }
+
+// contactErased is the event whose person the outbox forgets (erasure.go).
+var contactErased = domain.ContactErased{}.EventType()
 
 // Reads tells which events requests see the effect of: the subscriptions (their lists are
 // served from this read model). The deliveries other events make are sent later anyway, so a
 // write of those need not wait for them (pipeline.Reader).
-func (p *Projector) Reads(eventType string) bool { return subscriptionEvents[eventType] }
+//
+// An erasure is answered once the outbox forgot the person too.
+func (p *Projector) Reads(eventType string) bool {
+	return subscriptionEvents[eventType] || eventType == contactErased
+}
 
 // Committed wakes the dispatcher after deliveries were recorded, and counts the deliveries the
 // transaction gave up: only now, since a transaction that rolls back gave none up.
@@ -131,6 +138,15 @@ func (p *Projector) Apply(ctx context.Context, tx *sql.Tx, batch []domain.Record
 				return err
 			}
 			delete(active, r.Metadata.AccountID)
+			continue
+		}
+		if r.Type == contactErased {
+			if err := flush(); err != nil {
+				return err
+			}
+			if err := eraseDeliveries(ctx, tx, r); err != nil {
+				return err
+			}
 			continue
 		}
 		out, ok, err := p.events.toOutbound(r, p.sealer)

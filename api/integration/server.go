@@ -77,6 +77,7 @@ func (s *Server) Router() *mux.Router {
 	// Any other method on /contacts/tags would match /contacts/{contactId} with the id "tags".
 	httpapi.RefuseOtherMethods(onHost, "/api/v1/contacts/tags")
 	v1(http.MethodGet, "/contacts/{contactId}", domain.ScopeContactsRead, s.getContact)
+	v1(http.MethodDelete, "/contacts/{contactId}", domain.ScopeContactsErase, s.eraseContact)
 	v1(http.MethodPost, "/contacts/{contactId}/tags", domain.ScopeTagsWrite, s.tagContactByID)
 	v1(http.MethodGet, "/tags", domain.ScopeTagsRead, s.listTags)
 

@@ -78,6 +78,8 @@ func (s *Server) Router() *mux.Router {
 	admin(http.MethodPost, "/accounts/{accountId}/custom-fields", s.defineCustomField)
 	admin(http.MethodGet, "/accounts/{accountId}/custom-fields", s.listCustomFields)
 	admin(http.MethodPost, "/accounts/{accountId}/tags", s.createTag)
+	admin(http.MethodPost, "/accounts/{accountId}/contacts/{contactId}/erase", s.eraseContact)
+	admin(http.MethodGet, "/accounts/{accountId}/contacts/{contactId}/export", s.exportContact)
 	admin(http.MethodGet, "/accounts/{accountId}/tags", s.listTags)
 	admin(http.MethodPost, "/accounts/{accountId}/crms", s.createCRM)
 	admin(http.MethodGet, "/accounts/{accountId}/crms", s.listCRMs)

@@ -121,6 +121,21 @@ func (e EndedSubscriptionStatus) Valid() bool {
 	}
 }
 
+// Defines values for ErasureResponseSuccess.
+const (
+	ErasureResponseSuccessTrue ErasureResponseSuccess = true
+)
+
+// Valid indicates whether the value is a known member of the ErasureResponseSuccess enum.
+func (e ErasureResponseSuccess) Valid() bool {
+	switch e {
+	case ErasureResponseSuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ErrorCode.
 const (
 	ErrorCodeActivationConflict       ErrorCode = "activation_conflict"
@@ -1015,6 +1030,20 @@ type EndedSubscription struct {
 // EndedSubscriptionStatus defines model for EndedSubscription.Status.
 type EndedSubscriptionStatus string
 
+// ErasureResponse defines model for ErasureResponse.
+type ErasureResponse struct {
+	Erasure struct {
+		ContactId string `json:"contactId"`
+
+		// ErasedAt RFC 3339 in UTC with milliseconds, such as 2026-11-23T10:15:30.123Z.
+		ErasedAt Timestamp `json:"erasedAt"`
+	} `json:"erasure"`
+	Success ErasureResponseSuccess `json:"success"`
+}
+
+// ErasureResponseSuccess defines model for ErasureResponse.Success.
+type ErasureResponseSuccess bool
+
 // Error Every error answer.
 type Error struct {
 	// Code The stable, machine-readable kind of an error: switch on it, not on the message (which
@@ -1773,6 +1802,20 @@ type UpsertContactParams struct {
 
 // TagContactByEmailParams defines parameters for TagContactByEmail.
 type TagContactByEmailParams struct {
+	// IdempotencyKey 1 to 255 printable ASCII characters (space to `~`); empty, longer, with a control or a
+	// non-ASCII character, or sent twice: 400. A retry with the same key (per account, kept 24
+	// hours from its first use) and the same request (method, path, query and body bytes)
+	// answers the first response again, status and body byte for byte, with the header
+	// `Idempotent-Replayed: true`, and does nothing again. The same key with another request:
+	// 409; while the first request is still being served: 409 with `Retry-After: 1`. Kept: 2xx
+	// answers, and any answer below 500 once the write went through; refusals that performed
+	// nothing (400, 403, 404, 409, 413) free the key. After a 503 that saved the write, the
+	// retry answers from the saved write without performing it again.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// EraseContactParams defines parameters for EraseContact.
+type EraseContactParams struct {
 	// IdempotencyKey 1 to 255 printable ASCII characters (space to `~`); empty, longer, with a control or a
 	// non-ASCII character, or sent twice: 400. A retry with the same key (per account, kept 24
 	// hours from its first use) and the same request (method, path, query and body bytes)

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/funnelhq/funnel/infra/service/servicetest"
 	"github.com/funnelhq/funnel/infra/sqldb"
 	"github.com/funnelhq/funnel/infra/sqldb/sqldbtest"
 )
@@ -24,9 +25,21 @@ import (
 // run runs the binary with arguments and the database URL, and returns its output and exit code.
 func run(t *testing.T, bin, dbURL string, args ...string) (string, string, int) {
 	t.Helper()
+	// No server key: the commands other than serve, history and rebuild do not need one.
+	return runWith(t, bin, dbURL, "", args...)
+}
+
+// runKeyed is run with the server key of the database's service (none on SQLite: its key file),
+// which history and rebuild open the log's sealed personal values with.
+func runKeyed(t *testing.T, bin, dbURL string, args ...string) (string, string, int) {
+	t.Helper()
+	return runWith(t, bin, dbURL, servicetest.SecretKey(dbURL), args...)
+}
+
+func runWith(t *testing.T, bin, dbURL, secretKey string, args ...string) (string, string, int) {
+	t.Helper()
 	cmd := exec.Command(bin, args...)
-	// No server key: the commands other than serve do not need one.
-	cmd.Env = append(os.Environ(), "FUNNEL_DATABASE_URL="+dbURL, "FUNNEL_SECRET_KEY=")
+	cmd.Env = append(os.Environ(), "FUNNEL_DATABASE_URL="+dbURL, "FUNNEL_SECRET_KEY="+secretKey)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
@@ -111,7 +124,7 @@ func TestOperatorCommands(t *testing.T) {
 		if _, err := db.Write.Exec(`UPDATE contacts SET first_name = 'damaged'`); err != nil {
 			t.Fatal(err)
 		}
-		if out, errOut, code := run(t, bin, dbURL, "projections", "rebuild", "contacts"); code != 0 || !strings.Contains(out, "swapped in") {
+		if out, errOut, code := runKeyed(t, bin, dbURL, "projections", "rebuild", "contacts"); code != 0 || !strings.Contains(out, "swapped in") {
 			t.Fatalf("projections rebuild contacts: exit %d\n%s%s", code, out, errOut)
 		}
 		var damaged int

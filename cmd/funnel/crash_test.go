@@ -75,10 +75,13 @@ func TestCrashLosesNoAcknowledgedWrite(t *testing.T) {
 		// Rebuild: a fresh database that holds only the log, projected by the binary from scratch.
 		// The first run of the rebuild is killed at a random moment of its start (migrations,
 		// catch-up), so that the projections' own crash safety is part of what is compared.
+		// The log's personal values are sealed under the persons' keys, themselves sealed with the
+		// server key: the copy takes both (an operator's backup holds them too).
 		rebuiltURL := sqldbtest.URL(t, dialect)
 		copyEventLog(t, dbURL, rebuiltURL)
-		killRebuildMidway(t, launch(t, bin, rebuiltURL), rebuiltURL, time.Duration(20+rand.IntN(181))*time.Millisecond)
-		rebuilt := startServer(t, bin, rebuiltURL)
+		sameKey := "FUNNEL_SECRET_KEY=" + servicetest.SecretKey(dbURL)
+		killRebuildMidway(t, launch(t, bin, rebuiltURL, sameKey), rebuiltURL, time.Duration(20+rand.IntN(181))*time.Millisecond)
+		rebuilt := startServer(t, bin, rebuiltURL, sameKey)
 		rebuilt.stop(t)
 		compareReadModels(t, dbURL, rebuiltURL)
 		t.Logf("%s: done in %s", dialect, time.Since(start).Round(time.Millisecond))
@@ -394,8 +397,9 @@ func checkContactRows(t *testing.T, dbURL string, fx fixture, present map[string
 	}
 }
 
-// copyEventLog copies the events of one database into a freshly migrated one:
-// what a rebuild starts from.
+// copyEventLog copies the events of one database into a freshly migrated one, with the persons'
+// keys that seal their personal values (and, on SQLite, the server key file): what a rebuild
+// starts from.
 func copyEventLog(t *testing.T, fromURL, toURL string) {
 	t.Helper()
 	ctx := context.Background()
@@ -436,6 +440,34 @@ func copyEventLog(t *testing.T, fromURL, toURL string) {
 	}
 	if err := rows.Err(); err != nil {
 		t.Fatal(err)
+	}
+	keys, err := from.Read.QueryContext(ctx, `SELECT contact_id, account_id, sealed_key, erased_at FROM person_keys`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer keys.Close()
+	for keys.Next() {
+		var contactID, accountID string
+		var sealedKey sql.NullString
+		var erasedAt sql.NullInt64
+		if err := keys.Scan(&contactID, &accountID, &sealedKey, &erasedAt); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO person_keys (contact_id, account_id, sealed_key, erased_at) VALUES ($1, $2, $3, $4)`, contactID, accountID, sealedKey, erasedAt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := keys.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if from.Dialect == sqldb.SQLite {
+		key, err := os.ReadFile(from.Path() + ".key")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(to.Path()+".key", key, 0o600); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if to.Dialect == sqldb.Postgres {
 		// The positions go on after the copied ones, as they would have in the first database.

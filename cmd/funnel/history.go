@@ -11,7 +11,7 @@ import (
 
 	"github.com/funnelhq/funnel/api/operator"
 	"github.com/funnelhq/funnel/domain"
-	"github.com/funnelhq/funnel/infra/eventstore"
+	"github.com/funnelhq/funnel/infra/service"
 	"github.com/funnelhq/funnel/infra/sqldb"
 )
 
@@ -41,7 +41,11 @@ var historyCommand = &cli.Command{
 			return err
 		}
 		defer db.Close()
-		store := eventstore.New(db)
+		// With the server key, the personal values show; an erased contact's show as null.
+		store, err := service.OpenLog(ctx, db, cmd.String("secret-key"), false)
+		if err != nil {
+			return err
+		}
 		defer store.Close()
 		entity := cmd.String("subscription")
 		read := store.ReadSubscriptionHistory

@@ -37,7 +37,7 @@ var rebuildProjectionCommand = &cli.Command{
 		}
 		defer db.Close()
 		last := time.Now()
-		pos, err := service.Rebuild(ctx, db, name, func(pos, head int64) {
+		pos, err := service.Rebuild(ctx, db, cmd.String("secret-key"), name, func(pos, head int64) {
 			if time.Since(last) > time.Second {
 				fmt.Printf("%s: replayed %d of %d events\n", name, pos, head)
 				last = time.Now()

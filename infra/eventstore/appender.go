@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -24,8 +25,15 @@ type row struct {
 	contactID, subscriptionID    sql.NullString
 	idempotencyID                sql.NullString // on the first row of an append only (Metadata.IdempotencyID)
 	data, metadata               string
-	meta                         *domain.Metadata // metadata, decoded: for the inline projections
-	version, position            int64
+	// plain is data with its personal values in place, for the inline projections and recent:
+	// data, as stored, has them sealed (personal_data.go).
+	plain string
+	// erases is the contact whose key the event destroys (domain.ErasingEvent), if any, and
+	// scrubs the contact's events from before sealing, their values nulled (legacy_values.go).
+	erases            string
+	scrubs            []legacyScrub
+	meta              *domain.Metadata // metadata, decoded: for the inline projections
+	version, position int64
 }
 
 type pendingStream struct {
@@ -41,6 +49,8 @@ type appendResult struct {
 
 type appendRequest struct {
 	streams []pendingStream
+	// newKeys are the persons' keys made for this append, stored in its transaction.
+	newKeys []*newPersonKey
 	done    chan appendResult // buffered: the appender never waits for a caller that gave up
 }
 
@@ -51,7 +61,21 @@ type appendRequest struct {
 // checked: the append goes through only if that stream is still at its expected version (the
 // decision read it and depends on it). An append with no events at all writes nothing.
 func (s *Store) Append(ctx context.Context, meta domain.Metadata, appends ...domain.StreamAppend) (int64, error) {
-	req, err := s.encode(meta, appends)
+	for attempt := 1; ; attempt++ {
+		last, err := s.appendOnce(ctx, meta, appends)
+		// Another append stored a key this one had made for a new person: seal again, under the
+		// key stored (personal_data.go, storeNewKeys). A handful of tries always suffices: the
+		// next one finds the key.
+		if errors.Is(err, errKeyTaken) && attempt < 5 {
+			continue
+		}
+		return last, err
+	}
+}
+
+// appendOnce is one try of Append.
+func (s *Store) appendOnce(ctx context.Context, meta domain.Metadata, appends []domain.StreamAppend) (int64, error) {
+	req, err := s.encode(ctx, meta, appends)
 	if err != nil {
 		return 0, err
 	}
@@ -82,7 +106,7 @@ func (s *Store) Append(ctx context.Context, meta domain.Metadata, appends ...dom
 
 // encode turns events into rows in the caller's goroutine, so that the single appender only
 // assigns versions and positions and talks to the database.
-func (s *Store) encode(meta domain.Metadata, appends []domain.StreamAppend) (*appendRequest, error) {
+func (s *Store) encode(ctx context.Context, meta domain.Metadata, appends []domain.StreamAppend) (*appendRequest, error) {
 	if meta.AccountID == "" {
 		return nil, fmt.Errorf("eventstore: append without an account")
 	}
@@ -93,6 +117,7 @@ func (s *Store) encode(meta domain.Metadata, appends []domain.StreamAppend) (*ap
 	now := s.now().UnixMilli()
 	req := &appendRequest{done: make(chan appendResult, 1)}
 	total := 0
+	fresh := map[string]*newPersonKey{}
 	for _, a := range appends {
 		ps := pendingStream{streamID: a.StreamID, expected: a.ExpectedVersion}
 		if len(a.Events) == 0 && a.ExpectedVersion == domain.AnyVersion {
@@ -107,9 +132,19 @@ func (s *Store) encode(meta domain.Metadata, appends []domain.StreamAppend) (*ap
 			if err != nil {
 				return nil, fmt.Errorf("eventstore: event id: %w", err)
 			}
+			stored, err := s.sealPersonal(ctx, meta.AccountID, id.String(), e, data, fresh)
+			if err != nil {
+				return nil, err
+			}
 			r := &row{
 				eventID: id.String(), streamID: a.StreamID, eventType: typ, schemaVersion: version,
-				occurredAt: now, accountID: meta.AccountID, data: string(data), metadata: string(metaJSON), meta: &meta,
+				occurredAt: now, accountID: meta.AccountID, data: string(stored), plain: string(data), metadata: string(metaJSON), meta: &meta,
+			}
+			if ee, ok := e.(domain.ErasingEvent); ok {
+				r.erases = ee.ErasedPerson()
+				if r.scrubs, err = s.legacyScrubs(ctx, meta.AccountID, r.erases); err != nil {
+					return nil, err
+				}
 			}
 			// A contact's own events are found by their stream (readContactHistory): indexing
 			// them by contact too would write an index entry that decides nothing.
@@ -129,6 +164,9 @@ func (s *Store) encode(meta domain.Metadata, appends []domain.StreamAppend) (*ap
 	}
 	if total == 0 {
 		return nil, nil
+	}
+	for _, nk := range fresh {
+		req.newKeys = append(req.newKeys, nk)
 	}
 	return req, nil
 }
@@ -247,7 +285,20 @@ func (s *Store) commitTx(ctx context.Context, batch []*appendRequest) ([]appendR
 			}
 			results[i].last = pos
 		}
+		var newKeys []*newPersonKey
+		for i, req := range batch {
+			if results[i].err == nil {
+				newKeys = append(newKeys, req.newKeys...)
+			}
+		}
+		if err := storeNewKeys(ctx, tx, newKeys); err != nil {
+			return err
+		}
 		if err := tx.write(ctx, rows); err != nil {
+			return err
+		}
+		erased, err := eraseKeys(ctx, tx, rows)
+		if err != nil {
 			return err
 		}
 		if err := s.applyInline(ctx, tx, rows); err != nil {
@@ -260,12 +311,46 @@ func (s *Store) commitTx(ctx context.Context, batch []*appendRequest) ([]appendR
 			// Only the one writer knows its commits follow each other (recent.go).
 			s.recent.add(rows)
 		}
+		if s.keys != nil {
+			for _, nk := range newKeys {
+				s.keys.keep(nk.contactID, nk.key)
+			}
+		}
+		if len(erased) > 0 {
+			s.recent.clear()
+			for _, id := range erased {
+				if s.keys != nil {
+					s.keys.forget(id)
+				}
+			}
+		}
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
 	return results, nil
+}
+
+// eraseKeys destroys, in the append transaction, the keys of the contacts its rows erase, and
+// returns them.
+func eraseKeys(ctx context.Context, tx appendTx, rows []*row) ([]string, error) {
+	var erased []string
+	for _, r := range rows {
+		if r.erases == "" {
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, eraseKey, r.erases, r.accountID, r.occurredAt); err != nil {
+			return nil, fmt.Errorf("eventstore: destroy the key of %s: %w", r.erases, err)
+		}
+		for _, scrub := range r.scrubs {
+			if _, err := tx.ExecContext(ctx, `UPDATE events SET data = $1 WHERE position = $2`, scrub.data, scrub.position); err != nil {
+				return nil, fmt.Errorf("eventstore: null the plain values of event %d: %w", scrub.position, err)
+			}
+		}
+		erased = append(erased, r.erases)
+	}
+	return erased, nil
 }
 
 // rowCount is how many events a batch holds: the positions its transaction takes.

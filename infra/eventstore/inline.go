@@ -157,7 +157,7 @@ func (s *Store) catchUpInlineTx(ctx context.Context) (int64, error) {
 		if inline == 1 {
 			continue
 		}
-		if err := applyLog(ctx, tx, p, from, end); err != nil {
+		if err := s.applyLog(ctx, tx, p, from, end); err != nil {
 			return 0, err
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO projection_checkpoints (name, position, updated_at, inline) VALUES ($1, $2, $3, 1)
@@ -172,13 +172,13 @@ func (s *Store) catchUpInlineTx(ctx context.Context) (int64, error) {
 }
 
 // applyLog applies the log in (from, end] to p inside tx, a chunk at a time.
-func applyLog(ctx context.Context, tx *sql.Tx, p InlineProjection, from, end int64) error {
+func (s *Store) applyLog(ctx context.Context, tx *sql.Tx, p InlineProjection, from, end int64) error {
 	for pos := from; pos < end; {
 		rows, err := tx.QueryContext(ctx, readLog, pos, catchUpChunk)
 		if err != nil {
 			return fmt.Errorf("eventstore: read log after %d: %w", pos, err)
 		}
-		events, err := scanEvents(rows)
+		events, err := s.scanOpened(ctx, rows)
 		if err != nil {
 			return err
 		}
@@ -262,6 +262,6 @@ func (r *row) recorded() domain.Recorded {
 	return domain.Recorded{
 		Position: r.position, ID: r.eventID, StreamID: r.streamID, Version: r.version, Type: r.eventType,
 		SchemaVersion: r.schemaVersion, OccurredAt: time.UnixMilli(r.occurredAt).UTC(),
-		Data: json.RawMessage(r.data), Metadata: *r.meta,
+		Data: json.RawMessage(r.plain), Metadata: *r.meta,
 	}
 }

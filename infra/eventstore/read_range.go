@@ -28,7 +28,7 @@ func (s *Store) ReadRange(ctx context.Context, after, upto int64, types []string
 	if err != nil {
 		return nil, fmt.Errorf("eventstore: read log in (%d, %d]: %w", after, upto, err)
 	}
-	return scanEvents(rows)
+	return s.scanOpened(ctx, rows)
 }
 
 // readRange is the statement of ReadRange for n types. The range of the primary key bounds the
@@ -48,5 +48,5 @@ func (s *Store) ReadLogIn(ctx context.Context, tx *sql.Tx, after int64, limit in
 	if err != nil {
 		return nil, fmt.Errorf("eventstore: read log after %d: %w", after, err)
 	}
-	return scanEvents(rows)
+	return s.scanOpened(ctx, rows)
 }

@@ -44,6 +44,14 @@ func (r *recent) add(rows []*row) {
 	}
 }
 
+// clear forgets every kept event: after an erasure, which the values kept in memory would
+// otherwise outlive.
+func (r *recent) clear() {
+	r.mu.Lock()
+	r.rows = nil
+	r.mu.Unlock()
+}
+
 // read returns up to limit kept events after a position, and false when the event right after it
 // is not kept. Fewer than limit may come back while the log holds more: events kept end at this
 // process's last commit.
@@ -60,7 +68,7 @@ func (r *recent) read(after int64, limit int) ([]domain.Recorded, bool, error) {
 	for i, w := range rows {
 		out[i] = domain.Recorded{
 			ID: w.eventID, StreamID: w.streamID, Version: w.version, Position: w.position, Type: w.eventType,
-			SchemaVersion: w.schemaVersion, OccurredAt: time.UnixMilli(w.occurredAt).UTC(), Data: json.RawMessage(w.data),
+			SchemaVersion: w.schemaVersion, OccurredAt: time.UnixMilli(w.occurredAt).UTC(), Data: json.RawMessage(w.plain),
 		}
 		// As the log stores it: what a read of the database would decode (scanEach).
 		if err := gojson.Unmarshal([]byte(w.metadata), &out[i].Metadata); err != nil {

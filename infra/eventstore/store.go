@@ -44,6 +44,8 @@ type Store struct {
 	observer  Observer
 	inline    []InlineProjection
 	recent    recent
+	// keys seals and opens personal values (personal_data.go); nil: stored as they are.
+	keys *personKeys
 
 	// inlineMu guards the one catch-up of the inline projections (inline.go).
 	inlineMu    sync.Mutex
@@ -179,7 +181,7 @@ func (s *Store) ReadStreamFrom(ctx context.Context, streamID string, afterVersio
 	if err != nil {
 		return nil, fmt.Errorf("eventstore: read stream %s after version %d: %w", streamID, afterVersion, err)
 	}
-	return scanEvents(rows)
+	return s.scanOpened(ctx, rows)
 }
 
 // ReadLog returns up to limit events after a global position, in position order, and never one
@@ -201,7 +203,7 @@ func (s *Store) ReadLog(ctx context.Context, after int64, limit int) ([]domain.R
 	if err != nil {
 		return nil, fmt.Errorf("eventstore: read log after %d: %w", after, err)
 	}
-	return scanEvents(rows)
+	return s.scanOpened(ctx, rows)
 }
 
 // readContactHistory reads a contact's own stream (the (stream_id, version) index) and the events
@@ -218,7 +220,7 @@ func (s *Store) ReadContactHistory(ctx context.Context, accountID, contactID str
 	if err != nil {
 		return nil, fmt.Errorf("eventstore: read contact history: %w", err)
 	}
-	return scanEvents(rows)
+	return s.scanOpened(ctx, rows)
 }
 
 // ReadSubscriptionHistory returns up to limit events of an account that belong to a subscription
@@ -231,7 +233,7 @@ func (s *Store) ReadSubscriptionHistory(ctx context.Context, accountID, subscrip
 	if err != nil {
 		return nil, fmt.Errorf("eventstore: read subscription history: %w", err)
 	}
-	return scanEvents(rows)
+	return s.scanOpened(ctx, rows)
 }
 
 // StreamAccount returns the account of a stream ("" when there is no such stream): ids are unique
@@ -276,6 +278,18 @@ func (s *Store) Head(ctx context.Context) (int64, error) {
 
 // settleWait bounds how long Head waits for the horizon to pass this process's own commits.
 const settleWait = 5 * time.Second
+
+// scanOpened reads the events of a query with their personal values opened (personal_data.go).
+func (s *Store) scanOpened(ctx context.Context, rows *sql.Rows) ([]domain.Recorded, error) {
+	events, err := scanEvents(rows)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.openPersonal(ctx, events); err != nil {
+		return nil, err
+	}
+	return events, nil
+}
 
 func scanEvents(rows *sql.Rows) ([]domain.Recorded, error) {
 	defer rows.Close()
@@ -331,5 +345,5 @@ func (s *Store) ReadRecentEvents(ctx context.Context, accountID string, types []
 	if err != nil {
 		return nil, fmt.Errorf("eventstore: read recent events: %w", err)
 	}
-	return scanEvents(rows)
+	return s.scanOpened(ctx, rows)
 }

@@ -92,6 +92,7 @@ func Open(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 	}
 	store := eventstore.New(db)
 	store.SetObserver(m)
+	store.SealPersonalData(sealer)
 
 	a := &App{cfg: cfg, log: log, db: db, store: store, metrics: m, rateLimits: limits}
 	models := newReadModels(db, sealer, m, log, func() { a.dispatcher.Wake() })
@@ -117,7 +118,8 @@ func Open(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 	if now == nil {
 		now = time.Now
 	}
-	handlers := commands.NewHandlers(commands.Dependencies{Store: store, Tags: models.queries.Tags, Targets: policy, Events: webhooks.Events, Products: models.queries.Products, Sealer: sealer, Log: log, Observer: m, Now: now})
+	handlers := commands.NewHandlers(commands.Dependencies{Store: store, Tags: models.queries.Tags, Targets: policy, Events: webhooks.Events, Products: models.queries.Products,
+		Subscriptions: models.queries.BillingSubscriptions, Sealer: sealer, Log: log, Observer: m, Now: now})
 	a.commands = handlers
 	a.timer = subscriptionTimer{timers: models.queries.Timers, end: handlers.EndSubscriptionIfDue, now: now, log: log.Named("timer"), looked: m.TimerLooked}
 	// Timeout, concurrency and polling: webhooks.Config's defaults.
@@ -137,6 +139,7 @@ func Open(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 		return float64(n)
 	})
 	keys := idempotency.New(db, store, sealer, now)
+	handlers.EraseContact = finishedErasures{next: handlers.EraseContact, readModels: pipe.Tracker(), keptAnswers: keys, db: db}
 	a.sweeper = idempotencySweeper{keys: keys, log: log.Named("idempotency")}
 	a.statistics = statisticsKeeper{db: db, log: log.Named("statistics")}
 	// What both APIs read and share, built once.
@@ -164,6 +167,10 @@ func (a *App) Commands() commands.Handlers { return a.commands }
 
 // Store is the event log.
 func (a *App) Store() *eventstore.Store { return a.store }
+
+// SecretKey is the FUNNEL_SECRET_KEY the service runs with ("": the key file of a SQLite
+// database): what a tool beside it (Rebuild) needs to open the log's personal values.
+func (a *App) SecretKey() string { return a.cfg.SecretKey }
 
 // DB is the database.
 func (a *App) DB() *sqldb.DB { return a.db }

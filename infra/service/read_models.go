@@ -117,11 +117,17 @@ func ProjectionStatus(ctx context.Context, db *sqldb.DB) (int64, []pipeline.Stat
 // that a serving process may be using (`funnel projections rebuild`): it needs the schema as this
 // binary knows it and changes it in no other way. The webhook outbox cannot be rebuilt: its
 // deliveries would all be sent again.
-func Rebuild(ctx context.Context, db *sqldb.DB, name string, progress func(pos, head int64)) (int64, error) {
+//
+// secretKey is FUNNEL_SECRET_KEY ("": the key file of a SQLite database), which opens the
+// personal values the log keeps sealed (OpenLog).
+func Rebuild(ctx context.Context, db *sqldb.DB, secretKey, name string, progress func(pos, head int64)) (int64, error) {
 	if err := db.RequireCurrentSchema(ctx); err != nil {
 		return 0, err
 	}
-	store := eventstore.New(db)
+	store, err := OpenLog(ctx, db, secretKey, true)
+	if err != nil {
+		return 0, err
+	}
 	defer store.Close()
 	all := newReadModels(db, nil, nil, nil, nil).all()
 	names := make([]string, len(all))

@@ -41,7 +41,7 @@ func TestRebuildReplacesAReadModelWhileServing(t *testing.T) {
 		}
 		var reported int64
 		for _, name := range []string{"contacts", "crms"} {
-			pos, err := service.Rebuild(ctx, svc.App.DB(), name, func(p, _ int64) { reported = p })
+			pos, err := service.Rebuild(ctx, svc.App.DB(), svc.App.SecretKey(), name, func(p, _ int64) { reported = p })
 			if err != nil {
 				t.Fatalf("rebuild %s: %v", name, err)
 			}
@@ -88,7 +88,7 @@ func TestRebuildReplacesAReadModelWhileServing(t *testing.T) {
 					t.Fatalf("%s is empty: the rebuild would prove nothing", table)
 				}
 			}
-			if _, err := service.Rebuild(ctx, svc.App.DB(), name, nil); err != nil {
+			if _, err := service.Rebuild(ctx, svc.App.DB(), svc.App.SecretKey(), name, nil); err != nil {
 				t.Fatalf("rebuild %s: %v", name, err)
 			}
 			for _, table := range tables {
@@ -98,10 +98,10 @@ func TestRebuildReplacesAReadModelWhileServing(t *testing.T) {
 			}
 		}
 
-		if _, err := service.Rebuild(ctx, svc.App.DB(), "webhooks", nil); err == nil || !strings.Contains(err.Error(), "every delivery again") {
+		if _, err := service.Rebuild(ctx, svc.App.DB(), svc.App.SecretKey(), "webhooks", nil); err == nil || !strings.Contains(err.Error(), "every delivery again") {
 			t.Fatalf("rebuilding the webhook outbox: %v", err)
 		}
-		if _, err := service.Rebuild(ctx, svc.App.DB(), "nope", nil); err == nil || !strings.Contains(err.Error(), "contacts") {
+		if _, err := service.Rebuild(ctx, svc.App.DB(), svc.App.SecretKey(), "nope", nil); err == nil || !strings.Contains(err.Error(), "contacts") {
 			t.Fatalf("rebuilding an unknown projection: %v", err)
 		}
 	})

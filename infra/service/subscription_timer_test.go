@@ -323,7 +323,7 @@ func TestSubscriptionTimersRebuildFromTheLog(t *testing.T) {
 		if _, err := db.Write.ExecContext(ctx, `DELETE FROM subscription_timers`); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := service.Rebuild(ctx, db, "subscription-timers", nil); err != nil {
+		if _, err := service.Rebuild(ctx, db, svc.App.SecretKey(), "subscription-timers", nil); err != nil {
 			t.Fatalf("rebuild: %v", err)
 		}
 		if diff := sqldbtest.DiffRows(want, pendingTimers(t, db), 5); diff != "" {

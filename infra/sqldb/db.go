@@ -183,7 +183,9 @@ func openSQLite(ctx context.Context, path string) (*DB, error) {
 		return nil, err
 	}
 	// FULL sync: an answered write survives a power cut, not only a crash of the process.
-	pragmas := "_pragma=busy_timeout(10000)&_pragma=foreign_keys(on)&_pragma=synchronous(full)"
+	// secure_delete: what a statement deletes or overwrites is zeroed in its page, so that an
+	// erased person's rows leave nothing in the file's free space (ScrubErased, erasure).
+	pragmas := "_pragma=busy_timeout(10000)&_pragma=foreign_keys(on)&_pragma=synchronous(full)&_pragma=secure_delete(on)"
 	// The path goes into a file: URI, where ? starts the query, # a fragment and % an escape.
 	uri := "file:" + strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
 	// Statement journals in memory (temp_store=MEMORY, on the write connection only): a statement

@@ -52,6 +52,21 @@ func (e ClusterProcessRole) Valid() bool {
 	}
 }
 
+// Defines values for ContactExportResponseSuccess.
+const (
+	ContactExportResponseSuccessTrue ContactExportResponseSuccess = true
+)
+
+// Valid indicates whether the value is a known member of the ContactExportResponseSuccess enum.
+func (e ContactExportResponseSuccess) Valid() bool {
+	switch e {
+	case ContactExportResponseSuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for CreateProductRequestForwarding.
 const (
 	CreateProductRequestForwardingNone       CreateProductRequestForwarding = "none"
@@ -106,6 +121,21 @@ func (e DeliveryStatus) Valid() bool {
 	case DeliveryStatusPending:
 		return true
 	case DeliveryStatusSucceeded:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ErasureResponseSuccess.
+const (
+	ErasureResponseSuccessTrue ErasureResponseSuccess = true
+)
+
+// Valid indicates whether the value is a known member of the ErasureResponseSuccess enum.
+func (e ErasureResponseSuccess) Valid() bool {
+	switch e {
+	case ErasureResponseSuccessTrue:
 		return true
 	default:
 		return false
@@ -350,6 +380,7 @@ func (e ProductForwarding) Valid() bool {
 const (
 	CheckoutRead    Scope = "checkout:read"
 	CheckoutWrite   Scope = "checkout:write"
+	ContactsErase   Scope = "contacts:erase"
 	ContactsRead    Scope = "contacts:read"
 	ContactsWrite   Scope = "contacts:write"
 	CrmRead         Scope = "crm:read"
@@ -369,6 +400,8 @@ func (e Scope) Valid() bool {
 	case CheckoutRead:
 		return true
 	case CheckoutWrite:
+		return true
+	case ContactsErase:
 		return true
 	case ContactsRead:
 		return true
@@ -728,6 +761,28 @@ type ClusterResponse struct {
 	Success True `json:"success"`
 }
 
+// ContactExport defines model for ContactExport.
+type ContactExport struct {
+	Bookings []ExportedBooking `json:"bookings"`
+
+	// Contact The contact as the integration API shows it (its Contact schema).
+	Contact      wire.Contact          `json:"contact"`
+	Customers    []ExportedCustomer    `json:"customers"`
+	Events       []ExportedEvent       `json:"events"`
+	Leads        []ExportedLead        `json:"leads"`
+	Submissions  []ExportedSubmission  `json:"submissions"`
+	Transactions []ExportedTransaction `json:"transactions"`
+}
+
+// ContactExportResponse defines model for ContactExportResponse.
+type ContactExportResponse struct {
+	Export  ContactExport                `json:"export"`
+	Success ContactExportResponseSuccess `json:"success"`
+}
+
+// ContactExportResponseSuccess defines model for ContactExportResponse.Success.
+type ContactExportResponseSuccess bool
+
 // ContactField Where an answer goes on the contact: `builtin:email`, `builtin:firstName`,
 // `builtin:lastName`, `builtin:fullName`, `builtin:phone` or `custom:{customFieldId}`; null
 // where it goes nowhere.
@@ -894,6 +949,20 @@ type DeliveryResponse struct {
 // DeliveryStatus `failed`: given up.
 type DeliveryStatus string
 
+// ErasureResponse defines model for ErasureResponse.
+type ErasureResponse struct {
+	Erasure struct {
+		ContactId string `json:"contactId"`
+
+		// ErasedAt RFC 3339 in UTC with milliseconds, such as 2026-11-23T10:15:30.123Z.
+		ErasedAt Timestamp `json:"erasedAt"`
+	} `json:"erasure"`
+	Success ErasureResponseSuccess `json:"success"`
+}
+
+// ErasureResponseSuccess defines model for ErasureResponse.Success.
+type ErasureResponseSuccess bool
+
 // Error Every error answer.
 type Error struct {
 	// Code The stable, machine-readable kind of an error: switch on it, not on the message (which
@@ -995,6 +1064,74 @@ type EventTypeResponse struct {
 
 	// Success Always true on a success answer.
 	Success True `json:"success"`
+}
+
+// ExportedAnswer defines model for ExportedAnswer.
+type ExportedAnswer struct {
+	Id    string `json:"id"`
+	Label string `json:"label"`
+
+	// Value The answer as submitted (string, number, boolean, list or null).
+	Value interface{} `json:"value"`
+}
+
+// ExportedBooking defines model for ExportedBooking.
+type ExportedBooking struct {
+	Answers       map[string]interface{} `json:"answers"`
+	ContactFields map[string]interface{} `json:"contactFields"`
+
+	// EndTime RFC 3339 in UTC with milliseconds, such as 2026-11-23T10:15:30.123Z.
+	EndTime     Timestamp `json:"endTime"`
+	EventTypeId string    `json:"eventTypeId"`
+	Id          string    `json:"id"`
+
+	// StartTime RFC 3339 in UTC with milliseconds, such as 2026-11-23T10:15:30.123Z.
+	StartTime Timestamp `json:"startTime"`
+}
+
+// ExportedCustomer defines model for ExportedCustomer.
+type ExportedCustomer struct {
+	Email string `json:"email"`
+	Id    string `json:"id"`
+	Name  string `json:"name"`
+}
+
+// ExportedEvent defines model for ExportedEvent.
+type ExportedEvent struct {
+	Data json.RawMessage `json:"data"`
+
+	// OccurredAt RFC 3339 in UTC with milliseconds, such as 2026-11-23T10:15:30.123Z.
+	OccurredAt Timestamp `json:"occurredAt"`
+	Position   int64     `json:"position"`
+	Type       string    `json:"type"`
+}
+
+// ExportedLead defines model for ExportedLead.
+type ExportedLead struct {
+	CrmId   string `json:"crmId"`
+	Id      string `json:"id"`
+	StageId string `json:"stageId"`
+	Title   string `json:"title"`
+}
+
+// ExportedSubmission defines model for ExportedSubmission.
+type ExportedSubmission struct {
+	Fields []ExportedAnswer `json:"fields"`
+	FormId string           `json:"formId"`
+	Id     string           `json:"id"`
+
+	// SubmittedAt RFC 3339 in UTC with milliseconds, such as 2026-11-23T10:15:30.123Z.
+	SubmittedAt Timestamp `json:"submittedAt"`
+}
+
+// ExportedTransaction defines model for ExportedTransaction.
+type ExportedTransaction struct {
+	Amount     int64  `json:"amount"`
+	Currency   string `json:"currency"`
+	CustomerId string `json:"customerId"`
+	Id         string `json:"id"`
+	ProductId  string `json:"productId"`
+	Status     string `json:"status"`
 }
 
 // Field defines model for Field.
@@ -1641,6 +1778,19 @@ type RebillSubscriptionParams struct {
 
 // RefundTransactionParams defines parameters for RefundTransaction.
 type RefundTransactionParams struct {
+	// IdempotencyKey 1 to 255 printable ASCII characters (space to `~`); empty, longer, with a control or a
+	// non-ASCII character, or sent twice: 400. A retry with the same key (per operator token,
+	// kept 24 hours from its first use) and the same request (method, path, query and body
+	// bytes) answers the first response again, status and body byte for byte, with the header
+	// `Idempotent-Replayed: true`, and does nothing again: a purchase, rebill or refund retried
+	// with its key is recorded once. The same key with another request: 409; while the first
+	// request is still being served: 409 with `Retry-After: 1`. Refusals that performed
+	// nothing free the key.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// EraseContactParams defines parameters for EraseContact.
+type EraseContactParams struct {
 	// IdempotencyKey 1 to 255 printable ASCII characters (space to `~`); empty, longer, with a control or a
 	// non-ASCII character, or sent twice: 400. A retry with the same key (per operator token,
 	// kept 24 hours from its first use) and the same request (method, path, query and body

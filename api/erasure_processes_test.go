@@ -1,0 +1,90 @@
+package api_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/funnelhq/funnel/infra/service"
+	"github.com/funnelhq/funnel/infra/service/servicetest"
+	"github.com/funnelhq/funnel/infra/sqldb"
+	"github.com/funnelhq/funnel/infra/sqldb/sqldbtest"
+)
+
+// Two processes on one PostgreSQL database: one erases a contact the other has written and read
+// (so it keeps the contact's state, the key that sealed it, the contact it wrote). The other then
+// serves nothing of it: the contact is 404, its history shows null, and its next upsert of the
+// email is a new contact.
+func TestAnotherProcessServesNothingOfAnErasedContact(t *testing.T) {
+	url := sqldbtest.URL(t, sqldb.Postgres)
+	noLimits := func(c *service.Config) { c.RateLimits = false }
+	first := servicetest.StartOn(t, url, noLimits)
+	second := servicetest.StartOn(t, url, noLimits)
+	acc := first.NewAccount(t)
+	email := "qzother.process@example.com"
+	body := map[string]any{"email": email, "firstName": "Quirinella"}
+	contactID := second.API.Post(t, "/api/v1/contacts", acc.Key, body).Expect(t, http.StatusOK).Object(t, "contact")["id"].(string)
+	second.API.Post(t, "/api/v1/contacts", acc.Key, map[string]any{"email": email, "lastName": "Zorbeck"}).Expect(t, http.StatusOK)
+	second.API.Get(t, "/api/v1/contacts/"+contactID, acc.Key).Expect(t, http.StatusOK)
+
+	first.API.Delete(t, "/api/v1/contacts/"+contactID, acc.Key).Expect(t, http.StatusOK)
+
+	second.API.Get(t, "/api/v1/contacts/"+contactID, acc.Key).ExpectError(t, http.StatusNotFound)
+	second.API.Post(t, "/api/v1/contacts/"+contactID+"/tags", acc.Key, map[string]any{"tagNames": []string{"x"}}).ExpectError(t, http.StatusNotFound)
+	events := second.Operator.Get(t, "/admin/v1/accounts/"+acc.ID+"/history?contactId="+contactID, "").Expect(t, http.StatusOK).List(t, "events")
+	if got, _ := json.Marshal(events); strings.Contains(string(got), "Quirinella") || strings.Contains(string(got), "Zorbeck") {
+		t.Errorf("the other process's history shows the erased person: %s", got)
+	}
+	again := second.API.Post(t, "/api/v1/contacts", acc.Key, body).Expect(t, http.StatusOK)
+	var res struct {
+		Created bool           `json:"created"`
+		Contact map[string]any `json:"contact"`
+	}
+	if err := json.Unmarshal(again.Raw, &res); err != nil {
+		t.Fatal(err)
+	}
+	if !res.Created || res.Contact["id"] == contactID || res.Contact["lastName"] != "" {
+		t.Errorf("the other process's upsert after the erasure: created %v, %v", res.Created, res.Contact)
+	}
+}
+
+// Writes to a contact racing its erasure either land before it, and are erased with the rest, or
+// fail after it (404): none survives it, and none fails with a 500.
+func TestWritesRacingAnErasureDoNotSurviveIt(t *testing.T) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
+		acc := svc.NewAccount(t)
+		svc.NewTag(t, acc.ID, "Racer")
+		contactID := svc.API.Post(t, "/api/v1/contacts", acc.Key, map[string]any{"email": "qzracer@example.com"}).Expect(t, http.StatusOK).Object(t, "contact")["id"].(string)
+		var wg sync.WaitGroup
+		statuses := make(chan int, 64)
+		for w := range 4 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for range 8 {
+					res := svc.API.Do(t, servicetest.Request{Method: http.MethodPost, Path: "/api/v1/contacts/" + contactID + "/tags", Token: acc.Key,
+						Body: map[string]any{"tagNames": []string{"Racer"}, "firstName": "Vellichor" + string(rune('a'+w))}})
+					statuses <- res.Status
+				}
+			}()
+		}
+		svc.API.Delete(t, "/api/v1/contacts/"+contactID, acc.Key).Expect(t, http.StatusOK)
+		wg.Wait()
+		close(statuses)
+		for s := range statuses {
+			if s != http.StatusOK && s != http.StatusNotFound {
+				t.Errorf("a write racing the erasure answered %d", s)
+			}
+		}
+		svc.API.Get(t, "/api/v1/contacts/"+contactID, acc.Key).ExpectError(t, http.StatusNotFound)
+		events := history(t, svc, acc.ID, contactID)
+		if got, _ := json.Marshal(events); strings.Contains(string(got), "Vellichor") {
+			t.Errorf("a racing write survived the erasure: %s", got)
+		}
+		if last := events[len(events)-1]["type"]; last != "ContactErased" {
+			t.Errorf("an event was recorded after the erasure: %v", last)
+		}
+	})
+}

@@ -1,0 +1,302 @@
+package api_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/funnelhq/funnel/domain"
+	"github.com/funnelhq/funnel/infra/eventstore"
+	"github.com/funnelhq/funnel/infra/service"
+	"github.com/funnelhq/funnel/infra/service/servicetest"
+	"github.com/funnelhq/funnel/infra/sqldb"
+	"github.com/funnelhq/funnel/infra/sqldb/sqldbtest"
+)
+
+// personal are the distinctive values the erasure test writes about one person, through every
+// surface that takes personal data: nothing else in any database holds them.
+var personal = []string{
+	"qzerasure.ada@example.com", "Qzadaline", "Vexworth", "+1 555 867 5309", "Xylocarp-42",
+	"Plumbago-Quasar", "Tamarind-Nebula",
+}
+
+// storageHolds returns the personal values a copy of the storage holds, in any spelling the
+// service could have stored them: as written, lower-cased, or JSON-escaped. On SQLite the copy is
+// the database file and its WAL as they are on disk, free pages and old frames included; on
+// PostgreSQL a pg_dump.
+func storageHolds(t *testing.T, dialect sqldb.Dialect, databaseURL string, db *sqldb.DB) []string {
+	t.Helper()
+	var raw []byte
+	if dialect == sqldb.SQLite {
+		for _, f := range []string{db.Path(), db.Path() + "-wal"} {
+			b, err := os.ReadFile(f)
+			if err != nil && !os.IsNotExist(err) {
+				t.Fatal(err)
+			}
+			raw = append(raw, b...)
+		}
+	} else {
+		u, err := url.Parse(databaseURL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		u.RawQuery = "" // pg_dump knows none of the pool's settings
+		out, err := exec.Command("pg_dump", "--no-owner", u.String()).CombinedOutput()
+		if err != nil {
+			t.Fatalf("pg_dump: %v\n%s", err, out)
+		}
+		raw = out
+	}
+	lower := bytes.ToLower(raw)
+	var found []string
+	for _, v := range personal {
+		escaped, _ := json.Marshal(v)
+		if bytes.Contains(raw, []byte(v)) || bytes.Contains(lower, []byte(strings.ToLower(v))) ||
+			bytes.Contains(raw, bytes.Trim(escaped, `"`)) {
+			found = append(found, v)
+		}
+	}
+	return found
+}
+
+// An erased contact leaves nothing readable: no endpoint shows it, and neither the SQLite file
+// and its WAL nor a pg_dump hold any of its values, while its history keeps every event with
+// its values null, a rebuild brings nothing back, and the same email later is a new contact.
+func TestErasureLeavesNothingOfThePersonInTheStorage(t *testing.T) {
+	sqldbtest.Run(t, func(t *testing.T, dialect sqldb.Dialect) {
+		ctx := context.Background()
+		databaseURL := sqldbtest.URL(t, dialect)
+		svc := servicetest.StartOn(t, databaseURL, func(c *service.Config) { c.WebhookBackoffBase = time.Hour; c.WebhookBackoffCap = time.Hour })
+		db := svc.App.DB()
+		acc := svc.NewAccount(t)
+		fieldID := svc.NewCustomField(t, acc.ID, "Fruit")
+		formID, ff := svc.NewForm(t, acc.ID, "Signup", nil,
+			servicetest.Field{"label": "Email", "type": "email", "contactField": "builtin:email"},
+			servicetest.Field{"label": "Plant", "type": "text"})
+		eventTypeID, q := svc.NewEventType(t, acc.ID, "Call", 30,
+			servicetest.Field{"label": "Email", "type": "email", "contactField": "builtin:email"},
+			servicetest.Field{"label": "Spice", "type": "text"})
+		product := svc.NewProduct(t, acc.ID, simpleProduct("Book"))
+
+		// A receiver that fails: the form's delivery stays pending, retried in an hour.
+		failing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusInternalServerError) }))
+		defer failing.Close()
+		svc.API.Post(t, "/api/v1/webhooks/subscriptions", acc.Key, map[string]any{"url": failing.URL, "event": "form.submitted"}).Expect(t, http.StatusCreated)
+
+		email := personal[0]
+		upsert := servicetest.Request{Method: http.MethodPost, Path: "/api/v1/contacts", Token: acc.Key, Headers: map[string]string{"Idempotency-Key": "erasure-1"},
+			Body: map[string]any{
+				"email": email, "firstName": "Qzadaline", "lastName": "Vexworth", "phone": "+1 555 867 5309",
+				"customFields": map[string]any{fieldID: "Xylocarp-42"},
+			}}
+		created := svc.API.Do(t, upsert).Expect(t, http.StatusOK).Object(t, "contact")
+		contactID := created["id"].(string)
+		svc.API.Post(t, "/api/v1/forms/"+formID+"/submissions", acc.Key, map[string]any{"values": map[string]any{ff[0]: email, ff[1]: "Plumbago-Quasar"}}).Expect(t, http.StatusCreated)
+		svc.API.Post(t, "/api/v1/scheduling/"+eventTypeID+"/bookings", acc.Key, map[string]any{"startTime": futureSlot(3), "answers": map[string]any{q[0]: email, q[1]: "Tamarind-Nebula"}}).
+			Expect(t, http.StatusCreated)
+		svc.Operator.Post(t, "/admin/v1/accounts/"+acc.ID+"/checkout/purchases", "", map[string]any{
+			"productId": product.ID, "pricingTierId": product.TierIDs[0], "email": email, "name": "Qzadaline Vexworth",
+		}).Expect(t, http.StatusCreated)
+		other := svc.NewAccount(t)
+		before := history(t, svc, acc.ID, contactID)
+		if got, _ := json.Marshal(before); !strings.Contains(string(got), "Plumbago-Quasar") {
+			t.Fatalf("the history before the erasure misses the form answer: %s", got)
+		}
+		waitForDelivery(t, db, acc.ID, "pending")
+		// The export holds every value written about the person, each in its place.
+		exported := svc.Operator.Get(t, "/admin/v1/accounts/"+acc.ID+"/contacts/"+contactID+"/export", "").Expect(t, http.StatusOK)
+		for _, v := range personal {
+			if !strings.Contains(string(exported.Raw), strings.ReplaceAll(v, "+", `\u002b`)) && !strings.Contains(string(exported.Raw), v) {
+				t.Errorf("the export misses %q: %s", v, exported.Raw)
+			}
+		}
+		export := exported.Object(t, "export")
+		for member, want := range map[string]int{"events": len(before), "submissions": 1, "bookings": 1, "customers": 1, "transactions": 1} {
+			if got := len(export[member].([]any)); got != want {
+				t.Errorf("the export has %d %s, want %d", got, member, want)
+			}
+		}
+		svc.Operator.Get(t, "/admin/v1/accounts/"+other.ID+"/contacts/"+contactID+"/export", "").ExpectError(t, http.StatusForbidden)
+		// The scan finds what the read models hold before the erasure: it can see the values.
+		if found := storageHolds(t, dialect, databaseURL, db); len(found) != len(personal) {
+			t.Fatalf("before the erasure the storage scan finds %v of %v", found, personal)
+		}
+
+		// Another account cannot erase it; a key without contacts:erase may not.
+		svc.API.Delete(t, "/api/v1/contacts/"+contactID, other.Key).ExpectError(t, http.StatusForbidden)
+		writer := svc.NewKey(t, acc.ID, []string{"contacts:write", "contacts:read"})
+		svc.API.Delete(t, "/api/v1/contacts/"+contactID, writer).ExpectError(t, http.StatusForbidden)
+
+		erasure := svc.API.Delete(t, "/api/v1/contacts/"+contactID, acc.Key).Expect(t, http.StatusOK).Object(t, "erasure")
+		if erasure["contactId"] != contactID || erasure["erasedAt"] == "" {
+			t.Fatalf("erasure = %v", erasure)
+		}
+		svc.API.Delete(t, "/api/v1/contacts/"+contactID, acc.Key).ExpectError(t, http.StatusNotFound)
+		svc.Operator.Post(t, "/admin/v1/accounts/"+acc.ID+"/contacts/"+contactID+"/erase", "", nil).ExpectError(t, http.StatusNotFound)
+		svc.API.Get(t, "/api/v1/contacts/"+contactID, acc.Key).ExpectError(t, http.StatusNotFound)
+		svc.Operator.Get(t, "/admin/v1/accounts/"+acc.ID+"/contacts/"+contactID+"/export", "").ExpectError(t, http.StatusNotFound)
+		// The answer kept for the Idempotency-Key showed the person: a retry is told it is gone.
+		if msg := svc.API.Do(t, upsert).ExpectError(t, http.StatusNotFound); msg != "contact not found" {
+			t.Errorf("a retry of the keyed upsert after the erasure answers %q", msg)
+		}
+		if list := svc.API.Get(t, "/api/v1/contacts?email="+url.QueryEscape(email), acc.Key).List(t, "contacts"); len(list) != 0 {
+			t.Errorf("the contact list still finds the erased contact: %v", list)
+		}
+		var status, lastError, body string
+		if err := db.Read.QueryRowContext(ctx, `SELECT status, last_error, body FROM webhook_deliveries WHERE account_id = $1`, acc.ID).Scan(&status, &lastError, &body); err != nil {
+			t.Fatal(err)
+		}
+		if status != "failed" || lastError != "erased" || body != "" {
+			t.Errorf("the pending delivery of the erased contact is %s (%q) with body %q, want failed, erased, empty", status, lastError, body)
+		}
+
+		after := history(t, svc, acc.ID, contactID)
+		if len(after) != len(before)+1 || after[len(after)-1]["type"] != "ContactErased" {
+			t.Fatalf("the history after the erasure has %d events (last %v), want the %d before and ContactErased", len(after), after[len(after)-1]["type"], len(before))
+		}
+		for i, e := range before {
+			if after[i]["position"] != e["position"] || after[i]["type"] != e["type"] || after[i]["occurredAt"] != e["occurredAt"] {
+				t.Errorf("event %d changed: %v, was %v", i, after[i], e)
+			}
+		}
+		if got, _ := json.Marshal(after); bytes.Contains(bytes.ToLower(got), []byte("qzadaline")) || bytes.Contains(got, []byte("Plumbago")) {
+			t.Errorf("the history still shows the person: %s", got)
+		}
+		if data := after[0]["data"].(map[string]any); data["email"] != nil || data["contactId"] != contactID {
+			t.Errorf("the erased ContactCreated reads %v, want email null", data)
+		}
+
+		if found := storageHolds(t, dialect, databaseURL, db); len(found) > 0 {
+			t.Errorf("after the erasure the storage still holds %v", found)
+		}
+
+		// Rebuilding every read model from the log brings nothing back.
+		for _, name := range []string{"contacts", "form-submissions", "bookings", "customers", "activations", "transactions"} {
+			if _, err := service.Rebuild(ctx, db, svc.App.SecretKey(), name, nil); err != nil {
+				t.Fatalf("rebuild %s: %v", name, err)
+			}
+		}
+		svc.API.Get(t, "/api/v1/contacts/"+contactID, acc.Key).ExpectError(t, http.StatusNotFound)
+		if err := db.ScrubErased(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if found := storageHolds(t, dialect, databaseURL, db); len(found) > 0 {
+			t.Errorf("after rebuilds the storage holds %v again", found)
+		}
+
+		// The same email later is a new contact, with nothing of the old one's.
+		again := svc.API.Post(t, "/api/v1/contacts", acc.Key, map[string]any{"email": email})
+		again.Expect(t, http.StatusOK)
+		var res struct {
+			Created bool           `json:"created"`
+			Contact map[string]any `json:"contact"`
+		}
+		if err := json.Unmarshal(again.Raw, &res); err != nil {
+			t.Fatal(err)
+		}
+		if !res.Created || res.Contact["id"] == contactID || res.Contact["firstName"] != "" || len(res.Contact["customFields"].(map[string]any)) != 0 {
+			t.Errorf("the email's upsert after the erasure: created %v, %v", res.Created, res.Contact)
+		}
+	})
+}
+
+// A contact that pays an active subscription is not erased (409, nothing erased) until the
+// subscription is cancelled.
+func TestErasureWaitsForActiveSubscriptions(t *testing.T) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
+		acc := svc.NewAccount(t)
+		product := svc.NewProduct(t, acc.ID, map[string]any{"name": "Club",
+			"pricingTiers": []any{map[string]any{"name": "Monthly", "amount": 900, "currency": "EUR", "interval": "month"}}})
+		bought := svc.Operator.Post(t, "/admin/v1/accounts/"+acc.ID+"/checkout/purchases", "", map[string]any{
+			"productId": product.ID, "pricingTierId": product.TierIDs[0], "email": "member@example.com"}).Expect(t, http.StatusCreated)
+		contactID := bought.Object(t, "customer")["contactId"].(string)
+		subscriptionID := bought.Object(t, "subscription")["id"].(string)
+		msg := svc.Operator.Post(t, "/admin/v1/accounts/"+acc.ID+"/contacts/"+contactID+"/erase", "", nil).ExpectError(t, http.StatusConflict)
+		if !strings.Contains(msg, "active subscription") {
+			t.Errorf("409 says %q", msg)
+		}
+		svc.API.Get(t, "/api/v1/contacts/"+contactID, acc.Key).Expect(t, http.StatusOK)
+		svc.Operator.Post(t, "/admin/v1/accounts/"+acc.ID+"/checkout/subscriptions/"+subscriptionID+"/cancel", "", map[string]any{"atPeriodEnd": false}).Expect(t, http.StatusOK)
+		svc.Operator.Post(t, "/admin/v1/accounts/"+acc.ID+"/contacts/"+contactID+"/erase", "", nil).Expect(t, http.StatusOK)
+		svc.API.Get(t, "/api/v1/contacts/"+contactID, acc.Key).ExpectError(t, http.StatusNotFound)
+	})
+}
+
+// waitForDelivery waits until the account's one delivery has a status.
+func waitForDelivery(t *testing.T, db *sqldb.DB, accountID, status string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var got string
+		var attempts int
+		err := db.Read.QueryRow(`SELECT status, attempts FROM webhook_deliveries WHERE account_id = $1`, accountID).Scan(&got, &attempts)
+		if err == nil && got == status && attempts > 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the delivery is %q after %d attempts (%v), want %s after one", got, attempts, err, status)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// A contact recorded before personal values were sealed (its events hold them in the clear, as
+// main wrote them) is erased the same way: the erasure nulls them in the log itself.
+func TestErasureOfAContactRecordedInTheClear(t *testing.T) {
+	sqldbtest.Run(t, func(t *testing.T, dialect sqldb.Dialect) {
+		ctx := context.Background()
+		databaseURL := sqldbtest.URL(t, dialect)
+		first := servicetest.StartOn(t, databaseURL, func(*service.Config) {})
+		acc := first.NewAccount(t)
+		first.Stop()
+
+		// The events as a build without sealing appended them.
+		db, err := sqldb.Open(ctx, databaseURL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		email := personal[0]
+		contactID, customerID := domain.ContactIDFor(acc.ID, email), domain.CustomerIDFor(acc.ID, email)
+		plain := eventstore.New(db)
+		plain.SetInline(service.InlineProjections(db)...)
+		meta := domain.Metadata{AccountID: acc.ID, Actor: "operator"}
+		if _, err := plain.Append(ctx, meta,
+			domain.StreamAppend{StreamID: contactID, Events: []domain.Event{domain.ContactCreated{ContactID: contactID, AccountID: acc.ID, Email: email,
+				FirstName: "Qzadaline", LastName: "Vexworth", Phone: "+1 555 867 5309", CustomFields: map[string]string{"fld_x": "Xylocarp-42"}}}},
+			domain.StreamAppend{StreamID: customerID, Events: []domain.Event{
+				domain.CustomerCreated{CustomerID: customerID, AccountID: acc.ID, Email: email, Name: "Plumbago-Quasar", ContactID: contactID},
+				domain.CustomerRenamed{CustomerID: customerID, Name: "Tamarind-Nebula"}}},
+		); err != nil {
+			t.Fatal(err)
+		}
+		plain.Close()
+		db.Close()
+
+		svc := servicetest.StartOn(t, databaseURL, func(*service.Config) {})
+		if got := svc.API.Get(t, "/api/v1/contacts/"+contactID, acc.Key).Expect(t, http.StatusOK).Object(t, "contact"); got["firstName"] != "Qzadaline" {
+			t.Fatalf("the contact recorded in the clear reads %v", got)
+		}
+		if found := storageHolds(t, dialect, databaseURL, svc.App.DB()); len(found) != len(personal) {
+			t.Fatalf("before the erasure the storage scan finds %v of %v", found, personal)
+		}
+		svc.Operator.Post(t, "/admin/v1/accounts/"+acc.ID+"/contacts/"+contactID+"/erase", "", nil).Expect(t, http.StatusOK)
+		if found := storageHolds(t, dialect, databaseURL, svc.App.DB()); len(found) > 0 {
+			t.Errorf("after the erasure the storage still holds %v", found)
+		}
+		events := history(t, svc, acc.ID, contactID)
+		if len(events) != 2 || events[0]["type"] != "ContactCreated" || events[1]["type"] != "ContactErased" {
+			t.Fatalf("history = %v", events)
+		}
+		if data := events[0]["data"].(map[string]any); data["email"] != nil || data["contactId"] != contactID || data["accountId"] != acc.ID {
+			t.Errorf("the erased creation reads %v", data)
+		}
+	})
+}

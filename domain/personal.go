@@ -1,0 +1,103 @@
+package domain
+
+import "strings"
+
+// PersonalEvent is implemented by events that carry personal data of a contact (decisions.md,
+// "Erasure"): the event store seals the values at PersonalPaths under that contact's own key, so
+// that erasing the contact (ContactErased) leaves them unreadable everywhere the log is copied.
+// Person is "" for an event that names no contact (a form answered without an email): there is
+// nobody to erase, and its values are stored as they are.
+type PersonalEvent interface {
+	Event
+	Person() string
+}
+
+// personalPaths lists, per event type, where its personal values sit in its JSON data: member
+// names separated by dots, "*" for every element of an array. This is the one list of personal
+// data in the log; ids, tags, amounts, products, statuses and times are not in it.
+var personalPaths = map[string][]string{
+	"ContactCreated":              {"email", "firstName", "lastName", "phone", "customFields"},
+	"ContactUpdated":              {"firstName", "lastName", "phone", "customFields"},
+	"FormSubmitted":               append([]string{"fields.*.value"}, snapshotPaths("contact")...),
+	"BookingCreated":              append([]string{"answers", "contactFields"}, snapshotPaths("contact")...),
+	"CheckoutPurchased":           salePaths(""),
+	"CheckoutRebilled":            salePaths(""),
+	"CheckoutRefunded":            salePaths(""),
+	"SubscriptionStarted":         salePaths("sale."),
+	"SubscriptionRenewed":         salePaths("sale."),
+	"SubscriptionCancelScheduled": salePaths(""),
+	"SubscriptionCancelled":       salePaths(""),
+	"CustomerCreated":             {"email", "name"},
+	"CustomerRenamed":             {"name"},
+	"ActivationIssued":            {"email"},
+	"ActivationCompleted":         {"externalUserId"},
+}
+
+// snapshotPaths are the personal members of a ContactSnapshot at prefix.
+func snapshotPaths(prefix string) []string {
+	return []string{prefix + ".email", prefix + ".firstName", prefix + ".lastName", prefix + ".phone",
+		prefix + ".customFields", prefix + ".customFieldsLabeled.*.value"}
+}
+
+// salePaths are the personal members of a Sale at prefix (the buyer and the buyer's contact).
+func salePaths(prefix string) []string {
+	return []string{prefix + "customer.email", prefix + "customer.name",
+		prefix + "contact.email", prefix + "contact.firstName", prefix + "contact.lastName"}
+}
+
+// PersonalPaths returns where the personal values of an event type sit in its data (nil: none),
+// each path split into its steps.
+func PersonalPaths(eventType string) [][]string {
+	paths := personalPaths[eventType]
+	if len(paths) == 0 {
+		return nil
+	}
+	out := make([][]string, len(paths))
+	for i, p := range paths {
+		out[i] = strings.Split(p, ".")
+	}
+	return out
+}
+
+// PersonalTypes are the event types that may carry personal values.
+func PersonalTypes() map[string]bool {
+	out := make(map[string]bool, len(personalPaths))
+	for t := range personalPaths {
+		out[t] = true
+	}
+	return out
+}
+
+// ErasingEvent is implemented by the event that erases a person: appending it destroys the
+// person's key in the same transaction (infra/eventstore), so the erasure and its record commit
+// together or not at all.
+type ErasingEvent interface {
+	Event
+	ErasedPerson() string
+}
+
+func (e ContactCreated) Person() string { return e.ContactID }
+func (e ContactUpdated) Person() string { return e.ContactID }
+func (e FormSubmitted) Person() string  { return e.ContactID }
+func (e BookingCreated) Person() string { return e.ContactID }
+func (e CheckoutPurchased) Person() string {
+	return e.Sale.buyer()
+}
+func (e CheckoutRebilled) Person() string            { return e.Sale.buyer() }
+func (e CheckoutRefunded) Person() string            { return e.Sale.buyer() }
+func (e SubscriptionStarted) Person() string         { return e.Sale.buyer() }
+func (e SubscriptionRenewed) Person() string         { return e.Sale.buyer() }
+func (e SubscriptionCancelScheduled) Person() string { return e.Sale.buyer() }
+func (e SubscriptionCancelled) Person() string       { return e.Sale.buyer() }
+func (e CustomerCreated) Person() string             { return e.ContactID }
+func (e CustomerRenamed) Person() string             { return e.ContactID }
+func (e ActivationIssued) Person() string            { return e.ContactID }
+func (e ActivationCompleted) Person() string         { return e.ContactID }
+
+// buyer is the contact a sale's personal values belong to.
+func (s Sale) buyer() string {
+	if s.Contact.ContactID != "" {
+		return s.Contact.ContactID
+	}
+	return s.Customer.ContactID
+}

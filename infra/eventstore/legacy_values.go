@@ -1,0 +1,133 @@
+package eventstore
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/funnelhq/funnel/domain"
+	"github.com/funnelhq/funnel/infra/sqldb"
+)
+
+// Events recorded before personal values were sealed hold them in the clear, and no key can be
+// destroyed for them. Their erasure nulls those values in place instead, in the transaction that
+// appends ContactErased: DESIGN.md invariant 1 allows it (the personal values of an event made
+// unreadable; its position, stream, version, type, time and other data unchanged). Events are
+// never rewritten otherwise.
+
+// legacyScrub is one event's data with the person's values nulled.
+type legacyScrub struct {
+	position int64
+	data     string
+}
+
+// legacyFollowers are the event types that name their contact only through an earlier event of
+// their stream (recorded before they carried contactId): a customer's renames, an activation's
+// completion.
+var legacyFollowers = map[string]string{"CustomerCreated": "CustomerRenamed", "ActivationIssued": "ActivationCompleted"}
+
+// legacyScrubs finds the events of a contact that hold its personal values in the clear, and
+// returns their data with those values nulled. A contact created since sealing began has none:
+// its creation tells, in one look-up.
+func (s *Store) legacyScrubs(ctx context.Context, accountID, contactID string) ([]legacyScrub, error) {
+	var first string
+	err := s.db.Read.QueryRowContext(ctx, `SELECT data FROM events WHERE stream_id = $1 AND version = 1`, contactID).Scan(&first)
+	if err != nil || strings.Contains(first, `"`+personalMember+`"`) {
+		return nil, nil // no such stream (nothing to scrub), or sealed from its start
+	}
+	var types []any
+	for t := range domain.PersonalTypes() {
+		types = append(types, t)
+	}
+	args := append([]any{accountID, "%" + contactID + "%"}, types...)
+	found, err := s.plainEvents(ctx, `SELECT position, type, schema_version, data, stream_id FROM events WHERE account_id = $1 AND data LIKE $2 AND type IN (`+
+		sqldb.Placeholders(s.db.Dialect, 3, len(types))+`)`, args...)
+	if err != nil {
+		return nil, err
+	}
+	var scrubs []legacyScrub
+	var followed []any
+	for _, e := range found {
+		ev, err := domain.DecodeEvent(e.eventType, e.version, []byte(e.data))
+		if err != nil {
+			return nil, fmt.Errorf("eventstore: event %d: %w", e.position, err)
+		}
+		if pe, ok := ev.(domain.PersonalEvent); !ok || pe.Person() != contactID {
+			continue
+		}
+		if scrub, ok, err := scrubbed(e); err != nil || !ok {
+			if err != nil {
+				return nil, err
+			}
+			continue
+		} else {
+			scrubs = append(scrubs, scrub)
+		}
+		if _, ok := legacyFollowers[e.eventType]; ok {
+			followed = append(followed, e.streamID)
+		}
+	}
+	if len(followed) > 0 {
+		rest, err := s.plainEvents(ctx, `SELECT position, type, schema_version, data, stream_id FROM events WHERE type IN ('CustomerRenamed', 'ActivationCompleted') AND stream_id IN (`+
+			sqldb.Placeholders(s.db.Dialect, 1, len(followed))+`)`, followed...)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range rest {
+			if scrub, ok, err := scrubbed(e); err != nil {
+				return nil, err
+			} else if ok {
+				scrubs = append(scrubs, scrub)
+			}
+		}
+	}
+	return scrubs, nil
+}
+
+type plainEvent struct {
+	position        int64
+	eventType, data string
+	streamID        string
+	version         int
+}
+
+// plainEvents reads events that hold no sealed values.
+func (s *Store) plainEvents(ctx context.Context, query string, args ...any) ([]plainEvent, error) {
+	rows, err := s.db.Read.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("eventstore: read plain personal values: %w", err)
+	}
+	defer rows.Close()
+	var out []plainEvent
+	for rows.Next() {
+		var e plainEvent
+		if err := rows.Scan(&e.position, &e.eventType, &e.version, &e.data, &e.streamID); err != nil {
+			return nil, fmt.Errorf("eventstore: read plain personal values: %w", err)
+		}
+		if !strings.Contains(e.data, `"`+personalMember+`"`) {
+			out = append(out, e)
+		}
+	}
+	return out, rows.Err()
+}
+
+// scrubbed is an event's data with every personal value null; false when it holds none.
+func scrubbed(e plainEvent) (legacyScrub, bool, error) {
+	doc, err := decodeDoc([]byte(e.data))
+	if err != nil {
+		return legacyScrub{}, false, fmt.Errorf("eventstore: event %d: %w", e.position, err)
+	}
+	values := map[string]any{}
+	for _, p := range domain.PersonalPaths(e.eventType) {
+		takeValues(doc, p, "", values)
+	}
+	if len(values) == 0 {
+		return legacyScrub{}, false, nil
+	}
+	data, err := json.Marshal(doc)
+	if err != nil {
+		return legacyScrub{}, false, fmt.Errorf("eventstore: event %d: %w", e.position, err)
+	}
+	return legacyScrub{position: e.position, data: string(data)}, true, nil
+}

@@ -1,0 +1,446 @@
+package eventstore
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/funnelhq/funnel/domain"
+	"github.com/funnelhq/funnel/infra/sealing"
+	"github.com/funnelhq/funnel/infra/sqldb"
+)
+
+// Crypto-shredding (docs/architecture.md, "Erasure"): the personal values of an event
+// (domain.PersonalPaths) are stored as null in its data, and sealed together, under the key of
+// the contact they belong to, in one member:
+//
+//	"$personal": {"contactId": "ct_…", "sealed": "v1.<key id>.<…>"}
+//
+// Every read of the log puts them back in place before anyone sees the data, so the domain, the
+// projections and the webhooks read the events as they were written. Erasing the contact
+// destroys its key (person_keys, in the transaction that appends ContactErased): from then on the
+// values read as the nulls they are stored as, wherever a copy of the log is. Only the store
+// knows any of this.
+
+// personalMember is the member of stored data that holds the sealed personal values.
+const personalMember = "$personal"
+
+// ServerSealer seals the persons' keys with the server key (infra/sealing.Sealer).
+type ServerSealer interface {
+	Seal(plaintext, associatedData []byte) (string, error)
+	Open(sealed string, associatedData []byte) ([]byte, error)
+}
+
+// sealedPersonal is the stored form of an event's personal values.
+type sealedPersonal struct {
+	ContactID string `json:"contactId"`
+	Sealed    string `json:"sealed"`
+}
+
+// SealPersonalData makes the store seal the personal values of the events it appends under their
+// contact's key, itself sealed with server. Call it before the first append; without it (the
+// store's own tests, tools that only read) values are stored as they are, and sealed ones read as
+// null.
+func (s *Store) SealPersonalData(server ServerSealer) {
+	s.keys = &personKeys{db: s.db, server: server, sealing: map[string]*sealing.Sealer{}, opened: map[string]*sealing.Sealer{}}
+}
+
+// personKeys gives the key of each person: for sealing, kept in memory once read (a key that
+// another process destroys since seals values nobody can open again, and an append to an erased
+// contact fails on its stream's version anyway); for opening, always as the database holds it
+// now, so that no process opens a value after its key was destroyed anywhere.
+type personKeys struct {
+	db     *sqldb.DB
+	server ServerSealer
+
+	mu      sync.Mutex
+	sealing map[string]*sealing.Sealer // contact id → its key, for sealing
+	opened  map[string]*sealing.Sealer // sealed key text → the key it seals: saves opening it again
+}
+
+// keptKeys bounds each map of personKeys: past it, the map starts again empty.
+const keptKeys = 16384
+
+// personKeyData binds a person's sealed key to the contact: it opens for no other.
+func personKeyData(contactID string) []byte { return []byte("person-key\x00" + contactID) }
+
+// newPersonKey is a key made for a contact that had none: the append that first seals under it
+// stores it, in its transaction (storeNewKeys), so that a new contact costs no statement of its
+// own.
+type newPersonKey struct {
+	contactID, accountID, sealed string
+	key                          *sealing.Sealer
+}
+
+// forSealing returns the key to seal a contact's values with, or domain.ErrContactErased. For a
+// contact without a key it makes one, returned as fresh too: the append must store it.
+func (k *personKeys) forSealing(ctx context.Context, accountID, contactID string) (*sealing.Sealer, *newPersonKey, error) {
+	k.mu.Lock()
+	key := k.sealing[contactID]
+	k.mu.Unlock()
+	if key != nil {
+		return key, nil, nil
+	}
+	var stored sql.NullString
+	var erasedAt sql.NullInt64
+	err := k.db.Read.QueryRowContext(ctx, `SELECT sealed_key, erased_at FROM person_keys WHERE contact_id = $1`, contactID).Scan(&stored, &erasedAt)
+	switch {
+	case err == nil && !stored.Valid:
+		return nil, nil, domain.ErrContactErased
+	case err == nil:
+		if key, err = k.open(contactID, stored.String); err != nil {
+			return nil, nil, err
+		}
+		k.keep(contactID, key)
+		return key, nil, nil
+	case !errors.Is(err, sql.ErrNoRows):
+		return nil, nil, fmt.Errorf("eventstore: key of %s: %w", contactID, err)
+	}
+	text, err := sealing.NewKey()
+	if err != nil {
+		return nil, nil, fmt.Errorf("eventstore: %w", err)
+	}
+	sealedKey, err := k.server.Seal([]byte(text), personKeyData(contactID))
+	if err != nil {
+		return nil, nil, fmt.Errorf("eventstore: seal a person's key: %w", err)
+	}
+	parsed, err := sealing.ParseKey(text)
+	if err != nil {
+		return nil, nil, fmt.Errorf("eventstore: %w", err)
+	}
+	if key, err = sealing.New(parsed); err != nil {
+		return nil, nil, fmt.Errorf("eventstore: %w", err)
+	}
+	return key, &newPersonKey{contactID: contactID, accountID: accountID, sealed: sealedKey, key: key}, nil
+}
+
+// keep remembers a contact's key for sealing.
+func (k *personKeys) keep(contactID string, key *sealing.Sealer) {
+	k.mu.Lock()
+	if len(k.sealing) >= keptKeys {
+		clear(k.sealing)
+	}
+	k.sealing[contactID] = key
+	k.mu.Unlock()
+}
+
+// storeNewKeys stores, in an append's transaction, the keys its events were sealed under that
+// were made for it. Another append may have stored a key for the same contact since it looked:
+// then what this one sealed would open with no stored key, so the transaction fails with
+// errKeyTaken, and Append seals the events again, under the key stored.
+func storeNewKeys(ctx context.Context, tx appendTx, keys []*newPersonKey) error {
+	for _, nk := range keys {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO person_keys (contact_id, account_id, sealed_key, erased_at) VALUES ($1, $2, $3, NULL)
+			ON CONFLICT (contact_id) DO NOTHING`, nk.contactID, nk.accountID, nk.sealed); err != nil {
+			return fmt.Errorf("eventstore: store the key of %s: %w", nk.contactID, err)
+		}
+		var stored sql.NullString
+		if err := tx.QueryRow(ctx, `SELECT sealed_key FROM person_keys WHERE contact_id = $1`, nk.contactID).Scan(&stored); err != nil {
+			return fmt.Errorf("eventstore: store the key of %s: %w", nk.contactID, err)
+		}
+		if stored.String != nk.sealed {
+			return errKeyTaken
+		}
+	}
+	return nil
+}
+
+// errKeyTaken fails an append whose new key lost to another one (storeNewKeys).
+var errKeyTaken = errors.New("eventstore: another append stored a key for the contact first")
+
+// open returns the key a sealed key text holds.
+func (k *personKeys) open(contactID, sealedKey string) (*sealing.Sealer, error) {
+	k.mu.Lock()
+	key := k.opened[sealedKey]
+	k.mu.Unlock()
+	if key != nil {
+		return key, nil
+	}
+	text, err := k.server.Open(sealedKey, personKeyData(contactID))
+	if err != nil {
+		return nil, fmt.Errorf("eventstore: open the key of %s: %w", contactID, err)
+	}
+	parsed, err := sealing.ParseKey(string(text))
+	if err != nil {
+		return nil, fmt.Errorf("eventstore: key of %s: %w", contactID, err)
+	}
+	key, err = sealing.New(parsed)
+	if err != nil {
+		return nil, fmt.Errorf("eventstore: key of %s: %w", contactID, err)
+	}
+	k.mu.Lock()
+	if len(k.opened) >= keptKeys {
+		clear(k.opened)
+	}
+	k.opened[sealedKey] = key
+	k.mu.Unlock()
+	return key, nil
+}
+
+// forOpening returns the live keys of some contacts as the database holds them now; an erased
+// contact, or one with no key, is absent.
+func (k *personKeys) forOpening(ctx context.Context, contactIDs []string) (map[string]*sealing.Sealer, error) {
+	args := make([]any, len(contactIDs))
+	for i, id := range contactIDs {
+		args[i] = id
+	}
+	rows, err := k.db.Read.QueryContext(ctx, `SELECT contact_id, sealed_key FROM person_keys WHERE sealed_key IS NOT NULL AND contact_id IN (`+
+		sqldb.Placeholders(k.db.Dialect, 1, len(args))+`)`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("eventstore: read persons' keys: %w", err)
+	}
+	defer rows.Close()
+	out := make(map[string]*sealing.Sealer, len(contactIDs))
+	for rows.Next() {
+		var id, sealedKey string
+		if err := rows.Scan(&id, &sealedKey); err != nil {
+			return nil, fmt.Errorf("eventstore: read persons' keys: %w", err)
+		}
+		if out[id], err = k.open(id, sealedKey); err != nil {
+			return nil, err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("eventstore: read persons' keys: %w", err)
+	}
+	return out, nil
+}
+
+// forget drops what this process keeps of an erased contact's key.
+func (k *personKeys) forget(contactID string) {
+	k.mu.Lock()
+	delete(k.sealing, contactID)
+	clear(k.opened)
+	k.mu.Unlock()
+}
+
+// eraseKey destroys a contact's key in the append transaction of its ContactErased; a contact
+// that never had one (its events predate sealing) gets the row that says it is erased.
+const eraseKey = `INSERT INTO person_keys (contact_id, account_id, sealed_key, erased_at) VALUES ($1, $2, NULL, $3)
+ON CONFLICT (contact_id) DO UPDATE SET sealed_key = NULL, erased_at = excluded.erased_at`
+
+// sealPersonal returns the data to store for an event: data itself, or, for an event with
+// personal values of a contact, data with those values null and sealed under the contact's key,
+// bound to the event's id.
+//
+// fresh holds the keys made by earlier events of the same append, by contact: one append makes
+// at most one key per contact, and adds to it the one it makes here.
+func (s *Store) sealPersonal(ctx context.Context, accountID, eventID string, e domain.Event, data []byte, fresh map[string]*newPersonKey) ([]byte, error) {
+	pe, ok := e.(domain.PersonalEvent)
+	if !ok || s.keys == nil || pe.Person() == "" {
+		return data, nil
+	}
+	paths := domain.PersonalPaths(e.EventType())
+	if paths == nil {
+		return data, nil
+	}
+	doc, err := decodeDoc(data)
+	if err != nil {
+		return nil, fmt.Errorf("eventstore: %s: %w", e.EventType(), err)
+	}
+	values := map[string]any{}
+	for _, p := range paths {
+		takeValues(doc, p, "", values)
+	}
+	if len(values) == 0 {
+		return data, nil
+	}
+	var key *sealing.Sealer
+	if made := fresh[pe.Person()]; made != nil {
+		key = made.key
+	} else {
+		var made *newPersonKey
+		if key, made, err = s.keys.forSealing(ctx, accountID, pe.Person()); err != nil {
+			return nil, err
+		}
+		if made != nil {
+			fresh[pe.Person()] = made
+		}
+	}
+	plain, err := json.Marshal(values)
+	if err != nil {
+		return nil, fmt.Errorf("eventstore: %s: %w", e.EventType(), err)
+	}
+	sealed, err := key.Seal(plain, []byte(eventID))
+	if err != nil {
+		return nil, fmt.Errorf("eventstore: %s: %w", e.EventType(), err)
+	}
+	doc[personalMember] = sealedPersonal{ContactID: pe.Person(), Sealed: sealed}
+	stored, err := json.Marshal(doc)
+	if err != nil {
+		return nil, fmt.Errorf("eventstore: %s: %w", e.EventType(), err)
+	}
+	return stored, nil
+}
+
+// openPersonal puts the sealed personal values of events back in their data, in place; the
+// values of an erased contact stay null. It reads the keys of the contacts concerned once.
+func (s *Store) openPersonal(ctx context.Context, events []domain.Recorded) error {
+	marker := []byte(`"` + personalMember + `"`)
+	var sealed []int
+	persons := map[string]bool{}
+	var ids []string
+	for i := range events {
+		if !bytes.Contains(events[i].Data, marker) {
+			continue
+		}
+		var holder struct {
+			P sealedPersonal `json:"$personal"`
+		}
+		if err := json.Unmarshal(events[i].Data, &holder); err != nil {
+			return fmt.Errorf("eventstore: event %d: %w", events[i].Position, err)
+		}
+		sealed = append(sealed, i)
+		if id := holder.P.ContactID; id != "" && !persons[id] {
+			persons[id] = true
+			ids = append(ids, id)
+		}
+	}
+	if len(sealed) == 0 {
+		return nil
+	}
+	keys := map[string]*sealing.Sealer{}
+	if s.keys != nil && len(ids) > 0 {
+		var err error
+		if keys, err = s.keys.forOpening(ctx, ids); err != nil {
+			return err
+		}
+	}
+	for _, i := range sealed {
+		data, err := openData(events[i], keys)
+		if err != nil {
+			return err
+		}
+		events[i].Data = data
+	}
+	return nil
+}
+
+// openData is the data of one event with its personal values back, or null if keys lacks its
+// contact's.
+func openData(e domain.Recorded, keys map[string]*sealing.Sealer) (json.RawMessage, error) {
+	doc, err := decodeDoc(e.Data)
+	if err != nil {
+		return nil, fmt.Errorf("eventstore: event %d: %w", e.Position, err)
+	}
+	raw, _ := json.Marshal(doc[personalMember])
+	delete(doc, personalMember)
+	var p sealedPersonal
+	if err := json.Unmarshal(raw, &p); err != nil {
+		return nil, fmt.Errorf("eventstore: event %d: personal values: %w", e.Position, err)
+	}
+	if key := keys[p.ContactID]; key != nil {
+		plain, err := key.Open(p.Sealed, []byte(e.ID))
+		if err != nil {
+			return nil, fmt.Errorf("eventstore: event %d: personal values: %w", e.Position, err)
+		}
+		values := map[string]any{}
+		dec := json.NewDecoder(bytes.NewReader(plain))
+		dec.UseNumber()
+		if err := dec.Decode(&values); err != nil {
+			return nil, fmt.Errorf("eventstore: event %d: personal values: %w", e.Position, err)
+		}
+		for path, v := range values {
+			putValue(doc, strings.Split(path, "."), v)
+		}
+	}
+	out, err := json.Marshal(doc)
+	if err != nil {
+		return nil, fmt.Errorf("eventstore: event %d: %w", e.Position, err)
+	}
+	return out, nil
+}
+
+// decodeDoc decodes an event's data keeping numbers as they are written.
+func decodeDoc(data []byte) (map[string]any, error) {
+	doc := map[string]any{}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	if err := dec.Decode(&doc); err != nil {
+		return nil, fmt.Errorf("decode data: %w", err)
+	}
+	return doc, nil
+}
+
+// takeValues moves the non-null values at path (steps, "*" for every element of an array) from
+// node into values, keyed by their concrete path, leaving null in their place.
+func takeValues(node any, path []string, at string, values map[string]any) {
+	if len(path) == 0 {
+		return
+	}
+	step, rest := path[0], path[1:]
+	switch n := node.(type) {
+	case map[string]any:
+		v, ok := n[step]
+		if !ok || v == nil {
+			return
+		}
+		if len(rest) == 0 {
+			values[at+step] = v
+			n[step] = nil
+			return
+		}
+		takeValues(v, rest, at+step+".", values)
+	case []any:
+		if step != "*" {
+			return
+		}
+		for i, v := range n {
+			if len(rest) == 0 {
+				if v != nil {
+					values[at+strconv.Itoa(i)] = v
+					n[i] = nil
+				}
+				continue
+			}
+			takeValues(v, rest, at+strconv.Itoa(i)+".", values)
+		}
+	}
+}
+
+// putValue sets the value at a concrete path (array elements by index) of node.
+func putValue(node any, path []string, v any) {
+	for len(path) > 1 {
+		switch n := node.(type) {
+		case map[string]any:
+			node = n[path[0]]
+		case []any:
+			i, err := strconv.Atoi(path[0])
+			if err != nil || i < 0 || i >= len(n) {
+				return
+			}
+			node = n[i]
+		default:
+			return
+		}
+		path = path[1:]
+	}
+	switch n := node.(type) {
+	case map[string]any:
+		n[path[0]] = v
+	case []any:
+		if i, err := strconv.Atoi(path[0]); err == nil && i >= 0 && i < len(n) {
+			n[i] = v
+		}
+	}
+}
+
+// Erased tells whether a contact was erased: its id is spent, and a new contact of its email
+// takes the next one (commands.Repository.contactIDFor).
+func (s *Store) Erased(ctx context.Context, contactID string) (bool, error) {
+	var erasedAt sql.NullInt64
+	err := s.db.Read.QueryRowContext(ctx, `SELECT erased_at FROM person_keys WHERE contact_id = $1`, contactID).Scan(&erasedAt)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("eventstore: is %s erased: %w", contactID, err)
+	}
+	return erasedAt.Valid, nil
+}

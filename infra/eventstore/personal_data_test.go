@@ -1,0 +1,176 @@
+package eventstore_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/funnelhq/funnel/domain"
+	"github.com/funnelhq/funnel/infra/eventstore"
+	"github.com/funnelhq/funnel/infra/sealing/sealingtest"
+	"github.com/funnelhq/funnel/infra/sqldb"
+	"github.com/funnelhq/funnel/infra/sqldb/sqldbtest"
+)
+
+// storedData is every event's data as the database holds it.
+func storedData(t *testing.T, db *sqldb.DB) string {
+	t.Helper()
+	rows, err := db.Read.QueryContext(context.Background(), `SELECT data FROM events ORDER BY position`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var all []string
+	for rows.Next() {
+		var d string
+		if err := rows.Scan(&d); err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, d)
+	}
+	return strings.Join(all, "\n")
+}
+
+// A person's values are stored sealed under the person's key and read back in place; once the
+// contact is erased they read as null, in this store and in another one on the same database,
+// while every event keeps its position, type and other data.
+func TestPersonalValuesAreSealedAndErasedWithTheirKey(t *testing.T) {
+	sqldbtest.Run(t, func(t *testing.T, dialect sqldb.Dialect) {
+		ctx := context.Background()
+		db := sqldbtest.Open(t, dialect)
+		_, server := sealingtest.NewKey(t)
+		s, other := eventstore.New(db), eventstore.New(db)
+		t.Cleanup(s.Close)
+		t.Cleanup(other.Close)
+		s.SealPersonalData(server)
+		other.SealPersonalData(server)
+
+		created := domain.ContactCreated{ContactID: "ct_p", AccountID: "acc_test", Email: "zanzibar.quill@example.com",
+			FirstName: "Zanzibar", Phone: "+15550001111", CustomFields: map[string]string{"fld_1": "Quillwort"}}
+		form := domain.FormSubmitted{SubmissionID: "sub_1", FormID: "frm_1", FormName: "Signup", AccountID: "acc_test", ContactID: "ct_p",
+			SubmittedAt: time.Unix(1700000000, 0).UTC(),
+			Fields:      []domain.SubmittedField{{Field: domain.Field{ID: "fld_a", Label: "Favourite", Type: "text"}, Value: "Marmalade-77"}}}
+		if _, err := s.Append(ctx, meta,
+			domain.StreamAppend{StreamID: "ct_p", Events: []domain.Event{created, domain.TagApplied{ContactID: "ct_p", TagID: "tag_1", TagName: "VIP"}}},
+			domain.StreamAppend{StreamID: "frm_1", ExpectedVersion: domain.AnyVersion, Events: []domain.Event{form}},
+		); err != nil {
+			t.Fatal(err)
+		}
+		secrets := []string{"zanzibar.quill", "Zanzibar", "5550001111", "Quillwort", "Marmalade-77"}
+		raw := storedData(t, db)
+		for _, v := range secrets {
+			if strings.Contains(raw, v) {
+				t.Errorf("the log stores %q in the clear", v)
+			}
+		}
+		if !strings.Contains(raw, "VIP") || !strings.Contains(raw, "Favourite") {
+			t.Errorf("the log lost values that are not personal: %s", raw)
+		}
+		for _, store := range []*eventstore.Store{s, other} {
+			events, err := store.ReadContactHistory(ctx, "acc_test", "ct_p", 0, 10)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, _ := json.Marshal(events)
+			for _, v := range secrets {
+				if !strings.Contains(string(got), v) {
+					t.Errorf("a read of the log misses %q: %s", v, got)
+				}
+			}
+			e, err := events[2].Decode()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if f := e.(domain.FormSubmitted); f.Fields[0].Value != "Marmalade-77" || f.Fields[0].Label != "Favourite" {
+				t.Errorf("the submission reads %+v", f.Fields)
+			}
+		}
+
+		if _, err := s.Append(ctx, meta, domain.StreamAppend{StreamID: "ct_p", ExpectedVersion: 2,
+			Events: []domain.Event{domain.ContactErased{ContactID: "ct_p", AccountID: "acc_test", ErasedAt: time.Now()}}}); err != nil {
+			t.Fatal(err)
+		}
+		for _, store := range []*eventstore.Store{s, other} {
+			events, err := store.ReadContactHistory(ctx, "acc_test", "ct_p", 0, 10)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(events) != 4 || events[3].Type != "ContactErased" {
+				t.Fatalf("history after the erasure: %d events", len(events))
+			}
+			got, _ := json.Marshal(events)
+			for _, v := range secrets {
+				if strings.Contains(string(got), v) {
+					t.Errorf("a read of the log still shows %q after the erasure", v)
+				}
+			}
+			var data map[string]any
+			if err := json.Unmarshal(events[0].Data, &data); err != nil {
+				t.Fatal(err)
+			}
+			if data["email"] != nil || data["contactId"] != "ct_p" {
+				t.Errorf("the erased creation reads %v, want email null and the id kept", data)
+			}
+			if _, err := events[2].Decode(); err != nil {
+				t.Errorf("an erased event no longer decodes: %v", err)
+			}
+		}
+		erased, err := s.Erased(ctx, "ct_p")
+		if err != nil || !erased {
+			t.Fatalf("Erased = %v, %v", erased, err)
+		}
+		// A write of the erased person's values after the erasure is refused, not sealed anew.
+		_, err = s.Append(ctx, meta, domain.StreamAppend{StreamID: "frm_1", ExpectedVersion: domain.AnyVersion, Events: []domain.Event{form}})
+		if err != domain.ErrContactErased {
+			t.Fatalf("a submission for the erased contact: %v, want ErrContactErased", err)
+		}
+	})
+}
+
+// Two stores that seal for one new contact at once each make a key; one key is stored, and the
+// append sealed under the other seals again under it: every append succeeds, and no value is
+// left that no stored key opens.
+func TestConcurrentFirstKeysOfAContactLeaveEveryValueReadable(t *testing.T) {
+	sqldbtest.Run(t, func(t *testing.T, dialect sqldb.Dialect) {
+		ctx := context.Background()
+		db := sqldbtest.Open(t, dialect)
+		_, server := sealingtest.NewKey(t)
+		stores := []*eventstore.Store{eventstore.New(db), eventstore.New(db)}
+		for _, s := range stores {
+			t.Cleanup(s.Close)
+			s.SealPersonalData(server)
+		}
+		const contacts = 12
+		var wg sync.WaitGroup
+		for i := range contacts {
+			for w, s := range stores {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					contact := fmt.Sprintf("ct_race%d", i)
+					form := domain.FormSubmitted{SubmissionID: fmt.Sprintf("sub_%d_%d", i, w), FormID: "frm_1", AccountID: "acc_test", ContactID: contact,
+						Fields: []domain.SubmittedField{{Field: domain.Field{ID: "fld_a", Label: "A", Type: "text"}, Value: fmt.Sprintf("Answer-%d-%d", i, w)}}}
+					if _, err := s.Append(ctx, meta, domain.StreamAppend{StreamID: form.SubmissionID, Events: []domain.Event{form}}); err != nil {
+						t.Errorf("append for %s: %v", contact, err)
+					}
+				}()
+			}
+		}
+		wg.Wait()
+		for i := range contacts {
+			for w := range stores {
+				events, err := stores[0].ReadStream(ctx, fmt.Sprintf("sub_%d_%d", i, w))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(events) != 1 || !strings.Contains(string(events[0].Data), fmt.Sprintf("Answer-%d-%d", i, w)) {
+					t.Errorf("submission %d of store %d reads %v", i, w, events)
+				}
+			}
+		}
+	})
+}

@@ -1,0 +1,68 @@
+package idempotency
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+
+	"github.com/funnelhq/funnel/api/httpapi/idempotent"
+)
+
+// erasedAnswer is what a kept answer that showed an erased contact becomes: a retry of its
+// request is answered that the contact is gone, and is not performed again.
+var erasedAnswer = []byte(`{"code":"not_found","error":"contact not found"}` + "\n")
+
+// ForgetContact rewrites the kept answers and outcomes that show an erased contact
+// (decisions.md "Erasure": the Idempotency-Key answers keep nothing of the person). Every answer
+// that names the contact's id is one that shows it (a contact, a submission, a booking, a
+// customer name it by id), so the account's kept answers, at most a day's, and the operator's,
+// are opened in memory and those naming it are replaced by a 404 "contact not found": a retry of
+// the request is told the contact is gone, and is still not performed twice. It returns how many
+// it rewrote.
+func (s *Store) ForgetContact(ctx context.Context, accountID, contactID string) (int, error) {
+	rows, err := s.db.Read.QueryContext(ctx, `SELECT scope, key_hash, claim_id, state, outcome, body FROM idempotency_keys
+		WHERE scope = $1 OR scope LIKE 'operator:%'`, "account:"+accountID)
+	if err != nil {
+		return 0, fmt.Errorf("idempotency: read kept answers: %w", err)
+	}
+	var showing []idempotent.Claim
+	for rows.Next() {
+		var a attempt
+		var c idempotent.Claim
+		var state, outcome, body string
+		if err := rows.Scan(&a.scope, &a.keyHash, &c.ID, &state, &outcome, &body); err != nil {
+			rows.Close()
+			return 0, fmt.Errorf("idempotency: read kept answers: %w", err)
+		}
+		c.Attempt = a
+		for column, sealed := range map[string]string{"outcome": outcome, "body": body} {
+			if sealed == "" {
+				continue
+			}
+			plain, err := s.open(c, column, sealed)
+			if err != nil {
+				continue // sealed under a retired key: unreadable already
+			}
+			if bytes.Contains(plain, []byte(contactID)) {
+				showing = append(showing, c)
+				break
+			}
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return 0, fmt.Errorf("idempotency: read kept answers: %w", err)
+	}
+	for _, c := range showing {
+		sealed, err := s.seal(c, "body", erasedAnswer)
+		if err != nil {
+			return 0, err
+		}
+		if _, err := s.exec(ctx, `UPDATE idempotency_keys SET state = $1, lease_until = 0, outcome = '', status = 404,
+				content_type = 'application/json; charset=utf-8', body = $2 WHERE scope = $3 AND key_hash = $4 AND claim_id = $5`,
+			stateDone, sealed, attemptOf(c).scope, attemptOf(c).keyHash, c.ID); err != nil {
+			return 0, fmt.Errorf("idempotency: forget contact %s: %w", contactID, err)
+		}
+	}
+	return len(showing), nil
+}
