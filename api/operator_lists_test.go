@@ -44,7 +44,7 @@ func TestOperatorListsPageLikeTheIntegrationAPI(t *testing.T) {
 		}
 		contact := contactByEmail(t, svc, acc.Key, "list-0@example.com")["id"].(string)
 
-		ids := map[string]string{"accountId": acc.ID, "crmId": crm.ID, "formId": form, "eventTypeId": eventType, "productId": product.ID}
+		ids := map[string]string{"accountId": acc.ID, "contactId": contact, "crmId": crm.ID, "formId": form, "eventTypeId": eventType, "productId": product.ID}
 		queries := map[string]string{"/admin/v1/accounts/{accountId}/history": "contactId=" + contact}
 		var paths []string
 		for _, route := range operatorRoutes(t, svc) {
@@ -105,7 +105,7 @@ func TestOperatorListsPageLikeTheIntegrationAPI(t *testing.T) {
 			svc.Operator.Get(t, path+"&cursor=not-a-cursor", "").ExpectError(t, http.StatusBadRequest)
 		}
 		slices.Sort(lists)
-		want := []string{"apiKeys", "bookings", "crms", "customFields", "deliveries", "eventTypes", "events", "forms", "leads", "products", "submissions", "tags", "webhooks"}
+		want := []string{"accounts", "apiKeys", "bookings", "contacts", "crms", "customFields", "deliveries", "eventTypes", "events", "forms", "leads", "products", "submissions", "tags", "webhooks"}
 		if !slices.Equal(lists, want) {
 			t.Errorf("lists walked: %v, want at least %v", lists, want)
 		}

@@ -25,10 +25,12 @@ type Deps struct {
 	// Webhooks reads the webhook subscriptions and the delivery log.
 	Webhooks webhooks.Queries
 	// History reads an entity's history straight from the event log.
-	History    History
-	Runtime    httpapi.Runtime
-	AdminToken string       // FUNNEL_ADMIN_TOKEN: the bearer token of every /admin/v1 request
-	Metrics    http.Handler // serves GET /metrics; nil serves none
+	History History
+	// Projections tells how far the read models are and rebuilds one.
+	Projections Projections
+	Runtime     httpapi.Runtime
+	AdminToken  string       // FUNNEL_ADMIN_TOKEN: the bearer token of every /admin/v1 request
+	Metrics     http.Handler // serves GET /metrics; nil serves none
 }
 
 // Server holds the handlers of the operator API.
@@ -65,6 +67,7 @@ func (s *Server) Router() *mux.Router {
 		root.Handle("/admin/v1"+path, s.operatorOnly(s.accountInPath(httpapi.Idempotent(s.deps.Runtime.Idempotency, scope, h)))).Methods(method)
 	}
 
+	admin(http.MethodGet, "/accounts", s.listAccounts)
 	admin(http.MethodPost, "/accounts", s.createAccount)
 	admin(http.MethodGet, "/accounts/{accountId}", s.getAccount)
 	admin(http.MethodPost, "/accounts/{accountId}/api-keys", s.issueAPIKey)
@@ -72,6 +75,8 @@ func (s *Server) Router() *mux.Router {
 	admin(http.MethodDelete, "/accounts/{accountId}/api-keys/{keyId}", s.revokeAPIKey)
 	admin(http.MethodPost, "/accounts/{accountId}/custom-fields", s.defineCustomField)
 	admin(http.MethodGet, "/accounts/{accountId}/custom-fields", s.listCustomFields)
+	admin(http.MethodGet, "/accounts/{accountId}/contacts", s.listContacts)
+	admin(http.MethodGet, "/accounts/{accountId}/contacts/{contactId}", s.getContact)
 	admin(http.MethodPost, "/accounts/{accountId}/tags", s.createTag)
 	admin(http.MethodGet, "/accounts/{accountId}/tags", s.listTags)
 	admin(http.MethodPost, "/accounts/{accountId}/crms", s.createCRM)
@@ -97,5 +102,7 @@ func (s *Server) Router() *mux.Router {
 	admin(http.MethodPost, "/accounts/{accountId}/webhooks/{webhookId}/rotate-secret", s.rotateWebhookSecret)
 	admin(http.MethodGet, "/accounts/{accountId}/webhook-deliveries", s.listDeliveries)
 	admin(http.MethodPost, "/accounts/{accountId}/webhook-deliveries/{deliveryId}/retry", s.retryDelivery)
+	admin(http.MethodGet, "/projections", s.listProjections)
+	admin(http.MethodPost, "/projections/{name}/rebuild", s.rebuildProjection)
 	return root
 }

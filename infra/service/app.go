@@ -139,7 +139,7 @@ func Open(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 	})
 	a.operator = operator.New(operator.Deps{
 		Commands: handlers, Read: models.queries, Webhooks: hooks, Runtime: runtime,
-		History: store, AdminToken: cfg.AdminToken, Metrics: m.Handler(),
+		History: store, Projections: newProjectionAdmin(db), AdminToken: cfg.AdminToken, Metrics: m.Handler(),
 	})
 	return a, nil
 }
