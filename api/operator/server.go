@@ -9,6 +9,7 @@ import (
 
 	"github.com/gorilla/mux"
 
+	"github.com/funnelhq/funnel/api/console"
 	"github.com/funnelhq/funnel/api/httpapi"
 	"github.com/funnelhq/funnel/api/openapi"
 	"github.com/funnelhq/funnel/commands"
@@ -62,6 +63,8 @@ func (s *Server) Router() *mux.Router {
 	// The document needs no token, like /metrics: it holds no secret, and tools fetch it before
 	// they are given one.
 	root.Handle("/admin/v1/openapi.json", openapi.Serve("application/json; charset=utf-8", openapi.Operator())).Methods(http.MethodGet)
+	// The console's pages need no token: they hold no data, and ask the person for the token.
+	console.Mount(root)
 	scope := tokenScope(s.deps.AdminToken)
 	admin := func(method, path string, h http.HandlerFunc) {
 		root.Handle("/admin/v1"+path, s.operatorOnly(s.accountInPath(httpapi.Idempotent(s.deps.Runtime.Idempotency, scope, h)))).Methods(method)

@@ -1,0 +1,218 @@
+package console_test
+
+import (
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/funnelhq/funnel/infra/service/servicetest"
+	"github.com/funnelhq/funnel/infra/sqldb"
+)
+
+// The console's pages are the service's own files with a strict Content-Security-Policy, need no
+// token (they hold no data), and answer a wrong method 405.
+func TestConsolePagesAreServedWithAStrictPolicy(t *testing.T) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
+		client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		for _, path := range []string{"/console/", "/console/js/app.js", "/console/console.css"} {
+			res, err := client.Get(svc.Operator.URL() + path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res.Body.Close()
+			csp := res.Header.Get("Content-Security-Policy")
+			if res.StatusCode != http.StatusOK || !strings.Contains(csp, "default-src 'none'") || !strings.Contains(csp, "script-src 'self'") ||
+				strings.Contains(csp, "unsafe-inline") || !strings.Contains(csp, "frame-ancestors 'none'") || res.Header.Get("X-Content-Type-Options") != "nosniff" {
+				t.Errorf("GET %s: %d, Content-Security-Policy %q", path, res.StatusCode, csp)
+			}
+		}
+		res, err := client.Get(svc.Operator.URL() + "/console")
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != http.StatusMovedPermanently || res.Header.Get("Location") != "/console/" {
+			t.Errorf("GET /console: %d to %q", res.StatusCode, res.Header.Get("Location"))
+		}
+		res, err = client.Post(svc.Operator.URL()+"/console/", "text/plain", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != http.StatusMethodNotAllowed {
+			t.Errorf("POST /console/: %d", res.StatusCode)
+		}
+		if res := svc.Operator.Get(t, "/console/nothing.js", ""); res.Status != http.StatusNotFound {
+			t.Errorf("GET /console/nothing.js: %d", res.Status)
+		}
+	})
+}
+
+// An operator's day in the console, in headless Chromium, on each store: a wrong token is
+// refused with its error; with the right one, find a contact by email, read its timeline and its
+// purchases, follow its billing subscription's timeline, open the failing delivery of a webhook
+// and retry it once the receiver is back, and rebuild a read model. With
+// FUNNEL_CONSOLE_SCREENSHOTS=1 it writes a screenshot of each page to docs/console/ (SQLite run).
+func TestConsoleInChromium(t *testing.T) {
+	browser := startChromium(t)
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
+		d := seedDemo(t, svc)
+		shots := os.Getenv("FUNNEL_CONSOLE_SCREENSHOTS") != "" && svc.Dialect == sqldb.SQLite
+		shot := func(ctx any, name string) {}
+		tab := newTab(t, browser)
+		if shots {
+			shot = func(_ any, name string) {
+				t.Helper()
+				var png []byte
+				run(t, tab, "screenshot "+name, chromedp.Sleep(300*time.Millisecond), into(&png, chromedp.FullScreenshot(100)))
+				if err := os.WriteFile(filepath.Join("..", "..", "docs", "console", name+".png"), png, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		accountPage := "#/accounts/" + d.accountID
+
+		// A wrong token: the service refuses it and the page says so.
+		var loginError string
+		run(t, tab, "wrong token",
+			chromedp.Navigate(svc.Operator.URL()+"/console/"),
+			chromedp.WaitVisible(css("#token")),
+			chromedp.SendKeys(css("#token"), "not-the-operator-token"),
+			chromedp.Click(css(`form.login button[type="submit"]`)),
+			chromedp.WaitVisible(css("#login-error .error")),
+			into(&loginError, chromedp.Text(css("#login-error"))))
+		if !strings.Contains(loginError, "refused") {
+			t.Errorf("after a wrong token: %q", loginError)
+		}
+		shot(tab, "login-refused")
+
+		// The right token opens the accounts.
+		var accounts string
+		run(t, tab, "sign in",
+			chromedp.Clear(css("#token")),
+			chromedp.SendKeys(css("#token"), servicetest.AdminToken),
+			chromedp.Click(css(`form.login button[type="submit"]`)),
+			chromedp.WaitVisible(css(`main table a[href="`+accountPage+`/contacts"]`)),
+			into(&accounts, chromedp.Text(css("main table"))))
+		if !strings.Contains(accounts, "Demo Account") {
+			t.Errorf("accounts page: %q", accounts)
+		}
+		var stored string
+		run(t, tab, "where the token is", into(&stored, chromedp.Evaluate[string](`JSON.stringify([sessionStorage.getItem('funnel.operatorToken'), localStorage.length, location.href, document.cookie])`)))
+		if want := `["` + servicetest.AdminToken + `",0,"`; !strings.HasPrefix(stored, want) || strings.Contains(strings.TrimPrefix(stored, want), servicetest.AdminToken) {
+			t.Errorf("token kept as %s: want it in sessionStorage only", stored)
+		}
+		shot(tab, "accounts")
+
+		// Find Ada by email (typed in another case) and open her timeline.
+		var found []string
+		run(t, tab, "search by email",
+			chromedp.Click(css(`main table a[href="`+accountPage+`/contacts"]`)),
+			chromedp.WaitVisible(css("#email-search")),
+			chromedp.WaitVisible(css("table.contacts tbody tr")),
+			chromedp.SendKeys(css("#email-search"), "ADA@example.com"),
+			chromedp.SendKeys(css("#email-search"), "\r"),
+			chromedp.WaitVisible(css(`table.contacts a[href="`+accountPage+`/contacts/`+d.adaID+`"]`)),
+			into(&found, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll('table.contacts tbody tr')).map(r => r.textContent)`)))
+		if len(found) != 1 || !strings.Contains(found[0], "ada@example.com") {
+			t.Errorf("search for ADA@example.com found %q", found)
+		}
+		shot(tab, "contacts-search")
+
+		var types []string
+		var facts, data string
+		run(t, tab, "open the timeline",
+			chromedp.Click(css(`table.contacts a[href="`+accountPage+`/contacts/`+d.adaID+`"]`)),
+			chromedp.WaitVisible(css(".events .event")),
+			chromedp.WaitVisible(css(".facts dl")),
+			into(&types, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll('.events .event')).map(e => e.dataset.type)`)),
+			into(&facts, chromedp.Text(css(".facts"))),
+			chromedp.Click(css(".events .event details summary")),
+			chromedp.WaitVisible(css(".events .event details pre.json")),
+			into(&data, chromedp.Text(css(".events .event details pre.json"))))
+		for _, want := range []string{"ContactCreated", "TagApplied", "LeadCreated", "EmailQueued"} {
+			if !slices.Contains(types, want) {
+				t.Errorf("timeline %v: no %s", types, want)
+			}
+		}
+		for _, want := range []string{"Lead", "Newsletter", "Customer", "Analytical Engines Ltd", "Sales", "Won", "Pro Plan", "$248.00"} {
+			if !strings.Contains(facts, want) {
+				t.Errorf("beside the timeline: no %q in %q", want, facts)
+			}
+		}
+		if !strings.Contains(data, "ada@example.com") {
+			t.Errorf("the first event's data: %q", data)
+		}
+		shot(tab, "contact-timeline")
+
+		var subTypes []string
+		run(t, tab, "a billing subscription's timeline",
+			chromedp.Click(css(`.facts a[href="`+accountPage+`/subscriptions/`+d.subscriptionID+`"]`)),
+			chromedp.WaitVisible(css(`.events .event[data-type="SubscriptionStarted"]`)),
+			into(&subTypes, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll('.events .event')).map(e => e.dataset.type)`)))
+		if !slices.Contains(subTypes, "CheckoutPurchased") {
+			t.Errorf("subscription timeline: %v", subTypes)
+		}
+		shot(tab, "subscription-timeline")
+
+		// The webhook's failing delivery: its attempt shows the 500; retried once the receiver is
+		// back, it succeeds.
+		row := `tr.delivery[data-delivery="` + d.deliveryID + `"]`
+		var attempts string
+		run(t, tab, "the delivery log",
+			goTo(accountPage+"/webhooks"),
+			chromedp.WaitVisible(css(`main table a[href="`+accountPage+`/webhooks/`+d.webhookID+`"]`)))
+		shot(tab, "webhooks")
+		run(t, tab, "open a failing delivery",
+			chromedp.Click(css(`main table a[href="`+accountPage+`/webhooks/`+d.webhookID+`"]`)),
+			chromedp.WaitVisible(css(row+`[data-status="pending"]`)),
+			chromedp.Click(css(row+` button[aria-controls]`)),
+			chromedp.WaitVisible(css(`tr.attempts table.inner`)),
+			into(&attempts, chromedp.Text(css(`tr.attempts table.inner`))))
+		if !strings.Contains(attempts, "500") || !strings.Contains(attempts, "ms") {
+			t.Errorf("attempts of the failing delivery: %q", attempts)
+		}
+		shot(tab, "deliveries")
+		d.receiver.recovered.Store(true)
+		before := d.receiver.received.Load()
+		run(t, tab, "retry it",
+			chromedp.Click(css(row+` button.retry`)),
+			chromedp.WaitVisible(css(`#confirm[open] #confirm-ok`)),
+			chromedp.Click(css(`#confirm-ok`)),
+			chromedp.WaitVisible(css(row+`[data-status="succeeded"]`)))
+		if d.receiver.received.Load() <= before {
+			t.Errorf("the receiver got nothing after the retry")
+		}
+
+		// A rebuild, confirmed, runs to its end.
+		var rebuilt string
+		run(t, tab, "rebuild a projection",
+			goTo("#/projections"),
+			chromedp.WaitVisible(css(`button.rebuild[data-projection="contacts"]`)))
+		shot(tab, "projections")
+		run(t, tab, "rebuild contacts",
+			chromedp.Click(css(`button.rebuild[data-projection="contacts"]`)),
+			chromedp.WaitVisible(css(`#confirm[open] #confirm-ok`)),
+			chromedp.Click(css(`#confirm-ok`)),
+			chromedp.WaitVisible(css(`[data-rebuilt="contacts"]`)),
+			into(&rebuilt, chromedp.Text(css(`[data-rebuilt="contacts"]`))))
+		if !strings.Contains(rebuilt, "rebuilt from the log up to position") {
+			t.Errorf("after the rebuild: %q", rebuilt)
+		}
+
+		run(t, tab, "the cluster view", goTo("#/cluster"), chromedp.WaitVisible(css(`[data-hook="cluster"], main table`)))
+		shot(tab, "cluster")
+
+		if shots {
+			run(t, tab, "a phone's screen", chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2)),
+				goTo(accountPage+"/contacts/"+d.adaID), chromedp.WaitVisible(css(".events .event")), chromedp.WaitVisible(css(".facts dl")))
+			shot(tab, "contact-phone")
+		}
+	})
+}
