@@ -30,7 +30,7 @@ func TestOperatorAnswersAnotherAccountsIDs403AndUnknownIDs404(t *testing.T) {
 		theirs := map[string]string{
 			"keyId": keyID, "crmId": crm.ID, "formId": form, "eventTypeId": eventType, "productId": product.ID,
 			"subscriptionId": sale.Object(t, "subscription")["id"].(string), "transactionId": sale.Object(t, "transaction")["id"].(string),
-			"webhookId": webhook, "deliveryId": delivery,
+			"webhookId": webhook, "deliveryId": delivery, "contactId": sale.Object(t, "customer")["contactId"].(string),
 		}
 		bodies := map[string]any{"/admin/v1/accounts/{accountId}/checkout/subscriptions/{subscriptionId}/cancel": map[string]any{"atPeriodEnd": false}}
 
