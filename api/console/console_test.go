@@ -64,13 +64,13 @@ func TestConsoleInChromium(t *testing.T) {
 	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
 		d := seedDemo(t, svc)
 		shots := os.Getenv("FUNNEL_CONSOLE_SCREENSHOTS") != "" && svc.Dialect == sqldb.SQLite
-		shot := func(ctx any, name string) {}
+		shot := func(name string, capture chromedp.Action[[]byte]) {}
 		tab := newTab(t, browser)
 		if shots {
-			shot = func(_ any, name string) {
+			shot = func(name string, capture chromedp.Action[[]byte]) {
 				t.Helper()
 				var png []byte
-				run(t, tab, "screenshot "+name, chromedp.Sleep(300*time.Millisecond), into(&png, chromedp.FullScreenshot(100)))
+				run(t, tab, "screenshot "+name, chromedp.Sleep(300*time.Millisecond), into(&png, capture))
 				if err := os.WriteFile(filepath.Join("..", "..", "docs", "console", name+".png"), png, 0o644); err != nil {
 					t.Fatal(err)
 				}
@@ -90,7 +90,7 @@ func TestConsoleInChromium(t *testing.T) {
 		if !strings.Contains(loginError, "refused") {
 			t.Errorf("after a wrong token: %q", loginError)
 		}
-		shot(tab, "login-refused")
+		shot("login-refused", chromedp.FullScreenshot(100))
 
 		// The right token opens the accounts.
 		var accounts string
@@ -108,7 +108,7 @@ func TestConsoleInChromium(t *testing.T) {
 		if want := `["` + servicetest.AdminToken + `",0,"`; !strings.HasPrefix(stored, want) || strings.Contains(strings.TrimPrefix(stored, want), servicetest.AdminToken) {
 			t.Errorf("token kept as %s: want it in sessionStorage only", stored)
 		}
-		shot(tab, "accounts")
+		shot("accounts", chromedp.FullScreenshot(100))
 
 		// Find Ada by email (typed in another case) and open her timeline.
 		var found []string
@@ -123,7 +123,7 @@ func TestConsoleInChromium(t *testing.T) {
 		if len(found) != 1 || !strings.Contains(found[0], "ada@example.com") {
 			t.Errorf("search for ADA@example.com found %q", found)
 		}
-		shot(tab, "contacts-search")
+		shot("contacts-search", chromedp.FullScreenshot(100))
 
 		var types []string
 		var facts, data string
@@ -149,7 +149,7 @@ func TestConsoleInChromium(t *testing.T) {
 		if !strings.Contains(data, "ada@example.com") {
 			t.Errorf("the first event's data: %q", data)
 		}
-		shot(tab, "contact-timeline")
+		shot("contact-timeline", chromedp.FullScreenshot(100))
 
 		var subTypes []string
 		run(t, tab, "a billing subscription's timeline",
@@ -159,7 +159,7 @@ func TestConsoleInChromium(t *testing.T) {
 		if !slices.Contains(subTypes, "CheckoutPurchased") {
 			t.Errorf("subscription timeline: %v", subTypes)
 		}
-		shot(tab, "subscription-timeline")
+		shot("subscription-timeline", chromedp.FullScreenshot(100))
 
 		// The webhook's failing delivery: its attempt shows the 500; retried once the receiver is
 		// back, it succeeds.
@@ -168,7 +168,7 @@ func TestConsoleInChromium(t *testing.T) {
 		run(t, tab, "the delivery log",
 			goTo(accountPage+"/webhooks"),
 			chromedp.WaitVisible(css(`main table a[href="`+accountPage+`/webhooks/`+d.webhookID+`"]`)))
-		shot(tab, "webhooks")
+		shot("webhooks", chromedp.FullScreenshot(100))
 		run(t, tab, "open a failing delivery",
 			chromedp.Click(css(`main table a[href="`+accountPage+`/webhooks/`+d.webhookID+`"]`)),
 			chromedp.WaitVisible(css(row+`[data-status="pending"]`)),
@@ -178,7 +178,7 @@ func TestConsoleInChromium(t *testing.T) {
 		if !strings.Contains(attempts, "500") || !strings.Contains(attempts, "ms") {
 			t.Errorf("attempts of the failing delivery: %q", attempts)
 		}
-		shot(tab, "deliveries")
+		shot("deliveries", chromedp.FullScreenshot(100))
 		d.receiver.recovered.Store(true)
 		before := d.receiver.received.Load()
 		run(t, tab, "retry it",
@@ -195,7 +195,7 @@ func TestConsoleInChromium(t *testing.T) {
 		run(t, tab, "rebuild a projection",
 			goTo("#/projections"),
 			chromedp.WaitVisible(css(`button.rebuild[data-projection="contacts"]`)))
-		shot(tab, "projections")
+		shot("projections", chromedp.FullScreenshot(100))
 		run(t, tab, "rebuild contacts",
 			chromedp.Click(css(`button.rebuild[data-projection="contacts"]`)),
 			chromedp.WaitVisible(css(`#confirm[open] #confirm-ok`)),
@@ -207,12 +207,12 @@ func TestConsoleInChromium(t *testing.T) {
 		}
 
 		run(t, tab, "the cluster view", goTo("#/cluster"), chromedp.WaitVisible(css(`[data-hook="cluster"], main table`)))
-		shot(tab, "cluster")
+		shot("cluster", chromedp.FullScreenshot(100))
 
 		if shots {
 			run(t, tab, "a phone's screen", chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2)),
 				goTo(accountPage+"/contacts/"+d.adaID), chromedp.WaitVisible(css(".events .event")), chromedp.WaitVisible(css(".facts dl")))
-			shot(tab, "contact-phone")
+			shot("contact-phone", chromedp.CaptureScreenshot())
 		}
 	})
 }

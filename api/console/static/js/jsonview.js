@@ -44,7 +44,8 @@ function render(v, indent, erased) {
 
 // summary picks the few scalar members of an event's data that say what happened, for the
 // one-line view; the whole data is one click away.
-export function summary(data, { erased = false } = {}) {
+// The account, and the entity whose timeline it is (streamId), go without saying.
+export function summary(data, { erased = false, streamId = '' } = {}) {
   if (!data || typeof data !== 'object') {
     return [];
   }
@@ -52,6 +53,9 @@ export function summary(data, { erased = false } = {}) {
   for (const [k, v] of Object.entries(data)) {
     if (out.length >= 4) {
       break;
+    }
+    if (k === 'accountId' || (streamId && v === streamId)) {
+      continue;
     }
     if (v === null) {
       if (erased) {

@@ -23,7 +23,7 @@ function eventRow(e, erased) {
       when(e.occurredAt),
       h('span', { class: 'event-actor' }, actor(e.metadata)),
       h('span', { class: 'event-pos muted', title: 'log position · stream and version' }, '#' + e.position + ' · ' + e.streamId + ' v' + e.version)),
-    h('div', { class: 'event-summary' }, summary(e.data, { erased })),
+    h('div', { class: 'event-summary' }, summary(e.data, { erased, streamId: e.streamId })),
     h('details', { class: 'event-data' },
       h('summary', {}, 'Data'),
       jsonView(e.data, { erased }),
