@@ -151,6 +151,16 @@ func TestConsoleInChromium(t *testing.T) {
 		}
 		shot("contact-timeline", chromedp.FullScreenshot(100))
 
+		// Newest first: the purchase, the last thing that happened to Ada, comes first.
+		var newest []string
+		run(t, tab, "newest first",
+			chromedp.Click(css(`.timeline button[data-order="newest"]`)),
+			chromedp.WaitVisible(css(`ol.events[data-order="newest"] .event`)),
+			into(&newest, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll('.events .event')).map(e => e.dataset.type)`)))
+		if len(newest) != len(types) || len(newest) == 0 || newest[0] != types[len(types)-1] || newest[len(newest)-1] != types[0] {
+			t.Errorf("newest first %v, oldest first %v: want one the other reversed", newest, types)
+		}
+
 		var subTypes []string
 		run(t, tab, "a billing subscription's timeline",
 			chromedp.Click(css(`.facts a[href="`+accountPage+`/subscriptions/`+d.subscriptionID+`"]`)),

@@ -3,16 +3,31 @@ import { h, when, humanType, actor } from './dom.js';
 import { pager } from './pager.js';
 import { jsonView, summary } from './jsonview.js';
 
-// timeline shows an entity's history from the operator API (the event log itself, oldest first,
-// a page at a time): each event as a line saying what happened, when and by whom, with its data
-// and metadata one click away. query names the entity: {contactId} or {subscriptionId}.
+// timeline shows an entity's history from the operator API (the event log itself, a page at a
+// time), oldest first or newest first: each event as a line saying what happened, when and by
+// whom, with its data and metadata one click away. query names the entity: {contactId} or
+// {subscriptionId}.
 export function timeline(accountId, query, { erased = false } = {}) {
   const section = h('section', { class: 'timeline', 'aria-label': 'Timeline' });
-  const list = h('ol', { class: 'events' });
-  pager(section, list, async (cursor, limit) => {
-    const page = await get('/accounts/' + enc(accountId) + '/history', { ...query, limit, cursor });
-    return { items: page.events, next: page.nextCursor };
-  }, (e) => eventRow(e, erased), { empty: 'No events.' });
+  const body = h('div');
+  const buttons = ['oldest', 'newest'].map((order) => h('button', { type: 'button', class: 'quiet', 'data-order': order, 'aria-pressed': 'false' },
+    order === 'oldest' ? 'Oldest first' : 'Newest first'));
+  const show = (order) => {
+    for (const b of buttons) {
+      b.setAttribute('aria-pressed', String(b.dataset.order === order));
+    }
+    const list = h('ol', { class: 'events', 'data-order': order });
+    body.replaceChildren();
+    pager(body, list, async (cursor, limit) => {
+      const page = await get('/accounts/' + enc(accountId) + '/history', { ...query, order, limit, cursor });
+      return { items: page.events, next: page.nextCursor };
+    }, (e) => eventRow(e, erased), { empty: 'No events.' });
+  };
+  for (const b of buttons) {
+    b.addEventListener('click', () => show(b.dataset.order));
+  }
+  section.append(h('div', { class: 'order', role: 'group', 'aria-label': 'Order of the events' }, buttons), body);
+  show('oldest');
   return section;
 }
 
