@@ -11,6 +11,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/funnelhq/funnel/domain"
 	"github.com/funnelhq/funnel/infra/service/servicetest"
 	"github.com/funnelhq/funnel/infra/sqldb"
 )
@@ -224,5 +225,53 @@ func TestConsoleInChromium(t *testing.T) {
 				goTo(accountPage+"/contacts/"+d.adaID), chromedp.WaitVisible(css(".events .event")), chromedp.WaitVisible(css(".facts dl")))
 			shot("contact-phone", chromedp.CaptureScreenshot())
 		}
+	})
+}
+
+// A contact with 6,000 events opens at once: the timeline reads its first page of the log (50
+// events) and offers the rest a page at a time, on each store.
+func TestConsoleOpensALongTimelineAtOnce(t *testing.T) {
+	browser := startChromium(t)
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
+		acc := svc.NewAccount(t)
+		tag := svc.NewTag(t, acc.ID, "Newsletter")
+		res := svc.API.Post(t, "/api/v1/contacts", acc.Key, map[string]any{"email": "busy@example.com"})
+		contact := res.Object(t, "contact")["id"].(string)
+		// 6,000 events: the newsletter tag applied and removed 3,000 times, straight in the log.
+		events := make([]domain.Event, 0, 6000)
+		for len(events) < 6000 {
+			events = append(events, domain.TagApplied{ContactID: contact, TagID: tag, TagName: "Newsletter"}, domain.TagRemoved{ContactID: contact, TagID: tag, TagName: "Newsletter"})
+		}
+		pos, err := svc.App.Store().Append(t.Context(), domain.Metadata{AccountID: acc.ID, Actor: "test"},
+			domain.StreamAppend{StreamID: contact, ExpectedVersion: domain.AnyVersion, Events: events})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := svc.App.ReadModels().WaitReadModels(t.Context(), pos); err != nil {
+			t.Fatal(err)
+		}
+
+		tab := newTab(t, browser)
+		run(t, tab, "sign in",
+			chromedp.Navigate(svc.Operator.URL()+"/console/"),
+			chromedp.SendKeys(css("#token"), servicetest.AdminToken),
+			chromedp.Click(css(`form.login button[type="submit"]`)),
+			chromedp.WaitVisible(css("main table a")))
+		start := time.Now()
+		var shown int
+		run(t, tab, "open the long timeline",
+			goTo("#/accounts/"+acc.ID+"/contacts/"+contact),
+			chromedp.WaitVisible(css(".events .event")),
+			chromedp.WaitVisible(css(".pager button.more")),
+			into(&shown, chromedp.Evaluate[int](`document.querySelectorAll('.events .event').length`)))
+		if took := time.Since(start); took > time.Second {
+			t.Errorf("the timeline of 6,000 events took %s to show, want under a second", took)
+		}
+		if shown != 50 {
+			t.Errorf("first page of the timeline: %d events, want 50", shown)
+		}
+		run(t, tab, "the next page",
+			chromedp.Click(css(".pager button.more")),
+			chromedp.WaitVisible(css(".events .event:nth-child(100)")))
 	})
 }
