@@ -220,7 +220,24 @@ func TestConsoleInChromium(t *testing.T) {
 		run(t, tab, "the cluster view", goTo("#/cluster"), chromedp.WaitVisible(css(`[data-hook="cluster"], main table`)))
 		shot("cluster", chromedp.FullScreenshot(100))
 
+		// A token that stops being valid mid-session (FUNNEL_ADMIN_TOKEN changed): the next call is
+		// refused and the console asks for the token again, saying why, and forgets the old one.
+		var expired, kept string
+		run(t, tab, "an expired token",
+			into(&kept, chromedp.Evaluate[string](`sessionStorage.setItem('funnel.operatorToken', 'an-old-token'), 'set'`)),
+			goTo("#/projections"),
+			chromedp.WaitVisible(css("#login-error .error")),
+			into(&expired, chromedp.Text(css("#login-error"))),
+			into(&kept, chromedp.Evaluate[string](`String(sessionStorage.getItem('funnel.operatorToken'))`)))
+		if !strings.Contains(expired, "refused") || kept != "null" {
+			t.Errorf("after the token expired: %q, token kept %q", expired, kept)
+		}
+
 		if shots {
+			run(t, tab, "sign in again",
+				chromedp.SendKeys(css("#token"), servicetest.AdminToken),
+				chromedp.Click(css(`form.login button[type="submit"]`)),
+				chromedp.WaitVisible(css("main table")))
 			run(t, tab, "a phone's screen", chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2)),
 				goTo(accountPage+"/contacts/"+d.adaID), chromedp.WaitVisible(css(".events .event")), chromedp.WaitVisible(css(".facts dl")))
 			shot("contact-phone", chromedp.CaptureScreenshot())
