@@ -167,7 +167,7 @@ func TestConsoleInChromium(t *testing.T) {
 			chromedp.Click(css(`.facts a[href="`+accountPage+`/subscriptions/`+d.subscriptionID+`"]`)),
 			chromedp.WaitVisible(css(`.events .event[data-type="SubscriptionStarted"]`)),
 			into(&subTypes, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll('.events .event')).map(e => e.dataset.type)`)))
-		if !slices.Contains(subTypes, "CheckoutPurchased") {
+		if !slices.Contains(subTypes, "CheckoutPurchased") || !slices.Contains(subTypes, "ActivationIssued") || !slices.Contains(subTypes, "CheckoutRebilled") {
 			t.Errorf("subscription timeline: %v", subTypes)
 		}
 		shot("subscription-timeline", chromedp.FullScreenshot(100))

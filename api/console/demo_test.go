@@ -57,7 +57,7 @@ func seedDemo(t *testing.T, svc *servicetest.Service) demo {
 		map[string]any{"type": "crm.move", "crmId": crm.ID, "stageId": crm.Stages[2]})
 	newsletter := svc.NewTag(t, acc, "Newsletter")
 	product := svc.NewProduct(t, acc, map[string]any{
-		"name": "Pro Plan", "internalName": "pro",
+		"name": "Pro Plan", "internalName": "pro", "forwarding": "saas_signup", "activationBaseUrl": "https://app.example.com/signup",
 		"pricingTiers": []any{
 			map[string]any{"name": "Lifetime", "amount": 49900, "currency": "USD", "interval": "one_time"},
 			map[string]any{"name": "Monthly", "amount": 4900, "currency": "USD", "interval": "month"},
@@ -83,6 +83,7 @@ func seedDemo(t *testing.T, svc *servicetest.Service) demo {
 	bought := op.Post(t, base+"/checkout/purchases", "", map[string]any{"productId": product.ID, "pricingTierId": product.TierIDs[1],
 		"bumpIds": []string{product.BumpIDs[0]}, "email": "ada@example.com", "name": "Ada Lovelace"}).Expect(t, http.StatusCreated)
 	subscription := bought.Object(t, "subscription")["id"].(string)
+	op.Post(t, base+"/checkout/subscriptions/"+subscription+"/rebill", "", map[string]any{}).Expect(t, http.StatusCreated)
 
 	// The purchase's delivery has failed once before the browser looks at it.
 	deadline := time.Now().Add(15 * time.Second)
