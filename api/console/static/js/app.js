@@ -12,17 +12,19 @@ const main = document.getElementById('main');
 const nav = document.getElementById('nav');
 const forget = document.getElementById('forget');
 
+// Each route renders into view, a fresh element of its own: a page still loading when the reader
+// moves on fills a view that is no longer shown.
 const routes = [
-  [/^\/accounts$/, () => accountsPage(main)],
-  [/^\/accounts\/([^/]+)$/, (a) => { location.replace('#/accounts/' + a + '/contacts'); }],
-  [/^\/accounts\/([^/]+)\/contacts$/, (a, q) => contactsPage(main, dec(a), q)],
-  [/^\/accounts\/([^/]+)\/contacts\/([^/]+)$/, (a, c) => contactPage(main, dec(a), dec(c))],
-  [/^\/accounts\/([^/]+)\/subscriptions\/([^/]+)$/, (a, s) => subscriptionPage(main, dec(a), dec(s), 'billing')],
-  [/^\/accounts\/([^/]+)\/webhooks$/, (a) => webhooksPage(main, dec(a))],
-  [/^\/accounts\/([^/]+)\/webhooks\/([^/]+)$/, (a, w, q) => deliveriesPage(main, dec(a), dec(w), q)],
-  [/^\/accounts\/([^/]+)\/webhooks\/([^/]+)\/timeline$/, (a, w) => subscriptionPage(main, dec(a), dec(w), 'webhook')],
-  [/^\/projections$/, () => projectionsPage(main)],
-  [/^\/cluster$/, () => clusterPage(main)],
+  [/^\/accounts$/, (view) => accountsPage(view)],
+  [/^\/accounts\/([^/]+)$/, (view, a) => { location.replace('#/accounts/' + a + '/contacts'); }],
+  [/^\/accounts\/([^/]+)\/contacts$/, (view, a, q) => contactsPage(view, dec(a), q)],
+  [/^\/accounts\/([^/]+)\/contacts\/([^/]+)$/, (view, a, c) => contactPage(view, dec(a), dec(c))],
+  [/^\/accounts\/([^/]+)\/subscriptions\/([^/]+)$/, (view, a, s) => subscriptionPage(view, dec(a), dec(s), 'billing')],
+  [/^\/accounts\/([^/]+)\/webhooks$/, (view, a) => webhooksPage(view, dec(a))],
+  [/^\/accounts\/([^/]+)\/webhooks\/([^/]+)$/, (view, a, w, q) => deliveriesPage(view, dec(a), dec(w), q)],
+  [/^\/accounts\/([^/]+)\/webhooks\/([^/]+)\/timeline$/, (view, a, w) => subscriptionPage(view, dec(a), dec(w), 'webhook')],
+  [/^\/projections$/, (view) => projectionsPage(view)],
+  [/^\/cluster$/, (view) => clusterPage(view)],
 ];
 
 function dec(s) {
@@ -45,21 +47,22 @@ async function render() {
   for (const a of nav.querySelectorAll('a')) {
     a.toggleAttribute('aria-current', path.startsWith('/' + a.dataset.section));
   }
-  main.replaceChildren();
+  const view = h('div', { class: 'view' });
+  main.replaceChildren(view);
   for (const [pattern, page] of routes) {
     const m = path.match(pattern);
     if (m) {
       try {
-        await page(...m.slice(1), query);
+        await page(view, ...m.slice(1), query);
       } catch (err) {
         if (mine === rendering && err.status !== 401) {
-          main.append(errorBox(err));
+          view.append(errorBox(err));
         }
       }
       return;
     }
   }
-  main.append(h('h1', {}, 'Not found'), h('p', {}, 'No console page at ', h('code', {}, path), '. ', h('a', { href: '#/accounts' }, 'Accounts')));
+  view.append(h('h1', {}, 'Not found'), h('p', {}, 'No console page at ', h('code', {}, path), '. ', h('a', { href: '#/accounts' }, 'Accounts')));
 }
 
 // showLogin asks for the operator token, with why when it was refused.
