@@ -12,8 +12,7 @@ import (
 // contact before a position (0: from the log's head), newest first, for a timeline that opens on
 // what happened last. The index of the log by contact serves both directions.
 func (s *Store) ReadContactHistoryNewestFirst(ctx context.Context, accountID, contactID string, before int64, limit int) ([]domain.Recorded, error) {
-	rows, err := s.db.Read.QueryContext(ctx, selectEvents+` WHERE (contact_id = $1 OR stream_id = $1) AND account_id = $2 AND position < $3 ORDER BY position DESC LIMIT $4`,
-		contactID, accountID, beforeOrHead(before), limit)
+	rows, err := s.db.Read.QueryContext(ctx, readContactHistoryNewestFirst, contactID, accountID, beforeOrHead(before), limit)
 	if err != nil {
 		return nil, fmt.Errorf("eventstore: read contact history newest first: %w", err)
 	}
@@ -28,6 +27,24 @@ func (s *Store) ReadSubscriptionHistoryNewestFirst(ctx context.Context, accountI
 		return nil, fmt.Errorf("eventstore: read subscription history newest first: %w", err)
 	}
 	return scanEvents(rows)
+}
+
+var readContactHistoryNewestFirst = contactHistoryQuery(true)
+
+// contactHistoryQuery reads a page of a contact's history, oldest or newest first: at most a page
+// of the events that name the contact (through the log's index by contact) and at most a page of
+// its own stream's (through the stream's index), merged. A single condition "contact_id = $1 OR
+// stream_id = $1" lets SQLite, which keeps no statistics, walk every event of the account instead
+// and sort them: seconds for a page on a big account.
+func contactHistoryQuery(newest bool) string {
+	cmp, dir := ">", "ASC"
+	if newest {
+		cmp, dir = "<", "DESC"
+	}
+	const columns = `position, event_id, stream_id, version, type, schema_version, occurred_at, data, metadata`
+	return fmt.Sprintf(`SELECT %[1]s FROM (SELECT %[1]s FROM events WHERE contact_id = $1 AND account_id = $2 AND position %[2]s $3 ORDER BY position %[3]s LIMIT $4) AS named
+		UNION SELECT %[1]s FROM (SELECT %[1]s FROM events WHERE stream_id = $1 AND account_id = $2 AND position %[2]s $3 ORDER BY version %[3]s LIMIT $4) AS own
+		ORDER BY position %[3]s LIMIT $4`, columns, cmp, dir)
 }
 
 // beforeOrHead is the position a backward read starts below: 0 stands for past the head.
