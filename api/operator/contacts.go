@@ -6,6 +6,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/funnelhq/funnel/api/httpapi"
+	"github.com/funnelhq/funnel/api/wire/admin"
 	"github.com/funnelhq/funnel/projections"
 	"github.com/funnelhq/funnel/projections/paging"
 )
@@ -44,7 +45,7 @@ func (s *Server) getContact(w http.ResponseWriter, r *http.Request) {
 		httpapi.Fail(w, r, err)
 		return
 	}
-	customerViews := make([]httpapi.Object, len(customers))
+	purchases := make([]admin.ContactCustomer, len(customers))
 	for i, c := range customers {
 		transactions, err := s.deps.Read.Transactions.OfCustomer(r.Context(), c.ID)
 		if err != nil {
@@ -56,25 +57,7 @@ func (s *Server) getContact(w http.ResponseWriter, r *http.Request) {
 			httpapi.Fail(w, r, err)
 			return
 		}
-		view := httpapi.CustomerView(c)
-		view["transactions"] = views(transactions, httpapi.TransactionView)
-		view["subscriptions"] = views(subscriptions, httpapi.BillingSubscriptionView)
-		customerViews[i] = view
+		purchases[i] = contactCustomerView(c, transactions, subscriptions)
 	}
-	c := contact.View()
-	httpapi.WriteJSON(w, http.StatusOK, httpapi.Object{"contact": httpapi.Object{
-		"id": c.ID, "email": c.Email, "firstName": c.FirstName, "lastName": c.LastName, "phone": c.Phone,
-		"tagIds": c.TagIDs, "customFields": c.CustomFields, "createdAt": c.CreatedAt, "updatedAt": c.UpdatedAt,
-		"leads":     views(leads, httpapi.LeadView),
-		"customers": customerViews,
-	}})
-}
-
-// views shows each row of a list.
-func views[T, V any](rows []T, view func(T) V) []V {
-	out := make([]V, len(rows))
-	for i, row := range rows {
-		out[i] = view(row)
-	}
-	return out
+	httpapi.Answer(w, http.StatusOK, admin.ContactDetail{Success: true, Contact: contactDetailView(contact.View(), leads, purchases)})
 }

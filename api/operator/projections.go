@@ -30,10 +30,6 @@ type ProjectionStatus struct {
 	Rebuildable bool  // false for the webhook outbox: a rebuild would send every delivery again
 }
 
-func projectionView(p ProjectionStatus) httpapi.Object {
-	return httpapi.Object{"name": p.Name, "position": p.Position, "behind": p.Behind, "rebuildable": p.Rebuildable}
-}
-
 // listProjections serves GET /admin/v1/projections: every projection with its position and how
 // many events it has yet to apply, in the order the pipeline runs them, paged like every list
 // (the cursor names the last projection of the previous page).
@@ -75,11 +71,5 @@ func (s *Server) rebuildProjection(w http.ResponseWriter, r *http.Request) {
 		httpapi.Fail(w, r, err)
 		return
 	}
-	for _, p := range statuses {
-		if p.Name == name {
-			httpapi.WriteJSON(w, http.StatusOK, httpapi.Object{"rebuiltTo": position, "projection": projectionView(p)})
-			return
-		}
-	}
-	httpapi.WriteJSON(w, http.StatusOK, httpapi.Object{"rebuiltTo": position})
+	httpapi.Answer(w, http.StatusOK, projectionRebuiltView(position, name, statuses))
 }
