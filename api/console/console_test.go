@@ -217,7 +217,15 @@ func TestConsoleInChromium(t *testing.T) {
 			t.Errorf("after the rebuild: %q", rebuilt)
 		}
 
-		run(t, tab, "the cluster view", goTo("#/cluster"), chromedp.WaitVisible(css(`[data-hook="cluster"], main table`)))
+		// The cluster view lists this very process (the one serving the console) with its role
+		// and the work it runs.
+		var process string
+		run(t, tab, "the cluster view", goTo("#/cluster"),
+			chromedp.WaitVisible(css(`main table tr.process[data-process="`+svc.App.ProcessID()+`"]`)),
+			into(&process, chromedp.Text(css(`main table tr.process[data-process="`+svc.App.ProcessID()+`"]`))))
+		if !strings.Contains(process, "dispatcher") {
+			t.Errorf("this process in the cluster view: %q, want it to run the dispatcher", process)
+		}
 		shot("cluster", chromedp.FullScreenshot(100))
 
 		// A token that stops being valid mid-session (FUNNEL_ADMIN_TOKEN changed): the next call is
