@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	"github.com/gorilla/mux"
+
+	"github.com/funnelhq/funnel/api/httpapi"
 )
 
 //go:embed static
@@ -45,9 +47,7 @@ func Handler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			w.Header().Set("Allow", "GET, HEAD")
-			w.Header().Set("Content-Type", "application/json; charset=utf-8")
-			w.WriteHeader(http.StatusMethodNotAllowed)
-			_, _ = w.Write([]byte(`{"error":"method not allowed"}` + "\n"))
+			httpapi.WriteError(w, http.StatusMethodNotAllowed, "method not allowed")
 			return
 		}
 		h := w.Header()
@@ -61,10 +61,8 @@ func Handler() http.Handler {
 		h.Set("Cache-Control", "no-cache")
 		name := strings.TrimPrefix(r.URL.Path, Path)
 		if name != "" && !exists(files, name) {
-			// As every unknown path of the listener: a JSON 404.
-			h.Set("Content-Type", "application/json; charset=utf-8")
-			w.WriteHeader(http.StatusNotFound)
-			_, _ = w.Write([]byte(`{"error":"not found"}` + "\n"))
+			// As every unknown path of the listener: a JSON 404 with its code.
+			httpapi.WriteError(w, http.StatusNotFound, "not found")
 			return
 		}
 		server.ServeHTTP(w, r)
