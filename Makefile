@@ -1,7 +1,7 @@
 # The two commands of README.md: `go run ./cmd/funnel serve` and `make test`.
 GO ?= go
 
-.PHONY: test bench build vet load generate
+.PHONY: test bench build vet load generate browser screenshots
 
 # Every test, on SQLite and on PostgreSQL (FUNNEL_TEST_DATABASE_URL, default
 # postgres://postgres@127.0.0.1:5432/test, trust auth): each test creates a database of its own
@@ -19,7 +19,7 @@ GO ?= go
 # far below PostgreSQL's stock max_connections of 100 (a test of three processes on one database
 # can open at most 48; with -p N packages, at most about N x 48).
 PKGS ?= ./...
-test:
+test: browser
 	$(GO) mod tidy -diff
 	$(GO) vet ./...
 	@$(GO) run ./infra/sqldb/sqldbtest/pgcheck
@@ -29,6 +29,17 @@ test:
 	$(GO) run ./infra/sqldb/sqldbtest/pgcheck --after; \
 	$(GO) run ./cmd/testcount $$json || status=$$?; \
 	rm -f $$json; exit $$status
+
+# The console's browser tests (api/console) need Debian's chromium: installed here when missing
+# (as root, with apt-get); without it they skip, and in CI (CI=true) the run stops instead.
+browser:
+	@.ci/install-chromium
+
+# The console's screenshots in docs/console/, shown in the README: the browser test on SQLite
+# takes them on the demo data when FUNNEL_CONSOLE_SCREENSHOTS is set (a plain test run writes none,
+# so it leaves the tree clean). Commit what changed.
+screenshots: browser
+	FUNNEL_CONSOLE_SCREENSHOTS=1 $(GO) test -count=1 -run 'TestConsoleInChromium/sqlite' ./api/console/
 
 build:
 	$(GO) build -o funnel ./cmd/funnel

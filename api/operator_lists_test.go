@@ -105,7 +105,7 @@ func TestOperatorListsPageLikeTheIntegrationAPI(t *testing.T) {
 			svc.Operator.Get(t, path+"&cursor=not-a-cursor", "").ExpectError(t, http.StatusBadRequest)
 		}
 		slices.Sort(lists)
-		want := []string{"apiKeys", "bookings", "crms", "customFields", "deliveries", "eventTypes", "events", "forms", "leads", "products", "submissions", "tags", "webhooks"}
+		want := []string{"accounts", "apiKeys", "bookings", "contacts", "crms", "customFields", "deliveries", "eventTypes", "events", "forms", "leads", "products", "submissions", "tags", "webhooks"}
 		if !slices.Equal(lists, want) {
 			t.Errorf("lists walked: %v, want at least %v", lists, want)
 		}
@@ -151,6 +151,26 @@ func TestOperatorHistoryOfALongStreamPages(t *testing.T) {
 				t.Fatalf("event %d at position %v after %v: not oldest first, or twice", i, positions[i], positions[i-1])
 			}
 		}
+
+		// Newest first: the same events backwards, a page going on below the previous one.
+		var backwards []float64
+		for cursor := ""; ; {
+			res := svc.Operator.Get(t, path+"&order=newest&limit=200&cursor="+url.QueryEscape(cursor), "").Expect(t, http.StatusOK)
+			_, events := listIn(t, res)
+			for _, e := range events {
+				backwards = append(backwards, e["position"].(float64))
+			}
+			next, more := res.Body["nextCursor"].(string)
+			if !more {
+				break
+			}
+			cursor = next
+		}
+		slices.Reverse(backwards)
+		if !slices.Equal(backwards, positions) {
+			t.Errorf("newest first, reversed: %d events, want the %d of oldest first in the same order", len(backwards), len(positions))
+		}
+		svc.Operator.Get(t, path+"&order=sideways", "").ExpectError(t, http.StatusBadRequest)
 	})
 }
 

@@ -250,8 +250,7 @@ type ContactFilter struct {
 // text of Document), and the cursor of the next page. Documents are strings as the driver reads
 // them: a page puts them side by side without another copy.
 func (p *Contacts) List(ctx context.Context, accountID string, filter ContactFilter, page paging.Page) ([]string, string, error) {
-	where, args := ofAccountWithEmail(accountID, filter.Email)
-	out, next, err := listNewestFirst(ctx, p.db, scanDocument, func(d storedDocument) int64 { return d.seq }, page, selectDocuments, where, args...)
+	out, next, err := listNewestFirst(ctx, p.db, scanDocument, func(d storedDocument) int64 { return d.seq }, page, selectDocuments, ofAccountWithEmail(accountID, filter.Email))
 	if err != nil {
 		return nil, "", fmt.Errorf("projections: list contacts: %w", err)
 	}

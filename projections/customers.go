@@ -85,8 +85,7 @@ type CustomerFilter struct {
 
 // List returns one page of an account's customers, newest first.
 func (p *Customers) List(ctx context.Context, accountID string, filter CustomerFilter, page paging.Page) ([]Customer, string, error) {
-	where, args := ofAccountWithEmail(accountID, filter.Email)
-	out, next, err := listNewestFirst(ctx, p.db, scanCustomer, func(c Customer) int64 { return c.seq }, page, selectCustomers, where, args...)
+	out, next, err := listNewestFirst(ctx, p.db, scanCustomer, func(c Customer) int64 { return c.seq }, page, selectCustomers, ofAccountWithEmail(accountID, filter.Email))
 	if err != nil {
 		return nil, "", fmt.Errorf("projections: list customers: %w", err)
 	}

@@ -13,8 +13,9 @@ import (
 )
 
 // history serves GET /admin/v1/accounts/{accountId}/history?contactId=|email=|subscriptionId=:
-// the events of one entity, oldest first, read from the event log itself, a page at a time
-// (limit, and cursor: the position of the last event of the previous page).
+// the events of one entity, oldest first (or newest first with order=newest), read from the
+// event log itself, a page at a time (limit, and cursor: the position of the last event of the
+// previous page).
 func (s *Server) history(w http.ResponseWriter, r *http.Request) {
 	account := accountOf(r)
 	q := r.URL.Query()
@@ -28,27 +29,39 @@ func (s *Server) history(w http.ResponseWriter, r *http.Request) {
 		httpapi.WriteError(w, http.StatusBadRequest, "give exactly one of contactId, email, subscriptionId")
 		return
 	}
+	newest := false
+	switch q.Get("order") {
+	case "", "oldest":
+	case "newest":
+		newest = true
+	default:
+		httpapi.WriteFieldError(w, "order", "order must be oldest or newest")
+		return
+	}
 	id, what := q.Get("subscriptionId"), "subscription"
 	read := s.deps.History.ReadSubscriptionHistory
+	if newest {
+		read = s.deps.History.ReadSubscriptionHistoryNewestFirst
+	}
 	switch {
 	case q.Get("contactId") != "":
-		id, what, read = q.Get("contactId"), "contact", s.deps.History.ReadContactHistory
+		id, what, read = q.Get("contactId"), "contact", s.contactReader(newest)
 	case q.Get("email") != "":
-		what, read = "contact", s.deps.History.ReadContactHistory
+		what, read = "contact", s.contactReader(newest)
 		var err error
-		if id, err = ContactIDForEmail(r.Context(), account.ID, q.Get("email"), read); err != nil {
+		if id, err = ContactIDForEmail(r.Context(), account.ID, q.Get("email"), s.deps.History.ReadContactHistory); err != nil {
 			httpapi.Fail(w, r, err)
 			return
 		}
 	}
 	httpapi.WritePage(w, r, "events", func(page paging.Page) ([]admin.HistoryEvent, string, error) {
-		var after int64
+		var from int64 // the page starts after this position (before it, newest first)
 		if page.Cursor != "" {
-			if err := paging.DecodeCursor(page.Cursor, &after); err != nil {
+			if err := paging.DecodeCursor(page.Cursor, &from); err != nil {
 				return nil, "", err
 			}
 		}
-		events, err := read(r.Context(), account.ID, id, after, page.Limit+1)
+		events, err := read(r.Context(), account.ID, id, from, page.Limit+1)
 		if err != nil {
 			return nil, "", err
 		}
@@ -59,6 +72,14 @@ func (s *Server) history(w http.ResponseWriter, r *http.Request) {
 		view, err := HistoryView(events)
 		return view, next, err
 	}, func(e admin.HistoryEvent) admin.HistoryEvent { return e })
+}
+
+// contactReader reads a contact's history in the order asked for.
+func (s *Server) contactReader(newest bool) HistoryReader {
+	if newest {
+		return s.deps.History.ReadContactHistoryNewestFirst
+	}
+	return s.deps.History.ReadContactHistory
 }
 
 // noHistory is why an entity has no history in the account: it belongs to another account

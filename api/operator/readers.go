@@ -12,5 +12,8 @@ import (
 type History interface {
 	ReadContactHistory(ctx context.Context, accountID, contactID string, after int64, limit int) ([]domain.Recorded, error)
 	ReadSubscriptionHistory(ctx context.Context, accountID, subscriptionID string, after int64, limit int) ([]domain.Recorded, error)
+	// The same, newest first: the events before a position (0: from the head).
+	ReadContactHistoryNewestFirst(ctx context.Context, accountID, contactID string, before int64, limit int) ([]domain.Recorded, error)
+	ReadSubscriptionHistoryNewestFirst(ctx context.Context, accountID, subscriptionID string, before int64, limit int) ([]domain.Recorded, error)
 	StreamAccount(ctx context.Context, streamID string) (string, error)
 }

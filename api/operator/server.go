@@ -9,6 +9,7 @@ import (
 
 	"github.com/gorilla/mux"
 
+	"github.com/funnelhq/funnel/api/console"
 	"github.com/funnelhq/funnel/api/httpapi"
 	"github.com/funnelhq/funnel/api/openapi"
 	"github.com/funnelhq/funnel/commands"
@@ -25,10 +26,12 @@ type Deps struct {
 	// Webhooks reads the webhook subscriptions and the delivery log.
 	Webhooks webhooks.Queries
 	// History reads an entity's history straight from the event log.
-	History    History
-	Runtime    httpapi.Runtime
-	AdminToken string       // FUNNEL_ADMIN_TOKEN: the bearer token of every /admin/v1 request
-	Metrics    http.Handler // serves GET /metrics; nil serves none
+	History History
+	// Projections tells how far the read models are and rebuilds one.
+	Projections Projections
+	Runtime     httpapi.Runtime
+	AdminToken  string       // FUNNEL_ADMIN_TOKEN: the bearer token of every /admin/v1 request
+	Metrics     http.Handler // serves GET /metrics; nil serves none
 	// Cluster lists the processes sharing the database (GET /admin/v1/cluster); nil serves none.
 	Cluster Cluster
 }
@@ -62,6 +65,8 @@ func (s *Server) Router() *mux.Router {
 	// The document needs no token, like /metrics: it holds no secret, and tools fetch it before
 	// they are given one.
 	root.Handle("/admin/v1/openapi.json", openapi.Serve("application/json; charset=utf-8", openapi.Operator())).Methods(http.MethodGet)
+	// The console's pages need no token: they hold no data, and ask the person for the token.
+	console.Mount(root)
 	scope := tokenScope(s.deps.AdminToken)
 	admin := func(method, path string, h http.HandlerFunc) {
 		root.Handle("/admin/v1"+path, s.operatorOnly(s.accountInPath(httpapi.Idempotent(s.deps.Runtime.Idempotency, scope, h)))).Methods(method)
@@ -70,6 +75,7 @@ func (s *Server) Router() *mux.Router {
 	if s.deps.Cluster != nil {
 		admin(http.MethodGet, "/cluster", s.cluster)
 	}
+	admin(http.MethodGet, "/accounts", s.listAccounts)
 	admin(http.MethodPost, "/accounts", s.createAccount)
 	admin(http.MethodGet, "/accounts/{accountId}", s.getAccount)
 	admin(http.MethodPost, "/accounts/{accountId}/api-keys", s.issueAPIKey)
@@ -77,6 +83,8 @@ func (s *Server) Router() *mux.Router {
 	admin(http.MethodDelete, "/accounts/{accountId}/api-keys/{keyId}", s.revokeAPIKey)
 	admin(http.MethodPost, "/accounts/{accountId}/custom-fields", s.defineCustomField)
 	admin(http.MethodGet, "/accounts/{accountId}/custom-fields", s.listCustomFields)
+	admin(http.MethodGet, "/accounts/{accountId}/contacts", s.listContacts)
+	admin(http.MethodGet, "/accounts/{accountId}/contacts/{contactId}", s.getContact)
 	admin(http.MethodPost, "/accounts/{accountId}/tags", s.createTag)
 	admin(http.MethodPost, "/accounts/{accountId}/contacts/{contactId}/erase", s.eraseContact)
 	admin(http.MethodGet, "/accounts/{accountId}/contacts/{contactId}/export", s.exportContact)
@@ -104,5 +112,7 @@ func (s *Server) Router() *mux.Router {
 	admin(http.MethodPost, "/accounts/{accountId}/webhooks/{webhookId}/rotate-secret", s.rotateWebhookSecret)
 	admin(http.MethodGet, "/accounts/{accountId}/webhook-deliveries", s.listDeliveries)
 	admin(http.MethodPost, "/accounts/{accountId}/webhook-deliveries/{deliveryId}/retry", s.retryDelivery)
+	admin(http.MethodGet, "/projections", s.listProjections)
+	admin(http.MethodPost, "/projections/{name}/rebuild", s.rebuildProjection)
 	return root
 }

@@ -253,6 +253,44 @@ func attemptView(a webhooks.Attempt) admin.Attempt {
 	return admin.Attempt{At: wire.At(a.At), StatusCode: a.StatusCode, Error: a.Error, DurationMs: a.DurationMs}
 }
 
+// contactDetailView is a contact as the integration API shows it (contact.View()), with its leads
+// in every CRM and its checkout customers with their purchases: what the console shows beside a
+// contact's timeline.
+func contactDetailView(c wire.Contact, leads []projections.Lead, customers []admin.ContactCustomer) admin.ContactWithLeadsAndCustomers {
+	return admin.ContactWithLeadsAndCustomers{
+		Id: c.Id, Email: c.Email, FirstName: c.FirstName, LastName: c.LastName, Phone: c.Phone,
+		TagIds: wire.List(c.TagIds), CustomFields: c.CustomFields, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt,
+		Leads: each(leads, leadView), Customers: customers,
+	}
+}
+
+// contactCustomerView is a checkout customer of a contact with its payments and billing
+// subscriptions.
+func contactCustomerView(c projections.Customer, transactions []projections.Transaction, subscriptions []projections.BillingSubscription) admin.ContactCustomer {
+	return admin.ContactCustomer{
+		Id: c.ID, Email: c.Email, Name: c.Name, ContactId: c.ContactID, CreatedAt: wire.At(c.CreatedAt),
+		Transactions: each(transactions, transactionView), Subscriptions: each(subscriptions, billingSubscriptionView),
+	}
+}
+
+// projectionView is how far one read model is.
+func projectionView(p ProjectionStatus) admin.Projection {
+	return admin.Projection{Name: p.Name, Position: int(p.Position), Behind: int(p.Behind), Rebuildable: p.Rebuildable}
+}
+
+// projectionRebuiltView is the answer of a rebuild: the position reached and, when the pipeline
+// still lists it, the projection's status now.
+func projectionRebuiltView(position int64, name string, statuses []ProjectionStatus) admin.ProjectionRebuilt {
+	v := admin.ProjectionRebuilt{Success: true, RebuiltTo: int(position)}
+	for _, p := range statuses {
+		if p.Name == name {
+			projection := projectionView(p)
+			v.Projection = &projection
+		}
+	}
+	return v
+}
+
 // metadataView is who recorded an event and in answer to what; the ids it was not given are
 // absent.
 func metadataView(m domain.Metadata) admin.EventMetadata {

@@ -5,8 +5,13 @@ const (
 	ReadStreamFromQuery = readStreamFrom
 	ReadLogQuery        = readLog
 	ReadLogBelowHorizon = readLogBelowHorizon
-	ContactHistory      = readContactHistory
 	PGStreamVersions    = pgStreamVersions
+)
+
+// The pages of a contact's history, both ways.
+var (
+	ContactHistory            = readContactHistory
+	ContactHistoryNewestFirst = readContactHistoryNewestFirst
 )
 
 // SQLiteVersionsOf is the versions statement of an SQLite append for n streams.

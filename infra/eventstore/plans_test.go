@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 
@@ -142,10 +143,11 @@ func checkLargeLogPlans(t *testing.T, db *sqldb.DB, state string) {
 	}
 	defer conn.Close()
 	relay, head, end := eventstore.ReadLogBelowHorizon, sqldb.PGLogHead, `SELECT COALESCE(MAX(position), 0) FROM events`
-	inTx, history := eventstore.ReadLogQuery, eventstore.ContactHistory
+	inTx, history, newest := eventstore.ReadLogQuery, eventstore.ContactHistory, eventstore.ContactHistoryNewestFirst
 	if db.Dialect == sqldb.SQLite {
 		inTx = strings.NewReplacer("$1", "?", "$2", "?").Replace(eventstore.ReadLogQuery)
-		history = strings.NewReplacer("$1", "?1", "$2", "?2", "$3", "?3", "$4", "?4").Replace(history)
+		numbered := strings.NewReplacer("$1", "?1", "$2", "?2", "$3", "?3", "$4", "?4")
+		history, newest = numbered.Replace(history), numbered.Replace(newest)
 		relay, head = inTx, end
 	}
 	for _, c := range []struct {
@@ -156,6 +158,7 @@ func checkLargeLogPlans(t *testing.T, db *sqldb.DB, state string) {
 		{"relay read at the head", explain(t, conn, db.Dialect, relay, int64(logSize-10), int64(1000))},
 		{"head below the horizon", explain(t, conn, db.Dialect, head)},
 		{"history of a contact", explain(t, conn, db.Dialect, history, "ct_42", "acc_plans", int64(0), int64(100))},
+		{"history of a contact, newest first", explain(t, conn, db.Dialect, newest, "ct_42", "acc_plans", int64(math.MaxInt64), int64(100))},
 		{"end of the log (inline catch-up, SQLite's next position)", explain(t, conn, db.Dialect, end)},
 		{"read inside a catch-up or swap", explain(t, conn, db.Dialect, inTx, int64(logSize/2), int64(1000))},
 		{"rebuild window", explain(t, conn, db.Dialect, eventstore.ReadRangeQuery(db.Dialect, 1), int64(logSize/2), int64(logSize/2+8192), "TagApplied")},
@@ -165,6 +168,11 @@ func checkLargeLogPlans(t *testing.T, db *sqldb.DB, state string) {
 		for _, plan := range c.plans {
 			if strings.Contains(plan, "Seq Scan on events") || strings.Contains(plan, "SCAN events") {
 				t.Errorf("%s, %s: the plan scans the log:\n%s", state, c.name, plan)
+			}
+			// On SQLite, a page of one contact's history reads that contact's events, not every event
+			// of its account (PostgreSQL may AND that index's bitmap with the stream's).
+			if db.Dialect == sqldb.SQLite && strings.HasPrefix(c.name, "history") && strings.Contains(plan, "events_by_account_type") {
+				t.Errorf("%s, %s: the plan walks every event of the account:\n%s", state, c.name, plan)
 			}
 		}
 	}

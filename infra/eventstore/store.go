@@ -210,7 +210,7 @@ func (s *Store) ReadLog(ctx context.Context, after int64, limit int) ([]domain.R
 // of other streams that name it (events_by_contact): since migration 12 an event of the contact's
 // own stream is not indexed by contact too, and those from before are found either way, once.
 // Both indexes answer it (plans_test.go).
-const readContactHistory = selectEvents + ` WHERE (contact_id = $1 OR stream_id = $1) AND account_id = $2 AND position > $3 ORDER BY position LIMIT $4`
+var readContactHistory = contactHistoryQuery(false)
 
 // ReadContactHistory returns up to limit events of an account that concern a contact (its own
 // stream and the leads, submissions and bookings that name it), after a position, in position

@@ -152,7 +152,7 @@ func Open(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 	})
 	a.operator = operator.New(operator.Deps{
 		Commands: handlers, Read: models.queries, Webhooks: hooks, Runtime: runtime,
-		History: store, AdminToken: cfg.AdminToken, Metrics: m.Handler(),
+		History: store, Projections: newProjectionAdmin(db, cfg.SecretKey), AdminToken: cfg.AdminToken, Metrics: m.Handler(),
 		Cluster: clusterView{db: db},
 	})
 	a.node = a.newNode()

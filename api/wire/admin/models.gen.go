@@ -568,12 +568,41 @@ func (e WebhookWithSecretStatus) Valid() bool {
 	}
 }
 
+// Defines values for GetHistoryParamsOrder.
+const (
+	Newest GetHistoryParamsOrder = "newest"
+	Oldest GetHistoryParamsOrder = "oldest"
+)
+
+// Valid indicates whether the value is a known member of the GetHistoryParamsOrder enum.
+func (e GetHistoryParamsOrder) Valid() bool {
+	switch e {
+	case Newest:
+		return true
+	case Oldest:
+		return true
+	default:
+		return false
+	}
+}
+
 // Account defines model for Account.
 type Account struct {
 	// CreatedAt RFC 3339 in UTC with milliseconds, such as 2026-11-23T10:15:30.123Z.
 	CreatedAt Timestamp `json:"createdAt"`
 	Id        string    `json:"id"`
 	Name      string    `json:"name"`
+}
+
+// AccountList defines model for AccountList.
+type AccountList struct {
+	Accounts []Account `json:"accounts"`
+
+	// NextCursor The cursor of the next page; absent on the last page.
+	NextCursor *NextCursor `json:"nextCursor,omitempty"`
+
+	// Success Always true on a success answer.
+	Success True `json:"success"`
 }
 
 // AccountResponse defines model for AccountResponse.
@@ -761,6 +790,44 @@ type ClusterResponse struct {
 	Success True `json:"success"`
 }
 
+// Contact A contact as the integration API shows it.
+type Contact struct {
+	// CreatedAt RFC 3339 in UTC with milliseconds, such as 2026-11-23T10:15:30.123Z.
+	CreatedAt    Timestamp         `json:"createdAt"`
+	CustomFields map[string]string `json:"customFields"`
+	Email        string            `json:"email"`
+	FirstName    string            `json:"firstName"`
+	Id           string            `json:"id"`
+	LastName     string            `json:"lastName"`
+	Phone        string            `json:"phone"`
+	TagIds       []string          `json:"tagIds"`
+
+	// UpdatedAt RFC 3339 in UTC with milliseconds, such as 2026-11-23T10:15:30.123Z.
+	UpdatedAt Timestamp `json:"updatedAt"`
+}
+
+// ContactCustomer defines model for ContactCustomer.
+type ContactCustomer struct {
+	ContactId string `json:"contactId"`
+
+	// CreatedAt RFC 3339 in UTC with milliseconds, such as 2026-11-23T10:15:30.123Z.
+	CreatedAt     Timestamp      `json:"createdAt"`
+	Email         string         `json:"email"`
+	Id            string         `json:"id"`
+	Name          string         `json:"name"`
+	Subscriptions []Subscription `json:"subscriptions"`
+	Transactions  []Transaction  `json:"transactions"`
+}
+
+// ContactDetail defines model for ContactDetail.
+type ContactDetail struct {
+	// Contact The contact as the integration API shows it, with its leads in every CRM and its checkout customers.
+	Contact ContactWithLeadsAndCustomers `json:"contact"`
+
+	// Success Always true on a success answer.
+	Success True `json:"success"`
+}
+
 // ContactExport defines model for ContactExport.
 type ContactExport struct {
 	Bookings []ExportedBooking `json:"bookings"`
@@ -787,6 +854,35 @@ type ContactExportResponseSuccess bool
 // `builtin:lastName`, `builtin:fullName`, `builtin:phone` or `custom:{customFieldId}`; null
 // where it goes nowhere.
 type ContactField = string
+
+// ContactList defines model for ContactList.
+type ContactList struct {
+	Contacts []Contact `json:"contacts"`
+
+	// NextCursor The cursor of the next page; absent on the last page.
+	NextCursor *NextCursor `json:"nextCursor,omitempty"`
+
+	// Success Always true on a success answer.
+	Success True `json:"success"`
+}
+
+// ContactWithLeadsAndCustomers The contact as the integration API shows it, with its leads in every CRM and its checkout customers.
+type ContactWithLeadsAndCustomers struct {
+	// CreatedAt RFC 3339 in UTC with milliseconds, such as 2026-11-23T10:15:30.123Z.
+	CreatedAt    Timestamp         `json:"createdAt"`
+	CustomFields map[string]string `json:"customFields"`
+	Customers    []ContactCustomer `json:"customers"`
+	Email        string            `json:"email"`
+	FirstName    string            `json:"firstName"`
+	Id           string            `json:"id"`
+	LastName     string            `json:"lastName"`
+	Leads        []Lead            `json:"leads"`
+	Phone        string            `json:"phone"`
+	TagIds       []string          `json:"tagIds"`
+
+	// UpdatedAt RFC 3339 in UTC with milliseconds, such as 2026-11-23T10:15:30.123Z.
+	UpdatedAt Timestamp `json:"updatedAt"`
+}
 
 // CreateAccountRequest defines model for CreateAccountRequest.
 type CreateAccountRequest struct {
@@ -1370,6 +1466,40 @@ type ProductResponse struct {
 	Success True `json:"success"`
 }
 
+// Projection defines model for Projection.
+type Projection struct {
+	// Behind The events it has yet to apply.
+	Behind int    `json:"behind"`
+	Name   string `json:"name"`
+
+	// Position How far the read model reflects the log.
+	Position int `json:"position"`
+
+	// Rebuildable False for the webhook outbox, whose rebuild would send every delivery again.
+	Rebuildable bool `json:"rebuildable"`
+}
+
+// ProjectionList defines model for ProjectionList.
+type ProjectionList struct {
+	// NextCursor The cursor of the next page; absent on the last page.
+	NextCursor  *NextCursor  `json:"nextCursor,omitempty"`
+	Projections []Projection `json:"projections"`
+
+	// Success Always true on a success answer.
+	Success True `json:"success"`
+}
+
+// ProjectionRebuilt defines model for ProjectionRebuilt.
+type ProjectionRebuilt struct {
+	Projection *Projection `json:"projection,omitempty"`
+
+	// RebuiltTo The log position the rebuild reached.
+	RebuiltTo int `json:"rebuiltTo"`
+
+	// Success Always true on a success answer.
+	Success True `json:"success"`
+}
+
 // PurchaseRecorded defines model for PurchaseRecorded.
 type PurchaseRecorded struct {
 	// Activation For a `saas_signup` product.
@@ -1702,6 +1832,15 @@ type ServiceUnavailable = Error
 // Unauthorized Every error answer.
 type Unauthorized = Error
 
+// ListAccountsParams defines parameters for ListAccounts.
+type ListAccountsParams struct {
+	// Limit Page size. Default 50, at most 200 (a larger value is taken as 200); 0, negative or non-integer is a 400.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor The `nextCursor` of the previous page; an unreadable one is a 400.
+	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+}
+
 // CreateAccountParams defines parameters for CreateAccount.
 type CreateAccountParams struct {
 	// IdempotencyKey 1 to 255 printable ASCII characters (space to `~`); empty, longer, with a control or a
@@ -1787,6 +1926,17 @@ type RefundTransactionParams struct {
 	// request is still being served: 409 with `Retry-After: 1`. Refusals that performed
 	// nothing free the key.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// ListContactsParams defines parameters for ListContacts.
+type ListContactsParams struct {
+	Email *string `form:"email,omitempty" json:"email,omitempty"`
+
+	// Limit Page size. Default 50, at most 200 (a larger value is taken as 200); 0, negative or non-integer is a 400.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor The `nextCursor` of the previous page; an unreadable one is a 400.
+	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
 // EraseContactParams defines parameters for EraseContact.
@@ -1930,12 +2080,18 @@ type GetHistoryParams struct {
 	// SubscriptionId A webhook subscription or a billing subscription.
 	SubscriptionId *string `form:"subscriptionId,omitempty" json:"subscriptionId,omitempty"`
 
+	// Order `oldest` (default) or `newest`: newest first, the cursor then standing for the position the next page reads below.
+	Order *GetHistoryParamsOrder `form:"order,omitempty" json:"order,omitempty"`
+
 	// Limit Page size. Default 50, at most 200 (a larger value is taken as 200); 0, negative or non-integer is a 400.
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
 
 	// Cursor The `nextCursor` of the previous page; an unreadable one is a 400.
 	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
+
+// GetHistoryParamsOrder defines parameters for GetHistory.
+type GetHistoryParamsOrder string
 
 // ListProductsParams defines parameters for ListProducts.
 type ListProductsParams struct {
@@ -2036,6 +2192,28 @@ type CreateWebhookParams struct {
 
 // RotateWebhookSecretParams defines parameters for RotateWebhookSecret.
 type RotateWebhookSecretParams struct {
+	// IdempotencyKey 1 to 255 printable ASCII characters (space to `~`); empty, longer, with a control or a
+	// non-ASCII character, or sent twice: 400. A retry with the same key (per operator token,
+	// kept 24 hours from its first use) and the same request (method, path, query and body
+	// bytes) answers the first response again, status and body byte for byte, with the header
+	// `Idempotent-Replayed: true`, and does nothing again: a purchase, rebill or refund retried
+	// with its key is recorded once. The same key with another request: 409; while the first
+	// request is still being served: 409 with `Retry-After: 1`. Refusals that performed
+	// nothing free the key.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// ListProjectionsParams defines parameters for ListProjections.
+type ListProjectionsParams struct {
+	// Limit Page size. Default 50, at most 200 (a larger value is taken as 200); 0, negative or non-integer is a 400.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor The `nextCursor` of the previous page; an unreadable one is a 400.
+	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+}
+
+// RebuildProjectionParams defines parameters for RebuildProjection.
+type RebuildProjectionParams struct {
 	// IdempotencyKey 1 to 255 printable ASCII characters (space to `~`); empty, longer, with a control or a
 	// non-ASCII character, or sent twice: 400. A retry with the same key (per operator token,
 	// kept 24 hours from its first use) and the same request (method, path, query and body

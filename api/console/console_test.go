@@ -1,0 +1,302 @@
+package console_test
+
+import (
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/funnelhq/funnel/domain"
+	"github.com/funnelhq/funnel/infra/service/servicetest"
+	"github.com/funnelhq/funnel/infra/sqldb"
+)
+
+// The console's pages are the service's own files with a strict Content-Security-Policy, need no
+// token (they hold no data), and answer a wrong method 405.
+func TestConsolePagesAreServedWithAStrictPolicy(t *testing.T) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
+		client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		for _, path := range []string{"/console/", "/console/js/app.js", "/console/console.css"} {
+			res, err := client.Get(svc.Operator.URL() + path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res.Body.Close()
+			csp := res.Header.Get("Content-Security-Policy")
+			if res.StatusCode != http.StatusOK || !strings.Contains(csp, "default-src 'none'") || !strings.Contains(csp, "script-src 'self'") ||
+				strings.Contains(csp, "unsafe-inline") || !strings.Contains(csp, "frame-ancestors 'none'") || res.Header.Get("X-Content-Type-Options") != "nosniff" {
+				t.Errorf("GET %s: %d, Content-Security-Policy %q", path, res.StatusCode, csp)
+			}
+		}
+		res, err := client.Get(svc.Operator.URL() + "/console")
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != http.StatusMovedPermanently || res.Header.Get("Location") != "/console/" {
+			t.Errorf("GET /console: %d to %q", res.StatusCode, res.Header.Get("Location"))
+		}
+		res, err = client.Post(svc.Operator.URL()+"/console/", "text/plain", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != http.StatusMethodNotAllowed {
+			t.Errorf("POST /console/: %d", res.StatusCode)
+		}
+		if res := svc.Operator.Get(t, "/console/nothing.js", ""); res.Status != http.StatusNotFound {
+			t.Errorf("GET /console/nothing.js: %d", res.Status)
+		}
+	})
+}
+
+// An operator's day in the console, in headless Chromium, on each store: a wrong token is
+// refused with its error; with the right one, find a contact by email, read its timeline and its
+// purchases, follow its billing subscription's timeline, open the failing delivery of a webhook
+// and retry it once the receiver is back, and rebuild a read model. With
+// FUNNEL_CONSOLE_SCREENSHOTS=1 it writes a screenshot of each page to docs/console/ (SQLite run).
+func TestConsoleInChromium(t *testing.T) {
+	browser := startChromium(t)
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
+		d := seedDemo(t, svc)
+		shots := os.Getenv("FUNNEL_CONSOLE_SCREENSHOTS") != "" && svc.Dialect == sqldb.SQLite
+		shot := func(name string, capture chromedp.Action[[]byte]) {}
+		tab := newTab(t, browser)
+		if shots {
+			shot = func(name string, capture chromedp.Action[[]byte]) {
+				t.Helper()
+				var png []byte
+				run(t, tab, "screenshot "+name, chromedp.Sleep(300*time.Millisecond), into(&png, capture))
+				if err := os.WriteFile(filepath.Join("..", "..", "docs", "console", name+".png"), png, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		accountPage := "#/accounts/" + d.accountID
+
+		// A wrong token: the service refuses it and the page says so.
+		var loginError string
+		run(t, tab, "wrong token",
+			chromedp.Navigate(svc.Operator.URL()+"/console/"),
+			chromedp.WaitVisible(css("#token")),
+			chromedp.SendKeys(css("#token"), "not-the-operator-token"),
+			chromedp.Click(css(`form.login button[type="submit"]`)),
+			chromedp.WaitVisible(css("#login-error .error")),
+			into(&loginError, chromedp.Text(css("#login-error"))))
+		if !strings.Contains(loginError, "refused") {
+			t.Errorf("after a wrong token: %q", loginError)
+		}
+		shot("login-refused", chromedp.FullScreenshot(100))
+
+		// The right token opens the accounts.
+		var accounts string
+		run(t, tab, "sign in",
+			chromedp.Clear(css("#token")),
+			chromedp.SendKeys(css("#token"), servicetest.AdminToken),
+			chromedp.Click(css(`form.login button[type="submit"]`)),
+			chromedp.WaitVisible(css(`main table a[href="`+accountPage+`/contacts"]`)),
+			into(&accounts, chromedp.Text(css("main table"))))
+		if !strings.Contains(accounts, "Demo Account") {
+			t.Errorf("accounts page: %q", accounts)
+		}
+		var stored string
+		run(t, tab, "where the token is", into(&stored, chromedp.Evaluate[string](`JSON.stringify([sessionStorage.getItem('funnel.operatorToken'), localStorage.length, location.href, document.cookie])`)))
+		if want := `["` + servicetest.AdminToken + `",0,"`; !strings.HasPrefix(stored, want) || strings.Contains(strings.TrimPrefix(stored, want), servicetest.AdminToken) {
+			t.Errorf("token kept as %s: want it in sessionStorage only", stored)
+		}
+		shot("accounts", chromedp.FullScreenshot(100))
+
+		// Find Ada by email (typed in another case) and open her timeline.
+		var found []string
+		run(t, tab, "search by email",
+			chromedp.Click(css(`main table a[href="`+accountPage+`/contacts"]`)),
+			chromedp.WaitVisible(css("#email-search")),
+			chromedp.WaitVisible(css("table.contacts tbody tr")),
+			chromedp.SendKeys(css("#email-search"), "ADA@example.com"),
+			chromedp.SendKeys(css("#email-search"), "\r"),
+			chromedp.WaitVisible(css(`table.contacts a[href="`+accountPage+`/contacts/`+d.adaID+`"]`)),
+			into(&found, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll('table.contacts tbody tr')).map(r => r.textContent)`)))
+		if len(found) != 1 || !strings.Contains(found[0], "ada@example.com") {
+			t.Errorf("search for ADA@example.com found %q", found)
+		}
+		shot("contacts-search", chromedp.FullScreenshot(100))
+
+		var types []string
+		var facts, data string
+		run(t, tab, "open the timeline",
+			chromedp.Click(css(`table.contacts a[href="`+accountPage+`/contacts/`+d.adaID+`"]`)),
+			chromedp.WaitVisible(css(".events .event")),
+			chromedp.WaitVisible(css(".facts dl")),
+			into(&types, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll('.events .event')).map(e => e.dataset.type)`)),
+			into(&facts, chromedp.Text(css(".facts"))),
+			chromedp.Click(css(".events .event details summary")),
+			chromedp.WaitVisible(css(".events .event details pre.json")),
+			into(&data, chromedp.Text(css(".events .event details pre.json"))))
+		for _, want := range []string{"ContactCreated", "TagApplied", "LeadCreated", "EmailQueued"} {
+			if !slices.Contains(types, want) {
+				t.Errorf("timeline %v: no %s", types, want)
+			}
+		}
+		for _, want := range []string{"Lead", "Newsletter", "Customer", "Analytical Engines Ltd", "Sales", "Won", "Pro Plan", "$248.00"} {
+			if !strings.Contains(facts, want) {
+				t.Errorf("beside the timeline: no %q in %q", want, facts)
+			}
+		}
+		if !strings.Contains(data, "ada@example.com") {
+			t.Errorf("the first event's data: %q", data)
+		}
+		shot("contact-timeline", chromedp.FullScreenshot(100))
+
+		// Newest first: the purchase, the last thing that happened to Ada, comes first.
+		var newest []string
+		run(t, tab, "newest first",
+			chromedp.Click(css(`.timeline button[data-order="newest"]`)),
+			chromedp.WaitVisible(css(`ol.events[data-order="newest"] .event`)),
+			into(&newest, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll('.events .event')).map(e => e.dataset.type)`)))
+		if len(newest) != len(types) || len(newest) == 0 || newest[0] != types[len(types)-1] || newest[len(newest)-1] != types[0] {
+			t.Errorf("newest first %v, oldest first %v: want one the other reversed", newest, types)
+		}
+
+		var subTypes []string
+		run(t, tab, "a billing subscription's timeline",
+			chromedp.Click(css(`.facts a[href="`+accountPage+`/subscriptions/`+d.subscriptionID+`"]`)),
+			chromedp.WaitVisible(css(`.events .event[data-type="SubscriptionStarted"]`)),
+			into(&subTypes, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll('.events .event')).map(e => e.dataset.type)`)))
+		if !slices.Contains(subTypes, "CheckoutPurchased") || !slices.Contains(subTypes, "ActivationIssued") || !slices.Contains(subTypes, "CheckoutRebilled") {
+			t.Errorf("subscription timeline: %v", subTypes)
+		}
+		shot("subscription-timeline", chromedp.FullScreenshot(100))
+
+		// The webhook's failing delivery: its attempt shows the 500; retried once the receiver is
+		// back, it succeeds.
+		row := `tr.delivery[data-delivery="` + d.deliveryID + `"]`
+		var attempts string
+		run(t, tab, "the delivery log",
+			goTo(accountPage+"/webhooks"),
+			chromedp.WaitVisible(css(`main table a[href="`+accountPage+`/webhooks/`+d.webhookID+`"]`)))
+		shot("webhooks", chromedp.FullScreenshot(100))
+		run(t, tab, "open a failing delivery",
+			chromedp.Click(css(`main table a[href="`+accountPage+`/webhooks/`+d.webhookID+`"]`)),
+			chromedp.WaitVisible(css(row+`[data-status="pending"]`)),
+			chromedp.Click(css(row+` button[aria-controls]`)),
+			chromedp.WaitVisible(css(`tr.attempts table.inner`)),
+			into(&attempts, chromedp.Text(css(`tr.attempts table.inner`))))
+		if !strings.Contains(attempts, "500") || !strings.Contains(attempts, "ms") {
+			t.Errorf("attempts of the failing delivery: %q", attempts)
+		}
+		shot("deliveries", chromedp.FullScreenshot(100))
+		d.receiver.recovered.Store(true)
+		before := d.receiver.received.Load()
+		run(t, tab, "retry it",
+			chromedp.Click(css(row+` button.retry`)),
+			chromedp.WaitVisible(css(`#confirm[open] #confirm-ok`)),
+			chromedp.Click(css(`#confirm-ok`)),
+			chromedp.WaitVisible(css(row+`[data-status="succeeded"]`)))
+		if d.receiver.received.Load() <= before {
+			t.Errorf("the receiver got nothing after the retry")
+		}
+
+		// A rebuild, confirmed, runs to its end.
+		var rebuilt string
+		run(t, tab, "rebuild a projection",
+			goTo("#/projections"),
+			chromedp.WaitVisible(css(`button.rebuild[data-projection="contacts"]`)))
+		shot("projections", chromedp.FullScreenshot(100))
+		run(t, tab, "rebuild contacts",
+			chromedp.Click(css(`button.rebuild[data-projection="contacts"]`)),
+			chromedp.WaitVisible(css(`#confirm[open] #confirm-ok`)),
+			chromedp.Click(css(`#confirm-ok`)),
+			chromedp.WaitVisible(css(`[data-rebuilt="contacts"]`)),
+			into(&rebuilt, chromedp.Text(css(`[data-rebuilt="contacts"]`))))
+		if !strings.Contains(rebuilt, "rebuilt from the log up to position") {
+			t.Errorf("after the rebuild: %q", rebuilt)
+		}
+
+		// The cluster view lists this very process (the one serving the console) with its role
+		// and the work it runs.
+		var process string
+		run(t, tab, "the cluster view", goTo("#/cluster"),
+			chromedp.WaitVisible(css(`main table tr.process[data-process="`+svc.App.ProcessID()+`"]`)),
+			into(&process, chromedp.Text(css(`main table tr.process[data-process="`+svc.App.ProcessID()+`"]`))))
+		if !strings.Contains(process, "dispatcher") {
+			t.Errorf("this process in the cluster view: %q, want it to run the dispatcher", process)
+		}
+		shot("cluster", chromedp.FullScreenshot(100))
+
+		// A token that stops being valid mid-session (FUNNEL_ADMIN_TOKEN changed): the next call is
+		// refused and the console asks for the token again, saying why, and forgets the old one.
+		var expired, kept string
+		run(t, tab, "an expired token",
+			into(&kept, chromedp.Evaluate[string](`sessionStorage.setItem('funnel.operatorToken', 'an-old-token'), 'set'`)),
+			goTo("#/projections"),
+			chromedp.WaitVisible(css("#login-error .error")),
+			into(&expired, chromedp.Text(css("#login-error"))),
+			into(&kept, chromedp.Evaluate[string](`String(sessionStorage.getItem('funnel.operatorToken'))`)))
+		if !strings.Contains(expired, "refused") || kept != "null" {
+			t.Errorf("after the token expired: %q, token kept %q", expired, kept)
+		}
+
+		if shots {
+			run(t, tab, "sign in again",
+				chromedp.SendKeys(css("#token"), servicetest.AdminToken),
+				chromedp.Click(css(`form.login button[type="submit"]`)),
+				chromedp.WaitVisible(css("main table")))
+			run(t, tab, "a phone's screen", chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2)),
+				goTo(accountPage+"/contacts/"+d.adaID), chromedp.WaitVisible(css(".events .event")), chromedp.WaitVisible(css(".facts dl")))
+			shot("contact-phone", chromedp.CaptureScreenshot())
+		}
+	})
+}
+
+// A contact with 6,000 events opens at once: the timeline reads its first page of the log (50
+// events) and offers the rest a page at a time, on each store.
+func TestConsoleOpensALongTimelineAtOnce(t *testing.T) {
+	browser := startChromium(t)
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
+		acc := svc.NewAccount(t)
+		tag := svc.NewTag(t, acc.ID, "Newsletter")
+		res := svc.API.Post(t, "/api/v1/contacts", acc.Key, map[string]any{"email": "busy@example.com"})
+		contact := res.Object(t, "contact")["id"].(string)
+		// 6,000 events: the newsletter tag applied and removed 3,000 times, straight in the log.
+		events := make([]domain.Event, 0, 6000)
+		for len(events) < 6000 {
+			events = append(events, domain.TagApplied{ContactID: contact, TagID: tag, TagName: "Newsletter"}, domain.TagRemoved{ContactID: contact, TagID: tag, TagName: "Newsletter"})
+		}
+		pos, err := svc.App.Store().Append(t.Context(), domain.Metadata{AccountID: acc.ID, Actor: "test"},
+			domain.StreamAppend{StreamID: contact, ExpectedVersion: domain.AnyVersion, Events: events})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := svc.App.ReadModels().WaitReadModels(t.Context(), pos); err != nil {
+			t.Fatal(err)
+		}
+
+		tab := newTab(t, browser)
+		run(t, tab, "sign in",
+			chromedp.Navigate(svc.Operator.URL()+"/console/"),
+			chromedp.SendKeys(css("#token"), servicetest.AdminToken),
+			chromedp.Click(css(`form.login button[type="submit"]`)),
+			chromedp.WaitVisible(css("main table a")))
+		start := time.Now()
+		var shown int
+		run(t, tab, "open the long timeline",
+			goTo("#/accounts/"+acc.ID+"/contacts/"+contact),
+			chromedp.WaitVisible(css(".events .event")),
+			chromedp.WaitVisible(css(".pager button.more")),
+			into(&shown, chromedp.Evaluate[int](`document.querySelectorAll('.events .event').length`)))
+		if took := time.Since(start); took > time.Second {
+			t.Errorf("the timeline of 6,000 events took %s to show, want under a second", took)
+		}
+		if shown != 50 {
+			t.Errorf("first page of the timeline: %d events, want 50", shown)
+		}
+		run(t, tab, "the next page",
+			chromedp.Click(css(".pager button.more")),
+			chromedp.WaitVisible(css(".events .event:nth-child(100)")))
+	})
+}
