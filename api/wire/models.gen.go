@@ -415,6 +415,60 @@ func (e SchedulingBookedEventType) Valid() bool {
 	}
 }
 
+// Defines values for Scope.
+const (
+	CheckoutRead    Scope = "checkout:read"
+	CheckoutWrite   Scope = "checkout:write"
+	ContactsErase   Scope = "contacts:erase"
+	ContactsRead    Scope = "contacts:read"
+	ContactsWrite   Scope = "contacts:write"
+	CrmRead         Scope = "crm:read"
+	CrmWrite        Scope = "crm:write"
+	FormsRead       Scope = "forms:read"
+	FormsWrite      Scope = "forms:write"
+	SchedulingRead  Scope = "scheduling:read"
+	SchedulingWrite Scope = "scheduling:write"
+	TagsRead        Scope = "tags:read"
+	TagsWrite       Scope = "tags:write"
+	WebhooksWrite   Scope = "webhooks:write"
+)
+
+// Valid indicates whether the value is a known member of the Scope enum.
+func (e Scope) Valid() bool {
+	switch e {
+	case CheckoutRead:
+		return true
+	case CheckoutWrite:
+		return true
+	case ContactsErase:
+		return true
+	case ContactsRead:
+		return true
+	case ContactsWrite:
+		return true
+	case CrmRead:
+		return true
+	case CrmWrite:
+		return true
+	case FormsRead:
+		return true
+	case FormsWrite:
+		return true
+	case SchedulingRead:
+		return true
+	case SchedulingWrite:
+		return true
+	case TagsRead:
+		return true
+	case TagsWrite:
+		return true
+	case WebhooksWrite:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for SubscriptionInterval.
 const (
 	SubscriptionIntervalMonth SubscriptionInterval = "month"
@@ -1419,6 +1473,9 @@ type SchedulingBookedEvent struct {
 
 // SchedulingBookedEventType defines model for SchedulingBookedEvent.Type.
 type SchedulingBookedEventType string
+
+// Scope defines model for Scope.
+type Scope string
 
 // Stage defines model for Stage.
 type Stage struct {
