@@ -18,6 +18,10 @@ const (
 	ScopeCRMRead         Scope = "crm:read"
 	ScopeCRMWrite        Scope = "crm:write"
 	ScopeWebhooksWrite   Scope = "webhooks:write"
+	// ScopeEventsRead reads the event feed (decisions.md "Event feed").
+	ScopeEventsRead Scope = "events:read"
+	// ScopeWebhooksRead lists the account's webhook subscriptions and their deliveries.
+	ScopeWebhooksRead Scope = "webhooks:read"
 )
 
 // AllScopes is every scope, in the contract's order: what an account's default key carries.
@@ -25,6 +29,7 @@ var AllScopes = []Scope{
 	ScopeFormsRead, ScopeFormsWrite, ScopeSchedulingRead, ScopeSchedulingWrite,
 	ScopeContactsRead, ScopeContactsWrite, ScopeTagsRead, ScopeTagsWrite,
 	ScopeCheckoutRead, ScopeCheckoutWrite, ScopeCRMRead, ScopeCRMWrite, ScopeWebhooksWrite,
+	ScopeEventsRead, ScopeWebhooksRead,
 }
 
 // ParseScopes validates scope names, dropping duplicates. A nil list (scopes left out) means

@@ -275,8 +275,9 @@ func (d *Dispatcher) record(done []outcome) (soonest time.Time, err error) {
 		d.observer.DeliveryNotOpened()
 		d.log.Error("webhook delivery failed unsent", zap.String("delivery", id), zap.String("reason", notOpened[id]))
 	}
+	d.trackFailures(ctx, done)
 	for _, c := range gone {
-		if err := d.disable(ctx, c.accountID, c.subscriptionID, "the target answered 410 Gone"); err != nil {
+		if err := d.disable(ctx, c.accountID, c.subscriptionID, ReasonGone); err != nil {
 			d.log.Error("disable subscription after 410", zap.String("subscription", c.subscriptionID), zap.Error(err))
 		}
 	}
