@@ -2,11 +2,11 @@ package webhooks
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"time"
 
 	"go.uber.org/zap"
-
-	"github.com/funnelhq/funnel/infra/sqldb"
 )
 
 // FailingFor is how long a subscription's deliveries may all fail, with no success in between,
@@ -37,41 +37,27 @@ func (d *Dispatcher) trackFailures(ctx context.Context, done []outcome) {
 			d.log.Warn("clear a subscription's failures", zap.String("subscription", id), zap.Error(err))
 		}
 	}
-	if len(failed) == 0 {
-		return
-	}
-	var ids []any
-	for id := range failed {
-		if !succeeded[id] { // a success in the same batch ended the run
-			ids = append(ids, id)
+	cutoff := now - FailingFor.Milliseconds()
+	for id, account := range failed {
+		if succeeded[id] {
+			continue // a success in the same batch ended the run
 		}
-	}
-	if len(ids) == 0 {
-		return
-	}
-	in := sqldb.Placeholders(d.db.Dialect, 2, len(ids))
-	if _, err := d.db.Write.ExecContext(ctx, `UPDATE webhook_subscriptions SET failing_since = $1 WHERE failing_since = 0 AND id IN (`+in+`)`,
-		append([]any{now}, ids...)...); err != nil {
-		d.log.Warn("record subscriptions' failures", zap.Error(err))
-		return
-	}
-	rows, err := d.db.Write.QueryContext(ctx, `SELECT id FROM webhook_subscriptions WHERE status = 'active' AND failing_since > 0 AND failing_since <= $1 AND id IN (`+in+`)`,
-		append([]any{now - FailingFor.Milliseconds()}, ids...)...)
-	if err != nil {
-		d.log.Warn("read subscriptions' failures", zap.Error(err))
-		return
-	}
-	var failing []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err == nil {
-			failing = append(failing, id)
+		// One statement per subscription (a batch holds few): the run starts now unless one runs,
+		// and it tells whether the run has lasted FailingFor while the subscription is active.
+		var since int64
+		err := d.db.Write.QueryRowContext(ctx, `UPDATE webhook_subscriptions SET failing_since = CASE WHEN failing_since = 0 THEN $1 ELSE failing_since END
+			WHERE id = $2 AND status = 'active' RETURNING failing_since`, now, id).Scan(&since)
+		if errors.Is(err, sql.ErrNoRows) {
+			continue // disabled or deleted meanwhile
 		}
-	}
-	rows.Close()
-	for _, id := range failing {
-		if err := d.disable(ctx, failed[id], id, ReasonFailing); err != nil {
-			d.log.Error("disable a failing subscription", zap.String("subscription", id), zap.Error(err))
+		if err != nil {
+			d.log.Warn("record a subscription's failures", zap.String("subscription", id), zap.Error(err))
+			continue
+		}
+		if since <= cutoff {
+			if err := d.disable(ctx, account, id, ReasonFailing); err != nil {
+				d.log.Error("disable a failing subscription", zap.String("subscription", id), zap.Error(err))
+			}
 		}
 	}
 }

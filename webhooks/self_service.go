@@ -159,7 +159,9 @@ func (s *SelfService) Replay(ctx context.Context, req ReplayRequest) (Replay, er
 	}
 	target := []subscriptionRow{{id: sub.ID, events: sub.Events, filters: sub.Filters}}
 	replay := Replay{ID: "rpl_" + uuid.Must(uuid.NewV7()).String()}
-	idOf := func(eventID, subscriptionID string) string { return replayDeliveryID(eventID, subscriptionID, replay.ID) }
+	idOf := func(eventID, subscriptionID string) string {
+		return replayDeliveryID(eventID, subscriptionID, replay.ID)
+	}
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
