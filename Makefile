@@ -33,13 +33,18 @@ test:
 build:
 	$(GO) build -o funnel ./cmd/funnel
 
-# What the service serves from the OpenAPI documents: api/openapi/integration.json and
-# operator.json from their YAML sources, and llms-full.txt from integration.yaml and the prose of
-# llms-full.txt.tmpl; then the Go client (client/client.gen.go) from integration.json, with the
-# oapi-codegen pinned in go.mod's tool directive. Run it after editing any of them (a test fails
+# What the service serves from the OpenAPI documents: the lists of outbound events in the YAML
+# sources from the table of webhooks/events.go, api/openapi/integration.json and operator.json
+# from their YAML sources, and llms-full.txt from integration.yaml and the prose of
+# llms-full.txt.tmpl; then, from integration.json, with the oapi-codegen pinned in go.mod's tool
+# directive, the wire types (api/wire/models.gen.go) and the Go client (client/client.gen.go).
+# The documents come first: the Go types are generated from them. Run it after editing any of them (a test fails
 # until you do).
+# The operator API's wire types (api/wire/admin/models.gen.go) come from operator.json, after it.
 generate:
-	$(GO) generate ./api/openapi/ ./client/
+	$(GO) generate ./api/openapi/
+	$(GO) generate ./api/wire/ ./client/
+	$(GO) generate ./api/wire/admin/
 
 vet:
 	$(GO) mod tidy -diff

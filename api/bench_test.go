@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/funnelhq/funnel/api/httpapi/limits"
 	"github.com/funnelhq/funnel/api/integration"
 	"github.com/funnelhq/funnel/domain"
-	"github.com/funnelhq/funnel/infra/ratelimit"
 	"github.com/funnelhq/funnel/infra/ratelimit/redistest"
 	"github.com/funnelhq/funnel/infra/service"
 	"github.com/funnelhq/funnel/infra/service/servicetest"
@@ -44,16 +44,16 @@ func BenchmarkUpsertContact(b *testing.B) {
 
 // rateLimitsOf configures a benchmark's service with the rate limits off, in memory or in Redis,
 // raised out of reach.
-func rateLimitsOf(b *testing.B, limits string) func(*service.Config) {
-	if limits == "off" {
+func rateLimitsOf(b *testing.B, store string) func(*service.Config) {
+	if store == "off" {
 		return func(c *service.Config) { c.RateLimits = false }
 	}
 	var redisURL, prefix string
-	if limits == "redis" {
+	if store == "redis" {
 		redisURL, prefix = redistest.URL(b), redistest.Prefix(b)
 	}
 	unreachable := integration.Section8()
-	for _, rule := range []*ratelimit.Rule{&unreachable.PerAddress, &unreachable.FailedAuth, &unreachable.Reads, &unreachable.Writes, &unreachable.ContactWrites} {
+	for _, rule := range []*limits.Rule{&unreachable.PerAddress, &unreachable.FailedAuth, &unreachable.Reads, &unreachable.Writes, &unreachable.ContactWrites} {
 		rule.Max = 1 << 30
 	}
 	return func(c *service.Config) {

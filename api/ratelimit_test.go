@@ -54,14 +54,14 @@ func expectLimitHeaders(t *testing.T, what string, res servicetest.Response, lim
 	}
 }
 
-// expectRefused checks a 429: its body {"error", "retryAfterSeconds"}, Retry-After, and the
+// expectRefused checks a 429: its body {"error", "code": "rate_limited", "retryAfterSeconds"}, Retry-After, and the
 // refusing window in the headers. It returns the error message.
 func expectRefused(t *testing.T, what string, res servicetest.Response, limit, retryAfter int) string {
 	t.Helper()
 	res.Expect(t, http.StatusTooManyRequests)
 	msg, _ := res.Body["error"].(string)
-	if len(res.Body) != 2 || !strings.HasPrefix(msg, "rate limit exceeded: ") || res.Body["retryAfterSeconds"] != float64(retryAfter) {
-		t.Fatalf("%s: body %s, want {error, retryAfterSeconds: %d}", what, res.Raw, retryAfter)
+	if len(res.Body) != 3 || !strings.HasPrefix(msg, "rate limit exceeded: ") || res.Body["code"] != "rate_limited" || res.Body["retryAfterSeconds"] != float64(retryAfter) {
+		t.Fatalf("%s: body %s, want {error, code: rate_limited, retryAfterSeconds: %d}", what, res.Raw, retryAfter)
 	}
 	if got := res.Header.Get("Retry-After"); got != strconv.Itoa(retryAfter) {
 		t.Fatalf("%s: Retry-After %q, want %d", what, got, retryAfter)

@@ -130,6 +130,72 @@ func (e EndedSubscriptionStatus) Valid() bool {
 	}
 }
 
+// Defines values for ErrorCode.
+const (
+	ErrorCodeActivationConflict       ErrorCode = "activation_conflict"
+	ErrorCodeActivationExpired        ErrorCode = "activation_expired"
+	ErrorCodeBodyTooLarge             ErrorCode = "body_too_large"
+	ErrorCodeBookingConflict          ErrorCode = "booking_conflict"
+	ErrorCodeConflict                 ErrorCode = "conflict"
+	ErrorCodeForbidden                ErrorCode = "forbidden"
+	ErrorCodeIdempotencyKeyInProgress ErrorCode = "idempotency_key_in_progress"
+	ErrorCodeIdempotencyKeyReused     ErrorCode = "idempotency_key_reused"
+	ErrorCodeInsufficientScope        ErrorCode = "insufficient_scope"
+	ErrorCodeInternal                 ErrorCode = "internal"
+	ErrorCodeInvalidJson              ErrorCode = "invalid_json"
+	ErrorCodeInvalidRequest           ErrorCode = "invalid_request"
+	ErrorCodeMethodNotAllowed         ErrorCode = "method_not_allowed"
+	ErrorCodeNotFound                 ErrorCode = "not_found"
+	ErrorCodeRateLimited              ErrorCode = "rate_limited"
+	ErrorCodeSubscriptionActive       ErrorCode = "subscription_active"
+	ErrorCodeUnauthenticated          ErrorCode = "unauthenticated"
+	ErrorCodeUnavailable              ErrorCode = "unavailable"
+)
+
+// Valid indicates whether the value is a known member of the ErrorCode enum.
+func (e ErrorCode) Valid() bool {
+	switch e {
+	case ErrorCodeActivationConflict:
+		return true
+	case ErrorCodeActivationExpired:
+		return true
+	case ErrorCodeBodyTooLarge:
+		return true
+	case ErrorCodeBookingConflict:
+		return true
+	case ErrorCodeConflict:
+		return true
+	case ErrorCodeForbidden:
+		return true
+	case ErrorCodeIdempotencyKeyInProgress:
+		return true
+	case ErrorCodeIdempotencyKeyReused:
+		return true
+	case ErrorCodeInsufficientScope:
+		return true
+	case ErrorCodeInternal:
+		return true
+	case ErrorCodeInvalidJson:
+		return true
+	case ErrorCodeInvalidRequest:
+		return true
+	case ErrorCodeMethodNotAllowed:
+		return true
+	case ErrorCodeNotFound:
+		return true
+	case ErrorCodeRateLimited:
+		return true
+	case ErrorCodeSubscriptionActive:
+		return true
+	case ErrorCodeUnauthenticated:
+		return true
+	case ErrorCodeUnavailable:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for EventName.
 const (
 	EventNameCheckoutPurchased                   EventName = "checkout.purchased"
@@ -601,7 +667,7 @@ type AnswerValue struct {
 type AnswerValue0 = string
 
 // AnswerValue1 defines model for AnswerValue.1.
-type AnswerValue1 = float32
+type AnswerValue1 = float64
 
 // AnswerValue2 defines model for AnswerValue.2.
 type AnswerValue2 = bool
@@ -1012,7 +1078,7 @@ type CustomFieldValue struct {
 type CustomFieldValue0 = string
 
 // CustomFieldValue1 defines model for CustomFieldValue.1.
-type CustomFieldValue1 = float32
+type CustomFieldValue1 = float64
 
 // CustomFieldValue2 defines model for CustomFieldValue.2.
 type CustomFieldValue2 = bool
@@ -1095,9 +1161,56 @@ type EndedSubscriptionStatus string
 
 // Error Every error answer.
 type Error struct {
-	// Error A short message naming the field at fault.
+	// Code The stable, machine-readable kind of an error: switch on it, not on the message (which
+	// may change). Each code comes with one status:
+	// - `invalid_json` (400): the body is missing, not a JSON object, or not JSON
+	// - `invalid_request` (400): a field's value or type, a query parameter or a header is not accepted; `param` names the field when one is at fault
+	// - `unauthenticated` (401): the API key (or operator token) is missing, invalid or revoked
+	// - `insufficient_scope` (403): the API key lacks the scope the endpoint requires
+	// - `forbidden` (403): the resource belongs to another account
+	// - `not_found` (404): no such resource, or no such path
+	// - `method_not_allowed` (405): the path exists but not with this method (`Allow` lists those it takes)
+	// - `body_too_large` (413): the body is over 256 KB
+	// - `rate_limited` (429): a rate limit is reached; retry after `Retry-After` seconds
+	// - `idempotency_key_reused` (409): the Idempotency-Key was used for another request (another method, path or body)
+	// - `idempotency_key_in_progress` (409): the request of this Idempotency-Key is still being performed; retry it in a moment
+	// - `booking_conflict` (409): the booking overlaps another booking of the calendar
+	// - `activation_conflict` (409): the activation was completed already, with another `externalUserId`
+	// - `activation_expired` (400): the activation token has expired
+	// - `subscription_active` (409): a billing subscription of the person is still active: cancel it first (erasure)
+	// - `conflict` (409): the request contradicts the current state (any other conflict)
+	// - `unavailable` (503): the service cannot answer just now (its database is out of reach, or a saved change is not readable yet); retry after `Retry-After` seconds, with the same Idempotency-Key
+	// - `internal` (500): a bug of the service; the message leaks nothing
+	Code ErrorCode `json:"code"`
+
+	// Error A short message for a person, naming the field at fault; it may change.
 	Error string `json:"error"`
+
+	// Param The JSON path of the one field at fault, as sent (`email`, `tagNames[1]`, `values.fld_x`, `pricingTiers[0].amount`), or the query parameter's name (`limit`, `cursor`); absent when no single field is at fault.
+	Param *string `json:"param,omitempty"`
 }
+
+// ErrorCode The stable, machine-readable kind of an error: switch on it, not on the message (which
+// may change). Each code comes with one status:
+// - `invalid_json` (400): the body is missing, not a JSON object, or not JSON
+// - `invalid_request` (400): a field's value or type, a query parameter or a header is not accepted; `param` names the field when one is at fault
+// - `unauthenticated` (401): the API key (or operator token) is missing, invalid or revoked
+// - `insufficient_scope` (403): the API key lacks the scope the endpoint requires
+// - `forbidden` (403): the resource belongs to another account
+// - `not_found` (404): no such resource, or no such path
+// - `method_not_allowed` (405): the path exists but not with this method (`Allow` lists those it takes)
+// - `body_too_large` (413): the body is over 256 KB
+// - `rate_limited` (429): a rate limit is reached; retry after `Retry-After` seconds
+// - `idempotency_key_reused` (409): the Idempotency-Key was used for another request (another method, path or body)
+// - `idempotency_key_in_progress` (409): the request of this Idempotency-Key is still being performed; retry it in a moment
+// - `booking_conflict` (409): the booking overlaps another booking of the calendar
+// - `activation_conflict` (409): the activation was completed already, with another `externalUserId`
+// - `activation_expired` (400): the activation token has expired
+// - `subscription_active` (409): a billing subscription of the person is still active: cancel it first (erasure)
+// - `conflict` (409): the request contradicts the current state (any other conflict)
+// - `unavailable` (503): the service cannot answer just now (its database is out of reach, or a saved change is not readable yet); retry after `Retry-After` seconds, with the same Idempotency-Key
+// - `internal` (500): a bug of the service; the message leaks nothing
+type ErrorCode string
 
 // EventFeed defines model for EventFeed.
 type EventFeed struct {
@@ -1379,7 +1492,8 @@ type ProductResponse struct {
 
 // RateLimited The answer of a rate-limited request.
 type RateLimited struct {
-	Error string `json:"error"`
+	Code  ErrorCode `json:"code"`
+	Error string    `json:"error"`
 
 	// RetryAfterSeconds Whole seconds to wait, as the Retry-After header.
 	RetryAfterSeconds int `json:"retryAfterSeconds"`
@@ -1529,7 +1643,7 @@ type SubmittedField struct {
 type SubmittedFieldValue0 = string
 
 // SubmittedFieldValue1 defines model for SubmittedField.Value.1.
-type SubmittedFieldValue1 = float32
+type SubmittedFieldValue1 = float64
 
 // SubmittedFieldValue2 defines model for SubmittedField.Value.2.
 type SubmittedFieldValue2 = bool
@@ -1548,7 +1662,7 @@ type SubmittedValue struct {
 type SubmittedValue0 = string
 
 // SubmittedValue1 defines model for SubmittedValue.1.
-type SubmittedValue1 = float32
+type SubmittedValue1 = float64
 
 // SubmittedValue2 defines model for SubmittedValue.2.
 type SubmittedValue2 = bool

@@ -10,7 +10,7 @@
 //	c, err := client.NewClientWithResponses("https://api.example.com", client.WithAPIKey(key))
 //	res, err := c.ListContactsWithResponse(ctx, &client.ListContactsParams{Email: &email})
 //	if err == nil && res.JSON200 != nil { ... res.JSON200.Contacts ... }
-//	if res.JSON404 != nil { log.Print(res.JSON404.Error) } // every error body is {"error": "..."}
+//	if res.JSON404 != nil { log.Print(res.JSON404.Code, res.JSON404.Error) } // every error body is {"error", "code", "param"?}
 //
 // The types of the document's webhooks section decode what funnel sends: unmarshal a delivery's
 // body into WebhookEvent and call ValueByDiscriminator for the typed event (CheckoutPurchasedEvent,

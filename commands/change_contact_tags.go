@@ -45,7 +45,7 @@ type changeContactTagsHandler struct {
 // Handle changes the tags.
 func (h changeContactTagsHandler) Handle(ctx context.Context, cmd ChangeContactTags) (ContactResult, error) {
 	if cmd.Action != TagsAdd && cmd.Action != TagsRemove {
-		return ContactResult{}, domain.Invalid("action must be add or remove")
+		return ContactResult{}, domain.InvalidField("action", "action must be add or remove")
 	}
 	if cmd.Tags.Empty() {
 		return ContactResult{}, domain.Invalid("tagIds or tagNames is required")

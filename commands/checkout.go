@@ -12,7 +12,7 @@ import (
 // to another account.
 func readProduct(ctx context.Context, repo *Repository, accountID, productID string) (*domain.Product, error) {
 	if productID == "" {
-		return nil, domain.Invalid("productId is required")
+		return nil, domain.InvalidField("productId", "productId is required")
 	}
 	product := domain.ProductStream(productID)
 	if err := read(ctx, repo, product); err != nil {

@@ -53,7 +53,7 @@ func (h completeActivationHandler) Handle(ctx context.Context, cmd CompleteActiv
 		return ActivationView{}, err
 	}
 	if view.Status == domain.ActivationStatusExpired {
-		return ActivationView{}, domain.Invalid("activation token has expired")
+		return ActivationView{}, domain.Refused(domain.CodeActivationExpired, "activation token has expired")
 	}
 	view.Position = pos
 	return view, nil

@@ -80,7 +80,7 @@ func formTags(ctx context.Context, catalogue TagCatalogue, accountID string, ids
 	res := domain.ResolveTags(all, req)
 	if len(res.SkippedIDs) > 0 {
 		sort.Strings(res.SkippedIDs)
-		return nil, domain.Invalid("tagIds: not tags of this account: %s", strings.Join(res.SkippedIDs, ", "))
+		return nil, domain.InvalidField("tagIds", "tagIds: not tags of this account: %s", strings.Join(res.SkippedIDs, ", "))
 	}
 	return res.Tags, nil
 }

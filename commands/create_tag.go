@@ -2,6 +2,7 @@ package commands
 
 import (
 	"context"
+	"fmt"
 
 	"go.uber.org/zap"
 
@@ -66,13 +67,13 @@ func checkCRMMoves(ctx context.Context, s *session, accountID string, automation
 		}
 		crm, err := loadCRM(ctx, s, accountID, a.CRMID)
 		if domain.KindOf(err) != 0 {
-			return domain.Invalid("automations[%d].crmId %q is not a CRM of this account", i, a.CRMID)
+			return domain.InvalidField(fmt.Sprintf("automations[%d].crmId", i), "automations[%d].crmId %q is not a CRM of this account", i, a.CRMID)
 		}
 		if err != nil {
 			return err
 		}
 		if !crm.HasStage(a.StageID) {
-			return domain.Invalid("automations[%d].stageId %q is not a stage of CRM %s", i, a.StageID, a.CRMID)
+			return domain.InvalidField(fmt.Sprintf("automations[%d].stageId", i), "automations[%d].stageId %q is not a stage of CRM %s", i, a.StageID, a.CRMID)
 		}
 	}
 	return nil

@@ -124,15 +124,15 @@ func checkFilterIDs(ctx context.Context, repo *Repository, products ProductCatal
 	}
 	if len(unknownForms) > 0 {
 		sort.Strings(unknownForms)
-		return domain.Invalid("formIds: unknown form ids: %s", strings.Join(unknownForms, ", "))
+		return domain.InvalidField("formIds", "formIds: unknown form ids: %s", strings.Join(unknownForms, ", "))
 	}
 	if len(unknownCalendars) > 0 {
 		sort.Strings(unknownCalendars)
-		return domain.Invalid("eventTypeIds: unknown event type ids: %s", strings.Join(unknownCalendars, ", "))
+		return domain.InvalidField("eventTypeIds", "eventTypeIds: unknown event type ids: %s", strings.Join(unknownCalendars, ", "))
 	}
 	if len(unknownProducts) > 0 {
 		sort.Strings(unknownProducts)
-		return domain.Invalid("productIds: unknown product ids: %s", strings.Join(unknownProducts, ", "))
+		return domain.InvalidField("productIds", "productIds: unknown product ids: %s", strings.Join(unknownProducts, ", "))
 	}
 	return checkPricingFilterIDs(ctx, products, accountID, f)
 }
@@ -149,10 +149,10 @@ func checkPricingFilterIDs(ctx context.Context, products ProductCatalogue, accou
 		return err
 	}
 	if unknown := unknownIDs(f.PricingTierIDs, tierIDs); len(unknown) > 0 {
-		return domain.Invalid("pricingTierIds: not pricing tiers of this account's products: %s", strings.Join(unknown, ", "))
+		return domain.InvalidField("pricingTierIds", "pricingTierIds: not pricing tiers of this account's products: %s", strings.Join(unknown, ", "))
 	}
 	if unknown := unknownIDs(f.BumpIDs, bumpIDs); len(unknown) > 0 {
-		return domain.Invalid("bumpIds: not bumps of this account's products: %s", strings.Join(unknown, ", "))
+		return domain.InvalidField("bumpIds", "bumpIds: not bumps of this account's products: %s", strings.Join(unknown, ", "))
 	}
 	return nil
 }

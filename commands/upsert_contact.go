@@ -119,7 +119,11 @@ func checkCustomFields(ctx context.Context, s *session, accountID string, fields
 	}
 	if len(unknown) > 0 {
 		sort.Strings(unknown)
-		return domain.Invalid("unknown custom field ids: %s", strings.Join(unknown, ", "))
+		param := "customFields"
+		if len(unknown) == 1 {
+			param += "." + unknown[0]
+		}
+		return domain.InvalidField(param, "unknown custom field ids: %s", strings.Join(unknown, ", "))
 	}
 	return nil
 }

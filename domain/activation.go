@@ -202,10 +202,10 @@ func (a *Activation) Complete(externalUserID string, now time.Time) error {
 	}
 	switch {
 	case a.status == ActivationStatusExpired || (a.status == ActivationStatusPending && !now.Before(a.expiresAt)):
-		return Invalid("activation token has expired")
+		return Refused(CodeActivationExpired, "activation token has expired")
 	case a.status == ActivationStatusCompleted:
 		if externalUserID != "" && externalUserID != a.externalUserID {
-			return Conflict("activation was completed with another externalUserId")
+			return Refused(CodeActivationConflict, "activation was completed with another externalUserId")
 		}
 		return nil
 	}

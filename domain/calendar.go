@@ -51,13 +51,13 @@ func (t *Calendar) Create(account *Account, name string, durationMinutes int, me
 		return err
 	}
 	if durationMinutes < 1 || durationMinutes > maxDurationMinutes {
-		return Invalid("durationMinutes must be between 1 and %d", maxDurationMinutes)
+		return InvalidField("durationMinutes", "durationMinutes must be between 1 and %d", maxDurationMinutes)
 	}
 	meetingURL = strings.TrimSpace(meetingURL)
 	if meetingURL != "" {
 		u, err := url.Parse(meetingURL)
 		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || len(meetingURL) > 2048 {
-			return Invalid("meetingUrl must be an absolute http(s) URL")
+			return InvalidField("meetingUrl", "meetingUrl must be an absolute http(s) URL")
 		}
 	}
 	questions, err := defineFields("questions", specs, account, newID)
@@ -81,21 +81,21 @@ type BookingRequest struct {
 // booking of this calendar (409).
 func (t *Calendar) Book(bookingID string, req BookingRequest, now time.Time) error {
 	if !req.Start.After(now) {
-		return Invalid("startTime must be in the future")
+		return InvalidField("startTime", "startTime must be in the future")
 	}
 	if req.Start.After(now.AddDate(maxBookingYearsAhead, 0, 0)) {
-		return Invalid("startTime must be within %d years from now", maxBookingYearsAhead)
+		return InvalidField("startTime", "startTime must be within %d years from now", maxBookingYearsAhead)
 	}
 	if req.Timezone != "" {
 		if _, err := time.LoadLocation(req.Timezone); err != nil || strings.EqualFold(req.Timezone, "local") {
-			return Invalid("timezone must be an IANA time zone name, such as Europe/Paris")
+			return InvalidField("timezone", "timezone must be an IANA time zone name, such as Europe/Paris")
 		}
 	}
 	start := req.Start.UTC().Truncate(time.Millisecond)
 	end := start.Add(t.duration)
 	for _, b := range t.booked {
 		if start.Before(b.end) && b.start.Before(end) {
-			return Conflict("that time overlaps another booking of this calendar")
+			return Refused(CodeBookingConflict, "that time overlaps another booking of this calendar")
 		}
 	}
 	e := BookingCreated{

@@ -29,7 +29,7 @@ func (p ContactProfile) Validate() error {
 		}
 	}
 	if len(p.CustomFields) > MaxFieldsPerRequest {
-		return Invalid("at most %d customFields", MaxFieldsPerRequest)
+		return InvalidField("customFields", "at most %d customFields", MaxFieldsPerRequest)
 	}
 	for id, v := range p.CustomFields {
 		if err := checkLength("customFields."+id, v, MaxCustomFieldValue); err != nil {

@@ -53,10 +53,10 @@ func (c *CRM) Create(accountID, name string, stageNames []string, newID func() s
 		return err
 	}
 	if len(stageNames) == 0 {
-		return Invalid("stages: at least one stage is required")
+		return InvalidField("stages", "stages: at least one stage is required")
 	}
 	if len(stageNames) > maxStages {
-		return Invalid("stages: at most %d stages", maxStages)
+		return InvalidField("stages", "stages: at most %d stages", maxStages)
 	}
 	stages := make([]Stage, len(stageNames))
 	for i, n := range stageNames {

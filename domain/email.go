@@ -30,20 +30,20 @@ func NormalizeEmail(raw string) (string, error) {
 func NormalizeEmailField(field, raw string) (string, error) {
 	email := strings.TrimSpace(raw)
 	if email == "" {
-		return "", Invalid("%s is required", field)
+		return "", InvalidField(field, "%s is required", field)
 	}
 	if len(email) > MaxEmailLength {
-		return "", Invalid("%s must be at most %d characters", field, MaxEmailLength)
+		return "", InvalidField(field, "%s must be at most %d characters", field, MaxEmailLength)
 	}
 	if r, ok := hiddenRune(email); ok {
-		return "", Invalid("%s must not contain invisible or direction-changing characters (%U)", field, r)
+		return "", InvalidField(field, "%s must not contain invisible or direction-changing characters (%U)", field, r)
 	}
 	addr, err := mail.ParseAddress(email)
 	if err != nil || addr.Name != "" || !isBareAddrSpec(email, addr.Address) {
-		return "", Invalid("%s is not a valid email address", field)
+		return "", InvalidField(field, "%s is not a valid email address", field)
 	}
 	if at := strings.LastIndex(email, "@"); at > maxLocalPartLength {
-		return "", Invalid("%s must have at most %d characters before the @", field, maxLocalPartLength)
+		return "", InvalidField(field, "%s must have at most %d characters before the @", field, maxLocalPartLength)
 	}
 	return email, nil
 }

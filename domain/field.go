@@ -47,24 +47,25 @@ type FieldSpec struct {
 // defined by the account.
 func defineFields(what string, specs []FieldSpec, account *Account, newID func() string) ([]Field, error) {
 	if len(specs) > maxFields {
-		return nil, Invalid("%s: at most %d", what, maxFields)
+		return nil, InvalidField(what, "%s: at most %d", what, maxFields)
 	}
 	fields := make([]Field, len(specs))
 	filledBy := map[string]string{} // contact field -> label of the field that fills it
 	for i, s := range specs {
 		label := strings.TrimSpace(s.Label)
+		at := fmt.Sprintf("%s[%d]", what, i)
 		if err := requireName(what+".label", label); err != nil {
-			return nil, err
+			return nil, AtParam(err, at+".label")
 		}
 		if !fieldTypes[s.Type] {
-			return nil, Invalid("%s.type %q must be one of text, email, phone, textarea, number, checkbox, select, date", what, s.Type)
+			return nil, InvalidField(at+".type", "%s.type %q must be one of text, email, phone, textarea, number, checkbox, select, date", what, s.Type)
 		}
 		if err := checkContactField(what, s.ContactField, account); err != nil {
-			return nil, err
+			return nil, AtParam(err, at+".contactField")
 		}
 		for _, target := range contactTargets(s.ContactField) {
 			if other, taken := filledBy[target]; taken {
-				return nil, Invalid("%s: %q and %q both fill %s; map each contact field once", what, other, label, target)
+				return nil, InvalidField(at+".contactField", "%s: %q and %q both fill %s; map each contact field once", what, other, label, target)
 			}
 			filledBy[target] = label
 		}
@@ -118,7 +119,7 @@ func CheckAnswers(what string, fields []Field, answers map[string]any) (Answers,
 	}
 	if len(unknown) > 0 {
 		sort.Strings(unknown)
-		return nil, Invalid("%s: unknown ids: %s", what, strings.Join(unknown, ", "))
+		return nil, InvalidField(oneOrList(what, unknown), "%s: unknown ids: %s", what, strings.Join(unknown, ", "))
 	}
 	out := Answers{}
 	var missing []string
@@ -136,7 +137,7 @@ func CheckAnswers(what string, fields []Field, answers map[string]any) (Answers,
 		out[f.ID] = v
 	}
 	if len(missing) > 0 {
-		return nil, Invalid("%s: required fields missing: %s", what, strings.Join(missing, ", "))
+		return nil, InvalidField(oneOrList(what, missing), "%s: required fields missing: %s", what, strings.Join(missing, ", "))
 	}
 	return out, nil
 }
@@ -155,7 +156,7 @@ func normalizeAnswer(what string, f Field, v any) (any, error) {
 			}
 			return true, nil
 		}
-		return nil, Invalid("%s must be a boolean", name)
+		return nil, InvalidField(name, "%s must be a boolean", name)
 	case "number":
 		switch n := v.(type) {
 		case nil:
@@ -168,18 +169,18 @@ func normalizeAnswer(what string, f Field, v any) (any, error) {
 			}
 			parsed, err := strconv.ParseFloat(strings.TrimSpace(n), 64)
 			if err != nil {
-				return nil, Invalid("%s must be a number", name)
+				return nil, InvalidField(name, "%s must be a number", name)
 			}
 			return parsed, nil
 		}
-		return nil, Invalid("%s must be a number", name)
+		return nil, InvalidField(name, "%s must be a number", name)
 	}
 	if v == nil {
 		return nil, nil
 	}
 	s, ok := v.(string)
 	if !ok {
-		return nil, Invalid("%s must be a string", name)
+		return nil, InvalidField(name, "%s must be a string", name)
 	}
 	s = strings.TrimSpace(s)
 	if s == "" {
@@ -194,7 +195,7 @@ func normalizeAnswer(what string, f Field, v any) (any, error) {
 	case f.Type == "date":
 		if _, err := time.Parse("2006-01-02", s); err != nil {
 			if _, err := time.Parse(time.RFC3339, s); err != nil {
-				return nil, Invalid("%s must be a date (YYYY-MM-DD)", name)
+				return nil, InvalidField(name, "%s must be a date (YYYY-MM-DD)", name)
 			}
 		}
 	}
@@ -271,4 +272,13 @@ func answerText(v any) string {
 		return strconv.FormatBool(v)
 	}
 	return fmt.Sprint(v)
+}
+
+// oneOrList is the param of an error about the ids of a map member (what): the one id's path
+// when a single one is at fault, else the member itself.
+func oneOrList(what string, ids []string) string {
+	if len(ids) == 1 {
+		return what + "." + ids[0]
+	}
+	return what
 }

@@ -44,7 +44,7 @@ func (f *Form) Create(account *Account, name string, specs []FieldSpec, tags []T
 		return err
 	}
 	if len(specs) == 0 {
-		return Invalid("fields: at least one field is required")
+		return InvalidField("fields", "fields: at least one field is required")
 	}
 	fields, err := defineFields("fields", specs, account, newID)
 	if err != nil {

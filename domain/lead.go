@@ -37,7 +37,7 @@ func (l *Lead) Create(accountID string, crm *CRM, stageID, contactID, title stri
 		return err
 	}
 	if !crm.HasStage(stageID) {
-		return Invalid("stageId is not a stage of this CRM")
+		return InvalidField("stageId", "stageId is not a stage of this CRM")
 	}
 	l.record(LeadCreated{LeadID: l.id, AccountID: accountID, CRMID: crm.StreamID(), StageID: stageID, ContactID: contactID, Title: title})
 	return nil
@@ -46,7 +46,7 @@ func (l *Lead) Create(accountID string, crm *CRM, stageID, contactID, title stri
 // MoveTo puts the lead at another stage of its CRM; moving it where it is records nothing.
 func (l *Lead) MoveTo(crm *CRM, stageID string) error {
 	if !crm.HasStage(stageID) {
-		return Invalid("stageId is not a stage of this CRM")
+		return InvalidField("stageId", "stageId is not a stage of this CRM")
 	}
 	if stageID != l.stageID {
 		l.record(LeadMoved{LeadID: l.id, ContactID: l.contactID, CRMID: l.crmID, FromStageID: l.stageID, ToStageID: stageID})
@@ -69,7 +69,7 @@ func (l *Lead) Update(title *string, amount *int64) error {
 	}
 	if amount != nil {
 		if *amount < 0 {
-			return Invalid("amount must not be negative")
+			return InvalidField("amount", "amount must not be negative")
 		}
 		if *amount != l.amount {
 			update.Amount = amount

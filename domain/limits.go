@@ -16,7 +16,7 @@ const (
 // checkLength fails when s has more than max characters.
 func checkLength(field, s string, max int) error {
 	if utf8.RuneCountInString(s) > max {
-		return Invalid("%s must be at most %d characters", field, max)
+		return InvalidField(field, "%s must be at most %d characters", field, max)
 	}
 	return nil
 }
@@ -24,7 +24,7 @@ func checkLength(field, s string, max int) error {
 // requireName checks a required, trimmed display name.
 func requireName(field, s string) error {
 	if s == "" {
-		return Invalid("%s is required", field)
+		return InvalidField(field, "%s is required", field)
 	}
 	return checkLength(field, s, MaxNameLength)
 }

@@ -175,23 +175,23 @@ func checkForwarding(forwarding, base string) (string, string, error) {
 	switch forwarding {
 	case "", ForwardingNone:
 		if strings.TrimSpace(base) != "" {
-			return "", "", Invalid("activationBaseUrl is only meaningful with forwarding saas_signup")
+			return "", "", InvalidField("activationBaseUrl", "activationBaseUrl is only meaningful with forwarding saas_signup")
 		}
 		return ForwardingNone, "", nil
 	case ForwardingSaaSSignup:
 		base = strings.TrimSpace(base)
 		u, err := url.Parse(base)
 		if base == "" || err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || len(base) > maxActivationURLen {
-			return "", "", Invalid("activationBaseUrl: forwarding saas_signup needs the absolute http(s) URL of the signup page (at most %d characters)", maxActivationURLen)
+			return "", "", InvalidField("activationBaseUrl", "activationBaseUrl: forwarding saas_signup needs the absolute http(s) URL of the signup page (at most %d characters)", maxActivationURLen)
 		}
 		return ForwardingSaaSSignup, base, nil
 	}
-	return "", "", Invalid("forwarding must be none or saas_signup")
+	return "", "", InvalidField("forwarding", "forwarding must be none or saas_signup")
 }
 
 func definePricingTiers(specs []PricingTierSpec, newID func() string) ([]PricingTier, error) {
 	if len(specs) == 0 || len(specs) > maxPricingTiers {
-		return nil, Invalid("pricingTiers: 1 to %d pricing tiers are required", maxPricingTiers)
+		return nil, InvalidField("pricingTiers", "pricingTiers: 1 to %d pricing tiers are required", maxPricingTiers)
 	}
 	tiers := make([]PricingTier, len(specs))
 	var productCurrency string
@@ -205,24 +205,24 @@ func definePricingTiers(specs []PricingTierSpec, newID func() string) ([]Pricing
 		}
 		unit, err := currency.ParseISO(s.Currency)
 		if err != nil || strings.ToUpper(s.Currency) != s.Currency || notMoney[s.Currency] {
-			return nil, Invalid("%s must be an ISO 4217 currency code in upper case, such as USD", fieldAt("pricingTiers", i, "currency"))
+			return nil, InvalidField(fieldAt("pricingTiers", i, "currency"), "%s must be an ISO 4217 currency code in upper case, such as USD", fieldAt("pricingTiers", i, "currency"))
 		}
 		if productCurrency == "" {
 			productCurrency = unit.String()
 		} else if unit.String() != productCurrency {
-			return nil, Invalid("pricingTiers: every tier of a product has one currency (%s)", productCurrency)
+			return nil, InvalidField(fieldAt("pricingTiers", i, "currency"), "pricingTiers: every tier of a product has one currency (%s)", productCurrency)
 		}
 		switch s.Interval {
 		case IntervalOneTime, IntervalMonth, IntervalYear:
 			if s.Installments != 0 {
-				return nil, Invalid("%s is only meaningful with interval split", fieldAt("pricingTiers", i, "installments"))
+				return nil, InvalidField(fieldAt("pricingTiers", i, "installments"), "%s is only meaningful with interval split", fieldAt("pricingTiers", i, "installments"))
 			}
 		case IntervalSplit:
 			if s.Installments < 2 || s.Installments > maxInstallments {
-				return nil, Invalid("%s: a split tier has 2 to %d installments", fieldAt("pricingTiers", i, "installments"), maxInstallments)
+				return nil, InvalidField(fieldAt("pricingTiers", i, "installments"), "%s: a split tier has 2 to %d installments", fieldAt("pricingTiers", i, "installments"), maxInstallments)
 			}
 		default:
-			return nil, Invalid("%s must be one_time, month, year or split", fieldAt("pricingTiers", i, "interval"))
+			return nil, InvalidField(fieldAt("pricingTiers", i, "interval"), "%s must be one_time, month, year or split", fieldAt("pricingTiers", i, "interval"))
 		}
 		tiers[i] = PricingTier{ID: newID(), Index: i, Name: name, Amount: s.Amount, Currency: unit.String(), Interval: s.Interval, Installments: s.Installments}
 	}
@@ -231,7 +231,7 @@ func definePricingTiers(specs []PricingTierSpec, newID func() string) ([]Pricing
 
 func defineBumps(specs []BumpSpec, newID func() string) ([]Bump, error) {
 	if len(specs) > maxBumps {
-		return nil, Invalid("bumps: at most %d bumps", maxBumps)
+		return nil, InvalidField("bumps", "bumps: at most %d bumps", maxBumps)
 	}
 	bumps := make([]Bump, len(specs))
 	for i, s := range specs {
@@ -250,7 +250,7 @@ func defineBumps(specs []BumpSpec, newID func() string) ([]Bump, error) {
 // checkAmount requires a positive amount in minor units, within reason.
 func checkAmount(field string, amount int64) error {
 	if amount <= 0 || amount > maxAmountMinor {
-		return Invalid("%s must be a positive amount in minor units (at most %d)", field, int64(maxAmountMinor))
+		return InvalidField(field, "%s must be a positive amount in minor units (at most %d)", field, int64(maxAmountMinor))
 	}
 	return nil
 }

@@ -1,5 +1,7 @@
 package domain
 
+import "fmt"
+
 // Scope is a permission an API key carries (integration-api.md section 5).
 type Scope string
 
@@ -40,7 +42,7 @@ func ParseScopes(names []string) ([]Scope, error) {
 		return append([]Scope(nil), AllScopes...), nil
 	}
 	if len(names) == 0 {
-		return nil, Invalid("scopes must name at least one scope; leave scopes out for every scope")
+		return nil, InvalidField("scopes", "scopes must name at least one scope; leave scopes out for every scope")
 	}
 	known := make(map[Scope]bool, len(AllScopes))
 	for _, s := range AllScopes {
@@ -48,10 +50,10 @@ func ParseScopes(names []string) ([]Scope, error) {
 	}
 	seen := map[Scope]bool{}
 	var out []Scope
-	for _, n := range names {
+	for i, n := range names {
 		s := Scope(n)
 		if !known[s] {
-			return nil, Invalid("unknown scope %q", n)
+			return nil, InvalidField(fmt.Sprintf("scopes[%d]", i), "unknown scope %q", n)
 		}
 		if !seen[s] {
 			seen[s] = true

@@ -1,6 +1,7 @@
 package domain
 
 import (
+	"fmt"
 	"math"
 	"strings"
 )
@@ -30,23 +31,23 @@ func (a Automation) Validate() error {
 			return Invalid("automation email.send needs subject and body")
 		}
 		if err := checkLength("automation subject", a.Subject, MaxNameLength); err != nil {
-			return err
+			return AtParam(err, "subject")
 		}
-		return checkLength("automation body", a.Body, MaxTextLength)
+		return AtParam(checkLength("automation body", a.Body, MaxTextLength), "body")
 	case AutomationCampaignEnroll:
 		if strings.TrimSpace(a.CampaignID) == "" {
-			return Invalid("automation campaign.enroll needs campaignId")
+			return InvalidField("campaignId", "automation campaign.enroll needs campaignId")
 		}
-		return checkLength("automation campaignId", a.CampaignID, MaxNameLength)
+		return AtParam(checkLength("automation campaignId", a.CampaignID, MaxNameLength), "campaignId")
 	case AutomationCRMMove:
 		if a.CRMID == "" || a.StageID == "" {
 			return Invalid("automation crm.move needs crmId and stageId")
 		}
 		return nil
 	case "":
-		return Invalid("automation type is required")
+		return InvalidField("type", "automation type is required")
 	default:
-		return Invalid("unknown automation type %q", a.Type)
+		return InvalidField("type", "unknown automation type %q", a.Type)
 	}
 }
 
@@ -79,14 +80,14 @@ func (t *Tag) Create(accountID, name string, order int, automations []Automation
 		return Conflict("a tag named %q already exists", name)
 	}
 	if order < math.MinInt32 || order > math.MaxInt32 {
-		return Invalid("order must be between %d and %d", math.MinInt32, math.MaxInt32)
+		return InvalidField("order", "order must be between %d and %d", math.MinInt32, math.MaxInt32)
 	}
 	if len(automations) > maxAutomationsPerTag {
-		return Invalid("a tag can have at most %d automations", maxAutomationsPerTag)
+		return InvalidField("automations", "a tag can have at most %d automations", maxAutomationsPerTag)
 	}
-	for _, a := range automations {
+	for i, a := range automations {
 		if err := a.Validate(); err != nil {
-			return err
+			return UnderParam(err, fmt.Sprintf("automations[%d]", i))
 		}
 	}
 	if automations == nil {

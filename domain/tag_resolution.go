@@ -1,5 +1,7 @@
 package domain
 
+import "fmt"
+
 // TagRequest is the set of tags one request names, by id and by name.
 type TagRequest struct {
 	IDs   []string
@@ -14,9 +16,9 @@ func (r TagRequest) Validate() error {
 	if len(r.IDs)+len(r.Names) > MaxTagsPerRequest {
 		return Invalid("at most %d tagIds and tagNames together", MaxTagsPerRequest)
 	}
-	for _, n := range r.Names {
+	for i, n := range r.Names {
 		if err := checkLength("tagNames", n, MaxNameLength); err != nil {
-			return err
+			return AtParam(err, fmt.Sprintf("tagNames[%d]", i))
 		}
 	}
 	return nil

@@ -52,7 +52,7 @@ func NewPayment(processor, txnID string, at time.Time) (Payment, error) {
 		processor = DefaultProcessor
 	}
 	if !processorName.MatchString(processor) {
-		return Payment{}, Invalid("processor must be a short lower-case name such as stripe or paypal")
+		return Payment{}, InvalidField("processor", "processor must be a short lower-case name such as stripe or paypal")
 	}
 	if err := checkLength("txnId", txnID, maxTxnIDLength); err != nil {
 		return Payment{}, err
@@ -71,17 +71,17 @@ type Order struct {
 func NewOrder(product *Product, tierID string, bumpIDs []string) (Order, error) {
 	tier, ok := product.Tier(tierID)
 	if !ok {
-		return Order{}, Invalid("pricingTierId is not a pricing tier of this product")
+		return Order{}, InvalidField("pricingTierId", "pricingTierId is not a pricing tier of this product")
 	}
 	order := Order{Product: product, Tier: tier}
 	seen := map[string]bool{}
 	for i, id := range bumpIDs {
 		bump, ok := product.Bump(id)
 		if !ok {
-			return Order{}, Invalid("bumpIds[%d] is not a bump of this product", i)
+			return Order{}, InvalidField(fmt.Sprintf("bumpIds[%d]", i), "bumpIds[%d] is not a bump of this product", i)
 		}
 		if seen[id] {
-			return Order{}, Invalid("bumpIds[%d] repeats a bump", i)
+			return Order{}, InvalidField(fmt.Sprintf("bumpIds[%d]", i), "bumpIds[%d] repeats a bump", i)
 		}
 		seen[id] = true
 		order.Bumps = append(order.Bumps, bump)
@@ -185,9 +185,9 @@ func (t *Transaction) Refund(amountCents *int64, at time.Time) (Refund, error) {
 	}
 	switch {
 	case amount <= 0:
-		return Refund{}, Invalid("amountCents must be a positive amount in minor units")
+		return Refund{}, InvalidField("amountCents", "amountCents must be a positive amount in minor units")
 	case amount > remaining:
-		return Refund{}, Invalid("amountCents must be at most %d, what remains of the transaction", remaining)
+		return Refund{}, InvalidField("amountCents", "amountCents must be at most %d, what remains of the transaction", remaining)
 	}
 	refund := Refund{AmountCents: amount, FullyRefunded: amount == remaining, RefundedAt: at.UTC()}
 	sale := t.sale

@@ -1,6 +1,9 @@
 package domain
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+)
 
 // FilterNone in pricingTierIds means "do not filter by pricing option", and in bumpIds "only
 // purchases without bumps" (integration-api.md section 6, "Subscription filters").
@@ -29,17 +32,17 @@ func (f WebhookFilters) normalized() (WebhookFilters, error) {
 		{"pricingTierIds", &f.PricingTierIDs, true}, {"bumpIds", &f.BumpIDs, true}}
 	for _, l := range lists {
 		if len(*l.ids) > maxFilterIDs {
-			return f, Invalid("%s: at most %d ids", l.name, maxFilterIDs)
+			return f, InvalidField(l.name, "%s: at most %d ids", l.name, maxFilterIDs)
 		}
 		seen := map[string]bool{}
 		out := []string{}
-		for _, id := range *l.ids {
+		for i, id := range *l.ids {
 			id = strings.TrimSpace(id)
 			if id == "" || len(id) > MaxNameLength {
-				return f, Invalid("%s: ids must be non-empty strings of at most %d characters", l.name, MaxNameLength)
+				return f, InvalidField(fmt.Sprintf("%s[%d]", l.name, i), "%s: ids must be non-empty strings of at most %d characters", l.name, MaxNameLength)
 			}
 			if id == FilterNone && !l.allowNone {
-				return f, Invalid("%s: __none__ is only meaningful for pricingTierIds and bumpIds", l.name)
+				return f, InvalidField(fmt.Sprintf("%s[%d]", l.name, i), "%s: __none__ is only meaningful for pricingTierIds and bumpIds", l.name)
 			}
 			if !seen[id] {
 				seen[id] = true
@@ -47,7 +50,7 @@ func (f WebhookFilters) normalized() (WebhookFilters, error) {
 			}
 		}
 		if seen[FilterNone] && len(out) > 1 {
-			return f, Invalid("%s: __none__ cannot be combined with ids", l.name)
+			return f, InvalidField(l.name, "%s: __none__ cannot be combined with ids", l.name)
 		}
 		*l.ids = out
 	}

@@ -92,13 +92,13 @@ func (w *WebhookSubscription) Subscribe(accountID string, spec WebhookSubscripti
 	switch spec.Kind {
 	case WebhookKindCustom, WebhookKindZapier, WebhookKindMake, WebhookKindRESTHook:
 	default:
-		return Invalid("kind must be custom, zapier or make")
+		return InvalidField("kind", "kind must be custom, zapier or make")
 	}
 	if spec.URL == "" || len(spec.URL) > maxWebhookURLLength {
-		return Invalid("url is required (at most %d characters)", maxWebhookURLLength)
+		return InvalidField("url", "url is required (at most %d characters)", maxWebhookURLLength)
 	}
 	if len(spec.Events) == 0 {
-		return Invalid("events: at least one event type is required")
+		return InvalidField("events", "events: at least one event type is required")
 	}
 	events, err := known.Canonical(spec.Events)
 	if err != nil {
@@ -110,7 +110,7 @@ func (w *WebhookSubscription) Subscribe(accountID string, spec WebhookSubscripti
 		return err
 	}
 	if len(spec.Secret) < minSecretLength || len(spec.Secret) > maxSecretLength {
-		return Invalid("secret must be %d to %d characters", minSecretLength, maxSecretLength)
+		return InvalidField("secret", "secret must be %d to %d characters", minSecretLength, maxSecretLength)
 	}
 	if spec.SealedSecret == "" {
 		return fmt.Errorf("domain: subscription %s: the secret is not sealed", w.id)

@@ -6,35 +6,21 @@ import (
 	"github.com/funnelhq/funnel/api/wire"
 )
 
-// ContactJSON is a contact as the integration API shows it (integration-api.md section 3), its
-// members in the spec's order: a struct, not a map, so that it encodes without one. The read
-// model keeps it encoded in each row (Document): a change to it comes with a migration that sets
-// contacts.document to NULL (the list then shows contacts from their columns) and a rebuild of
-// the contacts read model.
-type ContactJSON struct {
-	ID           string            `json:"id"`
-	Email        string            `json:"email"`
-	FirstName    string            `json:"firstName"`
-	LastName     string            `json:"lastName"`
-	Phone        string            `json:"phone"`
-	TagIDs       []string          `json:"tagIds"`
-	CustomFields map[string]string `json:"customFields"`
-	CreatedAt    string            `json:"createdAt"`
-	UpdatedAt    string            `json:"updatedAt"`
-}
-
-// View is c as the integration API shows it.
-func (c Contact) View() ContactJSON {
-	return ContactJSON{
-		ID:           c.ID,
+// View is c as the integration API shows it (integration-api.md section 3): the generated wire
+// type. The read model keeps it encoded in each row (Document): a change to it comes with a
+// migration that sets contacts.document to NULL (the list then shows contacts from their
+// columns) and a rebuild of the contacts read model.
+func (c Contact) View() wire.Contact {
+	return wire.Contact{
+		Id:           c.ID,
 		Email:        c.Email,
 		FirstName:    c.FirstName,
 		LastName:     c.LastName,
 		Phone:        c.Phone,
-		TagIDs:       wire.List(c.TagIDs),
+		TagIds:       wire.List(c.TagIDs),
 		CustomFields: wire.Object(c.CustomFields),
-		CreatedAt:    wire.Time(c.CreatedAt),
-		UpdatedAt:    wire.Time(c.UpdatedAt),
+		CreatedAt:    wire.At(c.CreatedAt),
+		UpdatedAt:    wire.At(c.UpdatedAt),
 	}
 }
 

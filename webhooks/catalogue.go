@@ -3,6 +3,8 @@ package webhooks
 import (
 	"errors"
 	"fmt"
+	"reflect"
+	"strings"
 	"time"
 
 	"github.com/funnelhq/funnel/api/wire"
@@ -13,11 +15,20 @@ import (
 // apply to it, the domain events that produce it and its made-up sample. define builds it.
 type outboundEvent struct {
 	name string
+	// readScope reads the data the event carries: samples from the account's real events are
+	// shown only to a key that holds it.
+	readScope domain.Scope
 	// aliases are legacy names subscriptions and samples accept for it; it is never sent under them.
 	aliases []string
 	filters []filter
 	sources []mapping
 	sample  func(now time.Time) any
+	// payloadType is the generated wire type of its payload (api/wire), which the sample and
+	// every mapping make.
+	payloadType reflect.Type
+	// holdsSecret tells whether a payload carries a secret, so that its delivery's body is
+	// stored sealed (sealedWhen); nil when the event never does.
+	holdsSecret func(data any) bool
 }
 
 // mapping makes the payload of an outbound event from a decoded domain event of one type,
@@ -42,6 +53,11 @@ func from[E domain.Event, P any](payload func(E) (P, resources)) source[P] {
 	})
 }
 
+// fromChecked is from for a mapper that can fail (an answer that does not encode).
+func fromChecked[E domain.Event, P any](payload func(E) (P, resources, error)) source[P] {
+	return fromSealed(func(e E, _ Opener) (P, resources, error) { return payload(e) })
+}
+
 // fromSealed is from for a domain event that keeps a secret of its payload sealed with the
 // server key (a purchase's activation token): payload opens it with open. When the secret cannot
 // be opened (its key is not configured), payload returns an error that wraps errNotOpened,
@@ -60,15 +76,27 @@ func fromSealed[E domain.Event, P any](payload func(E, Opener) (P, resources, er
 	}}
 }
 
-// define declares an outbound event: its name, the filters that apply to it, its made-up sample
-// and the domain events it comes from. The sample and every
-// source make the same payload type P: a sample cannot drift from what is really delivered.
-func define[P any](name string, filters []filter, sample func(now time.Time) P, sources ...source[P]) outboundEvent {
-	e := outboundEvent{name: name, filters: filters, sample: func(now time.Time) any { return sample(now) }}
+// define declares an outbound event: its name, the scope that reads its data, the filters that
+// apply to it, its made-up sample and the domain events it comes from. The sample and every
+// source make the same payload type P, a generated wire type: a sample cannot drift from what is
+// really delivered.
+func define[P any](name string, readScope domain.Scope, filters []filter, sample func(now time.Time) P, sources ...source[P]) outboundEvent {
+	e := outboundEvent{name: name, readScope: readScope, filters: filters, sample: func(now time.Time) any { return sample(now) },
+		payloadType: reflect.TypeFor[P]()}
 	for _, s := range sources {
 		e.sources = append(e.sources, mapping{eventType: s.eventType, payload: func(d domain.Event, open Opener) (any, resources, error) {
 			return s.payload(d, open)
 		}})
+	}
+	return e
+}
+
+// sealedWhen says which payloads of the event carry a secret (checkout.purchased with an
+// activation token): the body of their deliveries is stored sealed in the outbox.
+func sealedWhen[P any](e outboundEvent, holdsSecret func(P) bool) outboundEvent {
+	e.holdsSecret = func(data any) bool {
+		p, ok := data.(P)
+		return ok && holdsSecret(p)
 	}
 	return e
 }
@@ -146,6 +174,25 @@ func (c *Catalogue) Names() []string {
 	return names
 }
 
+// Aliases lists the legacy names subscriptions and samples accept, in the table's order.
+func (c *Catalogue) Aliases() []string {
+	var aliases []string
+	for _, e := range c.events {
+		aliases = append(aliases, e.aliases...)
+	}
+	return aliases
+}
+
+// Schema is the name of the OpenAPI schema of an event's envelope (its body): the event's name in
+// CamelCase and "Event", "checkout.subscription_cancelled" is CheckoutSubscriptionCancelledEvent.
+func Schema(name string) string {
+	var b strings.Builder
+	for _, part := range strings.FieldsFunc(name, func(r rune) bool { return r == '.' || r == '_' }) {
+		b.WriteString(strings.ToUpper(part[:1]) + part[1:])
+	}
+	return b.String() + "Event"
+}
+
 // Canonical checks the event types a subscription asks for (commands.OutboundEvents): a legacy
 // alias becomes the type it stands for, repeats are dropped, and an unknown name is a
 // domain.Invalid error. An empty list stays empty, for the subscription to refuse.
@@ -155,7 +202,7 @@ func (c *Catalogue) Canonical(names []string) ([]string, error) {
 	for _, n := range names {
 		e, ok := c.lookup(n)
 		if !ok {
-			return nil, domain.Invalid("events: unknown event type %q", n)
+			return nil, domain.InvalidField("events", "events: unknown event type %q", n)
 		}
 		if !seen[e.name] {
 			seen[e.name] = true

@@ -2,114 +2,24 @@ package webhooks
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/funnelhq/funnel/api/wire"
 	"github.com/funnelhq/funnel/domain"
 )
 
-// The checkout payloads (integration-api.md section 6), member for member, in the contract's
-// order, and their mappers: each checkout webhook is made from its one domain event, whose
-// embedded domain.Sale names the members as the payloads do (domain/checkout_sale.go).
+// The mappers of the checkout webhooks: each fills the generated wire type of its payload
+// (integration.yaml's webhook schemas) from its one domain event, whose embedded domain.Sale
+// names the members as the payloads do (domain/checkout_sale.go).
 
-// checkoutPayment is the checkout.purchased and checkout.rebilled payload.
-type checkoutPayment struct {
-	IsRebill    bool                `json:"isRebill"`
-	Product     checkoutProduct     `json:"product"`
-	Transaction checkoutTransaction `json:"transaction"`
-	Pricing     checkoutPricing     `json:"pricing"`
-	Customer    checkoutCustomer    `json:"customer"`
-	Contact     contactSummary      `json:"contact"`
-	// Activation is sent with a first purchase when the checkout forwards to SaaS Signup.
-	Activation *checkoutActivation `json:"activation,omitempty"`
-}
-
-// checkoutRefunded is the checkout.refunded payload: the payment's members and the refund.
-type checkoutRefunded struct {
-	checkoutPayment
-	Refund checkoutRefund `json:"refund"`
-}
-
-// checkoutCancelScheduled is the checkout.subscription_cancel_scheduled payload: the members of
-// the subscription's latest payment, and the subscription.
-type checkoutCancelScheduled struct {
-	checkoutPayment
-	Subscription scheduledCancellation `json:"subscription"`
-}
-
-// checkoutSubscriptionCancelled is the checkout.subscription_cancelled payload: the members of
-// the subscription's latest payment, and the subscription.
-type checkoutSubscriptionCancelled struct {
-	checkoutPayment
-	Subscription endedSubscription `json:"subscription"`
-}
-
-type checkoutProduct struct {
-	ID           string `json:"id"`
-	Name         string `json:"name"`
-	InternalName string `json:"internalName"`
-}
-
-type checkoutTransaction struct {
-	ID             string `json:"id"`
-	TxnID          string `json:"txnId"`
-	Amount         int64  `json:"amount"` // in cents
-	Currency       string `json:"currency"`
-	Status         string `json:"status"`
-	Processor      string `json:"processor"`
-	SubscriptionID string `json:"subscriptionId"`
-}
-
-type checkoutPricing struct {
-	TierIndex     int    `json:"tierIndex"`
-	TierName      string `json:"tierName"`
-	PricingTierID string `json:"pricingTierId"`
-	BumpIndices   []int  `json:"bumpIndices"`
-	// Bumps are the bump offers bought with the plan: {id, index, name, amount}, as the
-	// products API lists them (the contract leaves their members open).
-	Bumps []domain.Bump `json:"bumps"`
-}
-
-type checkoutCustomer struct {
-	Email     string `json:"email"`
-	Name      string `json:"name"`
-	ContactID string `json:"contactId"`
-}
-
-type checkoutActivation struct {
-	Token     string `json:"token"`
-	URL       string `json:"url"`
-	ExpiresAt string `json:"expiresAt"`
-}
-
-type checkoutRefund struct {
-	AmountCents   int64  `json:"amountCents"`
-	FullyRefunded bool   `json:"fullyRefunded"`
-	RefundedAt    string `json:"refundedAt"`
-}
-
-type scheduledCancellation struct {
-	ID                string `json:"id"`
-	Status            string `json:"status"`
-	Processor         string `json:"processor"`
-	CancelAtPeriodEnd bool   `json:"cancelAtPeriodEnd"`
-	CurrentPeriodEnd  string `json:"currentPeriodEnd"`
-	ScheduledAt       string `json:"scheduledAt"`
-}
-
-type endedSubscription struct {
-	ID          string `json:"id"`
-	Status      string `json:"status"`
-	Processor   string `json:"processor"`
-	CancelledAt string `json:"cancelledAt"`
-}
-
-// holdsSecret tells whether the payload carries an activation token (secretCarrier).
-func (p checkoutPayment) holdsSecret() bool { return p.Activation != nil }
+// hasActivation tells whether a payment payload carries an activation token: its delivery's
+// body is then stored sealed (events.go).
+func hasActivation(p wire.CheckoutPaymentData) bool { return p.Activation != nil }
 
 // purchasedData maps a first payment. Its activation is there when the product forwards to a
 // SaaS signup: the token, which the purchase keeps sealed, opened with open, and the signup URL
 // with it, as the purchase's answer gave them.
-func purchasedData(e domain.CheckoutPurchased, open Opener) (checkoutPayment, resources, error) {
+func purchasedData(e domain.CheckoutPurchased, open Opener) (wire.CheckoutPaymentData, resources, error) {
 	p, about := paymentOf(e.Sale), saleResources(e.Sale, e.Transaction.SubscriptionID)
 	if a := e.Activation; a != nil {
 		token, err := activationToken(*a, open)
@@ -120,7 +30,7 @@ func purchasedData(e domain.CheckoutPurchased, open Opener) (checkoutPayment, re
 		if err != nil {
 			return p, about, fmt.Errorf("webhooks: activation %s: %w", a.ActivationID, err)
 		}
-		p.Activation = &checkoutActivation{Token: token, URL: link, ExpiresAt: wire.Time(a.ExpiresAt)}
+		p.Activation = &wire.CheckoutActivation{Token: token, Url: link, ExpiresAt: wire.At(a.ExpiresAt)}
 	}
 	return p, about, nil
 }
@@ -139,7 +49,7 @@ func activationToken(a domain.SealedActivationGrant, open Opener) (string, error
 }
 
 // rebilledData maps a renewal payment.
-func rebilledData(e domain.CheckoutRebilled) (checkoutPayment, resources) {
+func rebilledData(e domain.CheckoutRebilled) (wire.CheckoutPaymentData, resources) {
 	p := paymentOf(e.Sale)
 	p.IsRebill = true
 	return p, saleResources(e.Sale, e.Transaction.SubscriptionID)
@@ -147,43 +57,53 @@ func rebilledData(e domain.CheckoutRebilled) (checkoutPayment, resources) {
 
 // refundedData maps a refund: the payment (a purchase or a rebill), with its status after the
 // refund, and the refund.
-func refundedData(e domain.CheckoutRefunded) (checkoutRefunded, resources) {
-	r := e.Refund
-	return checkoutRefunded{
-		checkoutPayment: paymentOf(e.Sale),
-		Refund:          checkoutRefund{AmountCents: r.AmountCents, FullyRefunded: r.FullyRefunded, RefundedAt: wire.Time(r.RefundedAt)},
+func refundedData(e domain.CheckoutRefunded) (wire.CheckoutRefundedData, resources) {
+	p, r := paymentOf(e.Sale), e.Refund
+	return wire.CheckoutRefundedData{
+		IsRebill: p.IsRebill, Product: p.Product, Transaction: p.Transaction, Pricing: p.Pricing, Customer: p.Customer, Contact: p.Contact,
+		Refund: wire.CheckoutRefund{AmountCents: r.AmountCents, FullyRefunded: r.FullyRefunded, RefundedAt: wire.At(r.RefundedAt)},
 	}, saleResources(e.Sale, e.Transaction.SubscriptionID)
 }
 
 // cancelScheduledData maps a cancellation as it is asked for.
-func cancelScheduledData(e domain.SubscriptionCancelScheduled) (checkoutCancelScheduled, resources) {
-	s := e.Subscription
-	return checkoutCancelScheduled{checkoutPayment: paymentOf(e.Sale), Subscription: scheduledCancellation{
-		ID: s.ID, Status: s.Status, Processor: s.Processor, CancelAtPeriodEnd: s.CancelAtPeriodEnd,
-		CurrentPeriodEnd: wire.Time(s.CurrentPeriodEnd), ScheduledAt: wire.Time(s.ScheduledAt),
-	}}, saleResources(e.Sale, s.ID)
+func cancelScheduledData(e domain.SubscriptionCancelScheduled) (wire.CheckoutSubscriptionCancelScheduledData, resources) {
+	p, s := paymentOf(e.Sale), e.Subscription
+	return wire.CheckoutSubscriptionCancelScheduledData{
+		IsRebill: p.IsRebill, Product: p.Product, Transaction: p.Transaction, Pricing: p.Pricing, Customer: p.Customer, Contact: p.Contact,
+		Subscription: wire.ScheduledCancellation{
+			Id: s.ID, Status: wire.ScheduledCancellationStatus(s.Status), Processor: s.Processor, CancelAtPeriodEnd: s.CancelAtPeriodEnd,
+			CurrentPeriodEnd: wire.At(s.CurrentPeriodEnd), ScheduledAt: wire.At(s.ScheduledAt),
+		},
+	}, saleResources(e.Sale, s.ID)
 }
 
 // subscriptionCancelledData maps the end of a subscription.
-func subscriptionCancelledData(e domain.SubscriptionCancelled) (checkoutSubscriptionCancelled, resources) {
-	s := e.Subscription
-	return checkoutSubscriptionCancelled{checkoutPayment: paymentOf(e.Sale), Subscription: endedSubscription{
-		ID: s.ID, Status: s.Status, Processor: s.Processor, CancelledAt: wire.Time(s.CancelledAt),
-	}}, saleResources(e.Sale, s.ID)
+func subscriptionCancelledData(e domain.SubscriptionCancelled) (wire.CheckoutSubscriptionCancelledData, resources) {
+	p, s := paymentOf(e.Sale), e.Subscription
+	return wire.CheckoutSubscriptionCancelledData{
+		IsRebill: p.IsRebill, Product: p.Product, Transaction: p.Transaction, Pricing: p.Pricing, Customer: p.Customer, Contact: p.Contact,
+		Subscription: wire.EndedSubscription{
+			Id: s.ID, Status: wire.EndedSubscriptionStatus(s.Status), Processor: s.Processor, CancelledAt: wire.At(s.CancelledAt),
+		},
+	}, saleResources(e.Sale, s.ID)
 }
 
 // paymentOf is the payment members of a sale.
-func paymentOf(s domain.Sale) checkoutPayment {
+func paymentOf(s domain.Sale) wire.CheckoutPaymentData {
 	t := s.Transaction
-	return checkoutPayment{
+	bumps := make([]wire.Bump, len(s.Pricing.Bumps))
+	for i, b := range s.Pricing.Bumps {
+		bumps[i] = wire.Bump{Id: b.ID, Index: b.Index, Name: b.Name, Amount: b.Amount}
+	}
+	return wire.CheckoutPaymentData{
 		IsRebill: s.IsRebill,
-		Product:  checkoutProduct{ID: s.Product.ID, Name: s.Product.Name, InternalName: s.Product.InternalName},
-		Transaction: checkoutTransaction{ID: t.ID, TxnID: t.TxnID, Amount: t.Amount, Currency: t.Currency, Status: t.Status,
-			Processor: t.Processor, SubscriptionID: t.SubscriptionID},
-		Pricing: checkoutPricing{TierIndex: s.Pricing.TierIndex, TierName: s.Pricing.TierName, PricingTierID: s.Pricing.PricingTierID,
-			BumpIndices: wire.List(s.Pricing.BumpIndices), Bumps: wire.List(s.Pricing.Bumps)},
-		Customer: checkoutCustomer{Email: s.Customer.Email, Name: s.Customer.Name, ContactID: s.Customer.ContactID},
-		Contact:  contactSummary{ContactID: s.Contact.ContactID, Email: s.Contact.Email, FirstName: s.Contact.FirstName, LastName: s.Contact.LastName},
+		Product:  wire.CheckoutProduct{Id: s.Product.ID, Name: s.Product.Name, InternalName: s.Product.InternalName},
+		Transaction: wire.CheckoutTransaction{Id: t.ID, TxnId: t.TxnID, Amount: t.Amount, Currency: t.Currency,
+			Status: wire.TransactionStatus(t.Status), Processor: t.Processor, SubscriptionId: t.SubscriptionID},
+		Pricing: wire.CheckoutPricing{TierIndex: s.Pricing.TierIndex, TierName: s.Pricing.TierName, PricingTierId: s.Pricing.PricingTierID,
+			BumpIndices: wire.List(s.Pricing.BumpIndices), Bumps: bumps},
+		Customer: wire.CheckoutCustomer{Email: s.Customer.Email, Name: s.Customer.Name, ContactId: s.Customer.ContactID},
+		Contact:  wire.ContactSummary{ContactId: s.Contact.ContactID, Email: s.Contact.Email, FirstName: s.Contact.FirstName, LastName: s.Contact.LastName},
 	}
 }
 
@@ -201,4 +121,60 @@ func saleResources(s domain.Sale, subscriptionID string) resources {
 		r.bumpIDs = append(r.bumpIDs, b.ID)
 	}
 	return r
+}
+
+// The sample builders make realistic made-up payloads of the same generated types as real
+// deliveries, beside their mappers (events.go pairs each with its event's mappers).
+
+func purchasedSample(now time.Time) wire.CheckoutPaymentData {
+	p := samplePayment(false, "succeeded")
+	p.Activation = &wire.CheckoutActivation{Token: sampleToken, Url: "https://app.example.com/signup?token=" + sampleToken, ExpiresAt: wire.At(now.Add(7 * 24 * time.Hour))}
+	return p
+}
+
+func rebilledSample(time.Time) wire.CheckoutPaymentData { return samplePayment(true, "succeeded") }
+
+func refundedSample(now time.Time) wire.CheckoutRefundedData {
+	p := samplePayment(false, "refunded")
+	return wire.CheckoutRefundedData{
+		IsRebill: p.IsRebill, Product: p.Product, Transaction: p.Transaction, Pricing: p.Pricing, Customer: p.Customer, Contact: p.Contact,
+		Refund: wire.CheckoutRefund{AmountCents: 4900, FullyRefunded: true, RefundedAt: wire.At(now)},
+	}
+}
+
+func cancelScheduledSample(now time.Time) wire.CheckoutSubscriptionCancelScheduledData {
+	p := samplePayment(false, "succeeded")
+	return wire.CheckoutSubscriptionCancelScheduledData{
+		IsRebill: p.IsRebill, Product: p.Product, Transaction: p.Transaction, Pricing: p.Pricing, Customer: p.Customer, Contact: p.Contact,
+		Subscription: wire.ScheduledCancellation{
+			Id: "sub_sample", Status: "active", Processor: "stripe", CancelAtPeriodEnd: true,
+			CurrentPeriodEnd: wire.At(now.Add(20 * 24 * time.Hour)), ScheduledAt: wire.At(now),
+		},
+	}
+}
+
+func subscriptionCancelledSample(now time.Time) wire.CheckoutSubscriptionCancelledData {
+	p := samplePayment(false, "succeeded")
+	return wire.CheckoutSubscriptionCancelledData{
+		IsRebill: p.IsRebill, Product: p.Product, Transaction: p.Transaction, Pricing: p.Pricing, Customer: p.Customer, Contact: p.Contact,
+		Subscription: wire.EndedSubscription{Id: "sub_sample", Status: "cancelled", Processor: "stripe", CancelledAt: wire.At(now)},
+	}
+}
+
+var sampleContact = wire.ContactSummary{ContactId: "ct_sample", Email: "ada@example.com", FirstName: "Ada", LastName: "Lovelace"}
+
+// sampleToken looks like an activation token (43 base64url characters) and is none.
+const sampleToken = "c2FtcGxlLWFjdGl2YXRpb24tdG9rZW4tbm90LXJlYWw"
+
+// samplePayment is a monthly plan paid with Stripe, without bumps.
+func samplePayment(isRebill bool, status string) wire.CheckoutPaymentData {
+	return wire.CheckoutPaymentData{
+		IsRebill: isRebill,
+		Product:  wire.CheckoutProduct{Id: "prod_sample", Name: "Pro Plan", InternalName: "pro-monthly"},
+		Transaction: wire.CheckoutTransaction{Id: "txn_sample", TxnId: "ch_3Psample", Amount: 4900, Currency: "USD",
+			Status: wire.TransactionStatus(status), Processor: "stripe", SubscriptionId: "sub_sample"},
+		Pricing:  wire.CheckoutPricing{TierIndex: 0, TierName: "Monthly", PricingTierId: "tier_sample", BumpIndices: []int{}, Bumps: []wire.Bump{}},
+		Customer: wire.CheckoutCustomer{Email: "ada@example.com", Name: "Ada Lovelace", ContactId: "ct_sample"},
+		Contact:  sampleContact,
+	}
 }

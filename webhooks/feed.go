@@ -117,7 +117,7 @@ func (c *Catalogue) sourcesOf(names []string) ([]string, error) {
 	for _, n := range names {
 		e, ok := c.lookup(n)
 		if !ok {
-			return nil, domain.Invalid("types: unknown event type %q", n)
+			return nil, domain.InvalidField("types", "types: unknown event type %q", n)
 		}
 		if !seen[e] {
 			seen[e] = true

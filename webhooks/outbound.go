@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/funnelhq/funnel/api/wire"
 	"github.com/funnelhq/funnel/domain"
 )
 
@@ -20,6 +21,20 @@ type Envelope struct {
 	Type      string `json:"type"`
 	CreatedAt string `json:"createdAt"`
 	Data      any    `json:"data"`
+}
+
+// Wire is the envelope as the generated union of the document's webhook bodies, its members as
+// a delivery sends them.
+func (e Envelope) Wire() (wire.WebhookEvent, error) {
+	var out wire.WebhookEvent
+	b, err := json.Marshal(e)
+	if err == nil {
+		err = out.UnmarshalJSON(b)
+	}
+	if err != nil {
+		return out, fmt.Errorf("webhooks: encode %s: %w", e.Type, err)
+	}
+	return out, nil
 }
 
 // outbound is a domain event as webhooks see it.
@@ -34,8 +49,7 @@ type outbound struct {
 
 // holdsSecret tells whether the payload carries a secret, so that its body is stored sealed.
 func (o outbound) holdsSecret() bool {
-	c, ok := o.envelope.Data.(secretCarrier)
-	return ok && c.holdsSecret()
+	return o.event.holdsSecret != nil && o.envelope.Data != nil && o.event.holdsSecret(o.envelope.Data)
 }
 
 // wantedBy tells whether a subscription to events with filters receives it.

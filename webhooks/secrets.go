@@ -32,12 +32,6 @@ func bodySealing(deliveryID string) []byte {
 	return []byte("funnel webhook delivery body\x00" + deliveryID)
 }
 
-// secretCarrier is implemented by the payloads that may carry a secret (checkout.purchased with
-// its activation token): the body of a delivery whose payload holds one is stored sealed.
-type secretCarrier interface {
-	holdsSecret() bool
-}
-
 // redacting opens every sealed secret to domain.RedactedSecret: a sample shows a payload as it
 // was delivered but never hands out a secret, and needs no key.
 type redacting struct{}

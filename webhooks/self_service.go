@@ -90,7 +90,7 @@ func (s *SelfService) Deliveries(ctx context.Context, accountID, subscriptionID,
 	switch status {
 	case "", "pending", "succeeded", "failed":
 	default:
-		return nil, "", domain.Invalid("status must be pending, succeeded or failed")
+		return nil, "", domain.InvalidField("status", "status must be pending, succeeded or failed")
 	}
 	if _, err := s.usable(ctx, accountID, subscriptionID); err != nil {
 		return nil, "", err
@@ -138,13 +138,13 @@ func (s *SelfService) Replay(ctx context.Context, req ReplayRequest) (Replay, er
 	now := s.now()
 	switch {
 	case req.Since.IsZero():
-		return Replay{}, domain.Invalid("since is required")
+		return Replay{}, domain.InvalidField("since", "since is required")
 	case req.Since.After(now):
-		return Replay{}, domain.Invalid("since is in the future")
+		return Replay{}, domain.InvalidField("since", "since is in the future")
 	case req.Since.Before(now.Add(-FeedRetention)):
-		return Replay{}, domain.Invalid("since is older than the %d days the event feed keeps", int(FeedRetention/(24*time.Hour)))
+		return Replay{}, domain.InvalidField("since", "since is older than the %d days the event feed keeps", int(FeedRetention/(24*time.Hour)))
 	case !req.Until.IsZero() && !req.Until.After(req.Since):
-		return Replay{}, domain.Invalid("until must be after since")
+		return Replay{}, domain.InvalidField("until", "until must be after since")
 	}
 	sources, err := s.events.sourcesOf(req.Types)
 	if err != nil {

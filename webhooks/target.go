@@ -28,18 +28,18 @@ func (p TargetPolicy) CheckURL(ctx context.Context, raw string) (string, error) 
 	raw = strings.TrimSpace(raw)
 	u, err := url.Parse(raw)
 	if err != nil || u.Host == "" || u.User != nil || (u.Scheme != "https" && u.Scheme != "http") {
-		return "", domain.Invalid("url must be an absolute https URL without credentials")
+		return "", domain.InvalidField("url", "url must be an absolute https URL without credentials")
 	}
 	if p.AllowPrivate {
 		return u.String(), nil
 	}
 	if u.Scheme != "https" {
-		return "", domain.Invalid("url must use https")
+		return "", domain.InvalidField("url", "url must use https")
 	}
 	host := u.Hostname()
 	if addr, err := netip.ParseAddr(host); err == nil {
 		if !publicAddr(addr) {
-			return "", domain.Invalid("url must not point to a loopback, private, link-local or metadata address")
+			return "", domain.InvalidField("url", "url must not point to a loopback, private, link-local or metadata address")
 		}
 		return u.String(), nil
 	}
@@ -49,11 +49,11 @@ func (p TargetPolicy) CheckURL(ctx context.Context, raw string) (string, error) 
 	}
 	addrs, err := resolver.LookupNetIP(ctx, "ip", host)
 	if err != nil || len(addrs) == 0 {
-		return "", domain.Invalid("url host %q does not resolve", host)
+		return "", domain.InvalidField("url", "url host %q does not resolve", host)
 	}
 	for _, a := range addrs {
 		if !publicAddr(a) {
-			return "", domain.Invalid("url host %q resolves to a loopback, private, link-local or metadata address", host)
+			return "", domain.InvalidField("url", "url host %q resolves to a loopback, private, link-local or metadata address", host)
 		}
 	}
 	return u.String(), nil

@@ -7,6 +7,8 @@ import (
 	"io"
 	"net/http"
 	"strings"
+
+	"github.com/funnelhq/funnel/domain"
 )
 
 // MaxBodyBytes is the largest request body accepted (integration-api.md section 8).
@@ -19,8 +21,8 @@ func Decode(w http.ResponseWriter, r *http.Request, dst any) bool {
 	if !ok {
 		return false
 	}
-	if msg := decodeJSON(body, dst); msg != "" {
-		WriteError(w, http.StatusBadRequest, msg)
+	if bad := decodeJSON(body, dst); bad != nil {
+		WriteCodedError(w, bad.code, bad.param, bad.message)
 		return false
 	}
 	return true
@@ -36,8 +38,8 @@ func DecodeOptional(w http.ResponseWriter, r *http.Request, dst any) bool {
 	if strings.TrimSpace(string(body)) == "" {
 		return true
 	}
-	if msg := decodeJSON(body, dst); msg != "" {
-		WriteError(w, http.StatusBadRequest, msg)
+	if bad := decodeJSON(body, dst); bad != nil {
+		WriteCodedError(w, bad.code, bad.param, bad.message)
 		return false
 	}
 	return true
@@ -62,17 +64,26 @@ func readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
 	return body, true
 }
 
-// decodeJSON returns "" on success, else a message naming what is wrong.
-func decodeJSON(body []byte, dst any) string {
+// badBody is what is wrong with a request body: the code, the field at fault (or "") and the
+// message of the answer.
+type badBody struct {
+	code           domain.ErrorCode
+	param, message string
+}
+
+// decodeJSON returns nil on success, else what is wrong: invalid_json for a body that is not one
+// JSON object, invalid_request for a value that the object holds.
+func decodeJSON(body []byte, dst any) *badBody {
+	notJSON := func(message string) *badBody { return &badBody{code: domain.CodeInvalidJSON, message: message} }
 	trimmed := strings.TrimSpace(string(body))
 	if trimmed == "" {
-		return "request body is required"
+		return notJSON("request body is required")
 	}
 	if !strings.HasPrefix(trimmed, "{") {
-		return "request body must be a JSON object"
+		return notJSON("request body must be a JSON object")
 	}
 	if hasNULEscape(trimmed) {
-		return "strings must not contain NUL characters (\\u0000)"
+		return &badBody{code: domain.CodeInvalidRequest, message: "strings must not contain NUL characters (\\u0000)"}
 	}
 	dec := json.NewDecoder(strings.NewReader(trimmed))
 	if err := dec.Decode(dst); err != nil {
@@ -80,17 +91,18 @@ func decodeJSON(body []byte, dst any) string {
 		var fieldErr *FieldError
 		switch {
 		case errors.As(err, &typeErr) && typeErr.Field != "":
-			return fmt.Sprintf("%s: expected %s, got %s", typeErr.Field, jsonTypeName(typeErr.Type.Kind().String()), jsonTypeName(typeErr.Value))
+			return &badBody{code: domain.CodeInvalidRequest, param: typeErr.Field,
+				message: fmt.Sprintf("%s: expected %s, got %s", typeErr.Field, jsonTypeName(typeErr.Type.Kind().String()), jsonTypeName(typeErr.Value))}
 		case errors.As(err, &fieldErr):
-			return fieldErr.Message
+			return &badBody{code: domain.CodeInvalidRequest, param: fieldErr.Param, message: fieldErr.Message}
 		default:
-			return "malformed JSON"
+			return notJSON("malformed JSON")
 		}
 	}
 	if dec.More() {
-		return "malformed JSON: unexpected data after the object"
+		return notJSON("malformed JSON: unexpected data after the object")
 	}
-	return ""
+	return nil
 }
 
 // hasNULEscape tells whether a JSON text holds the escape \u0000 (a raw NUL byte is invalid JSON
@@ -134,8 +146,9 @@ func jsonTypeName(goKind string) string {
 }
 
 // FieldError is a decoding error raised by a custom JSON type of a request (UnmarshalJSON):
-// Decode answers 400 with its message instead of "malformed JSON".
-type FieldError struct{ Message string }
+// Decode answers 400 invalid_request with its message and Param (the JSON path of the field at
+// fault, when it knows it) instead of "malformed JSON".
+type FieldError struct{ Message, Param string }
 
 // Error returns the message.
 func (e *FieldError) Error() string { return e.Message }

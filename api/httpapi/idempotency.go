@@ -11,8 +11,9 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/funnelhq/funnel/api/httpapi/idempotent"
 	"github.com/funnelhq/funnel/commands"
-	"github.com/funnelhq/funnel/infra/idempotency"
+	"github.com/funnelhq/funnel/domain"
 )
 
 // The Idempotency-Key request header, on every POST and PATCH of both APIs (decisions.md
@@ -26,21 +27,12 @@ const (
 	MaxIdempotencyKey = 255
 )
 
-// IdempotencyStore keeps the claims and answers of keys (infra/idempotency).
-type IdempotencyStore interface {
-	Claim(ctx context.Context, req idempotency.Request) (idempotency.Claim, error)
-	KeepOutcomes(ctx context.Context, c idempotency.Claim, outcomes []byte) error
-	Complete(ctx context.Context, c idempotency.Claim, res idempotency.Response) error
-	Release(ctx context.Context, c idempotency.Claim) error
-	Yield(ctx context.Context, c idempotency.Claim) error
-}
-
 // Idempotent wraps the handler of a route so that a POST or PATCH carrying an Idempotency-Key is
 // performed once per key and scope, and its retries get the same answer. scope names whose keys
 // these are (the account of the API key, or the operator token); it runs after authentication.
 // Other methods, and requests without the header, pass through untouched. A nil store turns the
 // header off.
-func Idempotent(store IdempotencyStore, scope func(*http.Request) string, next http.Handler) http.Handler {
+func Idempotent(store idempotent.Store, scope func(*http.Request) string, next http.Handler) http.Handler {
 	if store == nil {
 		return next
 	}
@@ -62,23 +54,23 @@ func Idempotent(store IdempotencyStore, scope func(*http.Request) string, next h
 		if !ok {
 			return
 		}
-		claim, err := store.Claim(r.Context(), idempotency.Request{Scope: scope(r), Key: keys[0], Fingerprint: fingerprint(r, body)})
+		claim, err := store.Claim(r.Context(), idempotent.Request{Scope: scope(r), Key: keys[0], Fingerprint: fingerprint(r, body)})
 		if err != nil {
 			Fail(w, r, err)
 			return
 		}
 		switch claim.Decision {
-		case idempotency.Replay:
+		case idempotent.Replay:
 			writeKept(w, claim.Response, true)
-		case idempotency.Mismatch:
-			WriteError(w, http.StatusConflict, "this Idempotency-Key was used for another request (another method, path or body); use a new key for a new request")
-		case idempotency.InProgress:
+		case idempotent.Mismatch:
+			WriteCodedError(w, domain.CodeIdempotencyKeyReused, "", "this Idempotency-Key was used for another request (another method, path or body); use a new key for a new request")
+		case idempotent.InProgress:
 			answerInProgress(w)
-		case idempotency.Unreadable:
+		case idempotent.Unreadable:
 			w.Header().Set(ReplayedHeader, "true")
 			WriteError(w, http.StatusConflict, "the request with this Idempotency-Key was performed, but its kept answer is sealed with a server key "+
 				"that is no longer configured: it is not performed again; read its outcome with a GET")
-		case idempotency.Orphaned:
+		case idempotent.Orphaned:
 			res := orphanedAnswer()
 			noteFailure(r, "complete", store.Complete(context.WithoutCancel(r.Context()), claim, res))
 			writeKept(w, res, true)
@@ -134,7 +126,7 @@ func fingerprint(r *http.Request, body []byte) [32]byte {
 //
 // The handler runs to its end even when the client goes away, so that the retry the client
 // will send finds the answer rather than a request cut short.
-func perform(w http.ResponseWriter, r *http.Request, store IdempotencyStore, claim idempotency.Claim, body []byte, next http.Handler) {
+func perform(w http.ResponseWriter, r *http.Request, store idempotent.Store, claim idempotent.Claim, body []byte, next http.Handler) {
 	ctx := context.WithoutCancel(r.Context())
 	// The outcome is kept while the handler goes on (it waits for the read models meanwhile); the
 	// answer is kept, or the lease given up, only once it is, so that no retry can find the key
@@ -149,7 +141,7 @@ func perform(w http.ResponseWriter, r *http.Request, store IdempotencyStore, cla
 			noteFailure(r, "keep the outcome", err)
 		})
 	}}
-	if claim.Decision == idempotency.Resume {
+	if claim.Decision == idempotent.Resume {
 		if err := json.Unmarshal(claim.Outcomes, &idem.Earlier); err != nil {
 			noteFailure(r, "read the kept outcome", err)
 			noteFailure(r, "yield", store.Yield(ctx, claim))
@@ -171,7 +163,7 @@ func perform(w http.ResponseWriter, r *http.Request, store IdempotencyStore, cla
 	finished = true
 	keeping.Wait()
 
-	res := idempotency.Response{Status: capture.status, ContentType: capture.header.Get("Content-Type"), Body: capture.body.Bytes()}
+	res := idempotent.Response{Status: capture.status, ContentType: capture.header.Get("Content-Type"), Body: capture.body.Bytes()}
 	switch {
 	case idem.Lost():
 		// Another attempt of this request appended first (it took over from this one, or this
@@ -188,7 +180,7 @@ func perform(w http.ResponseWriter, r *http.Request, store IdempotencyStore, cla
 	for name, values := range capture.header {
 		w.Header()[name] = values
 	}
-	if claim.Decision == idempotency.Resume {
+	if claim.Decision == idempotent.Resume {
 		w.Header().Set(ReplayedHeader, "true")
 	}
 	w.WriteHeader(res.Status)
@@ -198,20 +190,20 @@ func perform(w http.ResponseWriter, r *http.Request, store IdempotencyStore, cla
 // answerInProgress answers a retry that came while its request is still being performed.
 func answerInProgress(w http.ResponseWriter) {
 	w.Header().Set("Retry-After", "1")
-	WriteError(w, http.StatusConflict, "a request with this Idempotency-Key is still in progress; retry it in a moment")
+	WriteCodedError(w, domain.CodeIdempotencyKeyInProgress, "", "a request with this Idempotency-Key is still in progress; retry it in a moment")
 }
 
 // orphanedAnswer is kept for a key whose request was performed by an attempt that stopped (the
 // process ended) in the instant between its write and the keeping of its outcome.
-func orphanedAnswer() idempotency.Response {
+func orphanedAnswer() idempotent.Response {
 	var body bytes.Buffer
-	_ = json.NewEncoder(&body).Encode(Object{"error": "the request with this Idempotency-Key was performed, but the service stopped before it could answer: " +
-		"it is not performed again; read its outcome with a GET"})
-	return idempotency.Response{Status: http.StatusConflict, ContentType: jsonContentType, Body: body.Bytes()}
+	_ = json.NewEncoder(&body).Encode(errorBody(domain.CodeConflict, "", "the request with this Idempotency-Key was performed, but the service stopped before it could answer: "+
+		"it is not performed again; read its outcome with a GET"))
+	return idempotent.Response{Status: http.StatusConflict, ContentType: jsonContentType, Body: body.Bytes()}
 }
 
 // writeKept writes a kept answer.
-func writeKept(w http.ResponseWriter, res idempotency.Response, replayed bool) {
+func writeKept(w http.ResponseWriter, res idempotent.Response, replayed bool) {
 	if res.ContentType != "" {
 		w.Header().Set("Content-Type", res.ContentType)
 	}

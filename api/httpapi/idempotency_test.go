@@ -48,7 +48,7 @@ func (h *writeHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		httpapi.WriteError(w, http.StatusServiceUnavailable, "the change was saved but is not readable yet; retry the request")
 		return
 	}
-	httpapi.WriteJSON(w, http.StatusCreated, httpapi.Object{"accountId": res.AccountID})
+	httpapi.Answer(w, http.StatusCreated, map[string]any{"success": true, "accountId": res.AccountID})
 }
 
 func newWrite(t *testing.T, d sqldb.Dialect) (*writeHandler, http.Handler, *eventstore.Store) {

@@ -12,7 +12,7 @@ import (
 // WritePage answers one page of a list: it reads limit and cursor (400 when they are bad), asks
 // list for the page, and answers {"success": true, member: [view(row), ...], nextCursor}
 // (nextCursor absent on the last page). A view is best a struct (its members in the order the
-// spec gives them): it encodes without the map an Object costs.
+// spec gives them): it encodes without the map a map[string]any costs.
 func WritePage[T, V any](w http.ResponseWriter, r *http.Request, member string,
 	list func(paging.Page) ([]T, string, error), view func(T) V) {
 	page, ok := pageOf(w, r)
@@ -112,7 +112,7 @@ func pageOf(w http.ResponseWriter, r *http.Request) (paging.Page, bool) {
 	}
 	page, err := paging.Parse(limit[0], given, q.Get("cursor"))
 	if err != nil {
-		WriteError(w, http.StatusBadRequest, err.Error())
+		WriteFieldError(w, "limit", err.Error())
 		return page, false
 	}
 	return page, true

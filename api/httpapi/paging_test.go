@@ -10,7 +10,7 @@ import (
 	"github.com/funnelhq/funnel/projections/paging"
 )
 
-// A page written without a map reads, for encoding/json, as the Object it replaces: success,
+// A page written without a map reads, for encoding/json, as the map it replaces: success,
 // the list under the resource's name, nextCursor only when there is a next page, and the final
 // newline json.Encoder writes.
 func TestWritePageAnswersAsAnObject(t *testing.T) {
@@ -28,7 +28,7 @@ func TestWritePageAnswersAsAnObject(t *testing.T) {
 		if rec.Code != 200 || rec.Header().Get("Content-Type") != jsonContentType {
 			t.Fatalf("status %d, Content-Type %q", rec.Code, rec.Header().Get("Content-Type"))
 		}
-		want := Object{"success": true, "contacts": rows}
+		want := map[string]any{"success": true, "contacts": rows}
 		if next != "" {
 			want["nextCursor"] = next
 		}

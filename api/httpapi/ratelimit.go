@@ -10,16 +10,10 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/funnelhq/funnel/infra/ratelimit"
+	"github.com/funnelhq/funnel/api/httpapi/limits"
+	"github.com/funnelhq/funnel/api/wire"
+	"github.com/funnelhq/funnel/domain"
 )
-
-// RateLimiter is a store of sliding windows (infra/ratelimit: Memory, or Fallback on Redis).
-type RateLimiter interface {
-	// Decide admits a request under every count or under none.
-	Decide(ctx context.Context, counts []ratelimit.Count) (ratelimit.Decision, error)
-	// Release takes back what an admitted decision counted.
-	Release(ctx context.Context, slot ratelimit.Slot) error
-}
 
 // RateLimits applies rate limits to the requests of a listener and tells every client where it
 // stands. A request may be decided several times as it goes (per address before
@@ -35,12 +29,12 @@ type RateLimiter interface {
 //
 // A nil *RateLimits admits everything and sends no header (FUNNEL_RATE_LIMITS=off).
 type RateLimits struct {
-	limiter   RateLimiter
+	limiter   limits.Limiter
 	clientIPs ClientIPs
 }
 
 // NewRateLimits decides in limiter, counting clients by the address clientIPs finds.
-func NewRateLimits(limiter RateLimiter, clientIPs ClientIPs) *RateLimits {
+func NewRateLimits(limiter limits.Limiter, clientIPs ClientIPs) *RateLimits {
 	return &RateLimits{limiter: limiter, clientIPs: clientIPs}
 }
 
@@ -48,14 +42,14 @@ type rateLimitKey struct{}
 
 // limitedRequest is what the decisions on one request leave for the next ones.
 type limitedRequest struct {
-	client string            // the client's address as counted
-	slots  []ratelimit.Slot  // what the decisions so far counted
-	shown  *ratelimit.Status // the window in the headers
+	client string         // the client's address as counted
+	slots  []limits.Slot  // what the decisions so far counted
+	shown  *limits.Status // the window in the headers
 }
 
 // Middleware decides on every request for which applies is true, before anything else, under
 // the counts of its client (Client): requests it refuses are answered 429 there.
-func (l *RateLimits) Middleware(applies func(*http.Request) bool, counts func(client string) []ratelimit.Count) func(http.Handler) http.Handler {
+func (l *RateLimits) Middleware(applies func(*http.Request) bool, counts func(client string) []limits.Count) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		if l == nil {
 			return next
@@ -102,7 +96,7 @@ func clientSubject(addr netip.Addr) string {
 // Admit decides on the request under counts. Admitted, it sets the RateLimit headers and returns
 // true; refused, it gives back what earlier decisions on the request counted, answers 429, and
 // returns false. A nil *RateLimits admits everything.
-func (l *RateLimits) Admit(w http.ResponseWriter, r *http.Request, counts ...ratelimit.Count) bool {
+func (l *RateLimits) Admit(w http.ResponseWriter, r *http.Request, counts ...limits.Count) bool {
 	if l == nil {
 		return true
 	}
@@ -121,7 +115,8 @@ func (l *RateLimits) Admit(w http.ResponseWriter, r *http.Request, counts ...rat
 		setRateLimitHeaders(w, refusing)
 		retry := wholeSeconds(refusing.Reset)
 		w.Header().Set("Retry-After", strconv.Itoa(retry))
-		writeBody(w, http.StatusTooManyRequests, Object{"error": "rate limit exceeded: " + refusing.Rule.Description, "retryAfterSeconds": retry})
+		writeBody(w, http.StatusTooManyRequests, wire.RateLimited{Error: "rate limit exceeded: " + refusing.Rule.Description,
+			Code: wire.ErrorCode(domain.CodeRateLimited), RetryAfterSeconds: retry})
 		return false
 	}
 	lr.slots = append(lr.slots, d.Slot)
@@ -149,8 +144,8 @@ func (l *RateLimits) release(r *http.Request, lr *limitedRequest) {
 
 // refusingStatus is the refusing window that frees a slot last: the request would be refused
 // until then.
-func refusingStatus(statuses []ratelimit.Status) ratelimit.Status {
-	var worst ratelimit.Status
+func refusingStatus(statuses []limits.Status) limits.Status {
+	var worst limits.Status
 	for _, s := range statuses {
 		if s.Refused && s.Reset >= worst.Reset {
 			worst = s
@@ -161,14 +156,14 @@ func refusingStatus(statuses []ratelimit.Status) ratelimit.Status {
 
 // tighter tells whether a leaves a client less room than b: fewer requests remaining, or as
 // many and longer to wait for the next slot.
-func tighter(a, b ratelimit.Status) bool {
+func tighter(a, b limits.Status) bool {
 	if a.Remaining != b.Remaining {
 		return a.Remaining < b.Remaining
 	}
 	return a.Reset > b.Reset
 }
 
-func setRateLimitHeaders(w http.ResponseWriter, s ratelimit.Status) {
+func setRateLimitHeaders(w http.ResponseWriter, s limits.Status) {
 	h := w.Header()
 	h.Set("RateLimit-Limit", strconv.Itoa(s.Rule.Max))
 	h.Set("RateLimit-Remaining", strconv.Itoa(s.Remaining))

@@ -8,6 +8,7 @@ import (
 	"github.com/goccy/go-json"
 	"go.uber.org/zap"
 
+	"github.com/funnelhq/funnel/api/wire"
 	"github.com/funnelhq/funnel/commands"
 	"github.com/funnelhq/funnel/domain"
 	"github.com/funnelhq/funnel/projections"
@@ -15,26 +16,37 @@ import (
 	"github.com/funnelhq/funnel/webhooks"
 )
 
-// Object is a JSON response body, or a member of one.
-type Object = map[string]any
-
-// WriteJSON writes a success body: {"success": true, ...members}.
-func WriteJSON(w http.ResponseWriter, status int, members Object) {
-	body := Object{"success": true}
-	for k, v := range members {
-		body[k] = v
-	}
-	writeBody(w, status, body)
-}
-
 // Answer writes a success body that is a generated wire type (api/wire), as it is.
 func Answer(w http.ResponseWriter, status int, body any) {
 	writeBody(w, status, body)
 }
 
-// WriteError writes {"error": message}.
+// WriteError writes {"error": message, "code": code} with the general code of status
+// (domain.DefaultErrorCode: invalid_request for a 400, conflict for a 409, ...). A refusal with a
+// code of its own, or a field at fault, is written with WriteCodedError.
 func WriteError(w http.ResponseWriter, status int, message string) {
-	writeBody(w, status, Object{"error": message})
+	WriteCodedError(w, domain.DefaultErrorCode(status), "", message)
+}
+
+// WriteCodedError writes {"error": message, "code": code, "param": param} with the status of
+// code (domain.ErrorCodes); param, the JSON path of the field at fault, is left out when empty.
+func WriteCodedError(w http.ResponseWriter, code domain.ErrorCode, param, message string) {
+	writeBody(w, code.Status(), errorBody(code, param, message))
+}
+
+// WriteFieldError answers 400 invalid_request for a bad value of one field, param being its JSON
+// path ("email", "tagIds[3]", "values.fld_x").
+func WriteFieldError(w http.ResponseWriter, param, message string) {
+	WriteCodedError(w, domain.CodeInvalidRequest, param, message)
+}
+
+// errorBody is the body of an error answer.
+func errorBody(code domain.ErrorCode, param, message string) wire.Error {
+	body := wire.Error{Error: message, Code: wire.ErrorCode(code)}
+	if param != "" {
+		body.Param = &param
+	}
+	return body
 }
 
 // jsonContentType is the Content-Type of every JSON answer.
@@ -56,11 +68,15 @@ func Fail(w http.ResponseWriter, r *http.Request, err error) {
 	var de *domain.Error
 	switch {
 	case errors.As(err, &de):
-		WriteError(w, statusOf(de.Kind), de.Message)
+		code := de.Code
+		if code == "" {
+			code = domain.DefaultErrorCode(statusOf(de.Kind))
+		}
+		WriteCodedError(w, code, de.Param, de.Message)
 	case IsNotFound(err):
 		WriteError(w, http.StatusNotFound, "not found")
 	case errors.Is(err, paging.ErrBadCursor):
-		WriteError(w, http.StatusBadRequest, "cursor is invalid")
+		WriteFieldError(w, "cursor", "cursor is invalid")
 	case errors.Is(err, domain.ErrAlreadyPerformed):
 		// A retry raced the first attempt of its Idempotency-Key to the log, and lost: that
 		// attempt answers (Idempotent answers this request itself).

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/funnelhq/funnel/api/wire"
 	"github.com/gorilla/mux"
 )
 
@@ -32,14 +33,14 @@ func NewRouter() *mux.Router {
 // true: migrations ran and the projections caught up at start; 503 before).
 func AddHealth(router *mux.Router, ready func() bool) {
 	router.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
-		writeBody(w, http.StatusOK, Object{"status": "ok"})
+		writeBody(w, http.StatusOK, wire.Health{Status: wire.Ok})
 	}).Methods(http.MethodGet)
 	router.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
 		if ready != nil && !ready() {
-			writeBody(w, http.StatusServiceUnavailable, Object{"status": "starting"})
+			writeBody(w, http.StatusServiceUnavailable, wire.Health{Status: wire.Starting})
 			return
 		}
-		writeBody(w, http.StatusOK, Object{"status": "ready"})
+		writeBody(w, http.StatusOK, wire.Health{Status: wire.Ready})
 	}).Methods(http.MethodGet)
 }
 

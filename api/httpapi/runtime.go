@@ -1,6 +1,10 @@
 package httpapi
 
-import "go.uber.org/zap"
+import (
+	"go.uber.org/zap"
+
+	"github.com/funnelhq/funnel/api/httpapi/idempotent"
+)
 
 // Runtime is what the handlers of every API share beside the commands and the read side: the
 // wait for read-your-writes, the Idempotency-Key store, readiness, the log and the metrics. The
@@ -8,7 +12,7 @@ import "go.uber.org/zap"
 type Runtime struct {
 	ReadModels ReadModelWaiter
 	// Idempotency keeps the answers of requests with an Idempotency-Key; nil turns the header off.
-	Idempotency IdempotencyStore
+	Idempotency idempotent.Store
 	// Ready reports whether migrations ran and the projections caught up at start (/readyz).
 	Ready    func() bool
 	Log      *zap.Logger

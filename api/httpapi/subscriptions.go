@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/funnelhq/funnel/api/wire"
 	"github.com/funnelhq/funnel/commands"
 	"github.com/funnelhq/funnel/domain"
 	"github.com/funnelhq/funnel/webhooks"
@@ -31,8 +32,9 @@ type NewWebhookSubscription struct {
 	// custom, zapier or make instead (the operator API).
 	Kind         string
 	KindFromBody bool
-	Member       string // the member of the answer that holds the subscription
-	View         func(webhooks.Subscription) Object
+	// Created is the answer (a generated wire type of the API), made from the subscription and
+	// its secret.
+	Created func(sub webhooks.Subscription, secret string) any
 }
 
 // subscriptionRequest is the body of a subscription: the URL under any of the names
@@ -89,13 +91,13 @@ func (s Subscriptions) Create(w http.ResponseWriter, r *http.Request, how NewWeb
 		switch kind = *req.Kind; kind {
 		case domain.WebhookKindCustom, domain.WebhookKindZapier, domain.WebhookKindMake:
 		default:
-			WriteError(w, http.StatusBadRequest, "kind must be custom, zapier or make")
+			WriteFieldError(w, "kind", "kind must be custom, zapier or make")
 			return
 		}
 	}
 	spec, msg := req.spec(kind)
 	if msg != "" {
-		WriteError(w, http.StatusBadRequest, msg)
+		WriteFieldError(w, "url", msg)
 		return
 	}
 	res, err := s.Commands.CreateWebhookSubscription.Handle(r.Context(), commands.CreateWebhookSubscription{Meta: how.Meta, Spec: spec})
@@ -111,9 +113,7 @@ func (s Subscriptions) Create(w http.ResponseWriter, r *http.Request, how NewWeb
 		Fail(w, r, err)
 		return
 	}
-	v := how.View(sub)
-	v["secret"] = res.Secret
-	WriteJSON(w, http.StatusCreated, Object{how.Member: v})
+	Answer(w, http.StatusCreated, how.Created(sub, res.Secret))
 }
 
 // Delete deletes a subscription and answers 200 once the read models show it gone.
@@ -126,5 +126,5 @@ func (s Subscriptions) Delete(w http.ResponseWriter, r *http.Request, cmd comman
 	if !AwaitReadModels(w, r, s.ReadModels, pos) {
 		return
 	}
-	WriteJSON(w, http.StatusOK, nil)
+	Answer(w, http.StatusOK, wire.Success{Success: true})
 }

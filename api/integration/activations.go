@@ -65,14 +65,5 @@ func (s *Server) answerActivation(w http.ResponseWriter, r *http.Request, res co
 		httpapi.Fail(w, r, err)
 		return
 	}
-	view := httpapi.Object{
-		"id": a.ID, "status": a.Status, "email": a.Email, "product": httpapi.Object{"id": a.ProductID, "name": a.ProductName},
-		"expiresAt": wire.Time(a.ExpiresAt), "activationUrl": link, "customerId": a.CustomerID,
-		"transactionId": a.TransactionID, "subscriptionId": wire.OrNull(a.SubscriptionID),
-		"externalUserId": wire.OrNull(a.ExternalUserID), "completedAt": nil,
-	}
-	if !a.CompletedAt.IsZero() {
-		view["completedAt"] = wire.Time(a.CompletedAt)
-	}
-	httpapi.WriteJSON(w, http.StatusOK, httpapi.Object{"activation": view})
+	httpapi.Answer(w, http.StatusOK, wire.ActivationResponse{Success: true, Activation: activationView(a, link)})
 }

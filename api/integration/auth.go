@@ -70,7 +70,7 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 func scoped(scope domain.Scope, h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !principalOf(r.Context()).key.HasScope(scope) {
-			httpapi.WriteError(w, http.StatusForbidden, "API key lacks scope "+string(scope))
+			httpapi.WriteCodedError(w, domain.CodeInsufficientScope, "", "API key lacks scope "+string(scope))
 			return
 		}
 		h.ServeHTTP(w, r)

@@ -23,7 +23,7 @@ func (s *scalar) UnmarshalJSON(b []byte) error {
 		}
 		*s = scalar(str)
 	case strings.HasPrefix(raw, "{"), strings.HasPrefix(raw, "["):
-		return &httpapi.FieldError{Message: "customFields: values must be strings, numbers or booleans"}
+		return &httpapi.FieldError{Message: "customFields: values must be strings, numbers or booleans", Param: "customFields"}
 	default:
 		*s = scalar(raw)
 	}

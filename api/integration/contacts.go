@@ -30,7 +30,7 @@ func (s *Server) upsertContact(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if req.Email == nil {
-		httpapi.WriteError(w, http.StatusBadRequest, "email is required")
+		httpapi.WriteFieldError(w, "email", "email is required")
 		return
 	}
 	p := principalOf(r.Context())
@@ -61,10 +61,8 @@ func (s *Server) answerContact(w http.ResponseWriter, r *http.Request, res comma
 		httpapi.Fail(w, r, err)
 		return
 	}
-	httpapi.WriteJSON(w, http.StatusOK, httpapi.Object{
-		"contact": contact.View(),
-		"created": res.Created,
-		"tags":    tagReport(requested, res.Tags, outcome),
+	httpapi.Answer(w, http.StatusOK, wire.ContactWritten{
+		Success: true, Contact: contact.View(), Created: res.Created, Tags: tagReport(requested, res.Tags, outcome),
 	})
 }
 
@@ -72,21 +70,23 @@ func (s *Server) answerContact(w http.ResponseWriter, r *http.Request, res comma
 // requested, which of those resolved to tags, and, when tags were requested but none matched,
 // the unmatched names and a warning. The resolved tags are always under "applied" (the action was
 // applied to them), so that one parser reads every write; a remove lists them as "removed" too.
-func tagReport(req domain.TagRequest, res domain.TagResolution, outcome string) httpapi.Object {
-	names, ids := []string{}, []string{}
+func tagReport(req domain.TagRequest, res domain.TagResolution, outcome string) wire.TagReport {
+	resolved := wire.TagNamesAndIds{TagNames: []string{}, TagIds: []string{}}
 	for _, t := range res.Tags {
-		names = append(names, t.Name)
-		ids = append(ids, t.ID)
+		resolved.TagNames = append(resolved.TagNames, t.Name)
+		resolved.TagIds = append(resolved.TagIds, t.ID)
 	}
-	resolved := httpapi.Object{"tagNames": names, "tagIds": ids}
-	report := httpapi.Object{
-		"requested": httpapi.Object{"tagNames": wire.List(req.Names), "tagIds": wire.List(req.IDs)},
-		"applied":   resolved,
-		outcome:     resolved,
+	report := wire.TagReport{
+		Requested: wire.TagNamesAndIds{TagNames: wire.List(req.Names), TagIds: wire.List(req.IDs)},
+		Applied:   resolved,
+	}
+	if outcome == "removed" {
+		report.Removed = &resolved
 	}
 	if !req.Empty() && len(res.Tags) == 0 {
-		report["unmatchedTagNames"] = wire.List(res.UnmatchedNames)
-		report["warning"] = "none of the requested tags exist in this account; no tags were " + outcome
+		unmatched := wire.List(res.UnmatchedNames)
+		warning := "none of the requested tags exist in this account; no tags were " + outcome
+		report.UnmatchedTagNames, report.Warning = &unmatched, &warning
 	}
 	return report
 }
@@ -98,7 +98,7 @@ func (s *Server) getContact(w http.ResponseWriter, r *http.Request) {
 		httpapi.Fail(w, r, err)
 		return
 	}
-	httpapi.WriteJSON(w, http.StatusOK, httpapi.Object{"contact": contact.View()})
+	httpapi.Answer(w, http.StatusOK, wire.ContactResponse{Success: true, Contact: contact.View()})
 }
 
 // listContacts serves GET /api/v1/contacts.

@@ -6,6 +6,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/funnelhq/funnel/api/httpapi"
+	"github.com/funnelhq/funnel/api/wire"
 	"github.com/funnelhq/funnel/commands"
 	"github.com/funnelhq/funnel/domain"
 	"github.com/funnelhq/funnel/projections"
@@ -16,7 +17,7 @@ import (
 func (s *Server) listCRMs(w http.ResponseWriter, r *http.Request) {
 	httpapi.WritePage(w, r, "crms", func(page paging.Page) ([]projections.CRM, string, error) {
 		return s.deps.Read.CRMs.List(r.Context(), principalOf(r.Context()).accountID(), page)
-	}, httpapi.CRMView)
+	}, crmView)
 }
 
 // listStages serves GET /api/v1/crms/{crmId}/stages, in pipeline order.
@@ -28,7 +29,7 @@ func (s *Server) listStages(w http.ResponseWriter, r *http.Request) {
 	}
 	httpapi.WritePage(w, r, "stages", func(page paging.Page) ([]domain.Stage, string, error) {
 		return s.deps.Read.CRMs.Stages(r.Context(), crm.ID, page)
-	}, httpapi.StageView)
+	}, stageView)
 }
 
 type createLeadRequest struct {
@@ -46,7 +47,7 @@ func (s *Server) createLead(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if req.ContactEmail == nil {
-		httpapi.WriteError(w, http.StatusBadRequest, "contactEmail is required")
+		httpapi.WriteFieldError(w, "contactEmail", "contactEmail is required")
 		return
 	}
 	res, err := s.deps.Commands.CreateLead.Handle(r.Context(), commands.CreateLead{
@@ -75,7 +76,7 @@ func (s *Server) createLead(w http.ResponseWriter, r *http.Request) {
 		httpapi.Fail(w, r, err)
 		return
 	}
-	httpapi.WriteJSON(w, http.StatusCreated, httpapi.Object{"lead": httpapi.LeadView(lead), "contact": contact.View()})
+	httpapi.Answer(w, http.StatusCreated, wire.LeadCreated{Success: true, Lead: leadView(lead), Contact: contact.View()})
 }
 
 type updateLeadRequest struct {
@@ -111,5 +112,5 @@ func (s *Server) updateLead(w http.ResponseWriter, r *http.Request) {
 		httpapi.Fail(w, r, err)
 		return
 	}
-	httpapi.WriteJSON(w, http.StatusOK, httpapi.Object{"lead": httpapi.LeadView(lead)})
+	httpapi.Answer(w, http.StatusOK, wire.LeadResponse{Success: true, Lead: leadView(lead)})
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/funnelhq/funnel/api/httpapi"
+	"github.com/funnelhq/funnel/api/wire"
 	"github.com/funnelhq/funnel/projections"
 	"github.com/funnelhq/funnel/projections/paging"
 )
@@ -16,7 +17,7 @@ func (s *Server) listCustomers(w http.ResponseWriter, r *http.Request) {
 	filter := projections.CustomerFilter{Email: r.URL.Query().Get("email")}
 	httpapi.WritePage(w, r, "customers", func(page paging.Page) ([]projections.Customer, string, error) {
 		return s.deps.Read.Customers.List(r.Context(), principalOf(r.Context()).accountID(), filter, page)
-	}, httpapi.CustomerView)
+	}, customerView)
 }
 
 // getCustomer serves GET /api/v1/customers/{customerId}: a customer with its payments and
@@ -37,17 +38,8 @@ func (s *Server) getCustomer(w http.ResponseWriter, r *http.Request) {
 		httpapi.Fail(w, r, err)
 		return
 	}
-	view := httpapi.CustomerView(customer)
-	view["transactions"] = views(transactions, httpapi.TransactionView)
-	view["subscriptions"] = views(subscriptions, httpapi.BillingSubscriptionView)
-	httpapi.WriteJSON(w, http.StatusOK, httpapi.Object{"customer": view})
-}
-
-// views shows each row of a list.
-func views[T any](rows []T, view func(T) httpapi.Object) []httpapi.Object {
-	out := make([]httpapi.Object, len(rows))
-	for i, row := range rows {
-		out[i] = view(row)
-	}
-	return out
+	httpapi.Answer(w, http.StatusOK, wire.CustomerResponse{Success: true, Customer: wire.CustomerDetail{
+		Id: customer.ID, Email: customer.Email, Name: customer.Name, ContactId: customer.ContactID, CreatedAt: wire.At(customer.CreatedAt),
+		Transactions: each(transactions, transactionView), Subscriptions: each(subscriptions, billingSubscriptionView),
+	}})
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/funnelhq/funnel/api/httpapi"
+	"github.com/funnelhq/funnel/api/wire"
 	"github.com/funnelhq/funnel/projections"
 	"github.com/funnelhq/funnel/projections/paging"
 )
@@ -13,18 +14,12 @@ import (
 // Discovery (decisions.md "Discovery"): what an integrator needs to find the ids the other
 // endpoints take, and to read back what it created.
 
-// customFieldJSON is a custom field as the integration API lists it.
-type customFieldJSON struct {
-	ID   string `json:"id"`
-	Name string `json:"name"`
-}
-
 // listCustomFields serves GET /api/v1/custom-fields: the ids customFields members take, in the
 // order they were defined.
 func (s *Server) listCustomFields(w http.ResponseWriter, r *http.Request) {
 	httpapi.WritePage(w, r, "customFields", func(page paging.Page) ([]projections.CustomField, string, error) {
 		return s.deps.Read.Accounts.CustomFields(r.Context(), principalOf(r.Context()).accountID(), page)
-	}, func(f projections.CustomField) customFieldJSON { return customFieldJSON{ID: f.ID, Name: f.Name} })
+	}, func(f projections.CustomField) wire.CustomField { return wire.CustomField{Id: f.ID, Name: f.Name} })
 }
 
 // listLeads serves GET /api/v1/crms/{crmId}/leads: the CRM's leads, newest first. Another
@@ -38,7 +33,7 @@ func (s *Server) listLeads(w http.ResponseWriter, r *http.Request) {
 	}
 	httpapi.WritePage(w, r, "leads", func(page paging.Page) ([]projections.Lead, string, error) {
 		return s.deps.Read.Leads.NewestInCRM(r.Context(), account, crm.ID, page)
-	}, httpapi.LeadView)
+	}, leadView)
 }
 
 // getLead serves GET /api/v1/crms/{crmId}/leads/{leadId}. Another account's lead is 403; a lead
@@ -54,5 +49,5 @@ func (s *Server) getLead(w http.ResponseWriter, r *http.Request) {
 		httpapi.WriteError(w, http.StatusNotFound, "lead not found in this crm")
 		return
 	}
-	httpapi.WriteJSON(w, http.StatusOK, httpapi.Object{"lead": httpapi.LeadView(lead)})
+	httpapi.Answer(w, http.StatusOK, wire.LeadResponse{Success: true, Lead: leadView(lead)})
 }

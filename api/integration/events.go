@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/funnelhq/funnel/api/httpapi"
+	"github.com/funnelhq/funnel/api/wire"
 	"github.com/funnelhq/funnel/domain"
 	"github.com/funnelhq/funnel/projections/paging"
 	"github.com/funnelhq/funnel/webhooks"
@@ -43,7 +44,14 @@ func (s *Server) listEvents(w http.ResponseWriter, r *http.Request) {
 		httpapi.Fail(w, r, err)
 		return
 	}
-	httpapi.WriteJSON(w, http.StatusOK, httpapi.Object{"events": events, "nextCursor": next})
+	answer := wire.EventFeed{Success: true, Events: make([]wire.WebhookEvent, len(events)), NextCursor: next}
+	for i, e := range events {
+		if answer.Events[i], err = e.Wire(); err != nil {
+			httpapi.Fail(w, r, err)
+			return
+		}
+	}
+	httpapi.Answer(w, http.StatusOK, answer)
 }
 
 // typesParam reads a types filter: comma-separated, possibly repeated (types=a,b or
@@ -58,7 +66,7 @@ func typesParam(w http.ResponseWriter, values []string) ([]string, bool) {
 		}
 	}
 	if values != nil && len(types) == 0 {
-		httpapi.WriteError(w, http.StatusBadRequest, "types must name at least one event type")
+		httpapi.WriteCodedError(w, domain.CodeInvalidRequest, "types", "types must name at least one event type")
 		return nil, false
 	}
 	return types, true

@@ -6,6 +6,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/funnelhq/funnel/api/httpapi"
+	"github.com/funnelhq/funnel/api/wire"
 	"github.com/funnelhq/funnel/commands"
 	"github.com/funnelhq/funnel/projections"
 	"github.com/funnelhq/funnel/projections/paging"
@@ -15,7 +16,7 @@ import (
 func (s *Server) listForms(w http.ResponseWriter, r *http.Request) {
 	httpapi.WritePage(w, r, "forms", func(page paging.Page) ([]projections.Form, string, error) {
 		return s.deps.Read.Forms.List(r.Context(), principalOf(r.Context()).accountID(), page)
-	}, httpapi.FormView)
+	}, formView)
 }
 
 // getForm serves GET /api/v1/forms/{formId}.
@@ -25,7 +26,7 @@ func (s *Server) getForm(w http.ResponseWriter, r *http.Request) {
 		httpapi.Fail(w, r, err)
 		return
 	}
-	httpapi.WriteJSON(w, http.StatusOK, httpapi.Object{"form": httpapi.FormView(form)})
+	httpapi.Answer(w, http.StatusOK, wire.FormResponse{Success: true, Form: formView(form)})
 }
 
 // submitForm serves POST /api/v1/forms/{formId}/submissions with {"values": {fieldId: value}}.
@@ -53,5 +54,5 @@ func (s *Server) submitForm(w http.ResponseWriter, r *http.Request) {
 		httpapi.Fail(w, r, err)
 		return
 	}
-	httpapi.WriteJSON(w, http.StatusCreated, httpapi.Object{"submission": httpapi.SubmissionView(submission)})
+	httpapi.Answer(w, http.StatusCreated, wire.SubmissionCreated{Success: true, Submission: submissionView(submission)})
 }

@@ -6,28 +6,28 @@ import (
 	"time"
 
 	"github.com/funnelhq/funnel/api/httpapi"
-	"github.com/funnelhq/funnel/infra/ratelimit"
+	"github.com/funnelhq/funnel/api/httpapi/limits"
 )
 
 // Limits are the rate limits of /api/v1 (integration-api.md section 8), each a sliding window.
 type Limits struct {
-	PerAddress ratelimit.Rule // every request, per client address (the 404s and 405s too)
-	FailedAuth ratelimit.Rule // 401 answers, per client address; past it, the failing attempts are refused
-	Reads      ratelimit.Rule // GET and HEAD, per account
-	Writes     ratelimit.Rule // POST, PATCH and DELETE, per account
+	PerAddress limits.Rule // every request, per client address (the 404s and 405s too)
+	FailedAuth limits.Rule // 401 answers, per client address; past it, the failing attempts are refused
+	Reads      limits.Rule // GET and HEAD, per account
+	Writes     limits.Rule // POST, PATCH and DELETE, per account
 	// ContactWrites are POST /contacts, /contacts/tags and /contacts/{contactId}/tags, per
 	// account; they count against Writes too.
-	ContactWrites ratelimit.Rule
+	ContactWrites limits.Rule
 }
 
 // Section8 are the limits of the contract.
 func Section8() Limits {
 	return Limits{
-		PerAddress:    ratelimit.Rule{Name: "ip", Max: 300, Window: time.Minute, Description: "300 requests per minute from one address"},
-		FailedAuth:    ratelimit.Rule{Name: "auth-failures", Max: 30, Window: 15 * time.Minute, Description: "30 failed authentications per 15 minutes from one address"},
-		Reads:         ratelimit.Rule{Name: "reads", Max: 200, Window: time.Minute, Description: "200 reads per minute per account"},
-		Writes:        ratelimit.Rule{Name: "writes", Max: 100, Window: time.Minute, Description: "100 writes per minute per account"},
-		ContactWrites: ratelimit.Rule{Name: "contact-writes", Max: 60, Window: time.Minute, Description: "60 contact and tag writes per minute per account"},
+		PerAddress:    limits.Rule{Name: "ip", Max: 300, Window: time.Minute, Description: "300 requests per minute from one address"},
+		FailedAuth:    limits.Rule{Name: "auth-failures", Max: 30, Window: 15 * time.Minute, Description: "30 failed authentications per 15 minutes from one address"},
+		Reads:         limits.Rule{Name: "reads", Max: 200, Window: time.Minute, Description: "200 reads per minute per account"},
+		Writes:        limits.Rule{Name: "writes", Max: 100, Window: time.Minute, Description: "100 writes per minute per account"},
+		ContactWrites: limits.Rule{Name: "contact-writes", Max: 60, Window: time.Minute, Description: "60 contact and tag writes per minute per account"},
 	}
 }
 
@@ -43,8 +43,8 @@ func (s *Server) limitAddresses(next http.Handler) http.Handler {
 	applies := func(r *http.Request) bool {
 		return s.isAPIHost(r, nil) && (r.URL.Path == "/api/v1" || strings.HasPrefix(r.URL.Path, "/api/v1/"))
 	}
-	return s.limits.Middleware(applies, func(client string) []ratelimit.Count {
-		return []ratelimit.Count{{Rule: s.deps.Limits.PerAddress, Subject: client}}
+	return s.limits.Middleware(applies, func(client string) []limits.Count {
+		return []limits.Count{{Rule: s.deps.Limits.PerAddress, Subject: client}}
 	})(next)
 }
 
@@ -54,17 +54,17 @@ func (s *Server) limitAccount(method, path string, next http.Handler) http.Handl
 	if s.limits == nil {
 		return next
 	}
-	rules := []ratelimit.Rule{s.deps.Limits.Reads}
+	rules := []limits.Rule{s.deps.Limits.Reads}
 	if method != http.MethodGet { // HEAD is served as GET
-		rules = []ratelimit.Rule{s.deps.Limits.Writes}
+		rules = []limits.Rule{s.deps.Limits.Writes}
 		if contactWrites[path] {
 			rules = append(rules, s.deps.Limits.ContactWrites)
 		}
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		counts := make([]ratelimit.Count, len(rules))
+		counts := make([]limits.Count, len(rules))
 		for i, rule := range rules {
-			counts[i] = ratelimit.Count{Rule: rule, Subject: principalOf(r.Context()).accountID()}
+			counts[i] = limits.Count{Rule: rule, Subject: principalOf(r.Context()).accountID()}
 		}
 		if s.limits.Admit(w, r, counts...) {
 			next.ServeHTTP(w, r)
@@ -76,7 +76,7 @@ func (s *Server) limitAccount(method, path string, next http.Handler) http.Handl
 // FailedAuth gets 429 instead for a missing, invalid or revoked key, and keeps getting it until
 // its oldest failure leaves the window; its requests with a valid key never come here.
 func (s *Server) unauthorized(w http.ResponseWriter, r *http.Request, message string) {
-	if s.limits.Admit(w, r, ratelimit.Count{Rule: s.deps.Limits.FailedAuth, Subject: s.limits.Client(r)}) {
+	if s.limits.Admit(w, r, limits.Count{Rule: s.deps.Limits.FailedAuth, Subject: s.limits.Client(r)}) {
 		httpapi.Unauthorized(w, message)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/funnelhq/funnel/api/httpapi"
+	"github.com/funnelhq/funnel/api/wire"
 	"github.com/funnelhq/funnel/projections"
 	"github.com/funnelhq/funnel/projections/paging"
 )
@@ -15,7 +16,7 @@ import (
 func (s *Server) listProducts(w http.ResponseWriter, r *http.Request) {
 	httpapi.WritePage(w, r, "products", func(page paging.Page) ([]projections.Product, string, error) {
 		return s.deps.Read.Products.List(r.Context(), principalOf(r.Context()).accountID(), page)
-	}, httpapi.ProductView)
+	}, productView)
 }
 
 // getProduct serves GET /api/v1/products/{productId}: a checkout with its pricing options and bumps.
@@ -25,5 +26,5 @@ func (s *Server) getProduct(w http.ResponseWriter, r *http.Request) {
 		httpapi.Fail(w, r, err)
 		return
 	}
-	httpapi.WriteJSON(w, http.StatusOK, httpapi.Object{"product": httpapi.ProductView(product)})
+	httpapi.Answer(w, http.StatusOK, wire.ProductResponse{Success: true, Product: productView(product)})
 }

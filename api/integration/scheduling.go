@@ -7,6 +7,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/funnelhq/funnel/api/httpapi"
+	"github.com/funnelhq/funnel/api/wire"
 	"github.com/funnelhq/funnel/commands"
 	"github.com/funnelhq/funnel/projections"
 	"github.com/funnelhq/funnel/projections/paging"
@@ -16,7 +17,7 @@ import (
 func (s *Server) listEventTypes(w http.ResponseWriter, r *http.Request) {
 	httpapi.WritePage(w, r, "eventTypes", func(page paging.Page) ([]projections.Calendar, string, error) {
 		return s.deps.Read.Calendars.List(r.Context(), principalOf(r.Context()).accountID(), page)
-	}, httpapi.EventTypeView)
+	}, eventTypeView)
 }
 
 // getEventType serves GET /api/v1/scheduling/event-types/{eventTypeId}.
@@ -26,7 +27,7 @@ func (s *Server) getEventType(w http.ResponseWriter, r *http.Request) {
 		httpapi.Fail(w, r, err)
 		return
 	}
-	httpapi.WriteJSON(w, http.StatusOK, httpapi.Object{"eventType": httpapi.EventTypeView(eventType)})
+	httpapi.Answer(w, http.StatusOK, wire.EventTypeResponse{Success: true, EventType: eventTypeView(eventType)})
 }
 
 type bookEventRequest struct {
@@ -42,12 +43,12 @@ func (s *Server) bookEvent(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if req.StartTime == nil {
-		httpapi.WriteError(w, http.StatusBadRequest, "startTime is required")
+		httpapi.WriteFieldError(w, "startTime", "startTime is required")
 		return
 	}
 	start, err := time.Parse(time.RFC3339, *req.StartTime)
 	if err != nil {
-		httpapi.WriteError(w, http.StatusBadRequest, "startTime must be an RFC 3339 timestamp, such as 2030-01-31T09:30:00Z")
+		httpapi.WriteFieldError(w, "startTime", "startTime must be an RFC 3339 timestamp, such as 2030-01-31T09:30:00Z")
 		return
 	}
 	res, err := s.deps.Commands.BookEvent.Handle(r.Context(), commands.BookEvent{
@@ -69,5 +70,5 @@ func (s *Server) bookEvent(w http.ResponseWriter, r *http.Request) {
 		httpapi.Fail(w, r, err)
 		return
 	}
-	httpapi.WriteJSON(w, http.StatusCreated, httpapi.Object{"booking": httpapi.BookingView(booking)})
+	httpapi.Answer(w, http.StatusCreated, wire.BookingCreated{Success: true, Booking: bookingView(booking)})
 }

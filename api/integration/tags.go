@@ -42,7 +42,7 @@ func (s *Server) tagContactByEmail(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if req.Email == nil {
-		httpapi.WriteError(w, http.StatusBadRequest, "email is required")
+		httpapi.WriteFieldError(w, "email", "email is required")
 		return
 	}
 	s.changeTags(w, r, commands.ChangeContactTags{Email: *req.Email, FirstName: req.FirstName}, req)
@@ -73,5 +73,5 @@ func (s *Server) changeTags(w http.ResponseWriter, r *http.Request, cmd commands
 func (s *Server) listTags(w http.ResponseWriter, r *http.Request) {
 	httpapi.WritePage(w, r, "tags", func(page paging.Page) ([]projections.Tag, string, error) {
 		return s.deps.Read.Tags.List(r.Context(), principalOf(r.Context()).accountID(), page)
-	}, httpapi.TagView)
+	}, tagView)
 }

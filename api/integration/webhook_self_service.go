@@ -10,6 +10,7 @@ import (
 	"github.com/funnelhq/funnel/api/httpapi"
 	"github.com/funnelhq/funnel/api/wire"
 	"github.com/funnelhq/funnel/commands"
+	"github.com/funnelhq/funnel/domain"
 	"github.com/funnelhq/funnel/projections/paging"
 	"github.com/funnelhq/funnel/webhooks"
 )
@@ -19,10 +20,17 @@ import (
 // a test send, and enabling one that was disabled.
 
 // selfServiceSubscriptionView is a subscription as the self-service endpoints show it: the REST
-// Hook view, and its kind and status (never the secret).
-func selfServiceSubscriptionView(s webhooks.Subscription) httpapi.Object {
-	v := httpapi.SubscriptionView(s)
-	v["kind"], v["status"], v["disabledReason"] = s.Kind, s.Status, wire.OrNull(s.DisabledReason())
+// Hook view without its secret, and its kind and status.
+func selfServiceSubscriptionView(s webhooks.Subscription) wire.WebhookSubscriptionStatus {
+	hook := subscriptionView(s, "")
+	v := wire.WebhookSubscriptionStatus{
+		Id: hook.Id, Url: hook.Url, Events: hook.Events, Filters: hook.Filters, CreatedAt: hook.CreatedAt,
+		Kind: wire.WebhookSubscriptionStatusKind(s.Kind), Status: wire.WebhookSubscriptionStatusStatus(s.Status),
+	}
+	if reason := s.DisabledReason(); reason != "" {
+		code := wire.WebhookSubscriptionStatusDisabledReason(reason)
+		v.DisabledReason = &code
+	}
 	return v
 }
 
@@ -36,20 +44,19 @@ func (s *Server) listWebhookSubscriptions(w http.ResponseWriter, r *http.Request
 
 // deliveryView is one delivery of the integrator's delivery log; nextAttemptAt is null once it
 // is no longer pending.
-func deliveryView(d webhooks.Delivery) httpapi.Object {
-	attempts := make([]httpapi.Object, len(d.Attempts))
+func deliveryView(d webhooks.Delivery) wire.WebhookDelivery {
+	v := wire.WebhookDelivery{
+		Id: d.ID, EventId: d.EventID, EventType: wire.EventName(d.EventType), Status: wire.WebhookDeliveryStatus(d.Status),
+		Attempts: make([]wire.DeliveryAttempt, len(d.Attempts)),
+	}
 	for i, a := range d.Attempts {
-		attempts[i] = attemptView(a)
+		v.Attempts[i] = wire.DeliveryAttempt{At: wire.At(a.At), StatusCode: a.StatusCode, Error: a.Error, DurationMs: a.DurationMs}
 	}
-	var next any
 	if d.Status == "pending" {
-		next = wire.Time(d.NextAttemptAt)
+		next := wire.At(d.NextAttemptAt)
+		v.NextAttemptAt = &next
 	}
-	return httpapi.Object{"id": d.ID, "eventId": d.EventID, "eventType": d.EventType, "status": d.Status, "attempts": attempts, "nextAttemptAt": next}
-}
-
-func attemptView(a webhooks.Attempt) httpapi.Object {
-	return httpapi.Object{"at": wire.Time(a.At), "statusCode": a.StatusCode, "error": a.Error, "durationMs": a.DurationMs}
+	return v
 }
 
 // listSubscriptionDeliveries serves GET /api/v1/webhooks/subscriptions/{id}/deliveries?status=:
@@ -75,7 +82,7 @@ func (s *Server) replaySubscription(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if req.Since == nil {
-		httpapi.WriteError(w, http.StatusBadRequest, "since is required")
+		httpapi.WriteCodedError(w, domain.CodeInvalidRequest, "since", "since is required")
 		return
 	}
 	since, ok := timeParam(w, "since", *req.Since)
@@ -89,7 +96,7 @@ func (s *Server) replaySubscription(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if req.Types != nil && len(req.Types) == 0 {
-		httpapi.WriteError(w, http.StatusBadRequest, "types must name at least one event type, or be left out")
+		httpapi.WriteCodedError(w, domain.CodeInvalidRequest, "types", "types must name at least one event type, or be left out")
 		return
 	}
 	p := principalOf(r.Context())
@@ -100,14 +107,16 @@ func (s *Server) replaySubscription(w http.ResponseWriter, r *http.Request) {
 		httpapi.Fail(w, r, err)
 		return
 	}
-	httpapi.WriteJSON(w, http.StatusAccepted, httpapi.Object{"replay": httpapi.Object{"id": replay.ID, "count": replay.Count}})
+	answer := wire.ReplayAccepted{Success: true}
+	answer.Replay.Id, answer.Replay.Count = replay.ID, replay.Count
+	httpapi.Answer(w, http.StatusAccepted, answer)
 }
 
 // timeParam reads an ISO 8601 time of a request body, answering 400 naming it when it is not one.
 func timeParam(w http.ResponseWriter, name, value string) (time.Time, bool) {
 	t, err := time.Parse(time.RFC3339Nano, value)
 	if err != nil {
-		httpapi.WriteError(w, http.StatusBadRequest, name+" must be an ISO 8601 time, such as 2026-01-31T09:00:00Z")
+		httpapi.WriteCodedError(w, domain.CodeInvalidRequest, name, name+" must be an ISO 8601 time, such as 2026-01-31T09:00:00Z")
 		return time.Time{}, false
 	}
 	return t, true
@@ -125,7 +134,7 @@ func (s *Server) testSubscription(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if req.Type == "" {
-		httpapi.WriteError(w, http.StatusBadRequest, "type is required")
+		httpapi.WriteCodedError(w, domain.CodeInvalidRequest, "type", "type is required")
 		return
 	}
 	p := principalOf(r.Context())
@@ -133,14 +142,16 @@ func (s *Server) testSubscription(w http.ResponseWriter, r *http.Request) {
 		AccountID: p.accountID(), SubscriptionID: mux.Vars(r)["id"], Type: req.Type, CanRead: p.key.HasScope,
 	})
 	if errors.Is(err, webhooks.ErrUnknownEvent) {
-		httpapi.WriteError(w, http.StatusBadRequest, "type: unknown event type")
+		httpapi.WriteCodedError(w, domain.CodeInvalidRequest, "type", "type: unknown event type")
 		return
 	}
 	if err != nil {
 		httpapi.Fail(w, r, err)
 		return
 	}
-	httpapi.WriteJSON(w, http.StatusOK, httpapi.Object{"attempt": httpapi.Object{"statusCode": attempt.StatusCode, "error": attempt.Error, "durationMs": attempt.DurationMs}})
+	answer := wire.TestSendResult{Success: true}
+	answer.Attempt.StatusCode, answer.Attempt.Error, answer.Attempt.DurationMs = attempt.StatusCode, attempt.Error, attempt.DurationMs
+	httpapi.Answer(w, http.StatusOK, answer)
 }
 
 // enableSubscription serves POST /api/v1/webhooks/subscriptions/{id}/enable: a disabled
@@ -161,5 +172,5 @@ func (s *Server) enableSubscription(w http.ResponseWriter, r *http.Request) {
 		httpapi.Fail(w, r, err)
 		return
 	}
-	httpapi.WriteJSON(w, http.StatusOK, httpapi.Object{"subscription": selfServiceSubscriptionView(sub)})
+	httpapi.Answer(w, http.StatusOK, wire.WebhookSubscriptionStatusResponse{Success: true, Subscription: selfServiceSubscriptionView(sub)})
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/funnelhq/funnel/api/httpapi"
+	"github.com/funnelhq/funnel/api/wire"
 	"github.com/funnelhq/funnel/commands"
 	"github.com/funnelhq/funnel/domain"
 	"github.com/funnelhq/funnel/webhooks"
@@ -15,10 +16,11 @@ import (
 // subscribeRESTHook serves POST /api/v1/webhooks/subscriptions.
 func (s *Server) subscribeRESTHook(w http.ResponseWriter, r *http.Request) {
 	s.subscriptions.Create(w, r, httpapi.NewWebhookSubscription{
-		Meta:   principalOf(r.Context()).meta(r),
-		Kind:   domain.WebhookKindRESTHook,
-		Member: "subscription",
-		View:   httpapi.SubscriptionView,
+		Meta: principalOf(r.Context()).meta(r),
+		Kind: domain.WebhookKindRESTHook,
+		Created: func(sub webhooks.Subscription, secret string) any {
+			return wire.WebhookSubscriptionCreated{Success: true, Subscription: subscriptionView(sub, secret)}
+		},
 	})
 }
 
@@ -42,5 +44,12 @@ func (s *Server) sampleEvents(w http.ResponseWriter, r *http.Request) {
 		httpapi.Fail(w, r, err)
 		return
 	}
-	httpapi.WriteJSON(w, http.StatusOK, httpapi.Object{"events": events})
+	answer := wire.SampleEvents{Success: true, Events: make([]wire.WebhookEvent, len(events))}
+	for i, e := range events {
+		if answer.Events[i], err = e.Wire(); err != nil {
+			httpapi.Fail(w, r, err)
+			return
+		}
+	}
+	httpapi.Answer(w, http.StatusOK, answer)
 }

@@ -1,8 +1,10 @@
 // Package openapi holds the OpenAPI 3.1 documents of the integration API (/api/v1) and of the
 // operator API (/admin/v1), and /llms-full.txt, all embedded in the binary. The YAML files are
-// the sources, written by hand; integration.json, operator.json and llms-full.txt are generated
-// from them (and from the prose of llms-full.txt.tmpl) by `make generate`, and the tests check
-// that they are up to date and that every answer of the service conforms to the documents.
+// the sources, written by hand but for their lists of outbound events (the event enums, the
+// oneOf of webhook bodies), which `make generate` writes from the table of outbound events
+// (webhooks/events.go); integration.json, operator.json and llms-full.txt are generated from them
+// (and from the prose of llms-full.txt.tmpl) by `make generate`, and the tests check that they
+// are up to date and that every answer of the service conforms to the documents.
 package openapi
 
 import (

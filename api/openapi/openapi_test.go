@@ -3,7 +3,9 @@ package openapi_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -11,6 +13,7 @@ import (
 
 	"github.com/funnelhq/funnel/api/openapi"
 	"github.com/funnelhq/funnel/api/openapi/internal/render"
+	"github.com/funnelhq/funnel/webhooks"
 )
 
 // documents are the served documents and their sources.
@@ -49,6 +52,13 @@ func TestDocumentsAreValidOpenAPI31(t *testing.T) {
 // again would change nothing.
 func TestGeneratedFilesAreUpToDate(t *testing.T) {
 	for _, d := range documents {
+		withCodes, err := render.WithErrorCodes(read(t, d.source))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(withCodes, read(t, d.source)) {
+			t.Errorf("the ErrorCode schema of %s is not domain.ErrorCodes: run `make generate`", d.source)
+		}
 		want, err := render.JSON(read(t, d.source))
 		if err != nil {
 			t.Fatal(err)
@@ -137,17 +147,96 @@ func TestEveryOperationIsNamedAndEveryBodyIsAComponent(t *testing.T) {
 	}
 }
 
-// The document's webhooks are the outbound event types the service sends.
+// The document's webhooks are the outbound event types of the table (webhooks.Events), each
+// with its POST, and no other.
 func TestWebhooksAreTheOutboundEvents(t *testing.T) {
 	doc := load(t, openapi.Integration())
-	want := []string{"form.submitted", "scheduling.booked", "checkout.purchased", "checkout.rebilled", "checkout.refunded",
-		"checkout.subscription_cancel_scheduled", "checkout.subscription_cancelled"}
-	if len(doc.Webhooks) != len(want) {
-		t.Errorf("%d webhooks, want %d", len(doc.Webhooks), len(want))
-	}
-	for _, name := range want {
+	names := webhooks.Events.Names()
+	for _, name := range names {
 		if doc.Webhooks[name] == nil || doc.Webhooks[name].Post == nil {
-			t.Errorf("no webhook %s", name)
+			t.Errorf("no webhook %s in integration.yaml", name)
+		}
+	}
+	for name := range doc.Webhooks {
+		if !slices.Contains(names, name) {
+			t.Errorf("the webhook %s is not in the table of outbound events (webhooks/events.go)", name)
+		}
+	}
+}
+
+// tableEvents is the table of outbound events as the documents list it.
+var tableEvents = render.Events{Names: webhooks.Events.Names(), Aliases: webhooks.Events.Aliases(), Schema: webhooks.Schema}
+
+// The documents' lists of outbound events (the event enums of both documents, the oneOf of
+// webhook bodies and its discriminator) are what `make generate` writes from the table.
+func TestDocumentsListTheTablesEvents(t *testing.T) {
+	for _, d := range documents {
+		source := read(t, d.source)
+		want, err := render.WithEvents(source, tableEvents)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(source, want) {
+			t.Errorf("%s lists other outbound events than webhooks/events.go: run `make generate`", d.source)
+		}
+	}
+}
+
+// An event added to the table reaches every list of both documents, in the table's order, and
+// nothing else of the source changes.
+func TestANewEventReachesEveryList(t *testing.T) {
+	more := tableEvents
+	more.Names = append(slices.Clone(more.Names), "checkout.subscription_paused")
+	for _, d := range documents {
+		source := read(t, d.source)
+		listed, err := render.WithEvents(source, more)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := strings.Count(string(listed), "\n"), strings.Count(string(source), "\n"); got <= want {
+			t.Errorf("%s: %d lines, the source has %d", d.source, got, want)
+		}
+		out, err := render.JSON(listed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The new event's envelope schema is not written: read the JSON as it is, unresolved.
+		var doc struct {
+			Components struct {
+				Schemas map[string]struct {
+					Enum          []any               `json:"enum"`
+					OneOf         []map[string]string `json:"oneOf"`
+					Discriminator struct {
+						Mapping map[string]string `json:"mapping"`
+					} `json:"discriminator"`
+				} `json:"schemas"`
+			} `json:"components"`
+		}
+		if err := json.Unmarshal(out, &doc); err != nil {
+			t.Fatal(err)
+		}
+		schemas := doc.Components.Schemas
+		strs := func(list []string) []any {
+			out := make([]any, len(list))
+			for i, s := range list {
+				out[i] = s
+			}
+			return out
+		}
+		if e := schemas["EventName"].Enum; !slices.Equal(e, strs(more.Names)) {
+			t.Errorf("%s: EventName enum %v", d.source, e)
+		}
+		if e := schemas["EventNameOrAlias"].Enum; !slices.Equal(e, strs(append(slices.Clone(more.Names), more.Aliases...))) {
+			t.Errorf("%s: EventNameOrAlias enum %v", d.source, e)
+		}
+		if w, ok := schemas["WebhookEvent"]; ok {
+			const ref = "#/components/schemas/CheckoutSubscriptionPausedEvent"
+			if len(w.OneOf) != len(more.Names) || w.OneOf[len(w.OneOf)-1]["$ref"] != ref {
+				t.Errorf("%s: WebhookEvent oneOf %v", d.source, w.OneOf)
+			}
+			if m := w.Discriminator.Mapping["checkout.subscription_paused"]; m != ref {
+				t.Errorf("%s: the discriminator maps the new event to %q", d.source, m)
+			}
 		}
 	}
 }

@@ -6,19 +6,17 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/funnelhq/funnel/api/httpapi"
-	"github.com/funnelhq/funnel/api/wire"
+	"github.com/funnelhq/funnel/api/wire/admin"
 	"github.com/funnelhq/funnel/commands"
 	"github.com/funnelhq/funnel/domain"
 	"github.com/funnelhq/funnel/projections"
 	"github.com/funnelhq/funnel/projections/paging"
 )
 
-func accountView(a projections.Account) httpapi.Object {
-	return httpapi.Object{"id": a.ID, "name": a.Name, "createdAt": wire.Time(a.CreatedAt)}
-}
-
 // createAccount serves POST /admin/v1/accounts.
 func (s *Server) createAccount(w http.ResponseWriter, r *http.Request) {
+	// Not admin.CreateAccountRequest: its required name is a string, which cannot tell a name
+	// left out (refused here) from "" (refused by the command, with its own message).
 	var req struct {
 		Name *string `json:"name"`
 	}
@@ -26,7 +24,7 @@ func (s *Server) createAccount(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if req.Name == nil {
-		httpapi.WriteError(w, http.StatusBadRequest, "name is required")
+		httpapi.WriteFieldError(w, "name", "name is required")
 		return
 	}
 	res, err := s.deps.Commands.CreateAccount.Handle(r.Context(), commands.CreateAccount{RequestID: httpapi.RequestID(r.Context()), Name: *req.Name})
@@ -42,29 +40,21 @@ func (s *Server) createAccount(w http.ResponseWriter, r *http.Request) {
 		httpapi.Fail(w, r, err)
 		return
 	}
-	httpapi.WriteJSON(w, http.StatusCreated, httpapi.Object{"account": accountView(account)})
+	httpapi.Answer(w, http.StatusCreated, admin.AccountResponse{Success: true, Account: accountView(account)})
 }
 
 // getAccount serves GET /admin/v1/accounts/{accountId}.
 func (s *Server) getAccount(w http.ResponseWriter, r *http.Request) {
-	account := accountOf(r)
-	httpapi.WriteJSON(w, http.StatusOK, httpapi.Object{"account": accountView(account)})
-}
-
-func apiKeyView(k projections.APIKey) httpapi.Object {
-	return httpapi.Object{"id": k.ID, "name": k.Name, "scopes": wire.List(k.Scopes), "createdAt": wire.Time(k.CreatedAt), "revoked": k.Revoked}
+	httpapi.Answer(w, http.StatusOK, admin.AccountResponse{Success: true, Account: accountView(accountOf(r))})
 }
 
 // issueAPIKey serves POST /admin/v1/accounts/{accountId}/api-keys.
 func (s *Server) issueAPIKey(w http.ResponseWriter, r *http.Request) {
-	var req struct {
-		Name   string   `json:"name"`
-		Scopes []string `json:"scopes"`
-	}
+	var req admin.IssueApiKeyRequest
 	if !httpapi.Decode(w, r, &req) {
 		return
 	}
-	res, err := s.deps.Commands.IssueAPIKey.Handle(r.Context(), commands.IssueAPIKey{Meta: operatorMeta(r), Name: req.Name, Scopes: req.Scopes})
+	res, err := s.deps.Commands.IssueAPIKey.Handle(r.Context(), commands.IssueAPIKey{Meta: operatorMeta(r), Name: value(req.Name), Scopes: scopes(req.Scopes)})
 	if err != nil {
 		httpapi.Fail(w, r, err)
 		return
@@ -77,9 +67,7 @@ func (s *Server) issueAPIKey(w http.ResponseWriter, r *http.Request) {
 		httpapi.Fail(w, r, err)
 		return
 	}
-	view := apiKeyView(key)
-	view["key"] = res.Secret
-	httpapi.WriteJSON(w, http.StatusCreated, httpapi.Object{"apiKey": view})
+	httpapi.Answer(w, http.StatusCreated, admin.ApiKeyIssued{Success: true, ApiKey: issuedAPIKeyView(key, res.Secret)})
 }
 
 // listAPIKeys serves GET /admin/v1/accounts/{accountId}/api-keys (never the secrets), oldest
@@ -106,5 +94,5 @@ func (s *Server) revokeAPIKey(w http.ResponseWriter, r *http.Request) {
 	if !httpapi.AwaitReadModels(w, r, s.deps.Runtime.ReadModels, pos) {
 		return
 	}
-	httpapi.WriteJSON(w, http.StatusOK, nil)
+	httpapi.Answer(w, http.StatusOK, admin.Success{Success: true})
 }

@@ -4,18 +4,15 @@ import (
 	"net/http"
 
 	"github.com/funnelhq/funnel/api/httpapi"
-	"github.com/funnelhq/funnel/api/wire"
+	"github.com/funnelhq/funnel/api/wire/admin"
 	"github.com/funnelhq/funnel/commands"
-	"github.com/funnelhq/funnel/domain"
 	"github.com/funnelhq/funnel/projections"
 	"github.com/funnelhq/funnel/projections/paging"
 )
 
 // defineCustomField serves POST /admin/v1/accounts/{accountId}/custom-fields.
 func (s *Server) defineCustomField(w http.ResponseWriter, r *http.Request) {
-	var req struct {
-		Name string `json:"name"`
-	}
+	var req admin.DefineCustomFieldRequest
 	if !httpapi.Decode(w, r, &req) {
 		return
 	}
@@ -32,11 +29,7 @@ func (s *Server) defineCustomField(w http.ResponseWriter, r *http.Request) {
 		httpapi.Fail(w, r, err)
 		return
 	}
-	httpapi.WriteJSON(w, http.StatusCreated, httpapi.Object{"customField": customFieldView(field)})
-}
-
-func customFieldView(f projections.CustomField) httpapi.Object {
-	return httpapi.Object{"id": f.ID, "name": f.Name, "createdAt": wire.Time(f.CreatedAt)}
+	httpapi.Answer(w, http.StatusCreated, admin.CustomFieldResponse{Success: true, CustomField: customFieldView(field)})
 }
 
 // listCustomFields serves GET /admin/v1/accounts/{accountId}/custom-fields, in definition order.
@@ -47,24 +40,15 @@ func (s *Server) listCustomFields(w http.ResponseWriter, r *http.Request) {
 	}, customFieldView)
 }
 
-// tagView is a tag as the operator API shows it, with its automations.
-func tagView(t projections.Tag) httpapi.Object {
-	view := httpapi.TagView(t)
-	view["automations"] = wire.List(t.Automations)
-	return view
-}
-
 // createTag serves POST /admin/v1/accounts/{accountId}/tags.
 func (s *Server) createTag(w http.ResponseWriter, r *http.Request) {
-	var req struct {
-		Name        string              `json:"name"`
-		Order       int                 `json:"order"`
-		Automations []domain.Automation `json:"automations"`
-	}
+	var req admin.CreateTagRequest
 	if !httpapi.Decode(w, r, &req) {
 		return
 	}
-	res, err := s.deps.Commands.CreateTag.Handle(r.Context(), commands.CreateTag{Meta: operatorMeta(r), Name: req.Name, Order: req.Order, Automations: req.Automations})
+	res, err := s.deps.Commands.CreateTag.Handle(r.Context(), commands.CreateTag{
+		Meta: operatorMeta(r), Name: req.Name, Order: value(req.Order), Automations: automations(req.Automations),
+	})
 	if err != nil {
 		httpapi.Fail(w, r, err)
 		return
@@ -77,7 +61,7 @@ func (s *Server) createTag(w http.ResponseWriter, r *http.Request) {
 		httpapi.Fail(w, r, err)
 		return
 	}
-	httpapi.WriteJSON(w, http.StatusCreated, httpapi.Object{"tag": tagView(tag)})
+	httpapi.Answer(w, http.StatusCreated, admin.TagResponse{Success: true, Tag: tagView(tag)})
 }
 
 // listTags serves GET /admin/v1/accounts/{accountId}/tags: every tag with its automations.

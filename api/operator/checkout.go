@@ -7,46 +7,39 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/funnelhq/funnel/api/httpapi"
-	"github.com/funnelhq/funnel/api/wire"
+	"github.com/funnelhq/funnel/api/wire/admin"
 	"github.com/funnelhq/funnel/commands"
 )
 
 // The payment endpoints (operator-api.md "Payments") stand in for a card processor's callbacks.
 // Each answers, once the read models show what its command recorded, with the customer,
 // transaction and subscription as the integration API's GET /api/v1/customers/{id} shows them
-// (httpapi's views), so that a processor and an integrator see one shape.
-
-// purchaseRequest is the body of POST /admin/v1/accounts/{accountId}/checkout/purchases.
-type purchaseRequest struct {
-	ProductID     string   `json:"productId"`
-	PricingTierID string   `json:"pricingTierId"`
-	BumpIDs       []string `json:"bumpIds"`
-	Email         string   `json:"email"`
-	Name          string   `json:"name"`
-	Processor     string   `json:"processor"`
-	TxnID         string   `json:"txnId"`
-}
+// (views.go), so that a processor and an integrator see one shape.
 
 // purchase serves POST /admin/v1/accounts/{accountId}/checkout/purchases → 201 {customer,
 // transaction, subscription?, activation?}; 200 with the same when the account recorded the
 // txnId already, and nothing recorded (decisions.md "Processor transaction ids").
 func (s *Server) purchase(w http.ResponseWriter, r *http.Request) {
-	var req purchaseRequest
+	var req admin.PurchaseRequest
 	if !httpapi.Decode(w, r, &req) {
 		return
 	}
-	if req.PricingTierID == "" {
-		httpapi.WriteError(w, http.StatusBadRequest, "pricingTierId is required")
+	if req.PricingTierId == "" {
+		httpapi.WriteFieldError(w, "pricingTierId", "pricingTierId is required")
 		return
 	}
 	res, err := s.deps.Commands.Purchase.Handle(r.Context(), commands.Purchase{
-		Meta: operatorMeta(r), ProductID: req.ProductID, PricingTierID: req.PricingTierID, BumpIDs: req.BumpIDs,
-		Email: req.Email, Name: req.Name, Processor: req.Processor, TxnID: req.TxnID,
+		Meta: operatorMeta(r), ProductID: req.ProductId, PricingTierID: req.PricingTierId, BumpIDs: value(req.BumpIds),
+		Email: req.Email, Name: value(req.Name), Processor: value(req.Processor), TxnID: value(req.TxnId),
 	})
 	if !s.recorded(w, r, err, res.Position) {
 		return
 	}
-	body, ok := s.payment(w, r, res.Sale.Transaction.ID, res.SubscriptionID)
+	transaction, ok := s.transaction(w, r, res.Sale.Transaction.ID)
+	if !ok {
+		return
+	}
+	subscription, ok := s.subscriptionIfAny(w, r, res.SubscriptionID)
 	if !ok {
 		return
 	}
@@ -55,12 +48,13 @@ func (s *Server) purchase(w http.ResponseWriter, r *http.Request) {
 		httpapi.Fail(w, r, err)
 		return
 	}
-	body["customer"] = httpapi.CustomerView(customer)
+	answer := admin.PurchaseRecorded{Success: true, Customer: customerView(customer), Transaction: transaction, Subscription: subscription}
 	if a := res.Activation; a != nil {
 		// The token is shown here and in checkout.purchased only: the service keeps it sealed.
-		body["activation"] = httpapi.Object{"token": a.Token, "url": a.URL, "expiresAt": wire.Time(a.ExpiresAt)}
+		activation := activationView(*a)
+		answer.Activation = &activation
 	}
-	httpapi.WriteJSON(w, paymentStatus(res.AlreadyRecorded), body)
+	httpapi.Answer(w, paymentStatus(res.AlreadyRecorded), answer)
 }
 
 // paymentStatus is the status of a purchase's or a rebill's answer: 201 when it recorded the
@@ -72,27 +66,31 @@ func paymentStatus(alreadyRecorded bool) int {
 	return http.StatusCreated
 }
 
-// payment reads the transaction and, when there is one, the subscription a payment command
-// recorded, as the read models show them now; on failure it answers and reports false.
-func (s *Server) payment(w http.ResponseWriter, r *http.Request, transactionID, subscriptionID string) (httpapi.Object, bool) {
-	body := httpapi.Object{}
-	if transactionID != "" {
-		t, err := s.deps.Read.Transactions.Get(r.Context(), accountOf(r).ID, transactionID)
-		if err != nil {
-			httpapi.Fail(w, r, err)
-			return nil, false
-		}
-		body["transaction"] = httpapi.TransactionView(t)
+// transaction reads the transaction a payment command recorded or refunded, as the read models
+// show it now; on failure it answers and reports false.
+func (s *Server) transaction(w http.ResponseWriter, r *http.Request, id string) (admin.Transaction, bool) {
+	t, err := s.deps.Read.Transactions.Get(r.Context(), accountOf(r).ID, id)
+	if err != nil {
+		httpapi.Fail(w, r, err)
+		return admin.Transaction{}, false
 	}
-	if subscriptionID != "" {
-		sub, err := s.deps.Read.BillingSubscriptions.Get(r.Context(), accountOf(r).ID, subscriptionID)
-		if err != nil {
-			httpapi.Fail(w, r, err)
-			return nil, false
-		}
-		body["subscription"] = httpapi.BillingSubscriptionView(sub)
+	return transactionView(t), true
+}
+
+// subscriptionIfAny reads the subscription a payment command opened, renewed or cancelled, as
+// the read models show it now: nil when id is "" (a one-time payment has none). On failure it
+// answers and reports false.
+func (s *Server) subscriptionIfAny(w http.ResponseWriter, r *http.Request, id string) (*admin.Subscription, bool) {
+	if id == "" {
+		return nil, true
 	}
-	return body, true
+	sub, err := s.deps.Read.BillingSubscriptions.Get(r.Context(), accountOf(r).ID, id)
+	if err != nil {
+		httpapi.Fail(w, r, err)
+		return nil, false
+	}
+	view := billingSubscriptionView(sub)
+	return &view, true
 }
 
 // rebill serves POST /admin/v1/accounts/{accountId}/checkout/subscriptions/{subscriptionId}/rebill
@@ -100,27 +98,37 @@ func (s *Server) payment(w http.ResponseWriter, r *http.Request, transactionID, 
 // subscription shows the period it paid (or that a split plan is now paid in full). A txnId the
 // account recorded already answers 200 with that payment, and records nothing.
 func (s *Server) rebill(w http.ResponseWriter, r *http.Request) {
-	var req struct {
-		TxnID string `json:"txnId"`
-	}
+	var req admin.RebillRequest
 	if !httpapi.Decode(w, r, &req) {
 		return
 	}
 	res, err := s.deps.Commands.Rebill.Handle(r.Context(), commands.Rebill{
-		Meta: operatorMeta(r), SubscriptionID: mux.Vars(r)["subscriptionId"], TxnID: req.TxnID,
+		Meta: operatorMeta(r), SubscriptionID: mux.Vars(r)["subscriptionId"], TxnID: value(req.TxnId),
 	})
 	if !s.recorded(w, r, err, res.Position) {
 		return
 	}
-	body, ok := s.payment(w, r, res.Sale.Transaction.ID, res.Sale.Transaction.SubscriptionID)
-	if ok {
-		httpapi.WriteJSON(w, paymentStatus(res.AlreadyRecorded), body)
+	transaction, ok := s.transaction(w, r, res.Sale.Transaction.ID)
+	if !ok {
+		return
 	}
+	subscription, ok := s.subscriptionIfAny(w, r, res.Sale.Transaction.SubscriptionID)
+	if !ok {
+		return
+	}
+	if !res.AlreadyRecorded && subscription != nil {
+		httpapi.Answer(w, http.StatusCreated, admin.RebillRecorded{Success: true, Transaction: transaction, Subscription: *subscription})
+		return
+	}
+	// The txnId names a payment recorded before, which a one-time purchase may have made: no
+	// subscription then.
+	httpapi.Answer(w, paymentStatus(res.AlreadyRecorded), admin.PaymentRecordedBefore{Success: true, Transaction: transaction, Subscription: subscription})
 }
 
 // refund serves POST /admin/v1/accounts/{accountId}/checkout/transactions/{transactionId}/refund
 // {amountCents?} (default: all that remains) → {transaction, refund}.
 func (s *Server) refund(w http.ResponseWriter, r *http.Request) {
+	// Not admin.RefundRequest: its *int64 cannot tell null (refused) from a member left out.
 	var req struct {
 		AmountCents json.RawMessage `json:"amountCents"`
 	}
@@ -137,13 +145,10 @@ func (s *Server) refund(w http.ResponseWriter, r *http.Request) {
 	if !s.recorded(w, r, err, res.Position) {
 		return
 	}
-	body, ok := s.payment(w, r, res.Sale.Transaction.ID, "")
-	if !ok {
-		return
+	transaction, ok := s.transaction(w, r, res.Sale.Transaction.ID)
+	if ok {
+		httpapi.Answer(w, http.StatusOK, admin.RefundRecorded{Success: true, Transaction: transaction, Refund: refundView(res.Refund)})
 	}
-	body["refund"] = httpapi.Object{"amountCents": res.Refund.AmountCents, "fullyRefunded": res.Refund.FullyRefunded,
-		"refundedAt": wire.Time(res.Refund.RefundedAt)}
-	httpapi.WriteJSON(w, http.StatusOK, body)
 }
 
 // refundAmount reads amountCents: left out, it is nil (all that remains); null is refused
@@ -154,7 +159,7 @@ func refundAmount(w http.ResponseWriter, raw json.RawMessage) (*int64, bool) {
 	}
 	var amount *int64
 	if err := json.Unmarshal(raw, &amount); err != nil || amount == nil {
-		httpapi.WriteError(w, http.StatusBadRequest, "amountCents must be a positive integer in minor units, or left out to refund all that remains")
+		httpapi.WriteFieldError(w, "amountCents", "amountCents must be a positive integer in minor units, or left out to refund all that remains")
 		return nil, false
 	}
 	return amount, true
@@ -163,6 +168,8 @@ func refundAmount(w http.ResponseWriter, raw json.RawMessage) (*int64, bool) {
 // cancelSubscription serves POST /admin/v1/accounts/{accountId}/checkout/subscriptions/{subscriptionId}/cancel
 // {atPeriodEnd} → {subscription}.
 func (s *Server) cancelSubscription(w http.ResponseWriter, r *http.Request) {
+	// Not admin.CancelSubscriptionRequest: its required atPeriodEnd is a bool, which cannot tell
+	// a member left out (refused) from false.
 	var req struct {
 		AtPeriodEnd *bool `json:"atPeriodEnd"`
 	}
@@ -170,7 +177,7 @@ func (s *Server) cancelSubscription(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if req.AtPeriodEnd == nil {
-		httpapi.WriteError(w, http.StatusBadRequest, "atPeriodEnd is required: true or false")
+		httpapi.WriteFieldError(w, "atPeriodEnd", "atPeriodEnd is required: true or false")
 		return
 	}
 	id := mux.Vars(r)["subscriptionId"]
@@ -180,9 +187,9 @@ func (s *Server) cancelSubscription(w http.ResponseWriter, r *http.Request) {
 	if !s.recorded(w, r, err, res.Position) {
 		return
 	}
-	body, ok := s.payment(w, r, "", id)
+	subscription, ok := s.subscriptionIfAny(w, r, id)
 	if ok {
-		httpapi.WriteJSON(w, http.StatusOK, body)
+		httpapi.Answer(w, http.StatusOK, admin.SubscriptionResponse{Success: true, Subscription: *subscription})
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/funnelhq/funnel/api/httpapi"
+	"github.com/funnelhq/funnel/api/wire/admin"
 	"github.com/funnelhq/funnel/commands"
 	"github.com/funnelhq/funnel/projections"
 	"github.com/funnelhq/funnel/projections/paging"
@@ -13,19 +14,11 @@ import (
 
 // createCRM serves POST /admin/v1/accounts/{accountId}/crms {name, stages: [{name}]}.
 func (s *Server) createCRM(w http.ResponseWriter, r *http.Request) {
-	var req struct {
-		Name   string `json:"name"`
-		Stages []struct {
-			Name string `json:"name"`
-		} `json:"stages"`
-	}
+	var req admin.CreateCrmRequest
 	if !httpapi.Decode(w, r, &req) {
 		return
 	}
-	names := make([]string, len(req.Stages))
-	for i, st := range req.Stages {
-		names[i] = st.Name
-	}
+	names := each(req.Stages, func(st admin.StageSpec) string { return st.Name })
 	res, err := s.deps.Commands.CreateCRM.Handle(r.Context(), commands.CreateCRM{Meta: operatorMeta(r), Name: req.Name, StageNames: names})
 	if err != nil {
 		httpapi.Fail(w, r, err)
@@ -39,7 +32,7 @@ func (s *Server) createCRM(w http.ResponseWriter, r *http.Request) {
 		httpapi.Fail(w, r, err)
 		return
 	}
-	httpapi.WriteJSON(w, http.StatusCreated, httpapi.Object{"crm": httpapi.CRMView(crm)})
+	httpapi.Answer(w, http.StatusCreated, admin.CRMResponse{Success: true, Crm: crmView(crm)})
 }
 
 // listCRMs serves GET /admin/v1/accounts/{accountId}/crms, in creation order.
@@ -47,7 +40,7 @@ func (s *Server) listCRMs(w http.ResponseWriter, r *http.Request) {
 	account := accountOf(r)
 	httpapi.WritePage(w, r, "crms", func(page paging.Page) ([]projections.CRM, string, error) {
 		return s.deps.Read.CRMs.List(r.Context(), account.ID, page)
-	}, httpapi.CRMView)
+	}, crmView)
 }
 
 // listLeads serves GET /admin/v1/accounts/{accountId}/crms/{crmId}/leads?contactId=:
@@ -62,5 +55,5 @@ func (s *Server) listLeads(w http.ResponseWriter, r *http.Request) {
 	filter := projections.LeadFilter{CRMID: crm.ID, ContactID: r.URL.Query().Get("contactId")}
 	httpapi.WritePage(w, r, "leads", func(page paging.Page) ([]projections.Lead, string, error) {
 		return s.deps.Read.Leads.List(r.Context(), account.ID, filter, page)
-	}, httpapi.LeadView)
+	}, leadView)
 }

@@ -6,48 +6,20 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/funnelhq/funnel/api/httpapi"
-	"github.com/funnelhq/funnel/api/wire"
+	"github.com/funnelhq/funnel/api/wire/admin"
 	"github.com/funnelhq/funnel/commands"
-	"github.com/funnelhq/funnel/domain"
 	"github.com/funnelhq/funnel/projections"
 	"github.com/funnelhq/funnel/projections/paging"
 )
 
-// fieldSpec is a form field or a booking question as the operator defines it.
-type fieldSpec struct {
-	Label        string `json:"label"`
-	Type         string `json:"type"`
-	ContactField string `json:"contactField"`
-	Required     bool   `json:"required"`
-}
-
-func fieldSpecs(in []fieldSpec) []domain.FieldSpec {
-	out := make([]domain.FieldSpec, len(in))
-	for i, f := range in {
-		out[i] = domain.FieldSpec{Label: f.Label, Type: f.Type, ContactField: f.ContactField, Required: f.Required}
-	}
-	return out
-}
-
-// formView is a form as the operator API shows it, with the tags its submissions apply.
-func formView(f projections.Form) httpapi.Object {
-	view := httpapi.FormView(f)
-	view["tagIds"] = wire.List(f.TagIDs)
-	return view
-}
-
 // createForm serves POST /admin/v1/accounts/{accountId}/forms {name, fields, tagIds?}.
 func (s *Server) createForm(w http.ResponseWriter, r *http.Request) {
-	var req struct {
-		Name   string      `json:"name"`
-		Fields []fieldSpec `json:"fields"`
-		TagIDs []string    `json:"tagIds"`
-	}
+	var req admin.CreateFormRequest
 	if !httpapi.Decode(w, r, &req) {
 		return
 	}
 	res, err := s.deps.Commands.CreateForm.Handle(r.Context(), commands.CreateForm{
-		Meta: operatorMeta(r), Name: req.Name, Fields: fieldSpecs(req.Fields), TagIDs: req.TagIDs,
+		Meta: operatorMeta(r), Name: req.Name, Fields: fieldSpecs(req.Fields), TagIDs: value(req.TagIds),
 	})
 	if err != nil {
 		httpapi.Fail(w, r, err)
@@ -61,7 +33,7 @@ func (s *Server) createForm(w http.ResponseWriter, r *http.Request) {
 		httpapi.Fail(w, r, err)
 		return
 	}
-	httpapi.WriteJSON(w, http.StatusCreated, httpapi.Object{"form": formView(form)})
+	httpapi.Answer(w, http.StatusCreated, admin.FormResponse{Success: true, Form: formView(form)})
 }
 
 // listForms serves GET /admin/v1/accounts/{accountId}/forms, in creation order.
@@ -83,9 +55,5 @@ func (s *Server) listSubmissions(w http.ResponseWriter, r *http.Request) {
 	}
 	httpapi.WritePage(w, r, "submissions", func(page paging.Page) ([]projections.Submission, string, error) {
 		return s.deps.Read.Submissions.List(r.Context(), account.ID, form.ID, page)
-	}, func(sub projections.Submission) httpapi.Object {
-		view := httpapi.SubmissionView(sub)
-		view["values"] = sub.Answers
-		return view
-	})
+	}, submissionView)
 }

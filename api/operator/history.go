@@ -2,12 +2,12 @@ package operator
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 
 	"github.com/funnelhq/funnel/api/httpapi"
 	"github.com/funnelhq/funnel/api/wire"
+	"github.com/funnelhq/funnel/api/wire/admin"
 	"github.com/funnelhq/funnel/domain"
 	"github.com/funnelhq/funnel/projections/paging"
 )
@@ -41,7 +41,7 @@ func (s *Server) history(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	httpapi.WritePage(w, r, "events", func(page paging.Page) ([]httpapi.Object, string, error) {
+	httpapi.WritePage(w, r, "events", func(page paging.Page) ([]admin.HistoryEvent, string, error) {
 		var after int64
 		if page.Cursor != "" {
 			if err := paging.DecodeCursor(page.Cursor, &after); err != nil {
@@ -58,7 +58,7 @@ func (s *Server) history(w http.ResponseWriter, r *http.Request) {
 		events, next := paging.Cut(events, page.Limit, func(e domain.Recorded) any { return e.Position })
 		view, err := HistoryView(events)
 		return view, next, err
-	}, func(o httpapi.Object) httpapi.Object { return o })
+	}, func(e admin.HistoryEvent) admin.HistoryEvent { return e })
 }
 
 // noHistory is why an entity has no history in the account: it belongs to another account
@@ -76,22 +76,15 @@ func (s *Server) noHistory(ctx context.Context, accountID, what, id string) erro
 
 // HistoryView is the history shape of operator-api.md, shared by the API and `funnel history`.
 // Secrets inside events (webhook signing secrets) are shown redacted.
-func HistoryView(events []domain.Recorded) ([]httpapi.Object, error) {
-	out := make([]httpapi.Object, len(events))
+func HistoryView(events []domain.Recorded) ([]admin.HistoryEvent, error) {
+	out := make([]admin.HistoryEvent, len(events))
 	for i, e := range events {
 		if err := redact(&e); err != nil {
 			return nil, fmt.Errorf("operator: redact event %d (%s): %w", e.Position, e.Type, err)
 		}
-		out[i] = httpapi.Object{
-			"position":      e.Position,
-			"eventId":       e.ID,
-			"streamId":      e.StreamID,
-			"version":       e.Version,
-			"type":          e.Type,
-			"schemaVersion": e.SchemaVersion,
-			"occurredAt":    wire.Time(e.OccurredAt),
-			"data":          json.RawMessage(e.Data),
-			"metadata":      e.Metadata,
+		out[i] = admin.HistoryEvent{
+			Position: e.Position, EventId: e.ID, StreamId: e.StreamID, Version: e.Version, Type: e.Type,
+			SchemaVersion: e.SchemaVersion, OccurredAt: wire.At(e.OccurredAt), Data: e.Data, Metadata: metadataView(e.Metadata),
 		}
 	}
 	return out, nil

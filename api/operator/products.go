@@ -6,58 +6,20 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/funnelhq/funnel/api/httpapi"
+	"github.com/funnelhq/funnel/api/wire/admin"
 	"github.com/funnelhq/funnel/commands"
-	"github.com/funnelhq/funnel/domain"
 	"github.com/funnelhq/funnel/projections"
 	"github.com/funnelhq/funnel/projections/paging"
 )
 
-// productRequest is the body of POST /admin/v1/accounts/{accountId}/products.
-type productRequest struct {
-	Name              string `json:"name"`
-	InternalName      string `json:"internalName"`
-	Forwarding        string `json:"forwarding"`
-	ActivationBaseURL string `json:"activationBaseUrl"`
-	PricingTiers      []struct {
-		Name         string `json:"name"`
-		Amount       int64  `json:"amount"`
-		Currency     string `json:"currency"`
-		Interval     string `json:"interval"`
-		Installments int    `json:"installments"`
-	} `json:"pricingTiers"`
-	Bumps []struct {
-		Name   string `json:"name"`
-		Amount int64  `json:"amount"`
-	} `json:"bumps"`
-}
-
-func (req productRequest) spec() domain.ProductSpec {
-	spec := domain.ProductSpec{Name: req.Name, InternalName: req.InternalName, Forwarding: req.Forwarding, ActivationBaseURL: req.ActivationBaseURL}
-	for _, t := range req.PricingTiers {
-		spec.Tiers = append(spec.Tiers, domain.PricingTierSpec{Name: t.Name, Amount: t.Amount, Currency: t.Currency, Interval: t.Interval, Installments: t.Installments})
-	}
-	for _, b := range req.Bumps {
-		spec.Bumps = append(spec.Bumps, domain.BumpSpec{Name: b.Name, Amount: b.Amount})
-	}
-	return spec
-}
-
-// productView is a product as the operator API shows it: with the signup page of a saas_signup
-// product ("" otherwise).
-func productView(p projections.Product) httpapi.Object {
-	view := httpapi.ProductView(p)
-	view["activationBaseUrl"] = p.ActivationBaseURL
-	return view
-}
-
 // createProduct serves POST /admin/v1/accounts/{accountId}/products {name, internalName?,
 // forwarding?, activationBaseUrl?, pricingTiers, bumps?}.
 func (s *Server) createProduct(w http.ResponseWriter, r *http.Request) {
-	var req productRequest
+	var req admin.CreateProductRequest
 	if !httpapi.Decode(w, r, &req) {
 		return
 	}
-	res, err := s.deps.Commands.CreateProduct.Handle(r.Context(), commands.CreateProduct{Meta: operatorMeta(r), Spec: req.spec()})
+	res, err := s.deps.Commands.CreateProduct.Handle(r.Context(), commands.CreateProduct{Meta: operatorMeta(r), Spec: productSpec(req)})
 	if err != nil {
 		httpapi.Fail(w, r, err)
 		return
@@ -70,7 +32,7 @@ func (s *Server) createProduct(w http.ResponseWriter, r *http.Request) {
 		httpapi.Fail(w, r, err)
 		return
 	}
-	httpapi.WriteJSON(w, http.StatusCreated, httpapi.Object{"product": productView(product)})
+	httpapi.Answer(w, http.StatusCreated, admin.ProductResponse{Success: true, Product: productView(product)})
 }
 
 // listProducts serves GET /admin/v1/accounts/{accountId}/products, in creation order.
@@ -88,5 +50,5 @@ func (s *Server) getProduct(w http.ResponseWriter, r *http.Request) {
 		httpapi.Fail(w, r, err)
 		return
 	}
-	httpapi.WriteJSON(w, http.StatusOK, httpapi.Object{"product": productView(product)})
+	httpapi.Answer(w, http.StatusOK, admin.ProductResponse{Success: true, Product: productView(product)})
 }

@@ -6,7 +6,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/funnelhq/funnel/api/httpapi"
-	"github.com/funnelhq/funnel/api/wire"
+	"github.com/funnelhq/funnel/api/wire/admin"
 	"github.com/funnelhq/funnel/commands"
 	"github.com/funnelhq/funnel/projections"
 	"github.com/funnelhq/funnel/projections/paging"
@@ -15,17 +15,13 @@ import (
 // createEventType serves POST /admin/v1/accounts/{accountId}/event-types
 // {name, durationMinutes, meetingUrl?, questions}.
 func (s *Server) createEventType(w http.ResponseWriter, r *http.Request) {
-	var req struct {
-		Name            string      `json:"name"`
-		DurationMinutes int         `json:"durationMinutes"`
-		MeetingURL      string      `json:"meetingUrl"`
-		Questions       []fieldSpec `json:"questions"`
-	}
+	var req admin.CreateEventTypeRequest
 	if !httpapi.Decode(w, r, &req) {
 		return
 	}
 	res, err := s.deps.Commands.CreateCalendar.Handle(r.Context(), commands.CreateCalendar{
-		Meta: operatorMeta(r), Name: req.Name, DurationMinutes: req.DurationMinutes, MeetingURL: req.MeetingURL, Questions: fieldSpecs(req.Questions),
+		Meta: operatorMeta(r), Name: req.Name, DurationMinutes: req.DurationMinutes, MeetingURL: value(req.MeetingUrl),
+		Questions: fieldSpecs(value(req.Questions)),
 	})
 	if err != nil {
 		httpapi.Fail(w, r, err)
@@ -39,7 +35,7 @@ func (s *Server) createEventType(w http.ResponseWriter, r *http.Request) {
 		httpapi.Fail(w, r, err)
 		return
 	}
-	httpapi.WriteJSON(w, http.StatusCreated, httpapi.Object{"eventType": httpapi.EventTypeView(eventType)})
+	httpapi.Answer(w, http.StatusCreated, admin.EventTypeResponse{Success: true, EventType: eventTypeView(eventType)})
 }
 
 // listEventTypes serves GET /admin/v1/accounts/{accountId}/event-types, in creation order.
@@ -47,7 +43,7 @@ func (s *Server) listEventTypes(w http.ResponseWriter, r *http.Request) {
 	account := accountOf(r)
 	httpapi.WritePage(w, r, "eventTypes", func(page paging.Page) ([]projections.Calendar, string, error) {
 		return s.deps.Read.Calendars.List(r.Context(), account.ID, page)
-	}, httpapi.EventTypeView)
+	}, eventTypeView)
 }
 
 // listBookings serves GET /admin/v1/accounts/{accountId}/event-types/{eventTypeId}/bookings:
@@ -61,10 +57,5 @@ func (s *Server) listBookings(w http.ResponseWriter, r *http.Request) {
 	}
 	httpapi.WritePage(w, r, "bookings", func(page paging.Page) ([]projections.Booking, string, error) {
 		return s.deps.Read.Bookings.List(r.Context(), account.ID, eventType.ID, page)
-	}, func(b projections.Booking) httpapi.Object {
-		view := httpapi.BookingView(b)
-		view["timezone"] = wire.OrNull(b.Timezone)
-		view["answers"] = b.Answers
-		return view
-	})
+	}, bookingView)
 }

@@ -8,22 +8,12 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/funnelhq/funnel/api/httpapi"
-	"github.com/funnelhq/funnel/api/wire"
+	"github.com/funnelhq/funnel/api/wire/admin"
 	"github.com/funnelhq/funnel/commands"
 	"github.com/funnelhq/funnel/domain"
 	"github.com/funnelhq/funnel/projections/paging"
 	"github.com/funnelhq/funnel/webhooks"
 )
-
-// webhookView is a subscription as the operator API shows it, with its kind and status.
-func webhookView(s webhooks.Subscription) httpapi.Object {
-	v := httpapi.SubscriptionView(s)
-	v["kind"], v["status"] = s.Kind, s.Status
-	if s.StatusReason != "" {
-		v["statusReason"] = s.StatusReason
-	}
-	return v
-}
 
 // createWebhook serves POST /admin/v1/accounts/{accountId}/webhooks (custom, zapier or make).
 func (s *Server) createWebhook(w http.ResponseWriter, r *http.Request) {
@@ -31,8 +21,9 @@ func (s *Server) createWebhook(w http.ResponseWriter, r *http.Request) {
 		Meta:         operatorMeta(r),
 		Kind:         domain.WebhookKindCustom,
 		KindFromBody: true,
-		Member:       "webhook",
-		View:         webhookView,
+		Created: func(sub webhooks.Subscription, secret string) any {
+			return admin.WebhookWithSecretResponse{Success: true, Webhook: webhookWithSecretView(sub, secret)}
+		},
 	})
 }
 
@@ -42,7 +33,7 @@ func (s *Server) listWebhooks(w http.ResponseWriter, r *http.Request) {
 	account := accountOf(r)
 	kind := r.URL.Query().Get("kind")
 	if kind != "" && !slices.Contains(domain.WebhookKinds, kind) {
-		httpapi.WriteError(w, http.StatusBadRequest, "kind must be one of "+strings.Join(domain.WebhookKinds, ", "))
+		httpapi.WriteFieldError(w, "kind", "kind must be one of "+strings.Join(domain.WebhookKinds, ", "))
 		return
 	}
 	httpapi.WritePage(w, r, "webhooks", func(page paging.Page) ([]webhooks.Subscription, string, error) {
@@ -50,9 +41,19 @@ func (s *Server) listWebhooks(w http.ResponseWriter, r *http.Request) {
 	}, webhookView)
 }
 
-// deleteWebhook serves DELETE /admin/v1/accounts/{accountId}/webhooks/{webhookId}.
+// deleteWebhook serves DELETE /admin/v1/accounts/{accountId}/webhooks/{webhookId}, and answers
+// once the read models show it gone.
 func (s *Server) deleteWebhook(w http.ResponseWriter, r *http.Request) {
-	s.subscriptions.Delete(w, r, commands.DeleteWebhookSubscription{Meta: operatorMeta(r), SubscriptionID: mux.Vars(r)["webhookId"]})
+	pos, err := s.deps.Commands.DeleteWebhookSubscription.Handle(r.Context(),
+		commands.DeleteWebhookSubscription{Meta: operatorMeta(r), SubscriptionID: mux.Vars(r)["webhookId"]})
+	if err != nil {
+		httpapi.Fail(w, r, err)
+		return
+	}
+	if !httpapi.AwaitReadModels(w, r, s.deps.Runtime.ReadModels, pos) {
+		return
+	}
+	httpapi.Answer(w, http.StatusOK, admin.Success{Success: true})
 }
 
 // rotateWebhookSecret serves POST /admin/v1/accounts/{accountId}/webhooks/{webhookId}/rotate-secret.
@@ -71,25 +72,7 @@ func (s *Server) rotateWebhookSecret(w http.ResponseWriter, r *http.Request) {
 		httpapi.Fail(w, r, err)
 		return
 	}
-	v := webhookView(sub)
-	v["secret"] = res.Secret
-	httpapi.WriteJSON(w, http.StatusOK, httpapi.Object{"webhook": v})
-}
-
-func deliveryView(d webhooks.Delivery) httpapi.Object {
-	attempts := make([]httpapi.Object, len(d.Attempts))
-	for i, a := range d.Attempts {
-		attempts[i] = httpapi.Object{"at": wire.Time(a.At), "statusCode": a.StatusCode, "error": a.Error, "durationMs": a.DurationMs}
-	}
-	v := httpapi.Object{"id": d.ID, "eventId": d.EventID, "eventType": d.EventType, "webhookId": d.WebhookID, "status": d.Status,
-		"attempts": attempts, "createdAt": wire.Time(d.CreatedAt)}
-	if d.Status == "pending" {
-		v["nextAttemptAt"] = wire.Time(d.NextAttemptAt)
-	}
-	if d.LastError != "" {
-		v["lastError"] = d.LastError
-	}
-	return v
+	httpapi.Answer(w, http.StatusOK, admin.WebhookWithSecretResponse{Success: true, Webhook: webhookWithSecretView(sub, res.Secret)})
 }
 
 // listDeliveries serves GET /admin/v1/accounts/{accountId}/webhook-deliveries?webhookId=&status=.
@@ -99,7 +82,7 @@ func (s *Server) listDeliveries(w http.ResponseWriter, r *http.Request) {
 	switch filter.Status {
 	case "", "pending", "succeeded", "failed":
 	default:
-		httpapi.WriteError(w, http.StatusBadRequest, "status must be pending, succeeded or failed")
+		httpapi.WriteFieldError(w, "status", "status must be pending, succeeded or failed")
 		return
 	}
 	httpapi.WritePage(w, r, "deliveries", func(page paging.Page) ([]webhooks.Delivery, string, error) {
@@ -116,5 +99,5 @@ func (s *Server) retryDelivery(w http.ResponseWriter, r *http.Request) {
 		httpapi.Fail(w, r, err)
 		return
 	}
-	httpapi.WriteJSON(w, http.StatusOK, httpapi.Object{"delivery": deliveryView(d)})
+	httpapi.Answer(w, http.StatusOK, admin.DeliveryResponse{Success: true, Delivery: deliveryView(d)})
 }

@@ -1,6 +1,10 @@
-// Package wire holds the JSON conventions that API responses and webhook payloads share,
-// so that a time or an empty list reads the same wherever an integrator meets it.
+// Package wire holds the Go types of the integration API's contract, generated from its OpenAPI
+// document (models.gen.go: requests, answers, webhook envelopes and payloads), and the JSON
+// conventions they share, so that a time or an empty list reads the same wherever an integrator
+// meets it. Do not edit models.gen.go: change api/openapi/integration.yaml and run `make generate`.
 package wire
+
+//go:generate go tool oapi-codegen -config oapi-codegen.yaml -o models.gen.go ../openapi/integration.json
 
 import "time"
 

@@ -39,10 +39,11 @@ func newFunnelAPI(baseURL, host, key string, httpClient client.HttpRequestDoer) 
 	return &funnelAPI{api: api, tiers: map[string]client.Interval{}}, nil
 }
 
-// apiError is an answer of the API that is not a success, with its {"error"} message.
+// apiError is an answer of the API that is not a success, with its {"error", "code"} body.
 type apiError struct {
 	Operation string
 	Status    int
+	Code      client.ErrorCode // stable: what to switch on (the message may change)
 	Message   string
 }
 
@@ -51,23 +52,24 @@ func (e *apiError) Error() string {
 	return fmt.Sprintf("funnel api: %s answered %d: %s", e.Operation, e.Status, e.Message)
 }
 
-// statusOf is the status of an API error, 0 for any other error (the service could not be reached).
-func statusOf(err error) int {
+// codeOf is the code of an API error, "" for any other error (the service could not be reached)
+// and for none.
+func codeOf(err error) client.ErrorCode {
 	var e *apiError
 	if errors.As(err, &e) {
-		return e.Status
+		return e.Code
 	}
-	return 0
+	return ""
 }
 
 // failed makes the error of an answer that is not a success, with the message of its
-// {"error": "..."} body (every error answer of the API has one).
+// {"error": "...", "code": "..."} body (every error answer of the API has one).
 func failed(operation string, status int, body []byte) error {
 	var e client.Error
 	if err := json.Unmarshal(body, &e); err != nil || e.Error == "" {
 		e.Error = fmt.Sprintf("%.200q", body)
 	}
-	return &apiError{Operation: operation, Status: status, Message: e.Error}
+	return &apiError{Operation: operation, Status: status, Code: e.Code, Message: e.Error}
 }
 
 // interval is the billing interval of a product's pricing tier (one_time, month, year or split),

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"time"
 
 	"github.com/funnelhq/funnel/client"
@@ -44,13 +43,13 @@ func (r *rules) signUp(ctx context.Context, email, token string) (*signupResult,
 	}
 	if act.Status == client.ActivationStatusPending {
 		completed, err := r.funnel.complete(ctx, token, u.ID)
-		switch statusOf(err) {
-		case 0:
+		switch codeOf(err) {
+		case "":
 			if err != nil {
 				return nil, err
 			}
 			act = completed
-		case http.StatusConflict, http.StatusBadRequest:
+		case client.ErrorCodeActivationConflict, client.ErrorCodeActivationExpired:
 			// Completed for another user, or expired, since the GET: read what the service kept.
 			r.log.Warn("the activation was not completed for this user", "activation", act.Id, "user", u.ID, "error", err)
 			if act, err = r.funnel.activation(ctx, token); err != nil {

@@ -6,7 +6,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/funnelhq/funnel/infra/idempotency"
+	"github.com/funnelhq/funnel/api/httpapi/idempotent"
 	"github.com/funnelhq/funnel/infra/sqldb/sqldbtest"
 )
 
@@ -17,14 +17,14 @@ func BenchmarkClaimAndComplete(b *testing.B) {
 		b.Run(string(d), func(b *testing.B) {
 			f := newFixtureB(b, d)
 			var n atomic.Int64
-			answer := idempotency.Response{Status: 200, ContentType: "application/json; charset=utf-8", Body: make([]byte, 600)}
+			answer := idempotent.Response{Status: 200, ContentType: "application/json; charset=utf-8", Body: make([]byte, 600)}
 			b.SetParallelism(4)
 			b.ResetTimer()
 			b.RunParallel(func(pb *testing.PB) {
 				ctx := context.Background()
 				for pb.Next() {
 					c, err := f.keys.Claim(ctx, request(fmt.Sprintf("k-%d", n.Add(1)), "body"))
-					if err != nil || c.Decision != idempotency.Perform {
+					if err != nil || c.Decision != idempotent.Perform {
 						b.Errorf("claim: %v %d", err, c.Decision)
 						return
 					}

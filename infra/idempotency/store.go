@@ -1,7 +1,9 @@
 // Package idempotency keeps, for 24 hours, what the API answered to each request that carried an
 // Idempotency-Key, so that a retry is answered the same and performs nothing again (the table
 // idempotency_keys, migration 00010). It is a cache of answers, not state of the service: the
-// changes the requests made are in the event log. api/httpapi/idempotency.go is its HTTP side.
+// changes the requests made are in the event log. api/httpapi/idempotency.go is its HTTP side;
+// the requests, claims and answers they exchange, and the Store interface this Store implements,
+// are the port's (api/httpapi/idempotent).
 //
 // A key goes through three states. running: an attempt claimed it and holds a lease, and whatever
 // it appends carries the claim's id (events.idempotency_id, unique: the log takes one write per
@@ -20,6 +22,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/funnelhq/funnel/api/httpapi/idempotent"
 	"github.com/funnelhq/funnel/domain"
 	"github.com/funnelhq/funnel/infra/sealing"
 	"github.com/funnelhq/funnel/infra/sqldb"
@@ -56,6 +59,9 @@ type Store struct {
 	now    func() time.Time
 }
 
+// Store is the port's.
+var _ idempotent.Store = (*Store)(nil)
+
 // New returns the store. The sealer is the server key's (infra/sealing): a kept answer may hold
 // what an API shows once (an API key, a webhook signing secret, an activation token), so the
 // answers and results are kept sealed, and a copy of the database does not reveal them. now is
@@ -64,52 +70,16 @@ func New(db *sqldb.DB, log Log, sealer *sealing.Sealer, now func() time.Time) *S
 	return &Store{db: db, log: log, sealer: sealer, now: now}
 }
 
-// Request is one use of an Idempotency-Key.
-type Request struct {
-	Scope       string   // whose keys: "account:<id>" or "operator:<token digest>"
-	Key         string   // the header's value
-	Fingerprint [32]byte // SHA-256 of the request's method, path, query and body
+// attempt is the store's record of the attempt that holds a key (idempotent.Claim.Attempt).
+type attempt struct {
+	scope, keyHash, id string
 }
 
-// Decision is what to do with a request, given its key.
-type Decision int
-
-const (
-	// Perform the request: the key is new, expired, or its last attempt performed nothing.
-	Perform Decision = iota + 1
-	// Replay the kept Response.
-	Replay
-	// Resume: an earlier attempt performed the request without answering it; answer from its
-	// Outcomes, performing nothing again.
-	Resume
-	// Orphaned: an earlier attempt performed the request (the log holds its write) but stopped
-	// before it kept its outcome or answer: nothing is left to answer from.
-	Orphaned
-	// Mismatch: the key was used for another request (method, path, query or body).
-	Mismatch
-	// InProgress: another attempt holds the key.
-	InProgress
-	// Unreadable: an earlier attempt performed the request, but what was kept of it is sealed with
-	// a server key that is no longer configured (FUNNEL_SECRET_KEY rotated too soon, a SQLite key
-	// file lost): it is not performed again, and its answer cannot be given.
-	Unreadable
-)
-
-// Response is a kept answer.
-type Response struct {
-	Status      int
-	ContentType string
-	Body        []byte
-}
-
-// Claim is the outcome of Claim: the decision, and the claim an attempt that goes on holds.
-type Claim struct {
-	Decision Decision
-	ID       string   // stamped on what the request appends (Perform, Resume)
-	Response Response // Replay
-	Outcomes []byte   // Resume: what the commands of the earlier attempt returned
-
-	scope, keyHash, attempt string
+// attemptOf is the attempt of a claim; a claim this store did not hand out holds none, and its
+// writes change no row.
+func attemptOf(c idempotent.Claim) attempt {
+	a, _ := c.Attempt.(attempt)
+	return a
 }
 
 // claimRounds bounds how often Claim looks again when the key changes under it.
@@ -118,9 +88,10 @@ const claimRounds = 3
 // Claim decides what to do with a request and, to perform or resume it, claims its key for this
 // attempt. Two attempts at once on one key, in one process or several: one claims it, the other
 // is told InProgress.
-func (s *Store) Claim(ctx context.Context, req Request) (Claim, error) {
+func (s *Store) Claim(ctx context.Context, req idempotent.Request) (idempotent.Claim, error) {
 	keySum := sha256.Sum256([]byte(req.Key))
-	c := Claim{scope: req.Scope, keyHash: hex.EncodeToString(keySum[:]), attempt: domain.NewID("att")}
+	att := attempt{scope: req.Scope, keyHash: hex.EncodeToString(keySum[:]), id: domain.NewID("att")}
+	c := idempotent.Claim{Attempt: att}
 	requestHash := hex.EncodeToString(req.Fingerprint[:])
 	for range claimRounds {
 		now := s.now().UnixMilli()
@@ -132,69 +103,69 @@ func (s *Store) Claim(ctx context.Context, req Request) (Claim, error) {
 				state = excluded.state, attempt = excluded.attempt, lease_until = excluded.lease_until, outcome = '',
 				status = 0, content_type = '', body = '', created_at = excluded.created_at
 			WHERE idempotency_keys.created_at <= $9`,
-			c.scope, c.keyHash, requestHash, c.ID, stateRunning, c.attempt, now+Lease.Milliseconds(), now, now-Retention.Milliseconds())
+			att.scope, att.keyHash, requestHash, c.ID, stateRunning, att.id, now+Lease.Milliseconds(), now, now-Retention.Milliseconds())
 		if err != nil {
-			return Claim{}, err
+			return idempotent.Claim{}, err
 		}
 		if n == 1 {
-			c.Decision = Perform
+			c.Decision = idempotent.Perform
 			return c, nil
 		}
-		row, found, err := s.read(ctx, c.scope, c.keyHash, now)
+		row, found, err := s.read(ctx, att.scope, att.keyHash, now)
 		if err != nil {
-			return Claim{}, err
+			return idempotent.Claim{}, err
 		}
 		if !found {
 			continue // released or expired meanwhile: claim it again
 		}
 		if row.requestHash != requestHash {
-			return Claim{Decision: Mismatch}, nil
+			return idempotent.Claim{Decision: idempotent.Mismatch}, nil
 		}
 		c.ID = row.claimID
 		switch {
 		case row.state == stateDone:
 			body, err := s.open(c, "body", row.body)
 			if errors.Is(err, sealing.ErrUnknownKey) {
-				return Claim{Decision: Unreadable}, nil
+				return idempotent.Claim{Decision: idempotent.Unreadable}, nil
 			}
 			if err != nil {
-				return Claim{}, err
+				return idempotent.Claim{}, err
 			}
-			return Claim{Decision: Replay, Response: Response{Status: row.status, ContentType: row.contentType, Body: body}}, nil
+			return idempotent.Claim{Decision: idempotent.Replay, Response: idempotent.Response{Status: row.status, ContentType: row.contentType, Body: body}}, nil
 		case row.leaseUntil > now:
-			return Claim{Decision: InProgress}, nil
+			return idempotent.Claim{Decision: idempotent.InProgress}, nil
 		}
 		// The attempt that held the key stopped, or gave it up unanswered: take it over.
 		n, err = s.exec(ctx, `UPDATE idempotency_keys SET attempt = $1, lease_until = $2
 			WHERE scope = $3 AND key_hash = $4 AND attempt = $5 AND state = $6`,
-			c.attempt, now+Lease.Milliseconds(), c.scope, c.keyHash, row.attempt, row.state)
+			att.id, now+Lease.Milliseconds(), att.scope, att.keyHash, row.attempt, row.state)
 		if err != nil {
-			return Claim{}, err
+			return idempotent.Claim{}, err
 		}
 		if n == 0 {
 			continue // another retry took it first, or its attempt moved on: look again
 		}
 		if row.state == statePerformed {
 			if c.Outcomes, err = s.open(c, "outcome", row.outcome); errors.Is(err, sealing.ErrUnknownKey) {
-				return Claim{Decision: Unreadable}, nil
+				return idempotent.Claim{Decision: idempotent.Unreadable}, nil
 			} else if err != nil {
-				return Claim{}, err
+				return idempotent.Claim{}, err
 			}
-			c.Decision = Resume
+			c.Decision = idempotent.Resume
 			return c, nil
 		}
 		performed, err := s.log.HasIdempotencyID(ctx, c.ID)
 		if err != nil {
-			return Claim{}, err
+			return idempotent.Claim{}, err
 		}
 		if performed {
-			c.Decision = Orphaned
+			c.Decision = idempotent.Orphaned
 		} else {
-			c.Decision = Perform
+			c.Decision = idempotent.Perform
 		}
 		return c, nil
 	}
-	return Claim{Decision: InProgress}, nil
+	return idempotent.Claim{Decision: idempotent.InProgress}, nil
 }
 
 // keyRow is a row of idempotency_keys.
@@ -222,66 +193,71 @@ func (s *Store) read(ctx context.Context, scope, keyHash string, now int64) (key
 
 // KeepOutcomes keeps what the commands of the claim's request returned, as soon as they
 // succeeded: from then on a retry answers from them (Resume) rather than performing again.
-func (s *Store) KeepOutcomes(ctx context.Context, c Claim, outcomes []byte) error {
+func (s *Store) KeepOutcomes(ctx context.Context, c idempotent.Claim, outcomes []byte) error {
+	a := attemptOf(c)
 	sealed, err := s.seal(c, "outcome", outcomes)
 	if err != nil {
 		return err
 	}
 	_, err = s.exec(ctx, `UPDATE idempotency_keys SET state = $1, outcome = $2
 		WHERE scope = $3 AND key_hash = $4 AND claim_id = $5 AND state <> $6`,
-		statePerformed, sealed, c.scope, c.keyHash, c.ID, stateDone)
+		statePerformed, sealed, a.scope, a.keyHash, c.ID, stateDone)
 	return err
 }
 
 // Complete keeps the answer of the claim's request; later retries get it (Replay). When two
 // attempts of one claim both answer (one took over from the other), the first kept answer stays.
-func (s *Store) Complete(ctx context.Context, c Claim, res Response) error {
+func (s *Store) Complete(ctx context.Context, c idempotent.Claim, res idempotent.Response) error {
+	a := attemptOf(c)
 	sealed, err := s.seal(c, "body", res.Body)
 	if err != nil {
 		return err
 	}
 	_, err = s.exec(ctx, `UPDATE idempotency_keys SET state = $1, lease_until = 0, outcome = '', status = $2, content_type = $3, body = $4
 		WHERE scope = $5 AND key_hash = $6 AND claim_id = $7 AND state <> $1`,
-		stateDone, res.Status, res.ContentType, sealed, c.scope, c.keyHash, c.ID)
+		stateDone, res.Status, res.ContentType, sealed, a.scope, a.keyHash, c.ID)
 	return err
 }
 
 // seal seals what goes to a column (body or outcome) of a claim's row, bound to the column, the
 // scope, the key and the claim: a sealed text copied into another row, column or use of the key
 // does not open.
-func (s *Store) seal(c Claim, column string, plain []byte) (string, error) {
-	sealed, err := s.sealer.Seal(plain, c.associatedData(column))
+func (s *Store) seal(c idempotent.Claim, column string, plain []byte) (string, error) {
+	sealed, err := s.sealer.Seal(plain, associatedData(c, column))
 	if err != nil {
 		return "", fmt.Errorf("idempotency: seal the %s: %w", column, err)
 	}
 	return sealed, nil
 }
 
-func (s *Store) open(c Claim, column, sealed string) ([]byte, error) {
-	plain, err := s.sealer.Open(sealed, c.associatedData(column))
+func (s *Store) open(c idempotent.Claim, column, sealed string) ([]byte, error) {
+	plain, err := s.sealer.Open(sealed, associatedData(c, column))
 	if err != nil {
 		return nil, fmt.Errorf("idempotency: open the kept %s: %w", column, err)
 	}
 	return plain, nil
 }
 
-func (c Claim) associatedData(column string) []byte {
-	return []byte("idempotency_keys." + column + "\x00" + c.scope + "\x00" + c.keyHash + "\x00" + c.ID)
+func associatedData(c idempotent.Claim, column string) []byte {
+	a := attemptOf(c)
+	return []byte("idempotency_keys." + column + "\x00" + a.scope + "\x00" + a.keyHash + "\x00" + c.ID)
 }
 
 // Release forgets a key whose request performed nothing (refused as bad input, say), so that a
 // retry with it, corrected or not, is performed afresh. Only the attempt holding it releases it.
-func (s *Store) Release(ctx context.Context, c Claim) error {
+func (s *Store) Release(ctx context.Context, c idempotent.Claim) error {
+	a := attemptOf(c)
 	_, err := s.exec(ctx, `DELETE FROM idempotency_keys WHERE scope = $1 AND key_hash = $2 AND attempt = $3 AND state = $4`,
-		c.scope, c.keyHash, c.attempt, stateRunning)
+		a.scope, a.keyHash, a.id, stateRunning)
 	return err
 }
 
 // Yield gives up the lease of an attempt that ends without an answer to keep (a 5xx): the next
 // retry takes the key over at once, and resumes from the kept outcomes, or asks the log.
-func (s *Store) Yield(ctx context.Context, c Claim) error {
+func (s *Store) Yield(ctx context.Context, c idempotent.Claim) error {
+	a := attemptOf(c)
 	_, err := s.exec(ctx, `UPDATE idempotency_keys SET lease_until = 0 WHERE scope = $1 AND key_hash = $2 AND attempt = $3 AND state <> $4`,
-		c.scope, c.keyHash, c.attempt, stateDone)
+		a.scope, a.keyHash, a.id, stateDone)
 	return err
 }
 

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/funnelhq/funnel/api/httpapi/idempotent"
 	"github.com/funnelhq/funnel/domain"
 	"github.com/funnelhq/funnel/infra/eventstore"
 	"github.com/funnelhq/funnel/infra/idempotency"
@@ -44,11 +45,11 @@ func newFixtureB(t testing.TB, d sqldb.Dialect) fixture {
 	return fixture{keys: idempotency.New(db, log, sealer, c.Now), log: log, db: db, clock: c}
 }
 
-func request(key, body string) idempotency.Request {
-	return idempotency.Request{Scope: "account:acc_1", Key: key, Fingerprint: sha256.Sum256([]byte(body))}
+func request(key, body string) idempotent.Request {
+	return idempotent.Request{Scope: "account:acc_1", Key: key, Fingerprint: sha256.Sum256([]byte(body))}
 }
 
-func (f fixture) claim(t *testing.T, req idempotency.Request, want idempotency.Decision) idempotency.Claim {
+func (f fixture) claim(t *testing.T, req idempotent.Request, want idempotent.Decision) idempotent.Claim {
 	t.Helper()
 	c, err := f.keys.Claim(context.Background(), req)
 	if err != nil {
@@ -61,7 +62,7 @@ func (f fixture) claim(t *testing.T, req idempotency.Request, want idempotency.D
 }
 
 // perform appends an event stamped with the claim's id, as a command of its request does.
-func (f fixture) perform(t *testing.T, c idempotency.Claim) {
+func (f fixture) perform(t *testing.T, c idempotent.Claim) {
 	t.Helper()
 	meta := domain.Metadata{AccountID: "acc_1", Actor: "operator", IdempotencyID: c.ID}
 	stream := domain.NewID("ct")
@@ -75,45 +76,45 @@ func TestClaimDecisions(t *testing.T) {
 		f := newFixture(t, d)
 		ctx := context.Background()
 		req := request("k1", `{"a":1}`)
-		c := f.claim(t, req, idempotency.Perform)
+		c := f.claim(t, req, idempotent.Perform)
 		if !strings.HasPrefix(c.ID, "idem_") {
 			t.Fatalf("claim id %q", c.ID)
 		}
-		f.claim(t, req, idempotency.InProgress)
-		f.claim(t, request("k1", `{"a":2}`), idempotency.Mismatch)
+		f.claim(t, req, idempotent.InProgress)
+		f.claim(t, request("k1", `{"a":2}`), idempotent.Mismatch)
 		// Other scopes have keys of their own.
-		f.claim(t, idempotency.Request{Scope: "account:acc_2", Key: "k1", Fingerprint: req.Fingerprint}, idempotency.Perform)
+		f.claim(t, idempotent.Request{Scope: "account:acc_2", Key: "k1", Fingerprint: req.Fingerprint}, idempotent.Perform)
 
-		answer := idempotency.Response{Status: 201, ContentType: "application/json", Body: []byte(`{"success":true}` + "\n")}
+		answer := idempotent.Response{Status: 201, ContentType: "application/json", Body: []byte(`{"success":true}` + "\n")}
 		if err := f.keys.Complete(ctx, c, answer); err != nil {
 			t.Fatal(err)
 		}
-		replay := f.claim(t, req, idempotency.Replay)
+		replay := f.claim(t, req, idempotent.Replay)
 		if replay.Response.Status != 201 || replay.Response.ContentType != answer.ContentType || string(replay.Response.Body) != string(answer.Body) {
 			t.Fatalf("replayed %+v, want %+v", replay.Response, answer)
 		}
-		f.claim(t, request("k1", `{"a":2}`), idempotency.Mismatch)
+		f.claim(t, request("k1", `{"a":2}`), idempotent.Mismatch)
 
 		// Kept 24 hours from its first use; then the key is new again, for any request.
 		f.clock.Advance(idempotency.Retention - time.Millisecond)
-		f.claim(t, req, idempotency.Replay)
+		f.claim(t, req, idempotent.Replay)
 		f.clock.Advance(time.Millisecond)
-		renewed := f.claim(t, request("k1", `{"a":2}`), idempotency.Perform)
+		renewed := f.claim(t, request("k1", `{"a":2}`), idempotent.Perform)
 		if renewed.ID == c.ID {
 			t.Fatal("a key used again after 24 hours kept its old claim id")
 		}
-		f.claim(t, request("k1", `{"a":2}`), idempotency.InProgress)
+		f.claim(t, request("k1", `{"a":2}`), idempotent.InProgress)
 	})
 }
 
 func TestReleasedKeyIsPerformedAgain(t *testing.T) {
 	sqldbtest.Run(t, func(t *testing.T, d sqldb.Dialect) {
 		f := newFixture(t, d)
-		c := f.claim(t, request("k", "bad"), idempotency.Perform)
+		c := f.claim(t, request("k", "bad"), idempotent.Perform)
 		if err := f.keys.Release(context.Background(), c); err != nil {
 			t.Fatal(err)
 		}
-		f.claim(t, request("k", "corrected"), idempotency.Perform)
+		f.claim(t, request("k", "corrected"), idempotent.Perform)
 	})
 }
 
@@ -123,27 +124,27 @@ func TestStoppedAttemptIsTakenOver(t *testing.T) {
 	sqldbtest.Run(t, func(t *testing.T, d sqldb.Dialect) {
 		f := newFixture(t, d)
 		req := request("k", "body")
-		first := f.claim(t, req, idempotency.Perform)
+		first := f.claim(t, req, idempotent.Perform)
 		f.clock.Advance(idempotency.Lease - time.Millisecond)
-		f.claim(t, req, idempotency.InProgress)
+		f.claim(t, req, idempotent.InProgress)
 		f.clock.Advance(time.Millisecond)
 
 		// It wrote nothing: the retry performs, under the same claim id (so that, should the
 		// stopped attempt only be slow, the log still takes one write of the two).
-		second := f.claim(t, req, idempotency.Perform)
+		second := f.claim(t, req, idempotent.Perform)
 		if second.ID != first.ID {
 			t.Fatalf("the retry claims %s, want the stopped attempt's %s", second.ID, first.ID)
 		}
-		f.claim(t, req, idempotency.InProgress)
+		f.claim(t, req, idempotent.InProgress)
 
 		// This one writes, then stops before keeping its outcome: the next retry finds the write.
 		f.perform(t, second)
 		f.clock.Advance(idempotency.Lease)
-		orphaned := f.claim(t, req, idempotency.Orphaned)
+		orphaned := f.claim(t, req, idempotent.Orphaned)
 		if orphaned.ID != first.ID {
 			t.Fatalf("orphaned claim %s, want %s", orphaned.ID, first.ID)
 		}
-		f.claim(t, req, idempotency.InProgress) // the retry that found it holds the key, to keep its answer
+		f.claim(t, req, idempotent.InProgress) // the retry that found it holds the key, to keep its answer
 	})
 }
 
@@ -154,14 +155,14 @@ func TestKeptOutcomeIsResumed(t *testing.T) {
 		f := newFixture(t, d)
 		ctx := context.Background()
 		req := request("k", "body")
-		c := f.claim(t, req, idempotency.Perform)
+		c := f.claim(t, req, idempotent.Perform)
 		f.perform(t, c)
 		if err := f.keys.KeepOutcomes(ctx, c, []byte(`[{"command":"CreateLead"}]`)); err != nil {
 			t.Fatal(err)
 		}
-		f.claim(t, req, idempotency.InProgress)
+		f.claim(t, req, idempotent.InProgress)
 		f.clock.Advance(idempotency.Lease) // crashed
-		resumed := f.claim(t, req, idempotency.Resume)
+		resumed := f.claim(t, req, idempotent.Resume)
 		if string(resumed.Outcomes) != `[{"command":"CreateLead"}]` || resumed.ID != c.ID {
 			t.Fatalf("resumed %+v", resumed)
 		}
@@ -169,19 +170,19 @@ func TestKeptOutcomeIsResumed(t *testing.T) {
 		if err := f.keys.Yield(ctx, resumed); err != nil {
 			t.Fatal(err)
 		}
-		again := f.claim(t, req, idempotency.Resume)
-		if err := f.keys.Complete(ctx, again, idempotency.Response{Status: 201, Body: []byte("done")}); err != nil {
+		again := f.claim(t, req, idempotent.Resume)
+		if err := f.keys.Complete(ctx, again, idempotent.Response{Status: 201, Body: []byte("done")}); err != nil {
 			t.Fatal(err)
 		}
-		f.claim(t, req, idempotency.Replay)
+		f.claim(t, req, idempotent.Replay)
 
 		// An attempt that yields with nothing kept (a 500 of unknown outcome) leaves the log to decide.
 		other := request("k2", "body")
-		c2 := f.claim(t, other, idempotency.Perform)
+		c2 := f.claim(t, other, idempotent.Perform)
 		if err := f.keys.Yield(ctx, c2); err != nil {
 			t.Fatal(err)
 		}
-		f.claim(t, other, idempotency.Perform)
+		f.claim(t, other, idempotent.Perform)
 	})
 }
 
@@ -189,7 +190,7 @@ func TestConcurrentClaimsOfOneKey(t *testing.T) {
 	sqldbtest.Run(t, func(t *testing.T, d sqldb.Dialect) {
 		f := newFixture(t, d)
 		req := request("k", "body")
-		decisions := make([]idempotency.Decision, 12)
+		decisions := make([]idempotent.Decision, 12)
 		var wg sync.WaitGroup
 		for i := range decisions {
 			wg.Go(func() {
@@ -204,9 +205,9 @@ func TestConcurrentClaimsOfOneKey(t *testing.T) {
 		performers := 0
 		for _, dec := range decisions {
 			switch dec {
-			case idempotency.Perform:
+			case idempotent.Perform:
 				performers++
-			case idempotency.InProgress:
+			case idempotent.InProgress:
 			default:
 				t.Fatalf("decision %d", dec)
 			}
@@ -224,11 +225,11 @@ func TestKeptAnswersAreSealed(t *testing.T) {
 		f := newFixture(t, d)
 		ctx := context.Background()
 		req := request("my-idempotency-key", "body")
-		c := f.claim(t, req, idempotency.Perform)
+		c := f.claim(t, req, idempotent.Perform)
 		if err := f.keys.KeepOutcomes(ctx, c, []byte(`{"secret":"fnl_outcome_secret"}`)); err != nil {
 			t.Fatal(err)
 		}
-		if err := f.keys.Complete(ctx, c, idempotency.Response{Status: 201, Body: []byte(`{"key":"fnl_answer_secret"}`)}); err != nil {
+		if err := f.keys.Complete(ctx, c, idempotent.Response{Status: 201, Body: []byte(`{"key":"fnl_answer_secret"}`)}); err != nil {
 			t.Fatal(err)
 		}
 		for _, row := range sqldbtest.Dump(t, f.db.Read, "idempotency_keys", "key_hash") {
@@ -238,7 +239,7 @@ func TestKeptAnswersAreSealed(t *testing.T) {
 				}
 			}
 		}
-		if got := f.claim(t, req, idempotency.Replay); string(got.Response.Body) != `{"key":"fnl_answer_secret"}` {
+		if got := f.claim(t, req, idempotent.Replay); string(got.Response.Body) != `{"key":"fnl_answer_secret"}` {
 			t.Fatalf("replayed %s", got.Response.Body)
 		}
 	})
@@ -250,11 +251,11 @@ func TestSweepDeletesExpiredKeys(t *testing.T) {
 		ctx := context.Background()
 		const old = 1100 // more than one statement of the sweep deletes
 		for i := range old {
-			f.claim(t, request(fmt.Sprintf("old-%d", i), "body"), idempotency.Perform)
+			f.claim(t, request(fmt.Sprintf("old-%d", i), "body"), idempotent.Perform)
 		}
 		f.clock.Advance(12 * time.Hour)
-		recent := f.claim(t, request("recent", "body"), idempotency.Perform)
-		if err := f.keys.Complete(ctx, recent, idempotency.Response{Status: 200}); err != nil {
+		recent := f.claim(t, request("recent", "body"), idempotent.Perform)
+		if err := f.keys.Complete(ctx, recent, idempotent.Response{Status: 200}); err != nil {
 			t.Fatal(err)
 		}
 		f.clock.Advance(12 * time.Hour)
@@ -266,7 +267,7 @@ func TestSweepDeletesExpiredKeys(t *testing.T) {
 		if err := f.db.Read.QueryRow(`SELECT COUNT(*) FROM idempotency_keys`).Scan(&left); err != nil || left != 1 {
 			t.Fatalf("%d keys left, %v; want the recent one", left, err)
 		}
-		f.claim(t, request("recent", "body"), idempotency.Replay)
+		f.claim(t, request("recent", "body"), idempotent.Replay)
 	})
 }
 
@@ -277,12 +278,12 @@ func TestKeptUnderARetiredKeyIsUnreadable(t *testing.T) {
 		f := newFixture(t, d)
 		ctx := context.Background()
 		answered, resumable := request("answered", "body"), request("resumable", "body")
-		c := f.claim(t, answered, idempotency.Perform)
+		c := f.claim(t, answered, idempotent.Perform)
 		f.perform(t, c)
-		if err := f.keys.Complete(ctx, c, idempotency.Response{Status: 201, Body: []byte("done")}); err != nil {
+		if err := f.keys.Complete(ctx, c, idempotent.Response{Status: 201, Body: []byte("done")}); err != nil {
 			t.Fatal(err)
 		}
-		r := f.claim(t, resumable, idempotency.Perform)
+		r := f.claim(t, resumable, idempotent.Perform)
 		f.perform(t, r)
 		if err := f.keys.KeepOutcomes(ctx, r, []byte(`[{"command":"CreateLead"}]`)); err != nil {
 			t.Fatal(err)
@@ -291,7 +292,7 @@ func TestKeptUnderARetiredKeyIsUnreadable(t *testing.T) {
 
 		_, newSealer := sealingtest.NewKey(t) // the old key is gone from the configuration
 		rotated := fixture{keys: idempotency.New(f.db, f.log, newSealer, f.clock.Now), log: f.log, db: f.db, clock: f.clock}
-		rotated.claim(t, answered, idempotency.Unreadable)
-		rotated.claim(t, resumable, idempotency.Unreadable)
+		rotated.claim(t, answered, idempotent.Unreadable)
+		rotated.claim(t, resumable, idempotent.Unreadable)
 	})
 }

@@ -8,6 +8,8 @@ import (
 
 	"github.com/sony/gobreaker"
 	"go.uber.org/zap"
+
+	"github.com/funnelhq/funnel/api/httpapi/limits"
 )
 
 // Observer is told when the limits stop and start being shared (metrics).
@@ -77,9 +79,9 @@ func NewFallback(shared *Redis, local *Memory, cfg FallbackConfig, observer Obse
 	return f
 }
 
-// Decide decides in Redis, or locally while Redis does not answer (Limiter). It fails only when
+// Decide decides in Redis, or locally while Redis does not answer (limits.Limiter). It fails only when
 // ctx ended.
-func (f *Fallback) Decide(ctx context.Context, counts []Count) (Decision, error) {
+func (f *Fallback) Decide(ctx context.Context, counts []limits.Count) (limits.Decision, error) {
 	d, err := f.breaker.Execute(func() (any, error) {
 		d, err := f.shared.Decide(ctx, counts)
 		if err != nil && !errors.Is(err, context.Canceled) {
@@ -88,18 +90,18 @@ func (f *Fallback) Decide(ctx context.Context, counts []Count) (Decision, error)
 		return d, err
 	})
 	if err == nil {
-		return d.(Decision), nil
+		return d.(limits.Decision), nil
 	}
 	if ctx.Err() != nil {
-		return Decision{}, ctx.Err()
+		return limits.Decision{}, ctx.Err()
 	}
 	f.observer.LocalDecision()
 	return f.local.Decide(ctx, counts)
 }
 
-// Release gives the slot back where it was counted (Limiter).
-func (f *Fallback) Release(ctx context.Context, slot Slot) error {
-	if slot.shared {
+// Release gives the slot back where it was counted (limits.Limiter).
+func (f *Fallback) Release(ctx context.Context, slot limits.Slot) error {
+	if slotOf(slot).shared {
 		return f.shared.Release(ctx, slot)
 	}
 	return f.local.Release(ctx, slot)

@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/funnelhq/funnel/api/httpapi/limits"
 	"github.com/funnelhq/funnel/infra/ratelimit/redistest"
 )
 
@@ -113,16 +114,16 @@ func TestFallbackDecidesLocallyWhileRedisIsAway(t *testing.T) {
 	gauge := &redisGauge{}
 	f := NewFallback(NewRedis(client, prefix), NewMemory(nil), FallbackConfig{RetryAfter: 20 * time.Millisecond}, gauge, zap.New(core))
 	ctx := context.Background()
-	rule := Rule{Name: "writes", Max: 5, Window: time.Minute}
+	rule := limits.Rule{Name: "writes", Max: 5, Window: time.Minute}
 	shared := func(subject string) int64 { return direct.ZCard(ctx, prefix+"writes:"+subject).Val() }
 
-	if d := mustDecide(t, f, Count{Rule: rule, Subject: "before"}); !d.Allowed || shared("before") != 1 {
+	if d := mustDecide(t, f, limits.Count{Rule: rule, Subject: "before"}); !d.Allowed || shared("before") != 1 {
 		t.Fatalf("with Redis up the decision is counted there: %+v, %d in Redis", d, shared("before"))
 	}
 
 	proxy.stop()
 	for i := range 50 {
-		d, err := f.Decide(ctx, []Count{{Rule: rule, Subject: "during"}})
+		d, err := f.Decide(ctx, []limits.Count{{Rule: rule, Subject: "during"}})
 		if err != nil {
 			t.Fatalf("decision %d while Redis is away: %v", i+1, err)
 		}
@@ -146,7 +147,7 @@ func TestFallbackDecidesLocallyWhileRedisIsAway(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatal("decisions did not go back to Redis once it answered")
 		}
-		mustDecide(t, f, Count{Rule: rule, Subject: "after"})
+		mustDecide(t, f, limits.Count{Rule: rule, Subject: "after"})
 		time.Sleep(5 * time.Millisecond) // the breaker asks Redis again after RetryAfter
 	}
 	if gauge.unreachable.Load() {
@@ -164,7 +165,7 @@ func TestFallbackReturnsTheContextsError(t *testing.T) {
 	f := NewFallback(NewRedis(redistest.Client(t), redistest.Prefix(t)), NewMemory(nil), FallbackConfig{FailuresToOpen: 1}, gauge, zap.NewNop())
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := f.Decide(ctx, []Count{{Rule: perMinute, Subject: "s"}}); !errors.Is(err, context.Canceled) {
+	if _, err := f.Decide(ctx, []limits.Count{{Rule: perMinute, Subject: "s"}}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", err)
 	}
 	if gauge.unreachable.Load() || gauge.local.Load() != 0 {

@@ -5,6 +5,8 @@ import (
 	"context"
 	"sync"
 	"time"
+
+	"github.com/funnelhq/funnel/api/httpapi/limits"
 )
 
 // Memory keeps the windows in this process: exact for one process, and what Fallback decides
@@ -36,15 +38,15 @@ func NewMemory(clock func() time.Time) *Memory {
 	return &Memory{clock: clock, start: clock(), windows: map[string]*requestLog{}, idle: map[time.Duration]*list.List{}}
 }
 
-// Decide admits a request under every count or none (Limiter).
-func (m *Memory) Decide(_ context.Context, counts []Count) (Decision, error) {
+// Decide admits a request under every count or none (limits.Limiter).
+func (m *Memory) Decide(_ context.Context, counts []limits.Count) (limits.Decision, error) {
 	now := m.clock().Sub(m.start)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.dropIdle(now)
 	seen := make([]window, len(counts))
 	for i, c := range counts {
-		if l := m.windows[c.key()]; l != nil {
+		if l := m.windows[windowKey(c)]; l != nil {
 			l.trim(now)
 			seen[i] = l.window(now, c.Rule.Max)
 		}
@@ -55,15 +57,16 @@ func (m *Memory) Decide(_ context.Context, counts []Count) (Decision, error) {
 	}
 	for _, c := range counts {
 		if !c.CheckOnly {
-			m.add(c.key(), c.Rule.Window, now)
+			m.add(windowKey(c), c.Rule.Window, now)
 		}
 	}
-	d.Slot = Slot{keys: taken(counts), at: now}
+	d.Slot = slot{keys: taken(counts), at: now}
 	return d, nil
 }
 
-// Release removes the request a decision counted (Limiter).
-func (m *Memory) Release(_ context.Context, slot Slot) error {
+// Release removes the request a decision counted (limits.Limiter).
+func (m *Memory) Release(_ context.Context, s limits.Slot) error {
+	slot := slotOf(s)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for _, key := range slot.keys {

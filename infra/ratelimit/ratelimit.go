@@ -6,67 +6,40 @@
 // Memory keeps the logs in this process; Redis keeps them in sorted sets, one atomic script per
 // decision on Redis's clock, so that every process of a deployment shares them; Fallback uses
 // Redis and decides in this process's memory while Redis does not answer.
+//
+// The rules, counts and decisions they exchange with the HTTP plumbing, and the Limiter they
+// implement, are the port's (api/httpapi/limits); the window algorithm is here, beside its stores.
 package ratelimit
 
 import (
-	"context"
 	"time"
+
+	"github.com/funnelhq/funnel/api/httpapi/limits"
 )
 
-// Rule is one limit: at most Max requests in any window of length Window.
-type Rule struct {
-	Name        string // names the rule's windows (a part of their keys) and the rule in logs
-	Max         int
-	Window      time.Duration
-	Description string // what a refused client is told: "100 writes per minute per account"
-}
+// The limiters of this package are the port's.
+var (
+	_ limits.Limiter = (*Memory)(nil)
+	_ limits.Limiter = (*Redis)(nil)
+	_ limits.Limiter = (*Fallback)(nil)
+)
 
-// Count asks a decision to count one request of Subject (an address, an account) under Rule.
-type Count struct {
-	Rule    Rule
-	Subject string
-	// CheckOnly admits the request only if the window has room, but counts nothing in it: the
-	// failed-authentication window is checked on every request and counted only on a failure.
-	CheckOnly bool
-}
+// windowKey names the window of a count: its rule's and its subject's.
+func windowKey(c limits.Count) string { return c.Rule.Name + ":" + c.Subject }
 
-func (c Count) key() string { return c.Rule.Name + ":" + c.Subject }
-
-// Decision is the verdict on one request under several rules at once: admitted under all of
-// them, and counted in each window it takes, or refused and counted in none.
-type Decision struct {
-	Allowed bool
-	// Statuses are the windows after the decision, one per Count, in the order asked.
-	Statuses []Status
-	// Slot is what an admitted decision counted, to give back with Release.
-	Slot Slot
-}
-
-// Status is one window as a decision left it.
-type Status struct {
-	Rule      Rule
-	Counted   bool          // the request was counted in this window
-	Refused   bool          // this window was full: the request was refused
-	Remaining int           // requests the window admits now
-	Reset     time.Duration // until the next request leaves the window and frees a slot
-}
-
-// Slot identifies what an admitted decision counted. The zero Slot counted nothing.
-type Slot struct {
+// slot is what an admitted decision counted (the limits.Slot this package's limiters hand out).
+// A limits.Slot that is no slot (nil, the zero Slot) counted nothing.
+type slot struct {
 	keys   []string
 	at     time.Duration // Memory: the time the decision was counted at
 	member string        // Redis: the member the decision added to each sorted set
 	shared bool          // counted in Redis (Fallback releases it there)
 }
 
-// Limiter is a store of windows: Memory, Redis or Fallback.
-type Limiter interface {
-	// Decide admits a request under every count at once, counting it in each window it takes,
-	// or refuses it and counts it in none.
-	Decide(ctx context.Context, counts []Count) (Decision, error)
-	// Release takes back what an admitted decision counted: the request was refused by a later
-	// decision, and a refused request counts in no window.
-	Release(ctx context.Context, slot Slot) error
+// slotOf is what s counted, or nothing.
+func slotOf(s limits.Slot) slot {
+	held, _ := s.(slot)
+	return held
 }
 
 // window is what a store saw in one window during a decision, before counting the request.
@@ -81,8 +54,8 @@ type window struct {
 // decide turns what a store saw in each window into the verdict: admitted if every window has
 // room. take tells whether the request was counted in the windows it takes (the store adds it
 // only when admitted).
-func decide(counts []Count, seen []window) Decision {
-	d := Decision{Allowed: true, Statuses: make([]Status, len(counts))}
+func decide(counts []limits.Count, seen []window) limits.Decision {
+	d := limits.Decision{Allowed: true, Statuses: make([]limits.Status, len(counts))}
 	for i, c := range counts {
 		if seen[i].count >= c.Rule.Max {
 			d.Allowed = false
@@ -90,7 +63,7 @@ func decide(counts []Count, seen []window) Decision {
 	}
 	for i, c := range counts {
 		w := seen[i]
-		s := Status{Rule: c.Rule, Remaining: max(c.Rule.Max-w.count, 0), Reset: w.frees}
+		s := limits.Status{Rule: c.Rule, Remaining: max(c.Rule.Max-w.count, 0), Reset: w.frees}
 		switch {
 		case w.count >= c.Rule.Max:
 			s.Refused = true
@@ -110,11 +83,11 @@ func decide(counts []Count, seen []window) Decision {
 }
 
 // taken are the keys an admitted decision counts the request in.
-func taken(counts []Count) []string {
+func taken(counts []limits.Count) []string {
 	var keys []string
 	for _, c := range counts {
 		if !c.CheckOnly {
-			keys = append(keys, c.key())
+			keys = append(keys, windowKey(c))
 		}
 	}
 	return keys

@@ -10,18 +10,19 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/funnelhq/funnel/api/httpapi/limits"
 	"github.com/funnelhq/funnel/infra/ratelimit/redistest"
 )
 
 // stores runs fn against each store: Memory, and Redis on the test server with a prefix of its own.
-func stores(t *testing.T, fn func(t *testing.T, l Limiter)) {
+func stores(t *testing.T, fn func(t *testing.T, l limits.Limiter)) {
 	t.Run("memory", func(t *testing.T) { fn(t, NewMemory(nil)) })
 	t.Run("redis", func(t *testing.T) { fn(t, NewRedis(redistest.Client(t), redistest.Prefix(t))) })
 }
 
-var perMinute = Rule{Name: "writes", Max: 3, Window: time.Minute, Description: "3 per minute"}
+var perMinute = limits.Rule{Name: "writes", Max: 3, Window: time.Minute, Description: "3 per minute"}
 
-func mustDecide(t *testing.T, l Limiter, counts ...Count) Decision {
+func mustDecide(t *testing.T, l limits.Limiter, counts ...limits.Count) limits.Decision {
 	t.Helper()
 	d, err := l.Decide(context.Background(), counts)
 	if err != nil {
@@ -31,8 +32,8 @@ func mustDecide(t *testing.T, l Limiter, counts ...Count) Decision {
 }
 
 func TestAdmitsExactlyMaxThenRefuses(t *testing.T) {
-	stores(t, func(t *testing.T, l Limiter) {
-		c := Count{Rule: perMinute, Subject: "acc_1"}
+	stores(t, func(t *testing.T, l limits.Limiter) {
+		c := limits.Count{Rule: perMinute, Subject: "acc_1"}
 		for i := range perMinute.Max {
 			d := mustDecide(t, l, c)
 			s := d.Statuses[0]
@@ -48,7 +49,7 @@ func TestAdmitsExactlyMaxThenRefuses(t *testing.T) {
 		if d.Allowed || !s.Refused || s.Counted || s.Remaining != 0 || s.Reset <= 0 || s.Reset > time.Minute {
 			t.Fatalf("request over the limit: %+v", d)
 		}
-		if d := mustDecide(t, l, Count{Rule: perMinute, Subject: "acc_2"}); !d.Allowed {
+		if d := mustDecide(t, l, limits.Count{Rule: perMinute, Subject: "acc_2"}); !d.Allowed {
 			t.Fatalf("another subject's window is its own: %+v", d)
 		}
 	})
@@ -57,9 +58,9 @@ func TestAdmitsExactlyMaxThenRefuses(t *testing.T) {
 // A request is counted under all its rules or under none: refused by one window, it takes no
 // slot of the others.
 func TestAllOrNothing(t *testing.T) {
-	stores(t, func(t *testing.T, l Limiter) {
-		wide := Count{Rule: Rule{Name: "wide", Max: 5, Window: time.Minute}, Subject: "x"}
-		narrow := Count{Rule: Rule{Name: "narrow", Max: 1, Window: time.Minute}, Subject: "x"}
+	stores(t, func(t *testing.T, l limits.Limiter) {
+		wide := limits.Count{Rule: limits.Rule{Name: "wide", Max: 5, Window: time.Minute}, Subject: "x"}
+		narrow := limits.Count{Rule: limits.Rule{Name: "narrow", Max: 1, Window: time.Minute}, Subject: "x"}
 		if d := mustDecide(t, l, wide, narrow); !d.Allowed || d.Statuses[0].Remaining != 4 || d.Statuses[1].Remaining != 0 {
 			t.Fatalf("first: %+v", d)
 		}
@@ -74,15 +75,15 @@ func TestAllOrNothing(t *testing.T) {
 }
 
 func TestCheckOnlyCountsNothing(t *testing.T) {
-	stores(t, func(t *testing.T, l Limiter) {
-		failures := Rule{Name: "auth", Max: 2, Window: 15 * time.Minute}
-		check := Count{Rule: failures, Subject: "192.0.2.1", CheckOnly: true}
+	stores(t, func(t *testing.T, l limits.Limiter) {
+		failures := limits.Rule{Name: "auth", Max: 2, Window: 15 * time.Minute}
+		check := limits.Count{Rule: failures, Subject: "192.0.2.1", CheckOnly: true}
 		for range 5 {
 			if d := mustDecide(t, l, check); !d.Allowed || d.Statuses[0].Counted || d.Statuses[0].Remaining != 2 {
 				t.Fatalf("check on an empty window: %+v", d)
 			}
 		}
-		count := Count{Rule: failures, Subject: "192.0.2.1"}
+		count := limits.Count{Rule: failures, Subject: "192.0.2.1"}
 		mustDecide(t, l, count)
 		mustDecide(t, l, count)
 		if d := mustDecide(t, l, check); d.Allowed || !d.Statuses[0].Refused {
@@ -92,9 +93,9 @@ func TestCheckOnlyCountsNothing(t *testing.T) {
 }
 
 func TestReleaseGivesTheSlotBack(t *testing.T) {
-	stores(t, func(t *testing.T, l Limiter) {
-		a := Count{Rule: perMinute, Subject: "a"}
-		b := Count{Rule: Rule{Name: "other", Max: 10, Window: time.Minute}, Subject: "a"}
+	stores(t, func(t *testing.T, l limits.Limiter) {
+		a := limits.Count{Rule: perMinute, Subject: "a"}
+		b := limits.Count{Rule: limits.Rule{Name: "other", Max: 10, Window: time.Minute}, Subject: "a"}
 		d := mustDecide(t, l, a, b)
 		mustDecide(t, l, a)
 		if err := l.Release(context.Background(), d.Slot); err != nil {
@@ -103,7 +104,7 @@ func TestReleaseGivesTheSlotBack(t *testing.T) {
 		if d := mustDecide(t, l, a, b); !d.Allowed || d.Statuses[0].Remaining != 1 || d.Statuses[1].Remaining != 9 {
 			t.Fatalf("after release: %+v", d)
 		}
-		if err := l.Release(context.Background(), Slot{}); err != nil {
+		if err := l.Release(context.Background(), nil); err != nil {
 			t.Fatalf("releasing nothing: %v", err)
 		}
 	})
@@ -113,13 +114,13 @@ func TestReleaseGivesTheSlotBack(t *testing.T) {
 // on one server.
 func TestConcurrentDecisionsStayExact(t *testing.T) {
 	const max, tries = 40, 200
-	rule := Rule{Name: "burst", Max: max, Window: time.Minute}
-	check := func(t *testing.T, limiters ...Limiter) {
+	rule := limits.Rule{Name: "burst", Max: max, Window: time.Minute}
+	check := func(t *testing.T, limiters ...limits.Limiter) {
 		var admitted atomic.Int64
 		var wg sync.WaitGroup
 		for i := range tries {
 			wg.Go(func() {
-				d, err := limiters[i%len(limiters)].Decide(context.Background(), []Count{{Rule: rule, Subject: "s"}})
+				d, err := limiters[i%len(limiters)].Decide(context.Background(), []limits.Count{{Rule: rule, Subject: "s"}})
 				if err != nil {
 					t.Error(err)
 				}
@@ -163,7 +164,7 @@ func (c *testClock) Advance(d time.Duration) {
 func TestMemorySlidesExactly(t *testing.T) {
 	clock := &testClock{now: time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)}
 	m := NewMemory(clock.Now)
-	c := Count{Rule: perMinute, Subject: "s"}
+	c := limits.Count{Rule: perMinute, Subject: "s"}
 	mustDecide(t, m, c) // t0
 	clock.Advance(30 * time.Second)
 	mustDecide(t, m, c) // t0+30s
@@ -187,14 +188,14 @@ func TestMemorySlidesExactly(t *testing.T) {
 func TestRedisSlidesOnItsClock(t *testing.T) {
 	client := redistest.Client(t)
 	r := NewRedis(client, redistest.Prefix(t))
-	c := Count{Rule: perMinute, Subject: "s"}
+	c := limits.Count{Rule: perMinute, Subject: "s"}
 	ctx := context.Background()
 	now, err := client.Time(ctx).Result()
 	if err != nil {
 		t.Fatal(err)
 	}
 	at := func(ago time.Duration) float64 { return float64(now.Add(-ago).UnixMicro()) }
-	key := r.prefix + c.key()
+	key := r.prefix + windowKey(c)
 	// Two requests that left the window (one exactly a window ago, give or take the test's
 	// latency), and three that count, the oldest leaving in about 20 s.
 	client.ZAdd(ctx, key, redisZ(at(61*time.Second), "gone-1"), redisZ(at(time.Minute), "gone-2"),
@@ -224,21 +225,21 @@ func TestRedisSlidesOnItsClock(t *testing.T) {
 func TestMemoryDropsIdleWindows(t *testing.T) {
 	clock := &testClock{now: time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)}
 	m := NewMemory(clock.Now)
-	long := Rule{Name: "auth", Max: 30, Window: 15 * time.Minute}
+	long := limits.Rule{Name: "auth", Max: 30, Window: 15 * time.Minute}
 	for i := range 1000 {
-		mustDecide(t, m, Count{Rule: perMinute, Subject: fmt.Sprint("203.0.113.", i)})
+		mustDecide(t, m, limits.Count{Rule: perMinute, Subject: fmt.Sprint("203.0.113.", i)})
 	}
-	mustDecide(t, m, Count{Rule: long, Subject: "198.51.100.1"})
+	mustDecide(t, m, limits.Count{Rule: long, Subject: "198.51.100.1"})
 	if n := m.Windows(); n != 1001 {
 		t.Fatalf("%d windows, want 1001", n)
 	}
 	clock.Advance(time.Minute)
-	mustDecide(t, m, Count{Rule: perMinute, Subject: "new"})
+	mustDecide(t, m, limits.Count{Rule: perMinute, Subject: "new"})
 	if n := m.Windows(); n != 2 {
 		t.Fatalf("%d windows a minute later, want the new one and the 15-minute one", n)
 	}
 	clock.Advance(14 * time.Minute)
-	mustDecide(t, m, Count{Rule: perMinute, Subject: "newer"})
+	mustDecide(t, m, limits.Count{Rule: perMinute, Subject: "newer"})
 	if n := m.Windows(); n != 1 {
 		t.Fatalf("%d windows 15 minutes later, want 1", n)
 	}

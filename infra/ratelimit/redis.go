@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/funnelhq/funnel/api/httpapi/limits"
 )
 
 // Redis keeps the windows in Redis, shared by every process that uses the same server and key
@@ -77,14 +79,14 @@ type silent struct{}
 
 func (silent) Printf(context.Context, string, ...any) {}
 
-// Decide admits a request under every count or none, in one script (Limiter).
-func (r *Redis) Decide(ctx context.Context, counts []Count) (Decision, error) {
+// Decide admits a request under every count or none, in one script (limits.Limiter).
+func (r *Redis) Decide(ctx context.Context, counts []limits.Count) (limits.Decision, error) {
 	member := r.process + ":" + strconv.FormatUint(r.seq.Add(1), 36)
 	keys := make([]string, len(counts))
 	args := make([]any, 0, 1+3*len(counts))
 	args = append(args, member)
 	for i, c := range counts {
-		keys[i] = r.prefix + c.key()
+		keys[i] = r.prefix + windowKey(c)
 		take := 1
 		if c.CheckOnly {
 			take = 0
@@ -93,10 +95,10 @@ func (r *Redis) Decide(ctx context.Context, counts []Count) (Decision, error) {
 	}
 	out, err := windowScript.Run(ctx, r.client, keys, args...).Int64Slice()
 	if err != nil {
-		return Decision{}, fmt.Errorf("ratelimit: redis: %w", err)
+		return limits.Decision{}, fmt.Errorf("ratelimit: redis: %w", err)
 	}
 	if len(out) != 1+2*len(counts) {
-		return Decision{}, fmt.Errorf("ratelimit: redis: the script answered %d numbers for %d windows", len(out), len(counts))
+		return limits.Decision{}, fmt.Errorf("ratelimit: redis: the script answered %d numbers for %d windows", len(out), len(counts))
 	}
 	seen := make([]window, len(counts))
 	for i := range counts {
@@ -104,21 +106,23 @@ func (r *Redis) Decide(ctx context.Context, counts []Count) (Decision, error) {
 	}
 	d := decide(counts, seen)
 	if d.Allowed != (out[0] == 1) { // both read the same counts: they cannot disagree
-		return Decision{}, fmt.Errorf("ratelimit: redis: the script and the rules disagree on admitting the request")
+		return limits.Decision{}, fmt.Errorf("ratelimit: redis: the script and the rules disagree on admitting the request")
 	}
 	if d.Allowed {
-		d.Slot = Slot{member: member, shared: true}
+		counted := slot{member: member, shared: true}
 		for _, c := range counts {
 			if !c.CheckOnly {
-				d.Slot.keys = append(d.Slot.keys, r.prefix+c.key())
+				counted.keys = append(counted.keys, r.prefix+windowKey(c))
 			}
 		}
+		d.Slot = counted
 	}
 	return d, nil
 }
 
-// Release removes the request a decision counted from its windows (Limiter).
-func (r *Redis) Release(ctx context.Context, slot Slot) error {
+// Release removes the request a decision counted from its windows (limits.Limiter).
+func (r *Redis) Release(ctx context.Context, s limits.Slot) error {
+	slot := slotOf(s)
 	if len(slot.keys) == 0 {
 		return nil
 	}

@@ -9,6 +9,8 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"testing"
+
+	"github.com/funnelhq/funnel/domain"
 )
 
 // Client speaks HTTP to one listener of a test service, and checks every answer against the
@@ -45,6 +47,10 @@ type Request struct {
 	Token   string // overrides the client's token; "-" sends no Authorization header
 	Host    string // overrides the client's Host header
 	Headers map[string]string
+	// Unlisted is set for a request whose answer has a status on purpose that no operation of the
+	// document lists (a 500 provoked by breaking the database): the contract check then checks
+	// only that the answer is an Error with a code of that status.
+	Unlisted bool
 }
 
 // Do performs a request and decodes the answer.
@@ -102,7 +108,7 @@ func (c *Client) Do(t testing.TB, req Request) Response {
 	}
 	out := Response{Status: resp.StatusCode, Header: resp.Header, Raw: raw}
 	_ = json.Unmarshal(raw, &out.Body)
-	c.checkContract(t, exchange{request: hr, requestBody: sent, status: resp.StatusCode, header: resp.Header, body: raw})
+	c.checkContract(t, exchange{request: hr, requestBody: sent, status: resp.StatusCode, header: resp.Header, body: raw, unlisted: req.Unlisted})
 	return out
 }
 
@@ -220,13 +226,20 @@ func (r Response) Expect(t testing.TB, status int) Response {
 	return r
 }
 
-// ExpectError fails the test unless the response is an error with that status and a message.
+// ExpectError fails the test unless the response is an error with that status: a message, a
+// code of that status and, at most, the param of the field at fault. It returns the message.
 func (r Response) ExpectError(t testing.TB, status int) string {
 	t.Helper()
 	r.Expect(t, status)
 	msg, ok := r.Body["error"].(string)
-	if !ok || msg == "" || len(r.Body) != 1 {
-		t.Fatalf("error body = %s, want {\"error\": \"...\"}", r.Raw)
+	code, _ := r.Body["code"].(string)
+	_, hasParam := r.Body["param"]
+	members := 2
+	if hasParam {
+		members++
+	}
+	if !ok || msg == "" || domain.ErrorCode(code).Status() != status || len(r.Body) != members {
+		t.Fatalf("error body = %s, want {\"error\": \"...\", \"code\": <a code of %d>, \"param\"?: \"...\"}", r.Raw, status)
 	}
 	return msg
 }

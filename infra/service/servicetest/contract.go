@@ -10,6 +10,7 @@ import (
 	"mime"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -23,6 +24,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 
 	"github.com/funnelhq/funnel/api/openapi"
+	"github.com/funnelhq/funnel/domain"
 )
 
 // Contract is an OpenAPI document of the service (api/openapi), loaded to check the service's
@@ -92,6 +94,9 @@ type exchange struct {
 	status      int
 	header      http.Header
 	body        []byte
+	// unlisted marks an answer whose status no operation lists, provoked on purpose (a 500 of a
+	// broken database): only its Error body and code are checked.
+	unlisted bool
 }
 
 // options of every openapi3filter check: all faults reported, an answer whose status the
@@ -117,8 +122,38 @@ func options() *openapi3filter.Options {
 
 // check returns every way the exchange breaks the document (none when it conforms). The answer
 // is checked always; the request only when the answer is a success, since tests send bad
-// requests on purpose and a 4xx is the right answer to them.
+// requests on purpose and a 4xx is the right answer to them. An error's code must be one answered
+// with the error's status.
 func (c *Contract) check(x exchange) []string {
+	if x.unlisted {
+		return append(c.checkError(x), errorCodeFaults(x)...)
+	}
+	return append(c.checkOperation(x), errorCodeFaults(x)...)
+}
+
+// errorCodeFaults checks that an error answer's code is one of domain.ErrorCodes answered with
+// that status (the schema's enum lets any code through with any status).
+func errorCodeFaults(x exchange) []string {
+	if x.status < 400 || x.request.Method == http.MethodHead {
+		return nil
+	}
+	var body struct {
+		Code domain.ErrorCode `json:"code"`
+	}
+	if json.Unmarshal(x.body, &body) != nil || body.Code == "" {
+		return nil // not an Error body: the schema check says so
+	}
+	if !slices.ContainsFunc(domain.ErrorCodes, func(c domain.ErrorCodeInfo) bool { return c.Code == body.Code }) {
+		return []string{fmt.Sprintf("the %d answer's code %q is not one of domain.ErrorCodes", x.status, body.Code)}
+	}
+	if body.Code.Status() != x.status {
+		return []string{fmt.Sprintf("the %d answer's code %q is answered with %d", x.status, body.Code, body.Code.Status())}
+	}
+	return nil
+}
+
+// checkOperation checks the exchange against the document's operation.
+func (c *Contract) checkOperation(x exchange) []string {
 	ctx := context.Background()
 	req := x.request
 	if req.Method == http.MethodHead {

@@ -1,14 +1,19 @@
 // Command gendocs writes what the service serves from the hand-written OpenAPI documents of
-// api/openapi: integration.json and operator.json from their YAML, and llms-full.txt from
-// integration.yaml and the prose of llms-full.txt.tmpl. `make generate` runs it (through the
+// api/openapi: first the parts of each YAML source that Go tables own (the ErrorCode schema from
+// domain.ErrorCodes, the one list of error codes; the event enums and the oneOf of webhook bodies
+// from the table of outbound events, webhooks.Events), then integration.json and operator.json
+// from their YAML, and llms-full.txt from integration.yaml and the prose of llms-full.txt.tmpl.
+// `make generate` runs it (through the
 // go:generate line of api/openapi/openapi.go) in api/openapi.
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 
 	"github.com/funnelhq/funnel/api/openapi/internal/render"
+	"github.com/funnelhq/funnel/webhooks"
 )
 
 func main() {
@@ -19,10 +24,24 @@ func main() {
 }
 
 func generate() error {
+	events := render.Events{Names: webhooks.Events.Names(), Aliases: webhooks.Events.Aliases(), Schema: webhooks.Schema}
 	for _, name := range []string{"integration", "operator"} {
-		source, err := os.ReadFile(name + ".yaml")
+		written, err := os.ReadFile(name + ".yaml")
 		if err != nil {
 			return err
+		}
+		coded, err := render.WithErrorCodes(written)
+		if err != nil {
+			return fmt.Errorf("%s.yaml: %w", name, err)
+		}
+		source, err := render.WithEvents(coded, events)
+		if err != nil {
+			return fmt.Errorf("%s.yaml: %w", name, err)
+		}
+		if !bytes.Equal(source, written) {
+			if err := os.WriteFile(name+".yaml", source, 0o644); err != nil {
+				return err
+			}
 		}
 		out, err := render.JSON(source)
 		if err != nil {

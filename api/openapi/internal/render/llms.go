@@ -15,7 +15,7 @@ var methods = []string{"get", "post", "put", "patch", "delete"}
 
 // LLMs renders /llms-full.txt: the template (the prose a machine reader needs) with the parts
 // made from the integration document in its place: {{.Endpoints}}, {{.Parameters}},
-// {{.Errors}}, {{.DeliveryHeaders}}, {{.DeliveryOutcomes}}, {{.Webhooks}} and {{.Schemas}}.
+// {{.Errors}}, {{.ErrorCodes}} (from domain.ErrorCodes), {{.DeliveryHeaders}}, {{.DeliveryOutcomes}}, {{.Webhooks}} and {{.Schemas}}.
 func LLMs(integrationYAML, prose []byte) ([]byte, error) {
 	doc, err := parse(integrationYAML)
 	if err != nil {
@@ -30,6 +30,7 @@ func LLMs(integrationYAML, prose []byte) ([]byte, error) {
 		"Endpoints":        doc.endpoints,
 		"Parameters":       doc.parameters,
 		"Errors":           doc.errors,
+		"ErrorCodes":       errorCodes,
 		"DeliveryHeaders":  doc.deliveryHeaders,
 		"DeliveryOutcomes": doc.deliveryOutcomes,
 		"Webhooks":         doc.webhooks,
