@@ -131,6 +131,7 @@ func TestReplayDeliversTheWindowAgainInOrder(t *testing.T) {
 
 		// Thousands of events recorded while no subscription matched them: a new subscription's
 		// replay sends them all, each billing subscription's in order. The types narrow it.
+		svc.Operator.Delete(t, "/admin/v1/accounts/"+acc.ID+"/webhooks/"+hook, "").Expect(t, http.StatusOK)
 		late := newReceiver(t)
 		late.mu.Lock()
 		late.notify = make(chan struct{}, 4000) // room for every request: waitFor takes fewer signals than requests
