@@ -39,7 +39,7 @@ func TestOperatorAccountsAndKeys(t *testing.T) {
 		svc.Operator.Post(t, "/admin/v1/accounts", "", map[string]any{"name": strings.Repeat("n", 256)}).ExpectError(t, http.StatusBadRequest)
 
 		key := svc.Operator.Post(t, "/admin/v1/accounts/"+id+"/api-keys", "", map[string]any{}).Expect(t, http.StatusCreated).Object(t, "apiKey")
-		if len(servicetest.Strings(t, key["scopes"])) != 13 || key["key"] == nil || key["id"] == nil || key["createdAt"] == nil {
+		if len(servicetest.Strings(t, key["scopes"])) != 15 || key["key"] == nil || key["id"] == nil || key["createdAt"] == nil {
 			t.Fatalf("default key = %v", key)
 		}
 		limited := svc.Operator.Post(t, "/admin/v1/accounts/"+id+"/api-keys", "", map[string]any{"name": "read only", "scopes": []string{"contacts:read", "contacts:read"}}).Expect(t, http.StatusCreated).Object(t, "apiKey")
@@ -52,7 +52,7 @@ func TestOperatorAccountsAndKeys(t *testing.T) {
 			t.Fatalf("empty scopes: %q", msg)
 		}
 		nullScopes := svc.Operator.Post(t, "/admin/v1/accounts/"+id+"/api-keys", "", `{"scopes": null}`).Expect(t, http.StatusCreated).Object(t, "apiKey")
-		if len(servicetest.Strings(t, nullScopes["scopes"])) != 13 {
+		if len(servicetest.Strings(t, nullScopes["scopes"])) != 15 {
 			t.Fatalf("scopes null = %v", nullScopes)
 		}
 		svc.Operator.Post(t, "/admin/v1/accounts/acc_nope/api-keys", "", map[string]any{}).ExpectError(t, http.StatusNotFound)

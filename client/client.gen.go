@@ -12225,6 +12225,13 @@ type EnableWebhookSubscriptionResponse200Headers struct {
 	RateLimitReset     *int
 }
 
+// EnableWebhookSubscriptionResponse400Headers the declared response headers of an HTTP 400 response for EnableWebhookSubscription
+type EnableWebhookSubscriptionResponse400Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+}
+
 // EnableWebhookSubscriptionResponse401Headers the declared response headers of an HTTP 401 response for EnableWebhookSubscription
 type EnableWebhookSubscriptionResponse401Headers struct {
 	RateLimitLimit     *int
@@ -12275,6 +12282,8 @@ type EnableWebhookSubscriptionResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *WebhookSubscriptionStatusResponse
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
@@ -12289,6 +12298,8 @@ type EnableWebhookSubscriptionResponse struct {
 	JSON503 *ServiceUnavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *EnableWebhookSubscriptionResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *EnableWebhookSubscriptionResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *EnableWebhookSubscriptionResponse401Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
@@ -12306,6 +12317,11 @@ type EnableWebhookSubscriptionResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r EnableWebhookSubscriptionResponse) GetJSON200() *WebhookSubscriptionStatusResponse {
 	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r EnableWebhookSubscriptionResponse) GetJSON400() *BadRequest {
+	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
@@ -22184,6 +22200,13 @@ func ParseEnableWebhookSubscriptionResponse(rsp *http.Response) (*EnableWebhookS
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest Unauthorized
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -22253,6 +22276,30 @@ func ParseEnableWebhookSubscriptionResponse(rsp *http.Response) (*EnableWebhookS
 			headers.RateLimitReset = &value
 		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers EnableWebhookSubscriptionResponse400Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		response.Headers400 = &headers
 	case rsp.StatusCode == 401:
 		var headers EnableWebhookSubscriptionResponse401Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
