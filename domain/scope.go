@@ -34,6 +34,35 @@ var AllScopes = []Scope{
 	ScopeEventsRead, ScopeWebhooksRead,
 }
 
+// everyScopeBefore24 is AllScopes as it was before the scopes of issue 24 (events:read,
+// webhooks:read): the list a key issued then without a scope list was given. Such a key carries
+// every scope, later ones included (decisions.md "Scopes added"), so a key holding all of these
+// is taken for one (Grants).
+var everyScopeBefore24 = []Scope{
+	ScopeFormsRead, ScopeFormsWrite, ScopeSchedulingRead, ScopeSchedulingWrite,
+	ScopeContactsRead, ScopeContactsWrite, ScopeTagsRead, ScopeTagsWrite,
+	ScopeCheckoutRead, ScopeCheckoutWrite, ScopeCRMRead, ScopeCRMWrite, ScopeWebhooksWrite,
+}
+
+// Grants tells whether a key holding scopes may act under scope s: it holds s, or it holds every
+// scope there was when it was issued without a list (everyScopeBefore24), which stands for
+// every scope.
+func Grants(scopes []Scope, s Scope) bool {
+	held := make(map[Scope]bool, len(scopes))
+	for _, have := range scopes {
+		held[have] = true
+	}
+	if held[s] {
+		return true
+	}
+	for _, old := range everyScopeBefore24 {
+		if !held[old] {
+			return false
+		}
+	}
+	return true
+}
+
 // ParseScopes validates scope names, dropping duplicates. A nil list (scopes left out) means
 // every scope; an empty one is refused, since a key that may do nothing is surely a mistake and
 // must not silently become a key that may do everything.
