@@ -29,6 +29,8 @@ type Deps struct {
 	Runtime    httpapi.Runtime
 	AdminToken string       // FUNNEL_ADMIN_TOKEN: the bearer token of every /admin/v1 request
 	Metrics    http.Handler // serves GET /metrics; nil serves none
+	// Cluster lists the processes sharing the database (GET /admin/v1/cluster); nil serves none.
+	Cluster Cluster
 }
 
 // Server holds the handlers of the operator API.
@@ -65,6 +67,9 @@ func (s *Server) Router() *mux.Router {
 		root.Handle("/admin/v1"+path, s.operatorOnly(s.accountInPath(httpapi.Idempotent(s.deps.Runtime.Idempotency, scope, h)))).Methods(method)
 	}
 
+	if s.deps.Cluster != nil {
+		admin(http.MethodGet, "/cluster", s.cluster)
+	}
 	admin(http.MethodPost, "/accounts", s.createAccount)
 	admin(http.MethodGet, "/accounts/{accountId}", s.getAccount)
 	admin(http.MethodPost, "/accounts/{accountId}/api-keys", s.issueAPIKey)

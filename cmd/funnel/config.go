@@ -8,6 +8,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
+	"github.com/funnelhq/funnel/infra/cluster"
 	"github.com/funnelhq/funnel/infra/service"
 )
 
@@ -34,6 +35,7 @@ var configFlags = []cli.Flag{
 		Usage: "server key sealing activation tokens in the database: base64 of 32 random bytes (openssl rand -base64 32), or several comma-separated, the first sealing (required on PostgreSQL; default on SQLite: the key file PATH.key beside the database)"},
 	&cli.StringFlag{Name: "redis-url", Sources: cli.EnvVars("FUNNEL_REDIS_URL"), Usage: "redis://host:port[/db]: the rate limits shared by every process of the deployment (default: each process alone)"},
 	&cli.StringFlag{Name: "trusted-proxies", Sources: cli.EnvVars("FUNNEL_TRUSTED_PROXIES"), Usage: "comma-separated IPs or CIDR ranges of the reverse proxies whose X-Forwarded-For names the client"},
+	&cli.StringFlag{Name: "role", Value: string(defaults.Role), Sources: cli.EnvVars("FUNNEL_ROLE"), Usage: "all, api (both listeners, no background work) or worker (the projections, webhooks, timers and other loops, and the operator listener); api and worker need PostgreSQL"},
 	&cli.StringFlag{Name: "log-level", Value: defaults.LogLevel, Sources: cli.EnvVars("FUNNEL_LOG_LEVEL"), Usage: "debug, info, warn or error"},
 }
 
@@ -51,6 +53,7 @@ func configFrom(cmd *cli.Command) service.Config {
 		RedisURL:            cmd.String("redis-url"),
 		TrustedProxies:      cmd.String("trusted-proxies"),
 		LogLevel:            cmd.String("log-level"),
+		Role:                cluster.Role(cmd.String("role")),
 		SecretKey:           cmd.String("secret-key"),
 		Now:                 clockFrom(cmd),
 	}

@@ -45,6 +45,9 @@ var serveCommand = &cli.Command{
 		if err != nil {
 			return err
 		}
+		if cmd.Bool("demo") && ln.API == nil {
+			return fmt.Errorf("serve: --demo needs the API listener, which a worker does not open (FUNNEL_ROLE %s)", cfg.Role)
+		}
 		if cmd.Bool("demo") {
 			go func() {
 				if err := seedDemo(ctx, a, cfg, ln.API.Addr().String()); err != nil {

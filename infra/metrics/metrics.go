@@ -18,21 +18,26 @@ import (
 type Metrics struct {
 	registry *prometheus.Registry
 
-	requests        *prometheus.CounterVec
-	requestDuration *prometheus.HistogramVec
-	commands        *prometheus.CounterVec
-	commandDuration *prometheus.HistogramVec
-	appendedEvents  prometheus.Counter
-	appendBatch     prometheus.Histogram
-	appendCommit    prometheus.Histogram
-	projectionPos   *prometheus.GaugeVec
-	projectionLag   *prometheus.HistogramVec
-	relayPosition   prometheus.Gauge
-	deliveries      *prometheus.CounterVec
-	attemptDuration prometheus.Histogram
-	timerLooks      prometheus.Counter
-	redisDown       prometheus.Gauge
-	localDecisions  prometheus.Counter
+	requests           *prometheus.CounterVec
+	requestDuration    *prometheus.HistogramVec
+	commands           *prometheus.CounterVec
+	commandDuration    *prometheus.HistogramVec
+	appendedEvents     prometheus.Counter
+	appendBatch        prometheus.Histogram
+	appendCommit       prometheus.Histogram
+	projectionPos      *prometheus.GaugeVec
+	projectionLag      *prometheus.HistogramVec
+	relayPosition      prometheus.Gauge
+	deliveries         *prometheus.CounterVec
+	attemptDuration    prometheus.Histogram
+	timerLooks         prometheus.Counter
+	redisDown          prometheus.Gauge
+	localDecisions     prometheus.Counter
+	projectionBatches  *prometheus.CounterVec
+	projectionOverlaps *prometheus.CounterVec
+	leasesHeld         prometheus.Gauge
+	leaseHeld          *prometheus.GaugeVec
+	takeovers          *prometheus.CounterVec
 }
 
 // New registers every collector.
@@ -56,13 +61,30 @@ func New() *Metrics {
 	m.redisDown = prometheus.NewGauge(prometheus.GaugeOpts{Name: "funnel_rate_limit_redis_unreachable", Help: "1 while Redis (FUNNEL_REDIS_URL) does not answer and each process enforces the rate limits alone; 0 otherwise."})
 	m.localDecisions = prometheus.NewCounter(prometheus.CounterOpts{Name: "funnel_rate_limit_local_decisions_total", Help: "Rate-limit decisions taken in this process's memory because Redis did not answer."})
 	m.timerLooks = prometheus.NewCounter(prometheus.CounterOpts{Name: "funnel_subscription_timer_looks_total", Help: "Looks of the cancel-at-period-end timer loop at its pending timers (it looks at least once a second while it runs)."})
-	for _, c := range []prometheus.Collector{m.requests, m.requestDuration, m.commands, m.commandDuration, m.appendedEvents, m.appendBatch, m.appendCommit, m.projectionPos, m.projectionLag, m.relayPosition, m.deliveries, m.attemptDuration, m.timerLooks, m.redisDown, m.localDecisions} {
+	m.leasesHeld = prometheus.NewGauge(prometheus.GaugeOpts{Name: "funnel_cluster_leases_held", Help: "Leases this process holds and runs now: projections, the webhook projector, the timers and the other loops that run on one process at a time (GET /admin/v1/cluster)."})
+	m.leaseHeld = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "funnel_cluster_lease_held", Help: "1 for each lease this process holds and runs now."}, []string{"lease"})
+	m.takeovers = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "funnel_cluster_takeovers_total", Help: "Leases this process took over from a process that stopped renewing them (died, hung, or lost the database)."}, []string{"lease"})
+	m.projectionBatches = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "funnel_projection_batches_total", Help: "Transactions in which this process applied events to a projection's read model."}, []string{"projection"})
+	m.projectionOverlaps = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "funnel_projection_applied_elsewhere_total", Help: "Batches this process found applied, wholly or in part, by another process when it came to apply them: work done twice, and left out the second time. None while every projection runs on one process (leases)."}, []string{"projection"})
+	for _, c := range []prometheus.Collector{m.projectionBatches, m.projectionOverlaps, m.leasesHeld, m.leaseHeld, m.takeovers, m.requests, m.requestDuration, m.commands, m.commandDuration, m.appendedEvents, m.appendBatch, m.appendCommit, m.projectionPos, m.projectionLag, m.relayPosition, m.deliveries, m.attemptDuration, m.timerLooks, m.redisDown, m.localDecisions} {
 		f(c)
 	}
 	return m
 }
 
 var latencyBuckets = []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10}
+
+// LeasesHeld records the leases this process runs now (cluster.Observer).
+func (m *Metrics) LeasesHeld(names []string) {
+	m.leasesHeld.Set(float64(len(names)))
+	m.leaseHeld.Reset()
+	for _, n := range names {
+		m.leaseHeld.WithLabelValues(n).Set(1)
+	}
+}
+
+// TookOver counts a lease taken over from a process that stopped renewing it (cluster.Observer).
+func (m *Metrics) TookOver(name string) { m.takeovers.WithLabelValues(name).Inc() }
 
 // Handler serves the metrics in the Prometheus text format.
 func (m *Metrics) Handler() http.Handler {
@@ -100,6 +122,13 @@ func (m *Metrics) Committed(events, appends int, took time.Duration) {
 func (m *Metrics) Applied(projection string, position int64, lastOccurred time.Time) {
 	m.projectionPos.WithLabelValues(projection).Set(float64(position))
 	m.projectionLag.WithLabelValues(projection).Observe(time.Since(lastOccurred).Seconds())
+	m.projectionBatches.WithLabelValues(projection).Inc()
+}
+
+// AppliedElsewhere counts a batch that a projection found applied already by another process
+// (pipeline's optional observer): with leases, none in steady state.
+func (m *Metrics) AppliedElsewhere(projection string) {
+	m.projectionOverlaps.WithLabelValues(projection).Inc()
 }
 
 // Relayed records the relay's position (pipeline.Observer).

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ThreeDotsLabs/watermill"
@@ -54,6 +55,19 @@ type Pipeline struct {
 	invalidators []Invalidator
 	ready        chan struct{}
 	pubsub       *gochannel.GoChannel
+	// shared: one of several processes on the database (Share); held names the projections
+	// this process runs then (nil: all of them).
+	shared       bool
+	held         map[string]bool
+	heldMu       sync.Mutex
+	holdRequests chan holdRequest
+	stopped      chan struct{}
+	poll         time.Duration // how often the relay looks for other processes' appends
+	saveEvery    time.Duration
+	// relayed is how far the relay has read the log: where it starts again after a change of
+	// what this process holds (the invalidators have seen the log up to there).
+	relayed       atomic.Int64
+	invalidations invalidations
 	// decoded holds the batches this process's relay is publishing, by message id: a message
 	// carries only the range of the log it stands for (logRange), and a handler of this process
 	// takes the events the relay read, in memory. A message from elsewhere (a redelivery,
@@ -66,6 +80,7 @@ func New(db *sqldb.DB, log LogReader, logger *zap.Logger, observer Observer) *Pi
 	logger = logger.Named("pipeline")
 	return &Pipeline{
 		db: db, log: log, logger: logger, observer: observer, tracker: newTracker(), ready: make(chan struct{}),
+		holdRequests: make(chan holdRequest), stopped: make(chan struct{}), poll: pollInterval, saveEvery: saveEvery,
 		pubsub: gochannel.NewGoChannel(gochannel.Config{BlockPublishUntilSubscriberAck: true}, zapAdapter{log: logger}),
 	}
 }
@@ -86,16 +101,6 @@ type Invalidator interface {
 // AddInvalidator adds a cache invalidator; writes wait for it like for a read model, so that a
 // write's effect on a cache is visible to the next request.
 func (p *Pipeline) AddInvalidator(inv Invalidator) { p.invalidators = append(p.invalidators, inv) }
-
-// invalidate hands a batch that every read model has applied to the cache invalidators. Not
-// before: a cache dropped while a read model had yet to commit the batch could be filled again
-// from the rows as they were, and keep them until the next change.
-func (p *Pipeline) invalidate(batch []domain.Recorded) {
-	for _, inv := range p.invalidators {
-		inv.Invalidate(batch)
-		p.tracker.advance(inv.Name(), batch[len(batch)-1].Position)
-	}
-}
 
 // Reader is a projection or an invalidator of which requests see only the effect of some event
 // types: a write of other types need not wait for it (Tracker.WaitWrite). The webhook projector
@@ -122,18 +127,21 @@ func (p *Pipeline) Tracker() *Tracker { return p.tracker }
 // Ready is closed once every projection has caught up with the log as it was at start.
 func (p *Pipeline) Ready() <-chan struct{} { return p.ready }
 
-// Run runs until ctx ends.
+// Run runs until ctx ends: the relay and the projections this process holds (all of them unless
+// Share made it one of several processes), restarted from their checkpoints whenever SetHeld
+// changes what it holds.
 func (p *Pipeline) Run(ctx context.Context) error {
-	from := int64(-1)
+	defer close(p.stopped)
 	for _, pr := range p.projectors {
+		p.tracker.registerRemote(pr.projection.Name(), readsOf(pr.projection))
+		if !p.holds(pr.projection.Name()) {
+			continue
+		}
 		pos, err := pr.checkpoint(ctx)
 		if err != nil {
 			return err
 		}
-		p.tracker.register(pr.projection.Name(), pos, readsOf(pr.projection))
-		if from < 0 || pos < from {
-			from = pos
-		}
+		p.tracker.hold(pr.projection.Name(), pos)
 	}
 	head, err := p.log.Head(ctx)
 	if err != nil {
@@ -142,9 +150,92 @@ func (p *Pipeline) Run(ctx context.Context) error {
 	for _, inv := range p.invalidators {
 		p.tracker.register(inv.Name(), head, readsOf(inv)) // empty caches hold nothing older
 	}
+	p.relayed.Store(head)
+	// Ready once the read models have every event committed at start: on PostgreSQL the head
+	// (below the readers' horizon) may lag the end of the log while a transaction is open.
+	end, err := p.db.LogEnd(ctx)
+	if err != nil {
+		return err
+	}
+	go p.signalReady(ctx, max(head, end))
+	go p.saveCheckpoints(ctx)
+	go p.invalidations.run(ctx, p)
+	if p.shared {
+		go p.tracker.pollRemote(ctx, p.loadCheckpoints)
+	}
+	for {
+		held := p.heldProjectors()
+		runCtx, cancel := context.WithCancel(ctx)
+		done := make(chan error, 1)
+		go func() { done <- p.runHeld(runCtx, held) }()
+		select {
+		case err := <-done:
+			cancel()
+			if ctx.Err() != nil {
+				return nil
+			}
+			if !p.shared {
+				return err
+			}
+			// Shared: what this process holds changes while it runs (a takeover), and a start
+			// that fails (the database away for a moment) is tried again rather than ending the
+			// process; its leases stay held, and the work goes on from the checkpoints.
+			p.logger.Error("pipeline: the relay stopped; starting it again", zap.Error(err))
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(time.Second):
+			}
+		case <-ctx.Done():
+			cancel()
+			<-done
+			return nil
+		case req := <-p.holdRequests:
+			cancel()
+			err := <-done
+			p.setHeld(req.names)
+			close(req.done)
+			if err != nil && ctx.Err() == nil {
+				p.logger.Error("pipeline: the relay stopped before a change of what this process holds", zap.Error(err))
+			}
+		}
+	}
+}
 
+// runHeld runs the relay and the given projectors, from their checkpoints, until ctx ends; then
+// it saves their checkpoints and hands them back to the tracker as run elsewhere.
+func (p *Pipeline) runHeld(ctx context.Context, held []*projector) error {
+	from := p.relayed.Load()
+	defer func() {
+		p.saveAll(context.Background(), held)
+		for _, pr := range held {
+			pr.active.Store(false)
+			if p.shared {
+				p.tracker.release(pr.projection.Name())
+			}
+		}
+	}()
+	for _, pr := range held {
+		pos, err := pr.checkpoint(ctx)
+		if err != nil {
+			return err
+		}
+		p.tracker.hold(pr.projection.Name(), pos)
+		pr.active.Store(true)
+		from = min(from, pos)
+	}
+
+	if len(held) == 0 {
+		// No projection here (an api process, or a worker that holds none now): the relay
+		// feeds the cache invalidators only. A Watermill router with no handler never stops.
+		return p.relay(ctx, nil, from, nil)
+	}
 	wmLogger := zapAdapter{log: p.logger}
 	pubsub := p.pubsub
+	defer func() {
+		_ = pubsub.Close()
+		p.pubsub = gochannel.NewGoChannel(gochannel.Config{BlockPublishUntilSubscriberAck: true}, wmLogger)
+	}()
 	router, err := message.NewRouter(message.RouterConfig{CloseTimeout: 10 * time.Second}, wmLogger)
 	if err != nil {
 		return fmt.Errorf("pipeline: router: %w", err)
@@ -155,7 +246,7 @@ func (p *Pipeline) Run(ctx context.Context) error {
 		// a projection never skips ahead.
 		middleware.Retry{MaxRetries: 8, InitialInterval: 50 * time.Millisecond, MaxInterval: 5 * time.Second, Multiplier: 2, Logger: wmLogger}.Middleware,
 	)
-	for _, pr := range p.projectors {
+	for _, pr := range held {
 		router.AddConsumerHandler(pr.projection.Name(), topicOf(pr), pubsub, func(msg *message.Message) error {
 			batch, after, err := p.batchOf(msg.Context(), msg)
 			if err != nil {
@@ -174,20 +265,21 @@ func (p *Pipeline) Run(ctx context.Context) error {
 	case err := <-routerDone:
 		return fmt.Errorf("pipeline: router stopped at start: %w", err)
 	}
-	// Ready once the read models have every event committed at start: on PostgreSQL the head
-	// (below the readers' horizon) may lag the end of the log while a transaction is open.
-	end, err := p.db.LogEnd(ctx)
-	if err != nil {
-		return err
-	}
-	go p.signalReady(ctx, max(head, end))
-	go p.saveCheckpoints(ctx)
-	err = p.relay(ctx, pubsub, from)
+	err = p.relay(ctx, pubsub, from, held)
 	cancel()
 	<-routerDone
-	_ = pubsub.Close()
-	p.saveAll(context.Background())
 	return err
+}
+
+// heldProjectors are the projectors this process runs now.
+func (p *Pipeline) heldProjectors() []*projector {
+	var out []*projector
+	for _, pr := range p.projectors {
+		if p.holds(pr.projection.Name()) {
+			out = append(out, pr)
+		}
+	}
+	return out
 }
 
 // saveEvery is how often the checkpoints of projections that had nothing to apply are written:
@@ -197,24 +289,27 @@ const saveEvery = 5 * time.Second
 // saveCheckpoints writes, every saveEvery until ctx ends, the positions projections reached
 // through batches they had nothing to do with.
 func (p *Pipeline) saveCheckpoints(ctx context.Context) {
-	ticker := time.NewTicker(saveEvery)
+	ticker := time.NewTicker(p.saveEvery)
 	defer ticker.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-ticker.C:
-			p.saveAll(ctx)
+			p.saveAll(ctx, p.projectors)
 		}
 	}
 }
 
 // saveAll writes every projection's position once; at a clean stop, so that `funnel projections
 // list` shows each where it is.
-func (p *Pipeline) saveAll(ctx context.Context) {
+func (p *Pipeline) saveAll(ctx context.Context, projectors []*projector) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	for _, pr := range p.projectors {
+	for _, pr := range projectors {
+		if !pr.active.Load() {
+			continue // run by another process, or not yet
+		}
 		if err := pr.saveCheckpoint(ctx); err != nil && ctx.Err() == nil {
 			p.logger.Warn("save checkpoint", zap.String("projection", pr.projection.Name()), zap.Error(err))
 		}
@@ -269,10 +364,10 @@ func (p *Pipeline) batchOf(ctx context.Context, msg *message.Message) ([]domain.
 }
 
 // relay publishes the log from a position on, in order, until ctx ends.
-func (p *Pipeline) relay(ctx context.Context, pub message.Publisher, from int64) error {
+func (p *Pipeline) relay(ctx context.Context, pub message.Publisher, from int64, running []*projector) error {
 	wake, stop := p.log.Notify()
 	defer stop()
-	ticker := time.NewTicker(pollInterval)
+	ticker := time.NewTicker(p.poll)
 	defer ticker.Stop()
 	pos := from
 	var held heldBack
@@ -293,14 +388,15 @@ func (p *Pipeline) relay(ctx context.Context, pub message.Publisher, from int64)
 			events = nil
 		}
 		if len(events) > 0 {
-			if err := p.publish(pub, pos, events); err != nil {
+			if err := p.publish(pub, pos, events, running); err != nil {
 				if ctx.Err() != nil {
 					return nil
 				}
 				return err
 			}
 			pos = events[len(events)-1].Position
-			p.invalidate(events)
+			p.invalidations.add(p, events)
+			p.relayed.Store(max(p.relayed.Load(), pos))
 			p.observer.Relayed(pos)
 			if len(events) == relayBatch {
 				continue // more may be waiting already
@@ -373,7 +469,7 @@ func (p *Pipeline) soonIfBehind(pos int64, behindSince time.Time) <-chan time.Ti
 // A projection with nothing to do in the batch is moved past it here (projector.skip), without
 // a message: a batch used to wake about ten handlers that each found nothing to do. The others
 // get it on their own topics at once, and apply it in parallel as before.
-func (p *Pipeline) publish(pub message.Publisher, after int64, events []domain.Recorded) error {
+func (p *Pipeline) publish(pub message.Publisher, after int64, events []domain.Recorded, held []*projector) error {
 	payload, err := json.Marshal(logRange{After: after, Through: events[len(events)-1].Position})
 	if err != nil {
 		return fmt.Errorf("pipeline: encode batch range: %w", err)
@@ -382,7 +478,7 @@ func (p *Pipeline) publish(pub message.Publisher, after int64, events []domain.R
 	p.decoded.Store(msg.UUID, events)
 	defer p.decoded.Delete(msg.UUID)
 	var topics []string
-	for _, pr := range p.projectors {
+	for _, pr := range held {
 		if !pr.skip(after, events) {
 			topics = append(topics, topicOf(pr))
 		}

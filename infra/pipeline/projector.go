@@ -30,8 +30,12 @@ type projector struct {
 	applied     int64
 	stored      int64
 	initialized bool
-	// reached publishes applied to the checkpoint saver, which runs on another goroutine.
+	// reached publishes applied to the checkpoint saver, which runs on another goroutine; saved
+	// is what the saver wrote last, so that it writes only when the projection moved.
 	reached atomic.Int64
+	saved   atomic.Int64
+	// active: this process runs the projection now (the pipeline's saver writes only those).
+	active atomic.Bool
 }
 
 // catchUpChunk is how many missing events a projector reads from the log at a time.
@@ -50,6 +54,7 @@ func (p *projector) checkpoint(ctx context.Context) (int64, error) {
 	}
 	p.applied, p.stored, p.initialized = pos, pos, true
 	p.reached.Store(pos)
+	p.saved.Store(pos)
 	return pos, nil
 }
 
@@ -183,6 +188,9 @@ func (p *projector) afterConcurrentProjector(ctx context.Context, tx *sql.Tx, ev
 		return nil, fmt.Errorf("pipeline: %s: lock checkpoint: %w", name, err)
 	}
 	p.stored = theirs
+	if o, ok := p.observer.(interface{ AppliedElsewhere(projection string) }); ok && theirs > p.applied {
+		o.AppliedElsewhere(name)
+	}
 	events = domain.After(events, theirs)
 	if theirs >= target {
 		return nil, nil
@@ -202,10 +210,14 @@ type committer interface{ Committed() }
 // write then finds the checkpoint moved and goes on from there.
 func (p *projector) saveCheckpoint(ctx context.Context) error {
 	pos := p.reached.Load()
+	if pos <= p.saved.Load() {
+		return nil
+	}
 	_, err := p.db.Projections.ExecContext(ctx, `UPDATE projection_checkpoints SET position = $1, updated_at = $2 WHERE name = $3 AND position < $1`,
 		pos, time.Now().UnixMilli(), p.projection.Name())
 	if err != nil {
 		return fmt.Errorf("pipeline: %s: save checkpoint: %w", p.projection.Name(), err)
 	}
+	p.saved.Store(pos)
 	return nil
 }

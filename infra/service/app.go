@@ -18,6 +18,7 @@ import (
 	"github.com/funnelhq/funnel/api/integration"
 	"github.com/funnelhq/funnel/api/operator"
 	"github.com/funnelhq/funnel/commands"
+	"github.com/funnelhq/funnel/infra/cluster"
 	"github.com/funnelhq/funnel/infra/eventstore"
 	"github.com/funnelhq/funnel/infra/idempotency"
 	"github.com/funnelhq/funnel/infra/metrics"
@@ -43,6 +44,7 @@ type App struct {
 	sweeper    idempotencySweeper
 	statistics statisticsKeeper
 	rateLimits rateLimits
+	node       *cluster.Node
 }
 
 // Open connects to the database, claims a SQLite file for this process (sqldb.DB.Claim), applies
@@ -50,6 +52,9 @@ type App struct {
 func Open(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
+	}
+	if cfg.Role == "" {
+		cfg.Role = cluster.RoleAll
 	}
 	db, err := sqldb.Open(ctx, cfg.DatabaseURL)
 	if err != nil {
@@ -91,6 +96,11 @@ func Open(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 	a := &App{cfg: cfg, log: log, db: db, store: store, metrics: m, rateLimits: limits}
 	models := newReadModels(db, sealer, m, log, func() { a.dispatcher.Wake() })
 	pipe := pipeline.New(db, store, log, m)
+	if db.Dialect == sqldb.Postgres {
+		// Several processes may share the database: each runs the projections it holds a lease
+		// of (infra/cluster), and its writes wait for whichever process runs the others.
+		pipe.Share()
+	}
 	store.SetInline(models.inline()...)
 	if err := store.CatchUpInline(ctx); err != nil {
 		store.Close()
@@ -142,9 +152,14 @@ func Open(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 	a.operator = operator.New(operator.Deps{
 		Commands: handlers, Read: models.queries, Webhooks: hooks, Runtime: runtime,
 		History: store, AdminToken: cfg.AdminToken, Metrics: m.Handler(),
+		Cluster: clusterView{db: db},
 	})
+	a.node = a.newNode()
 	return a, nil
 }
+
+// ProcessID is this process's id in the cluster view (GET /admin/v1/cluster).
+func (a *App) ProcessID() string { return a.node.ID() }
 
 // Commands are the command handlers (for the demo data and tests).
 func (a *App) Commands() commands.Handlers { return a.commands }
@@ -185,15 +200,19 @@ func (a *App) isReady() bool {
 // maxDeliveryAttempts is how often a webhook is tried (integration-api.md section 8).
 const maxDeliveryAttempts = 10
 
-// RunBackground runs the relay, the projections, the webhook dispatcher, the subscription
-// timers, the sweeper of expired Idempotency-Keys and the statistics keeper until ctx ends.
+// RunBackground runs, until ctx ends, this process's place in the cluster (its heartbeat and
+// leases, infra/cluster) and the relay; a process of a role that works (all, worker) also runs
+// the webhook dispatcher and, under their leases, the projections, the subscription timers, the
+// sweeper of expired Idempotency-Keys and the statistics keeper. An api process's relay only
+// keeps its caches right (the cache invalidators), and its writes wait for the workers'
+// checkpoints. When ctx ends, the leases are handed over once their work stopped here.
 func (a *App) RunBackground(ctx context.Context) error {
 	g, ctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return a.pipeline.Run(ctx) })
-	g.Go(func() error { return a.dispatcher.Run(ctx) })
-	g.Go(func() error { return a.timer.Run(ctx) })
-	g.Go(func() error { return a.sweeper.Run(ctx) })
-	g.Go(func() error { return a.statistics.Run(ctx) })
+	g.Go(func() error { return a.node.Run(ctx) })
+	if a.cfg.Role.Works() {
+		g.Go(func() error { return a.dispatcher.Run(ctx) })
+	}
 	return g.Wait()
 }
 
@@ -210,31 +229,48 @@ type Listeners struct {
 	API, Operator net.Listener
 }
 
-// Listen opens the API and operator listeners.
+// Listen opens the API and operator listeners; a worker opens the operator listener only (API
+// is nil then).
 func (a *App) Listen() (Listeners, error) {
-	apiLn, err := net.Listen("tcp", a.cfg.Addr)
-	if err != nil {
-		return Listeners{}, fmt.Errorf("app: listen on FUNNEL_ADDR %s: %w", a.cfg.Addr, err)
+	var apiLn net.Listener
+	if a.cfg.Role.ServesAPI() {
+		var err error
+		if apiLn, err = net.Listen("tcp", a.cfg.Addr); err != nil {
+			return Listeners{}, fmt.Errorf("app: listen on FUNNEL_ADDR %s: %w", a.cfg.Addr, err)
+		}
 	}
 	opLn, err := net.Listen("tcp", a.cfg.AdminAddr)
 	if err != nil {
-		apiLn.Close()
+		if apiLn != nil {
+			apiLn.Close()
+		}
 		return Listeners{}, fmt.Errorf("app: listen on FUNNEL_ADMIN_ADDR %s: %w", a.cfg.AdminAddr, err)
 	}
 	return Listeners{API: apiLn, Operator: opLn}, nil
 }
 
-// Serve runs both listeners and the pipeline until ctx ends, then shuts down in order: the
-// listeners first (in-flight writes still wait for their read models), then the pipeline.
+// drainTimeout is how long a stopping process lets the requests in flight finish
+// (operator-api.md: at most 10 s).
+const drainTimeout = 10 * time.Second
+
+// Serve runs the listeners and the background work until ctx ends (SIGTERM, SIGINT), then
+// drains in order: the listeners stop accepting and finish the requests in flight (at most
+// drainTimeout; in-flight writes still wait for their read models), then the background work
+// stops and its leases are handed over at once, so that another worker goes on within a second.
 func (a *App) Serve(ctx context.Context, ln Listeners) error {
 	pipeCtx, stopPipeline := context.WithCancel(context.Background())
 	defer stopPipeline()
 	pipeDone := make(chan error, 1)
 	go func() { pipeDone <- a.RunBackground(pipeCtx) }()
 
-	servers := []*http.Server{newHTTPServer(a.APIHandler()), newHTTPServer(a.OperatorHandler())}
+	var servers []*http.Server
+	var listeners []net.Listener
+	if ln.API != nil {
+		servers, listeners = append(servers, newHTTPServer(a.APIHandler())), append(listeners, ln.API)
+	}
+	servers, listeners = append(servers, newHTTPServer(a.OperatorHandler())), append(listeners, ln.Operator)
 	g, gctx := errgroup.WithContext(ctx)
-	for i, l := range []net.Listener{ln.API, ln.Operator} {
+	for i, l := range listeners {
 		srv := servers[i]
 		g.Go(func() error {
 			if err := srv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -243,9 +279,9 @@ func (a *App) Serve(ctx context.Context, ln Listeners) error {
 			return nil
 		})
 	}
-	a.log.Info("serving", zap.String("api", ln.API.Addr().String()), zap.String("apiHost", a.cfg.APIHost),
+	a.log.Info("serving", zap.String("api", addrOf(ln.API)), zap.String("apiHost", a.cfg.APIHost),
 		zap.String("operator", ln.Operator.Addr().String()), zap.String("database", string(a.db.Dialect)),
-		zap.String("rateLimits", a.rateLimits.mode))
+		zap.String("rateLimits", a.rateLimits.mode), zap.String("role", string(a.cfg.Role)), zap.String("process", a.node.ID()))
 
 	var pipeErr error
 	select {
@@ -253,7 +289,8 @@ func (a *App) Serve(ctx context.Context, ln Listeners) error {
 	case pipeErr = <-pipeDone:
 		pipeErr = fmt.Errorf("app: pipeline stopped: %w", pipeErr)
 	}
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	a.log.Info("draining: finishing the requests in flight, then handing the work over")
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), drainTimeout)
 	defer cancel()
 	for _, srv := range servers {
 		if err := srv.Shutdown(shutdownCtx); err != nil {
@@ -266,8 +303,15 @@ func (a *App) Serve(ctx context.Context, ln Listeners) error {
 		<-pipeDone
 	}
 	err = errors.Join(err, pipeErr)
-	a.log.Info("stopped", zap.String("api", ln.API.Addr().String()), zap.String("operator", ln.Operator.Addr().String()), zap.Error(err))
+	a.log.Info("stopped", zap.String("api", addrOf(ln.API)), zap.String("operator", ln.Operator.Addr().String()), zap.Error(err))
 	return err
+}
+
+func addrOf(l net.Listener) string {
+	if l == nil {
+		return ""
+	}
+	return l.Addr().String()
 }
 
 func newHTTPServer(h http.Handler) *http.Server {

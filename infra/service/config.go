@@ -10,6 +10,7 @@ import (
 
 	"github.com/funnelhq/funnel/api/httpapi"
 	"github.com/funnelhq/funnel/api/integration"
+	"github.com/funnelhq/funnel/infra/cluster"
 	"github.com/funnelhq/funnel/infra/ratelimit"
 	"github.com/funnelhq/funnel/infra/sealing"
 	"github.com/funnelhq/funnel/webhooks"
@@ -29,6 +30,7 @@ type Config struct {
 	RedisURL            string        // FUNNEL_REDIS_URL
 	TrustedProxies      string        // FUNNEL_TRUSTED_PROXIES
 	LogLevel            string        // FUNNEL_LOG_LEVEL
+	Role                cluster.Role  // FUNNEL_ROLE: all (the default, also when empty), api or worker
 	// SecretKey is FUNNEL_SECRET_KEY: the server key that seals activation tokens in the database,
 	// base64 of 32 random bytes, or several comma-separated (the first seals, every one opens: a
 	// rotation). Required on PostgreSQL; on SQLite it defaults to the key file beside the database
@@ -61,6 +63,7 @@ func Defaults() Config {
 		WebhookBackoffCap:  webhooks.DefaultBackoffCap,
 		RateLimits:         true,
 		LogLevel:           "info",
+		Role:               cluster.RoleAll,
 	}
 }
 
@@ -109,6 +112,11 @@ func (c Config) Validate() error {
 	}
 	if _, err := httpapi.ParseTrustedProxies(c.TrustedProxies); err != nil {
 		bad("FUNNEL_TRUSTED_PROXIES must be comma-separated IP addresses or CIDR ranges: %v", err)
+	}
+	if role, err := cluster.ParseRole(string(c.Role)); err != nil {
+		bad("FUNNEL_ROLE must be all, api or worker, not %q", c.Role)
+	} else if role != cluster.RoleAll && !c.postgres() {
+		bad("FUNNEL_ROLE %s needs a postgres:// database: a SQLite file is served by one process, which runs everything (FUNNEL_ROLE all)", role)
 	}
 	if _, err := zapcore.ParseLevel(c.LogLevel); err != nil {
 		bad("FUNNEL_LOG_LEVEL must be debug, info, warn or error, not %q", c.LogLevel)

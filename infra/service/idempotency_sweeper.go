@@ -13,8 +13,9 @@ import (
 // them already (and take their place); the sweep only bounds the table.
 const sweepEvery = 10 * time.Minute
 
-// idempotencySweeper deletes expired Idempotency-Keys in every process; deleting a row twice is
-// harmless, so the processes of one PostgreSQL database need not agree on who sweeps.
+// idempotencySweeper deletes expired Idempotency-Keys, on the one worker that holds its lease
+// (background_work.go); deleting a row twice would be harmless, so a lease that moves mid-sweep
+// costs nothing.
 type idempotencySweeper struct {
 	keys *idempotency.Store
 	log  *zap.Logger

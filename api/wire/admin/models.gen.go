@@ -31,6 +31,27 @@ func (e AutomationType) Valid() bool {
 	}
 }
 
+// Defines values for ClusterProcessRole.
+const (
+	All    ClusterProcessRole = "all"
+	Api    ClusterProcessRole = "api"
+	Worker ClusterProcessRole = "worker"
+)
+
+// Valid indicates whether the value is a known member of the ClusterProcessRole enum.
+func (e ClusterProcessRole) Valid() bool {
+	switch e {
+	case All:
+		return true
+	case Api:
+		return true
+	case Worker:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for CreateProductRequestForwarding.
 const (
 	CreateProductRequestForwardingNone       CreateProductRequestForwarding = "none"
@@ -683,6 +704,34 @@ type CRMResponse struct {
 // CancelSubscriptionRequest defines model for CancelSubscriptionRequest.
 type CancelSubscriptionRequest struct {
 	AtPeriodEnd bool `json:"atPeriodEnd"`
+}
+
+// ClusterProcess defines model for ClusterProcess.
+type ClusterProcess struct {
+	Host string `json:"host"`
+
+	// Id The process's id in the cluster, new at every start.
+	Id string `json:"id"`
+
+	// LastSeenAt RFC 3339 in UTC with milliseconds, such as 2026-11-23T10:15:30.123Z.
+	LastSeenAt Timestamp          `json:"lastSeenAt"`
+	Pid        int                `json:"pid"`
+	Role       ClusterProcessRole `json:"role"`
+	Runs       []string           `json:"runs"`
+
+	// StartedAt RFC 3339 in UTC with milliseconds, such as 2026-11-23T10:15:30.123Z.
+	StartedAt Timestamp `json:"startedAt"`
+}
+
+// ClusterProcessRole defines model for ClusterProcess.Role.
+type ClusterProcessRole string
+
+// ClusterResponse defines model for ClusterResponse.
+type ClusterResponse struct {
+	Processes []ClusterProcess `json:"processes"`
+
+	// Success Always true on a success answer.
+	Success True `json:"success"`
 }
 
 // ContactField Where an answer goes on the contact: `builtin:email`, `builtin:firstName`,

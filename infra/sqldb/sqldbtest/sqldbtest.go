@@ -53,7 +53,12 @@ func URL(t testing.TB, dialect sqldb.Dialect) string {
 func Open(t testing.TB, dialect sqldb.Dialect) *sqldb.DB {
 	t.Helper()
 	ctx := context.Background()
-	db, err := sqldb.Open(ctx, URL(t, dialect))
+	url := URL(t, dialect)
+	var db *sqldb.DB
+	err := whileFull(func() (err error) { // the server may be full a moment (see whileFull)
+		db, err = sqldb.Open(ctx, url)
+		return err
+	})
 	if err != nil {
 		t.Fatalf("open %s: %v", dialect, err)
 	}
