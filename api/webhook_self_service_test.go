@@ -74,8 +74,19 @@ func TestWebhookSubscriptionsAndDeliveriesOfTheirOwn(t *testing.T) {
 			attempts[0].(map[string]any)["statusCode"] != float64(200) {
 			t.Fatalf("delivery = %v", d)
 		}
-		failed := svc.API.Get(t, "/api/v1/webhooks/subscriptions/"+appHook+"/deliveries?status=pending", acc.Key).Expect(t, http.StatusOK).List(t, "deliveries")
-		if len(failed) != 3 || failed[0]["nextAttemptAt"] == nil || failed[0]["attempts"].([]any)[0].(map[string]any)["statusCode"] != float64(500) {
+		// The receiver answered; the attempts are recorded right after: wait for them.
+		var failed []map[string]any
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+			failed = svc.API.Get(t, "/api/v1/webhooks/subscriptions/"+appHook+"/deliveries?status=pending", acc.Key).Expect(t, http.StatusOK).List(t, "deliveries")
+			recorded := len(failed) == 3
+			for _, d := range failed {
+				recorded = recorded && len(d["attempts"].([]any)) > 0
+			}
+			if recorded || time.Now().After(deadline) {
+				break
+			}
+		}
+		if len(failed) != 3 || len(failed[0]["attempts"].([]any)) == 0 || failed[0]["nextAttemptAt"] == nil || failed[0]["attempts"].([]any)[0].(map[string]any)["statusCode"] != float64(500) {
 			t.Fatalf("failing deliveries = %v", failed)
 		}
 		if none := svc.API.Get(t, path+"?status=failed", acc.Key).Expect(t, http.StatusOK).List(t, "deliveries"); len(none) != 0 {
