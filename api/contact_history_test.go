@@ -128,7 +128,7 @@ func TestMethodNotAllowed(t *testing.T) {
 		for _, r := range []servicetest.Request{
 			{Method: http.MethodDelete, Path: "/api/v1/contacts"},
 			{Method: http.MethodPut, Path: "/api/v1/contacts/ct_x/tags"},
-			{Method: http.MethodGet, Path: "/api/v1/crms/crm_x/leads"},
+			{Method: http.MethodDelete, Path: "/api/v1/crms/crm_x/leads"},
 			{Method: http.MethodPost, Path: "/api/v1/crms/crm_x/leads/lead_x"},
 			{Method: http.MethodPost, Path: "/api/v1/forms"},
 			{Method: http.MethodDelete, Path: "/api/v1/scheduling/event-types/evt_x"},

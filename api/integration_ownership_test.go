@@ -24,6 +24,8 @@ func TestIntegrationReadsAnswerAnotherAccountsIDs403AndUnknownIDs404(t *testing.
 		eventType, _ := svc.NewEventType(t, other.ID, "Call", 30)
 		product := svc.NewProduct(t, other.ID, proPlan())
 		sale := buy(t, svc, other.ID, map[string]any{"productId": product.ID, "pricingTierId": product.TierIDs[1], "email": "owner@example.com"})
+		lead := svc.API.Post(t, "/api/v1/crms/"+crm.ID+"/leads", other.Key, map[string]any{"contactEmail": "owner@example.com"}).Expect(t, http.StatusCreated).Object(t, "lead")
+		hook := webhookFor(t, svc, other.ID, sink(t))
 
 		// Each variable: another account's id, and what its messages call it ("" for a resource
 		// whose refusal comes from a command, whose messages other tests check).
@@ -35,6 +37,8 @@ func TestIntegrationReadsAnswerAnotherAccountsIDs403AndUnknownIDs404(t *testing.
 			"productId":   {product.ID, "product belongs to another account", "product not found"},
 			"customerId":  {sale.Object(t, "customer")["id"].(string), "customer belongs to another account", "customer not found"},
 			"token":       {sale.Object(t, "activation")["token"].(string), "", ""},
+			"leadId":      {lead["id"].(string), "lead belongs to another account", ""},
+			"id":          {hook, "subscription belongs to another account", "subscription not found"},
 		}
 		notResources := map[string]bool{"eventName": true} // /webhooks/events/{eventName}: a catalogue entry
 
@@ -50,14 +54,25 @@ func TestIntegrationReadsAnswerAnotherAccountsIDs403AndUnknownIDs404(t *testing.
 				if method != http.MethodGet || len(vars) == 0 {
 					continue
 				}
-				name := vars[0][1]
+				// Every variable names another account's resource; the last one is the resource
+				// read (a lead of a CRM), which the 404 case names nowhere.
+				name := vars[len(vars)-1][1]
 				if notResources[name] {
 					continue
 				}
 				them, ok := theirs[name]
-				if !ok || len(vars) > 1 {
+				known := ok
+				for _, v := range vars {
+					_, has := theirs[v[1]]
+					known = known && has
+				}
+				if !known {
 					t.Errorf("GET %s names {%s}: add one of another account's to this test", template, name)
 					continue
+				}
+				outer := template
+				for _, v := range vars[:len(vars)-1] {
+					outer = strings.Replace(outer, "{"+v[1]+"}", theirs[v[1]].id, 1)
 				}
 				checked++
 				for _, want := range []struct {
@@ -67,7 +82,7 @@ func TestIntegrationReadsAnswerAnotherAccountsIDs403AndUnknownIDs404(t *testing.
 					{them.id, them.forbidden, http.StatusForbidden},
 					{name + "_nowhere", them.notFound, http.StatusNotFound},
 				} {
-					path := strings.Replace(template, "{"+name+"}", want.id, 1)
+					path := strings.Replace(outer, "{"+name+"}", want.id, 1)
 					res := svc.API.Do(t, servicetest.Request{Method: method, Path: path, Token: acc.Key})
 					msg, _ := res.Body["error"].(string)
 					if res.Status != want.status || msg == "" || (want.message != "" && msg != want.message) {

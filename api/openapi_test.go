@@ -136,7 +136,10 @@ const (
 	exWebhookToDelete = "wh_5tkz2qmx7bn3rd4tjv6hcpa2fe"
 	exWebhookToRotate = "wh_7mkz2qxw4bn3rd5tjv6hcpf2ae"
 	exWebhookLogged   = "wh_2mkz7qxw4bn3rd5tjv6hcpa2fe"
-	exDelivery        = "dlv_7wkz2qmx4bn3rd5tjv6hcpf2ae"
+	// exReplaySince is the replay example's since, which must fall within the feed's 30 days of
+	// the test's now: the fixture replaces it with an hour ago.
+	exReplaySince = "2026-11-20T09:00:00.000Z"
+	exDelivery    = "dlv_7wkz2qmx4bn3rd5tjv6hcpf2ae"
 	// exHooks is the receiver the examples subscribe; the test's own receiver stands in for it.
 	exHooks = "https://hooks.example.com"
 )
@@ -323,6 +326,7 @@ func exampleFixture(t *testing.T, svc *servicetest.Service, receiverURL string) 
 	ids[exWebhookToDelete] = webhook("scheduling.booked")
 	ids[exWebhookToRotate] = webhook("scheduling.booked")
 	ids[exWebhookLogged] = webhook("form.submitted")
+	ids[exReplaySince] = time.Now().Add(-time.Hour).UTC().Format("2006-01-02T15:04:05.000Z")
 	svc.API.Post(t, "/api/v1/forms/"+form+"/submissions", key, map[string]any{"values": map[string]any{fields[0]: "logged@example.com"}}).
 		Expect(t, http.StatusCreated)
 	// The delivery to retry has been sent: a delivery being sent at that moment is a 409.

@@ -38,6 +38,7 @@ type Handlers struct {
 	CreateWebhookSubscription  CreateWebhookSubscriptionHandler
 	DeleteWebhookSubscription  DeleteWebhookSubscriptionHandler
 	DisableWebhookSubscription DisableWebhookSubscriptionHandler
+	EnableWebhookSubscription  EnableWebhookSubscriptionHandler
 	RotateWebhookSecret        RotateWebhookSecretHandler
 }
 
@@ -101,6 +102,7 @@ func NewHandlers(d Dependencies) Handlers {
 		CreateWebhookSubscription:  NewCreateWebhookSubscriptionHandler(repo, d.Targets, d.Events, d.Products, d.Sealer, d.Log, d.Observer),
 		DeleteWebhookSubscription:  NewDeleteWebhookSubscriptionHandler(repo, d.Log, d.Observer),
 		DisableWebhookSubscription: NewDisableWebhookSubscriptionHandler(repo, d.Log, d.Observer),
+		EnableWebhookSubscription:  NewEnableWebhookSubscriptionHandler(repo, d.Log, d.Observer),
 		RotateWebhookSecret:        NewRotateWebhookSecretHandler(repo, d.Sealer, d.Log, d.Observer),
 	}
 }

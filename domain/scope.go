@@ -23,6 +23,10 @@ const (
 	// ScopeContactsErase erases contacts (decisions.md "Erasure"): not implied by contacts:write,
 	// since it destroys what no write can bring back.
 	ScopeContactsErase Scope = "contacts:erase"
+	// ScopeEventsRead reads the event feed (decisions.md "Event feed").
+	ScopeEventsRead Scope = "events:read"
+	// ScopeWebhooksRead lists the account's webhook subscriptions and their deliveries.
+	ScopeWebhooksRead Scope = "webhooks:read"
 )
 
 // AllScopes is every scope, in the contract's order: what an account's default key carries.
@@ -30,7 +34,36 @@ var AllScopes = []Scope{
 	ScopeFormsRead, ScopeFormsWrite, ScopeSchedulingRead, ScopeSchedulingWrite,
 	ScopeContactsRead, ScopeContactsWrite, ScopeTagsRead, ScopeTagsWrite,
 	ScopeCheckoutRead, ScopeCheckoutWrite, ScopeCRMRead, ScopeCRMWrite, ScopeWebhooksWrite,
-	ScopeContactsErase,
+	ScopeContactsErase, ScopeEventsRead, ScopeWebhooksRead,
+}
+
+// everyScopeBefore24 is AllScopes as it was before the scopes added beside the contract
+// (contacts:erase, events:read, webhooks:read): the list a key issued then without a scope list
+// was given. Such a key carries every scope, later ones included (decisions.md "Scopes added"),
+// so a key holding all of these is taken for one (Grants).
+var everyScopeBefore24 = []Scope{
+	ScopeFormsRead, ScopeFormsWrite, ScopeSchedulingRead, ScopeSchedulingWrite,
+	ScopeContactsRead, ScopeContactsWrite, ScopeTagsRead, ScopeTagsWrite,
+	ScopeCheckoutRead, ScopeCheckoutWrite, ScopeCRMRead, ScopeCRMWrite, ScopeWebhooksWrite,
+}
+
+// Grants tells whether a key holding scopes may act under scope s: it holds s, or it holds every
+// scope there was when it was issued without a list (everyScopeBefore24), which stands for
+// every scope.
+func Grants(scopes []Scope, s Scope) bool {
+	held := make(map[Scope]bool, len(scopes))
+	for _, have := range scopes {
+		held[have] = true
+	}
+	if held[s] {
+		return true
+	}
+	for _, old := range everyScopeBefore24 {
+		if !held[old] {
+			return false
+		}
+	}
+	return true
 }
 
 // ParseScopes validates scope names, dropping duplicates. A nil list (scopes left out) means

@@ -145,6 +145,18 @@ func (w *WebhookSubscription) Disable(reason string) {
 	}
 }
 
+// Enable lets a disabled subscription receive deliveries again (decisions.md: nothing missed
+// meanwhile is sent; a replay does that). Enabling an active one does nothing.
+func (w *WebhookSubscription) Enable() error {
+	if !w.Exists() {
+		return NotFound("webhook subscription not found")
+	}
+	if w.status == "disabled" {
+		w.record(WebhookSubscriptionEnabled{SubscriptionID: w.id})
+	}
+	return nil
+}
+
 // RotateSecret replaces the signing secret by a new one, given sealed (WebhookSecretSealing).
 // The previous one keeps signing too, for 24 hours, so that receivers can switch without losing
 // a delivery: the webhook read model keeps it, and the event does not repeat it.
@@ -172,6 +184,8 @@ func (w *WebhookSubscription) when(e Event) {
 		w.status = "deleted"
 	case WebhookSubscriptionDisabled:
 		w.status = "disabled"
+	case WebhookSubscriptionEnabled:
+		w.status = "active"
 	}
 }
 
@@ -202,6 +216,11 @@ type WebhookSubscriptionDisabled struct {
 	Reason         string `json:"reason"`
 }
 
+// WebhookSubscriptionEnabled lets a disabled subscription receive deliveries again.
+type WebhookSubscriptionEnabled struct {
+	SubscriptionID string `json:"subscriptionId"`
+}
+
 // WebhookSecretRotated replaces a signing secret; the previous one signs too until PreviousValidUntil.
 // Since schema version 2 it keeps the new secret sealed (WebhookSecretSealing), and not the
 // previous one, which the webhook read model holds.
@@ -219,12 +238,14 @@ func (WebhookSubscribed) EventType() string           { return "WebhookSubscribe
 func (WebhookSubscriptionDeleted) EventType() string  { return "WebhookSubscriptionDeleted" }
 func (WebhookSubscriptionDisabled) EventType() string { return "WebhookSubscriptionDisabled" }
 func (WebhookSecretRotated) EventType() string        { return "WebhookSecretRotated" }
+func (WebhookSubscriptionEnabled) EventType() string  { return "WebhookSubscriptionEnabled" }
 
 // A webhook subscription's history is its stream (domain.SubscriptionEvent).
 func (e WebhookSubscribed) SubscriptionRef() string           { return e.SubscriptionID }
 func (e WebhookSubscriptionDeleted) SubscriptionRef() string  { return e.SubscriptionID }
 func (e WebhookSubscriptionDisabled) SubscriptionRef() string { return e.SubscriptionID }
 func (e WebhookSecretRotated) SubscriptionRef() string        { return e.SubscriptionID }
+func (e WebhookSubscriptionEnabled) SubscriptionRef() string  { return e.SubscriptionID }
 
 // Redacted is the event with its secret hidden (SecretEvent).
 func (e WebhookSubscribed) Redacted() Event {
@@ -246,6 +267,7 @@ func init() {
 	register(WebhookSubscribed{}, 2, sameShape) // version 1 kept the secret in the clear, in Secret
 	register(WebhookSubscriptionDeleted{}, 1, nil)
 	register(WebhookSubscriptionDisabled{}, 1, nil)
+	register(WebhookSubscriptionEnabled{}, 1, nil)
 	register(WebhookSecretRotated{}, 2, sameShape) // version 1 kept both secrets in the clear
 }
 

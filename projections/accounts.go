@@ -81,14 +81,10 @@ type APIKey struct {
 	Revoked   bool
 }
 
-// HasScope tells whether the key carries a scope.
+// HasScope tells whether the key carries a scope; a key issued with every scope there was
+// carries the scopes added since (domain.Grants).
 func (k APIKey) HasScope(s domain.Scope) bool {
-	for _, have := range k.Scopes {
-		if have == s {
-			return true
-		}
-	}
-	return false
+	return domain.Grants(k.Scopes, s)
 }
 
 // APIKeyByHash finds the key whose secret hashes to hash (see domain.HashAPIKey), as the read

@@ -174,6 +174,7 @@ func (d *Dispatcher) record(done []outcome) (soonest time.Time, err error) {
 	attempts := map[string][]any{}
 	givenUp, notOpened := map[string]bool{}, map[string]string{} // notOpened: why, by delivery
 	var gone, unsent []claimed
+	finished := false // a delivery succeeded or was given up
 	for _, o := range done {
 		c := o.delivery
 		if o.unsent {
@@ -209,6 +210,7 @@ func (d *Dispatcher) record(done []outcome) (soonest time.Time, err error) {
 				soonest = next
 			}
 		}
+		finished = finished || status != "pending"
 		attempts[c.id] = []any{c.id, attempt, o.at.UnixMilli(), o.status, o.err, o.took.Milliseconds()}
 		updates = append(updates, []any{c.id, c.claimedUntil, status, attempt, next.UnixMilli(), o.status, o.err})
 		d.observer.DeliveryAttempted(result, o.took)
@@ -275,8 +277,15 @@ func (d *Dispatcher) record(done []outcome) (soonest time.Time, err error) {
 		d.observer.DeliveryNotOpened()
 		d.log.Error("webhook delivery failed unsent", zap.String("delivery", id), zap.String("reason", notOpened[id]))
 	}
+	if finished {
+		// A delivery that finished may be the one the next of its ordering key waits for
+		// (claim): claim again now rather than at the next poll, or a replayed billing
+		// subscription's events would go one per poll.
+		d.Wake()
+	}
+	d.trackFailures(ctx, done)
 	for _, c := range gone {
-		if err := d.disable(ctx, c.accountID, c.subscriptionID, "the target answered 410 Gone"); err != nil {
+		if err := d.disable(ctx, c.accountID, c.subscriptionID, ReasonGone); err != nil {
 			d.log.Error("disable subscription after 410", zap.String("subscription", c.subscriptionID), zap.Error(err))
 		}
 	}

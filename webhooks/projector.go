@@ -74,6 +74,7 @@ var subscriptionEvents = map[string]bool{
 	domain.WebhookSubscriptionDeleted{}.EventType():  true,
 	domain.WebhookSubscriptionDisabled{}.EventType(): true,
 	domain.WebhookSecretRotated{}.EventType():        true,
+	domain.WebhookSubscriptionEnabled{}.EventType():  true,
 }
 
 // Handles tells whether the projector does anything with events of a type.
@@ -164,7 +165,7 @@ func (p *Projector) Apply(ctx context.Context, tx *sql.Tx, batch []domain.Record
 			}
 			active[account] = subs
 		}
-		rows, err := p.deliveriesOf(r, out, subs)
+		rows, err := p.deliveriesOf(r, out, subs, DeliveryID)
 		if err != nil {
 			return err
 		}
@@ -207,8 +208,9 @@ func activeSubscriptions(ctx context.Context, tx *sql.Tx, accountID string) ([]s
 // body that carries a secret is stored sealed, bound to its delivery. When a secret of the payload
 // could not be opened, each delivery is recorded failed at once, with the reason and no body:
 // failing that one event loudly beats stalling every webhook behind it, and beats sending its
-// payload without the secret it exists to hand over.
-func (p *Projector) deliveriesOf(r domain.Recorded, out outbound, subs []subscriptionRow) ([][]any, error) {
+// payload without the secret it exists to hand over. idOf names each delivery (DeliveryID; a
+// replay names its own, replayDeliveryID).
+func (p *Projector) deliveriesOf(r domain.Recorded, out outbound, subs []subscriptionRow, idOf func(eventID, subscriptionID string) string) ([][]any, error) {
 	var rows [][]any
 	var body []byte
 	now := time.Now().UnixMilli()
@@ -216,7 +218,7 @@ func (p *Projector) deliveriesOf(r domain.Recorded, out outbound, subs []subscri
 		if !out.wantedBy(s.events, s.filters) {
 			continue
 		}
-		id := DeliveryID(r.ID, s.id)
+		id := idOf(r.ID, s.id)
 		row := func(body string, sealed int, status, lastError string) []any {
 			return []any{id, r.Metadata.AccountID, s.id, r.ID, out.envelope.Type, r.Position, out.resources.orderingKey, body, sealed,
 				status, 0, p.maxAttempts, now, 0, 0, lastError, now, now}
@@ -297,6 +299,10 @@ func (p *Projector) applySubscription(ctx context.Context, tx *sql.Tx, r domain.
 		err = p.stop(ctx, tx, e.SubscriptionID, "deleted", "subscription deleted", at)
 	case domain.WebhookSubscriptionDisabled:
 		err = p.stop(ctx, tx, e.SubscriptionID, "disabled", e.Reason, at)
+	case domain.WebhookSubscriptionEnabled:
+		// Active again from here on; a failing streak starts afresh (failing.go).
+		_, err = tx.ExecContext(ctx, `UPDATE webhook_subscriptions SET status = 'active', status_reason = '', failing_since = 0, updated_at = $1
+			WHERE id = $2 AND status = 'disabled'`, at, e.SubscriptionID)
 	}
 	if err != nil {
 		return fmt.Errorf("webhooks: %s at %d: %w", r.Type, r.Position, err)

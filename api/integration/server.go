@@ -80,10 +80,13 @@ func (s *Server) Router() *mux.Router {
 	v1(http.MethodDelete, "/contacts/{contactId}", domain.ScopeContactsErase, s.eraseContact)
 	v1(http.MethodPost, "/contacts/{contactId}/tags", domain.ScopeTagsWrite, s.tagContactByID)
 	v1(http.MethodGet, "/tags", domain.ScopeTagsRead, s.listTags)
+	v1(http.MethodGet, "/custom-fields", domain.ScopeContactsRead, s.listCustomFields)
 
 	v1(http.MethodGet, "/crms", domain.ScopeCRMRead, s.listCRMs)
 	v1(http.MethodGet, "/crms/{crmId}/stages", domain.ScopeCRMRead, s.listStages)
+	v1(http.MethodGet, "/crms/{crmId}/leads", domain.ScopeCRMRead, s.listLeads)
 	v1(http.MethodPost, "/crms/{crmId}/leads", domain.ScopeCRMWrite, s.createLead)
+	v1(http.MethodGet, "/crms/{crmId}/leads/{leadId}", domain.ScopeCRMRead, s.getLead)
 	v1(http.MethodPatch, "/crms/{crmId}/leads/{leadId}", domain.ScopeCRMWrite, s.updateLead)
 
 	v1(http.MethodGet, "/forms", domain.ScopeFormsRead, s.listForms)
@@ -101,7 +104,14 @@ func (s *Server) Router() *mux.Router {
 	v1(http.MethodGet, "/checkout/activations/{token}", domain.ScopeCheckoutRead, s.validateActivation)
 	v1(http.MethodPost, "/checkout/activations/{token}/complete", domain.ScopeCheckoutWrite, s.completeActivation)
 
+	v1(http.MethodGet, "/events", domain.ScopeEventsRead, s.listEvents)
+
+	v1(http.MethodGet, "/webhooks/subscriptions", domain.ScopeWebhooksRead, s.listWebhookSubscriptions)
 	v1(http.MethodPost, "/webhooks/subscriptions", domain.ScopeWebhooksWrite, s.subscribeRESTHook)
+	v1(http.MethodGet, "/webhooks/subscriptions/{id}/deliveries", domain.ScopeWebhooksRead, s.listSubscriptionDeliveries)
+	v1(http.MethodPost, "/webhooks/subscriptions/{id}/replay", domain.ScopeWebhooksWrite, s.replaySubscription)
+	v1(http.MethodPost, "/webhooks/subscriptions/{id}/test", domain.ScopeWebhooksWrite, s.testSubscription)
+	v1(http.MethodPost, "/webhooks/subscriptions/{id}/enable", domain.ScopeWebhooksWrite, s.enableSubscription)
 	v1(http.MethodDelete, "/webhooks/subscriptions/{id}", domain.ScopeWebhooksWrite, s.unsubscribeRESTHook)
 	v1(http.MethodGet, "/webhooks/events/{eventName}", domain.ScopeWebhooksWrite, s.sampleEvents)
 	return onHost

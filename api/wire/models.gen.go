@@ -424,12 +424,14 @@ const (
 	ContactsWrite   Scope = "contacts:write"
 	CrmRead         Scope = "crm:read"
 	CrmWrite        Scope = "crm:write"
+	EventsRead      Scope = "events:read"
 	FormsRead       Scope = "forms:read"
 	FormsWrite      Scope = "forms:write"
 	SchedulingRead  Scope = "scheduling:read"
 	SchedulingWrite Scope = "scheduling:write"
 	TagsRead        Scope = "tags:read"
 	TagsWrite       Scope = "tags:write"
+	WebhooksRead    Scope = "webhooks:read"
 	WebhooksWrite   Scope = "webhooks:write"
 )
 
@@ -450,6 +452,8 @@ func (e Scope) Valid() bool {
 		return true
 	case CrmWrite:
 		return true
+	case EventsRead:
+		return true
 	case FormsRead:
 		return true
 	case FormsWrite:
@@ -461,6 +465,8 @@ func (e Scope) Valid() bool {
 	case TagsRead:
 		return true
 	case TagsWrite:
+		return true
+	case WebhooksRead:
 		return true
 	case WebhooksWrite:
 		return true
@@ -531,19 +537,19 @@ func (e TagAction) Valid() bool {
 
 // Defines values for TransactionStatus.
 const (
-	PartiallyRefunded TransactionStatus = "partially_refunded"
-	Refunded          TransactionStatus = "refunded"
-	Succeeded         TransactionStatus = "succeeded"
+	TransactionStatusPartiallyRefunded TransactionStatus = "partially_refunded"
+	TransactionStatusRefunded          TransactionStatus = "refunded"
+	TransactionStatusSucceeded         TransactionStatus = "succeeded"
 )
 
 // Valid indicates whether the value is a known member of the TransactionStatus enum.
 func (e TransactionStatus) Valid() bool {
 	switch e {
-	case PartiallyRefunded:
+	case TransactionStatusPartiallyRefunded:
 		return true
-	case Refunded:
+	case TransactionStatusRefunded:
 		return true
-	case Succeeded:
+	case TransactionStatusSucceeded:
 		return true
 	default:
 		return false
@@ -559,6 +565,111 @@ const (
 func (e True) Valid() bool {
 	switch e {
 	case TrueTrue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookDeliveryStatus.
+const (
+	WebhookDeliveryStatusFailed    WebhookDeliveryStatus = "failed"
+	WebhookDeliveryStatusPending   WebhookDeliveryStatus = "pending"
+	WebhookDeliveryStatusSucceeded WebhookDeliveryStatus = "succeeded"
+)
+
+// Valid indicates whether the value is a known member of the WebhookDeliveryStatus enum.
+func (e WebhookDeliveryStatus) Valid() bool {
+	switch e {
+	case WebhookDeliveryStatusFailed:
+		return true
+	case WebhookDeliveryStatusPending:
+		return true
+	case WebhookDeliveryStatusSucceeded:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookSubscriptionStatusDisabledReason.
+const (
+	Failing     WebhookSubscriptionStatusDisabledReason = "failing"
+	Gone        WebhookSubscriptionStatusDisabledReason = "gone"
+	LessThannil WebhookSubscriptionStatusDisabledReason = "<nil>"
+)
+
+// Valid indicates whether the value is a known member of the WebhookSubscriptionStatusDisabledReason enum.
+func (e WebhookSubscriptionStatusDisabledReason) Valid() bool {
+	switch e {
+	case Failing:
+		return true
+	case Gone:
+		return true
+	case LessThannil:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookSubscriptionStatusKind.
+const (
+	Custom   WebhookSubscriptionStatusKind = "custom"
+	Make     WebhookSubscriptionStatusKind = "make"
+	RestHook WebhookSubscriptionStatusKind = "rest_hook"
+	Zapier   WebhookSubscriptionStatusKind = "zapier"
+)
+
+// Valid indicates whether the value is a known member of the WebhookSubscriptionStatusKind enum.
+func (e WebhookSubscriptionStatusKind) Valid() bool {
+	switch e {
+	case Custom:
+		return true
+	case Make:
+		return true
+	case RestHook:
+		return true
+	case Zapier:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookSubscriptionStatusStatus.
+const (
+	WebhookSubscriptionStatusStatusActive   WebhookSubscriptionStatusStatus = "active"
+	WebhookSubscriptionStatusStatusDisabled WebhookSubscriptionStatusStatus = "disabled"
+)
+
+// Valid indicates whether the value is a known member of the WebhookSubscriptionStatusStatus enum.
+func (e WebhookSubscriptionStatusStatus) Valid() bool {
+	switch e {
+	case WebhookSubscriptionStatusStatusActive:
+		return true
+	case WebhookSubscriptionStatusStatusDisabled:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListWebhookDeliveriesParamsStatus.
+const (
+	ListWebhookDeliveriesParamsStatusFailed    ListWebhookDeliveriesParamsStatus = "failed"
+	ListWebhookDeliveriesParamsStatusPending   ListWebhookDeliveriesParamsStatus = "pending"
+	ListWebhookDeliveriesParamsStatusSucceeded ListWebhookDeliveriesParamsStatus = "succeeded"
+)
+
+// Valid indicates whether the value is a known member of the ListWebhookDeliveriesParamsStatus enum.
+func (e ListWebhookDeliveriesParamsStatus) Valid() bool {
+	switch e {
+	case ListWebhookDeliveriesParamsStatusFailed:
+		return true
+	case ListWebhookDeliveriesParamsStatusPending:
+		return true
+	case ListWebhookDeliveriesParamsStatusSucceeded:
 		return true
 	default:
 		return false
@@ -1007,6 +1118,23 @@ type CreateWebhookSubscriptionRequest struct {
 	Url       *string `json:"url,omitempty"`
 }
 
+// CustomField defines model for CustomField.
+type CustomField struct {
+	Id   string `json:"id"`
+	Name string `json:"name"`
+}
+
+// CustomFieldList defines model for CustomFieldList.
+type CustomFieldList struct {
+	CustomFields []CustomField `json:"customFields"`
+
+	// NextCursor The cursor of the next page; absent on the last page.
+	NextCursor *NextCursor `json:"nextCursor,omitempty"`
+
+	// Success Always true on a success answer.
+	Success True `json:"success"`
+}
+
 // CustomFieldValue A custom field value; `null` or `""` clears the field. At most 10,000 characters.
 type CustomFieldValue struct {
 	union json.RawMessage
@@ -1070,6 +1198,19 @@ type CustomerResponse struct {
 
 	// Success Always true on a success answer.
 	Success True `json:"success"`
+}
+
+// DeliveryAttempt defines model for DeliveryAttempt.
+type DeliveryAttempt struct {
+	// At RFC 3339 in UTC with milliseconds, such as 2026-11-23T10:15:30.123Z.
+	At         Timestamp `json:"at"`
+	DurationMs int64     `json:"durationMs"`
+
+	// Error Why the attempt failed; empty when it succeeded.
+	Error string `json:"error"`
+
+	// StatusCode The receiver's HTTP status; 0 when it did not answer.
+	StatusCode int `json:"statusCode"`
 }
 
 // EndedSubscription defines model for EndedSubscription.
@@ -1150,6 +1291,17 @@ type Error struct {
 // - `unavailable` (503): the service cannot answer just now (its database is out of reach, or a saved change is not readable yet); retry after `Retry-After` seconds, with the same Idempotency-Key
 // - `internal` (500): a bug of the service; the message leaks nothing
 type ErrorCode string
+
+// EventFeed defines model for EventFeed.
+type EventFeed struct {
+	Events []WebhookEvent `json:"events"`
+
+	// NextCursor Always present; poll again with it as `after` for what comes after this page.
+	NextCursor string `json:"nextCursor"`
+
+	// Success Always true on a success answer.
+	Success True `json:"success"`
+}
 
 // EventId The event's id, the same for every subscription and every retry.
 type EventId = string
@@ -1332,6 +1484,17 @@ type LeadCreated struct {
 	Success True `json:"success"`
 }
 
+// LeadList defines model for LeadList.
+type LeadList struct {
+	Leads []Lead `json:"leads"`
+
+	// NextCursor The cursor of the next page; absent on the last page.
+	NextCursor *NextCursor `json:"nextCursor,omitempty"`
+
+	// Success Always true on a success answer.
+	Success True `json:"success"`
+}
+
 // LeadResponse defines model for LeadResponse.
 type LeadResponse struct {
 	Lead Lead `json:"lead"`
@@ -1414,6 +1577,30 @@ type RateLimited struct {
 
 	// RetryAfterSeconds Whole seconds to wait, as the Retry-After header.
 	RetryAfterSeconds int `json:"retryAfterSeconds"`
+}
+
+// ReplayAccepted defines model for ReplayAccepted.
+type ReplayAccepted struct {
+	Replay struct {
+		// Count How many deliveries the replay recorded.
+		Count int    `json:"count"`
+		Id    string `json:"id"`
+	} `json:"replay"`
+
+	// Success Always true on a success answer.
+	Success True `json:"success"`
+}
+
+// ReplayRequest defines model for ReplayRequest.
+type ReplayRequest struct {
+	// Since The window's start (included); at most 30 days ago, not in the future.
+	Since DateTime `json:"since"`
+
+	// Types Only these types; default every type the subscription receives.
+	Types *[]EventNameOrAlias `json:"types,omitempty"`
+
+	// Until The window's end (excluded); default now.
+	Until *DateTime `json:"until,omitempty"`
 }
 
 // SampleEvents defines model for SampleEvents.
@@ -1668,6 +1855,28 @@ type TagReport struct {
 	Warning           *string         `json:"warning,omitempty"`
 }
 
+// TestSendRequest defines model for TestSendRequest.
+type TestSendRequest struct {
+	// Type An outbound event type, or `checkout.paid`, the legacy name of `checkout.purchased` (never sent as a type).
+	Type EventNameOrAlias `json:"type"`
+}
+
+// TestSendResult defines model for TestSendResult.
+type TestSendResult struct {
+	Attempt struct {
+		DurationMs int64 `json:"durationMs"`
+
+		// Error Why the attempt failed; empty on a 2xx.
+		Error string `json:"error"`
+
+		// StatusCode The receiver's HTTP status; 0 when it did not answer.
+		StatusCode int `json:"statusCode"`
+	} `json:"attempt"`
+
+	// Success Always true on a success answer.
+	Success True `json:"success"`
+}
+
 // Timestamp RFC 3339 in UTC with milliseconds, such as 2026-11-23T10:15:30.123Z.
 type Timestamp = DateTime
 
@@ -1726,6 +1935,38 @@ type UpsertContactRequest struct {
 	TagNames *[]string `json:"tagNames,omitempty"`
 }
 
+// WebhookDelivery defines model for WebhookDelivery.
+type WebhookDelivery struct {
+	Attempts []DeliveryAttempt `json:"attempts"`
+
+	// EventId The event's id, the same for every subscription and every retry.
+	EventId EventId `json:"eventId"`
+
+	// EventType An outbound event type.
+	EventType EventName `json:"eventType"`
+
+	// Id The delivery id (`X-Service-Delivery`, `webhook-id`).
+	Id string `json:"id"`
+
+	// NextAttemptAt When the next attempt is due; null once the delivery succeeded or failed.
+	NextAttemptAt *Timestamp            `json:"nextAttemptAt"`
+	Status        WebhookDeliveryStatus `json:"status"`
+}
+
+// WebhookDeliveryStatus defines model for WebhookDelivery.Status.
+type WebhookDeliveryStatus string
+
+// WebhookDeliveryList defines model for WebhookDeliveryList.
+type WebhookDeliveryList struct {
+	Deliveries []WebhookDelivery `json:"deliveries"`
+
+	// NextCursor The cursor of the next page; absent on the last page.
+	NextCursor *NextCursor `json:"nextCursor,omitempty"`
+
+	// Success Always true on a success answer.
+	Success True `json:"success"`
+}
+
 // WebhookEvent The body of any webhook delivery.
 type WebhookEvent struct {
 	union json.RawMessage
@@ -1764,6 +2005,55 @@ type WebhookSubscription struct {
 // WebhookSubscriptionCreated defines model for WebhookSubscriptionCreated.
 type WebhookSubscriptionCreated struct {
 	Subscription WebhookSubscription `json:"subscription"`
+
+	// Success Always true on a success answer.
+	Success True `json:"success"`
+}
+
+// WebhookSubscriptionList defines model for WebhookSubscriptionList.
+type WebhookSubscriptionList struct {
+	// NextCursor The cursor of the next page; absent on the last page.
+	NextCursor    *NextCursor                 `json:"nextCursor,omitempty"`
+	Subscriptions []WebhookSubscriptionStatus `json:"subscriptions"`
+
+	// Success Always true on a success answer.
+	Success True `json:"success"`
+}
+
+// WebhookSubscriptionStatus defines model for WebhookSubscriptionStatus.
+type WebhookSubscriptionStatus struct {
+	// CreatedAt RFC 3339 in UTC with milliseconds, such as 2026-11-23T10:15:30.123Z.
+	CreatedAt Timestamp `json:"createdAt"`
+
+	// DisabledReason Why a disabled subscription was disabled: `gone` (its target answered 410), `failing` (no delivery succeeded for 5 days); null while active.
+	DisabledReason *WebhookSubscriptionStatusDisabledReason `json:"disabledReason"`
+	Events         []EventName                              `json:"events"`
+
+	// Filters Empty lists let everything through. formIds applies to form.submitted, eventTypeIds to
+	// scheduling.booked, productIds to every checkout event, pricingTierIds and bumpIds to
+	// checkout.purchased, checkout.rebilled and checkout.refunded. `__none__` in
+	// pricingTierIds: do not filter by pricing option; in bumpIds: only purchases without bumps.
+	Filters WebhookFilters `json:"filters"`
+	Id      string         `json:"id"`
+
+	// Kind `rest_hook`: made through this API; the others: made in the app.
+	Kind   WebhookSubscriptionStatusKind   `json:"kind"`
+	Status WebhookSubscriptionStatusStatus `json:"status"`
+	Url    string                          `json:"url"`
+}
+
+// WebhookSubscriptionStatusDisabledReason Why a disabled subscription was disabled: `gone` (its target answered 410), `failing` (no delivery succeeded for 5 days); null while active.
+type WebhookSubscriptionStatusDisabledReason string
+
+// WebhookSubscriptionStatusKind `rest_hook`: made through this API; the others: made in the app.
+type WebhookSubscriptionStatusKind string
+
+// WebhookSubscriptionStatusStatus defines model for WebhookSubscriptionStatus.Status.
+type WebhookSubscriptionStatusStatus string
+
+// WebhookSubscriptionStatusResponse defines model for WebhookSubscriptionStatusResponse.
+type WebhookSubscriptionStatusResponse struct {
+	Subscription WebhookSubscriptionStatus `json:"subscription"`
 
 	// Success Always true on a success answer.
 	Success True `json:"success"`
@@ -1908,6 +2198,15 @@ type ListCrmsParams struct {
 	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
+// ListLeadsParams defines parameters for ListLeads.
+type ListLeadsParams struct {
+	// Limit Page size. Default 50, at most 200 (a larger value is taken as 200); 0, negative or non-integer is a 400.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor The `nextCursor` of the previous page. It stays valid while writes go on; an unreadable one is a 400.
+	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+}
+
 // CreateLeadParams defines parameters for CreateLead.
 type CreateLeadParams struct {
 	// IdempotencyKey 1 to 255 printable ASCII characters (space to `~`); empty, longer, with a control or a
@@ -1945,6 +2244,15 @@ type ListCrmStagesParams struct {
 	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
+// ListCustomFieldsParams defines parameters for ListCustomFields.
+type ListCustomFieldsParams struct {
+	// Limit Page size. Default 50, at most 200 (a larger value is taken as 200); 0, negative or non-integer is a 400.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor The `nextCursor` of the previous page. It stays valid while writes go on; an unreadable one is a 400.
+	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+}
+
 // ListCustomersParams defines parameters for ListCustomers.
 type ListCustomersParams struct {
 	// Email Only the customer with this email (exact but caseless, by NFC and full Unicode case folding; not validated; an email with invisible characters finds nothing).
@@ -1955,6 +2263,18 @@ type ListCustomersParams struct {
 
 	// Cursor The `nextCursor` of the previous page. It stays valid while writes go on; an unreadable one is a 400.
 	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+}
+
+// ListEventsParams defines parameters for ListEvents.
+type ListEventsParams struct {
+	// After The `nextCursor` of the previous call; absent, the oldest event kept. An unreadable one is a 400.
+	After *string `form:"after,omitempty" json:"after,omitempty"`
+
+	// Types Comma-separated outbound event types (`checkout.paid` stands for `checkout.purchased`); absent, every type. An unknown one is a 400.
+	Types *string `form:"types,omitempty" json:"types,omitempty"`
+
+	// Limit Page size. Default 50, at most 200 (a larger value is taken as 200); 0, negative or non-integer is a 400.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
 }
 
 // ListFormsParams defines parameters for ListForms.
@@ -2021,8 +2341,74 @@ type ListTagsParams struct {
 	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
+// ListWebhookSubscriptionsParams defines parameters for ListWebhookSubscriptions.
+type ListWebhookSubscriptionsParams struct {
+	// Limit Page size. Default 50, at most 200 (a larger value is taken as 200); 0, negative or non-integer is a 400.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor The `nextCursor` of the previous page. It stays valid while writes go on; an unreadable one is a 400.
+	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+}
+
 // CreateWebhookSubscriptionParams defines parameters for CreateWebhookSubscription.
 type CreateWebhookSubscriptionParams struct {
+	// IdempotencyKey 1 to 255 printable ASCII characters (space to `~`); empty, longer, with a control or a
+	// non-ASCII character, or sent twice: 400. A retry with the same key (per account, kept 24
+	// hours from its first use) and the same request (method, path, query and body bytes)
+	// answers the first response again, status and body byte for byte, with the header
+	// `Idempotent-Replayed: true`, and does nothing again. The same key with another request:
+	// 409; while the first request is still being served: 409 with `Retry-After: 1`. Kept: 2xx
+	// answers, and any answer below 500 once the write went through; refusals that performed
+	// nothing (400, 403, 404, 409, 413) free the key. After a 503 that saved the write, the
+	// retry answers from the saved write without performing it again.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// ListWebhookDeliveriesParams defines parameters for ListWebhookDeliveries.
+type ListWebhookDeliveriesParams struct {
+	// Limit Page size. Default 50, at most 200 (a larger value is taken as 200); 0, negative or non-integer is a 400.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor The `nextCursor` of the previous page. It stays valid while writes go on; an unreadable one is a 400.
+	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// Status Only the deliveries in this state.
+	Status *ListWebhookDeliveriesParamsStatus `form:"status,omitempty" json:"status,omitempty"`
+}
+
+// ListWebhookDeliveriesParamsStatus defines parameters for ListWebhookDeliveries.
+type ListWebhookDeliveriesParamsStatus string
+
+// EnableWebhookSubscriptionParams defines parameters for EnableWebhookSubscription.
+type EnableWebhookSubscriptionParams struct {
+	// IdempotencyKey 1 to 255 printable ASCII characters (space to `~`); empty, longer, with a control or a
+	// non-ASCII character, or sent twice: 400. A retry with the same key (per account, kept 24
+	// hours from its first use) and the same request (method, path, query and body bytes)
+	// answers the first response again, status and body byte for byte, with the header
+	// `Idempotent-Replayed: true`, and does nothing again. The same key with another request:
+	// 409; while the first request is still being served: 409 with `Retry-After: 1`. Kept: 2xx
+	// answers, and any answer below 500 once the write went through; refusals that performed
+	// nothing (400, 403, 404, 409, 413) free the key. After a 503 that saved the write, the
+	// retry answers from the saved write without performing it again.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// ReplayWebhookSubscriptionParams defines parameters for ReplayWebhookSubscription.
+type ReplayWebhookSubscriptionParams struct {
+	// IdempotencyKey 1 to 255 printable ASCII characters (space to `~`); empty, longer, with a control or a
+	// non-ASCII character, or sent twice: 400. A retry with the same key (per account, kept 24
+	// hours from its first use) and the same request (method, path, query and body bytes)
+	// answers the first response again, status and body byte for byte, with the header
+	// `Idempotent-Replayed: true`, and does nothing again. The same key with another request:
+	// 409; while the first request is still being served: 409 with `Retry-After: 1`. Kept: 2xx
+	// answers, and any answer below 500 once the write went through; refusals that performed
+	// nothing (400, 403, 404, 409, 413) free the key. After a 503 that saved the write, the
+	// retry answers from the saved write without performing it again.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// TestWebhookSubscriptionParams defines parameters for TestWebhookSubscription.
+type TestWebhookSubscriptionParams struct {
 	// IdempotencyKey 1 to 255 printable ASCII characters (space to `~`); empty, longer, with a control or a
 	// non-ASCII character, or sent twice: 400. A retry with the same key (per account, kept 24
 	// hours from its first use) and the same request (method, path, query and body bytes)
@@ -2222,6 +2608,12 @@ type CreateBookingJSONRequestBody = CreateBookingRequest
 
 // CreateWebhookSubscriptionJSONRequestBody defines body for CreateWebhookSubscription for application/json ContentType.
 type CreateWebhookSubscriptionJSONRequestBody = CreateWebhookSubscriptionRequest
+
+// ReplayWebhookSubscriptionJSONRequestBody defines body for ReplayWebhookSubscription for application/json ContentType.
+type ReplayWebhookSubscriptionJSONRequestBody = ReplayRequest
+
+// TestWebhookSubscriptionJSONRequestBody defines body for TestWebhookSubscription for application/json ContentType.
+type TestWebhookSubscriptionJSONRequestBody = TestSendRequest
 
 // CheckoutPurchasedWebhookJSONRequestBody defines body for CheckoutPurchasedWebhook for application/json ContentType.
 type CheckoutPurchasedWebhookJSONRequestBody = CheckoutPurchasedEvent

@@ -32,6 +32,7 @@ type config struct {
 	dbPath    string
 	tolerance time.Duration
 	failFirst int
+	catchUp   time.Duration
 }
 
 // parseConfig reads the flags, with the secrets from the environment when their flags are not
@@ -50,6 +51,7 @@ func parseConfig(args []string, getenv func(string) string, output io.Writer) (c
 	fs.StringVar(&c.dbPath, "db", "receiver.db", "SQLite file of the store")
 	fs.DurationVar(&c.tolerance, "tolerance", 5*time.Minute, "how far webhook-timestamp may be from now")
 	fs.IntVar(&c.failFirst, "fail-first", 0, "DEMO AID: fail the first N attempts of every delivery with 503")
+	fs.DurationVar(&c.catchUp, "catch-up", 0, "read the event feed at start and then this often, applying what webhooks did not bring (0: never; the key needs events:read)")
 	if err := fs.Parse(args); err != nil {
 		return config{}, err
 	}
@@ -129,6 +131,10 @@ func run(ctx context.Context, cfg config, log *slog.Logger) error {
 	srv := &server{
 		secret: cfg.secret, tolerance: cfg.tolerance, now: time.Now, store: st, failFirst: newFailFirst(cfg.failFirst), log: log,
 		rules: &rules{store: st, funnel: api, now: time.Now, log: log},
+	}
+	if cfg.catchUp > 0 {
+		feed := &catchUp{api: api.api, store: st, rules: srv.rules, log: log}
+		go feed.every(ctx, cfg.catchUp)
 	}
 	httpServer := &http.Server{
 		Handler:           srv.handler(),

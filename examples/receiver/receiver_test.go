@@ -32,9 +32,10 @@ const testSecret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
 
 // receiverUnderTest is the receiver's handler on a test HTTP server, with a store of its own.
 type receiverUnderTest struct {
-	url   string
-	store *store
-	http  *http.Client
+	url     string
+	store   *store
+	http    *http.Client
+	catchUp *catchUp // reads the event feed of the same service, with the same key
 }
 
 // startReceiver runs a receiver whose API calls go to svc with the key (svc nil: an address
@@ -59,7 +60,7 @@ func startReceiver(t *testing.T, svc *servicetest.Service, key string, failFirst
 		rules: &rules{store: st, funnel: api, now: time.Now, log: log}}
 	ts := httptest.NewServer(srv.handler())
 	t.Cleanup(ts.Close)
-	return &receiverUnderTest{url: ts.URL, store: st, http: ts.Client()}
+	return &receiverUnderTest{url: ts.URL, store: st, http: ts.Client(), catchUp: &catchUp{api: api.api, store: st, rules: srv.rules, log: log}}
 }
 
 // delivery is one attempt as the service makes it.

@@ -143,7 +143,9 @@ func Open(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 	a.sweeper = idempotencySweeper{keys: keys, log: log.Named("idempotency")}
 	a.statistics = statisticsKeeper{db: db, log: log.Named("statistics")}
 	// What both APIs read and share, built once.
-	hooks := webhooks.Queries{Subscriptions: webhooks.NewSubscriptions(db.Read), Deliveries: deliveries, Samples: webhooks.NewSamples(store)}
+	hooks := webhooks.Queries{Subscriptions: webhooks.NewSubscriptions(db.Read), Deliveries: deliveries, Samples: webhooks.NewSamples(store),
+		Feed: webhooks.NewFeed(store, sealer)}
+	hooks.SelfService = webhooks.NewSelfService(db, store, maxDeliveryAttempts, sealer, hooks.Subscriptions, deliveries, hooks.Samples, a.dispatcher)
 	runtime := httpapi.Runtime{ReadModels: pipe.Tracker(), Idempotency: keys, Ready: a.isReady, Log: log, Observer: m, Unavailable: sqldb.Unavailable}
 	a.api = integration.New(integration.Deps{
 		Commands: handlers, Read: models.queries, Webhooks: hooks, Runtime: runtime,

@@ -385,12 +385,14 @@ const (
 	ContactsWrite   Scope = "contacts:write"
 	CrmRead         Scope = "crm:read"
 	CrmWrite        Scope = "crm:write"
+	EventsRead      Scope = "events:read"
 	FormsRead       Scope = "forms:read"
 	FormsWrite      Scope = "forms:write"
 	SchedulingRead  Scope = "scheduling:read"
 	SchedulingWrite Scope = "scheduling:write"
 	TagsRead        Scope = "tags:read"
 	TagsWrite       Scope = "tags:write"
+	WebhooksRead    Scope = "webhooks:read"
 	WebhooksWrite   Scope = "webhooks:write"
 )
 
@@ -411,6 +413,8 @@ func (e Scope) Valid() bool {
 		return true
 	case CrmWrite:
 		return true
+	case EventsRead:
+		return true
 	case FormsRead:
 		return true
 	case FormsWrite:
@@ -422,6 +426,8 @@ func (e Scope) Valid() bool {
 	case TagsRead:
 		return true
 	case TagsWrite:
+		return true
+	case WebhooksRead:
 		return true
 	case WebhooksWrite:
 		return true

@@ -1,0 +1,176 @@
+package integration
+
+import (
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/gorilla/mux"
+
+	"github.com/funnelhq/funnel/api/httpapi"
+	"github.com/funnelhq/funnel/api/wire"
+	"github.com/funnelhq/funnel/commands"
+	"github.com/funnelhq/funnel/domain"
+	"github.com/funnelhq/funnel/projections/paging"
+	"github.com/funnelhq/funnel/webhooks"
+)
+
+// The integrator's own webhooks (decisions.md "Subscriptions, deliveries, replay, test"): every
+// subscription of the account with its status, each one's delivery log, a replay of a window,
+// a test send, and enabling one that was disabled.
+
+// selfServiceSubscriptionView is a subscription as the self-service endpoints show it: the REST
+// Hook view without its secret, and its kind and status.
+func selfServiceSubscriptionView(s webhooks.Subscription) wire.WebhookSubscriptionStatus {
+	hook := subscriptionView(s, "")
+	v := wire.WebhookSubscriptionStatus{
+		Id: hook.Id, Url: hook.Url, Events: hook.Events, Filters: hook.Filters, CreatedAt: hook.CreatedAt,
+		Kind: wire.WebhookSubscriptionStatusKind(s.Kind), Status: wire.WebhookSubscriptionStatusStatus(s.Status),
+	}
+	if reason := s.DisabledReason(); reason != "" {
+		code := wire.WebhookSubscriptionStatusDisabledReason(reason)
+		v.DisabledReason = &code
+	}
+	return v
+}
+
+// listWebhookSubscriptions serves GET /api/v1/webhooks/subscriptions: REST hooks and those made
+// in the app alike, oldest first.
+func (s *Server) listWebhookSubscriptions(w http.ResponseWriter, r *http.Request) {
+	httpapi.WritePage(w, r, "subscriptions", func(page paging.Page) ([]webhooks.Subscription, string, error) {
+		return s.deps.Webhooks.Subscriptions.List(r.Context(), principalOf(r.Context()).accountID(), "", page)
+	}, selfServiceSubscriptionView)
+}
+
+// deliveryView is one delivery of the integrator's delivery log; nextAttemptAt is null once it
+// is no longer pending.
+func deliveryView(d webhooks.Delivery) wire.WebhookDelivery {
+	v := wire.WebhookDelivery{
+		Id: d.ID, EventId: d.EventID, EventType: wire.EventName(d.EventType), Status: wire.WebhookDeliveryStatus(d.Status),
+		Attempts: make([]wire.DeliveryAttempt, len(d.Attempts)),
+	}
+	for i, a := range d.Attempts {
+		v.Attempts[i] = wire.DeliveryAttempt{At: wire.At(a.At), StatusCode: a.StatusCode, Error: a.Error, DurationMs: a.DurationMs}
+	}
+	if d.Status == "pending" {
+		next := wire.At(d.NextAttemptAt)
+		v.NextAttemptAt = &next
+	}
+	return v
+}
+
+// listSubscriptionDeliveries serves GET /api/v1/webhooks/subscriptions/{id}/deliveries?status=:
+// newest first.
+func (s *Server) listSubscriptionDeliveries(w http.ResponseWriter, r *http.Request) {
+	p := principalOf(r.Context())
+	httpapi.WritePage(w, r, "deliveries", func(page paging.Page) ([]webhooks.Delivery, string, error) {
+		return s.deps.Webhooks.SelfService.Deliveries(r.Context(), p.accountID(), mux.Vars(r)["id"], r.URL.Query().Get("status"), page)
+	}, deliveryView)
+}
+
+type replayRequest struct {
+	Since *string  `json:"since"`
+	Until *string  `json:"until"`
+	Types []string `json:"types"`
+}
+
+// replaySubscription serves POST /api/v1/webhooks/subscriptions/{id}/replay: 202 once every
+// delivery of the window is recorded.
+func (s *Server) replaySubscription(w http.ResponseWriter, r *http.Request) {
+	var req replayRequest
+	if !httpapi.Decode(w, r, &req) {
+		return
+	}
+	if req.Since == nil {
+		httpapi.WriteCodedError(w, domain.CodeInvalidRequest, "since", "since is required")
+		return
+	}
+	since, ok := timeParam(w, "since", *req.Since)
+	if !ok {
+		return
+	}
+	var until time.Time
+	if req.Until != nil {
+		if until, ok = timeParam(w, "until", *req.Until); !ok {
+			return
+		}
+	}
+	if req.Types != nil && len(req.Types) == 0 {
+		httpapi.WriteCodedError(w, domain.CodeInvalidRequest, "types", "types must name at least one event type, or be left out")
+		return
+	}
+	p := principalOf(r.Context())
+	replay, err := s.deps.Webhooks.SelfService.Replay(r.Context(), webhooks.ReplayRequest{
+		AccountID: p.accountID(), SubscriptionID: mux.Vars(r)["id"], Since: since, Until: until, Types: req.Types,
+	})
+	if err != nil {
+		httpapi.Fail(w, r, err)
+		return
+	}
+	answer := wire.ReplayAccepted{Success: true}
+	answer.Replay.Id, answer.Replay.Count = replay.ID, replay.Count
+	httpapi.Answer(w, http.StatusAccepted, answer)
+}
+
+// timeParam reads an ISO 8601 time of a request body, answering 400 naming it when it is not one.
+func timeParam(w http.ResponseWriter, name, value string) (time.Time, bool) {
+	t, err := time.Parse(time.RFC3339Nano, value)
+	if err != nil {
+		httpapi.WriteCodedError(w, domain.CodeInvalidRequest, name, name+" must be an ISO 8601 time, such as 2026-01-31T09:00:00Z")
+		return time.Time{}, false
+	}
+	return t, true
+}
+
+type testSendRequest struct {
+	Type string `json:"type"`
+}
+
+// testSubscription serves POST /api/v1/webhooks/subscriptions/{id}/test: one sample event sent
+// now, and the attempt's outcome whatever the receiver answered.
+func (s *Server) testSubscription(w http.ResponseWriter, r *http.Request) {
+	var req testSendRequest
+	if !httpapi.Decode(w, r, &req) {
+		return
+	}
+	if req.Type == "" {
+		httpapi.WriteCodedError(w, domain.CodeInvalidRequest, "type", "type is required")
+		return
+	}
+	p := principalOf(r.Context())
+	attempt, err := s.deps.Webhooks.SelfService.Test(r.Context(), webhooks.TestRequest{
+		AccountID: p.accountID(), SubscriptionID: mux.Vars(r)["id"], Type: req.Type, CanRead: p.key.HasScope,
+	})
+	if errors.Is(err, webhooks.ErrUnknownEvent) {
+		httpapi.WriteCodedError(w, domain.CodeInvalidRequest, "type", "type: unknown event type")
+		return
+	}
+	if err != nil {
+		httpapi.Fail(w, r, err)
+		return
+	}
+	answer := wire.TestSendResult{Success: true}
+	answer.Attempt.StatusCode, answer.Attempt.Error, answer.Attempt.DurationMs = attempt.StatusCode, attempt.Error, attempt.DurationMs
+	httpapi.Answer(w, http.StatusOK, answer)
+}
+
+// enableSubscription serves POST /api/v1/webhooks/subscriptions/{id}/enable: a disabled
+// subscription receives deliveries again (what it missed is sent by a replay, not by this).
+func (s *Server) enableSubscription(w http.ResponseWriter, r *http.Request) {
+	p := principalOf(r.Context())
+	id := mux.Vars(r)["id"]
+	pos, err := s.deps.Commands.EnableWebhookSubscription.Handle(r.Context(), commands.EnableWebhookSubscription{Meta: p.meta(r), SubscriptionID: id})
+	if err != nil {
+		httpapi.Fail(w, r, err)
+		return
+	}
+	if !httpapi.AwaitReadModels(w, r, s.deps.Runtime.ReadModels, pos) {
+		return
+	}
+	sub, err := s.deps.Webhooks.SelfService.Subscription(r.Context(), p.accountID(), id)
+	if err != nil {
+		httpapi.Fail(w, r, err)
+		return
+	}
+	httpapi.Answer(w, http.StatusOK, wire.WebhookSubscriptionStatusResponse{Success: true, Subscription: selfServiceSubscriptionView(sub)})
+}

@@ -1,0 +1,58 @@
+package eventstore
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/funnelhq/funnel/domain"
+	"github.com/funnelhq/funnel/infra/sqldb"
+)
+
+// AccountEventsQuery asks for a window of one account's events of some types.
+type AccountEventsQuery struct {
+	AccountID string
+	Types     []string // domain event types; none: nothing
+	After     int64    // log position: only events after it
+	// Since and Until bound the events' times: Since <= occurred_at < Until (Until zero: no end).
+	Since, Until time.Time
+	Limit        int
+}
+
+// ReadAccountEvents returns up to Limit events of an account, of the given types, after a log
+// position and within a time window, oldest first: the event feed and webhook replays page
+// through it. Like ReadLog it returns an event only once no transaction may still commit one
+// before it (on PostgreSQL, below the horizon), so reading on from the last one returned skips
+// nothing while writes go on.
+//
+// Each type is read by its own range scan of the (account_id, type, position) index, at most
+// Limit rows each, and the scans are merged: a page costs Limit rows per type, however many
+// events of other types or accounts the log holds (an IN list would sort them all).
+func (s *Store) ReadAccountEvents(ctx context.Context, q AccountEventsQuery) ([]domain.Recorded, error) {
+	if len(q.Types) == 0 || q.Limit <= 0 {
+		return nil, nil
+	}
+	until := int64(1<<63 - 1)
+	if !q.Until.IsZero() {
+		until = q.Until.UnixMilli()
+	}
+	args := []any{q.AccountID, q.After, q.Since.UnixMilli(), until}
+	horizon := ""
+	if s.db.Dialect == sqldb.Postgres {
+		horizon = " AND tx_id < pg_snapshot_xmin(pg_current_snapshot())"
+	}
+	scans := make([]string, len(q.Types))
+	for i, t := range q.Types {
+		args = append(args, t)
+		scans[i] = fmt.Sprintf(`SELECT * FROM (%s WHERE account_id = $1 AND type = $%d AND position > $2 AND occurred_at >= $3 AND occurred_at < $4%s
+			ORDER BY position LIMIT %d) t%d`, selectEvents, len(args), horizon, q.Limit, i)
+	}
+	query := `SELECT position, event_id, stream_id, version, type, schema_version, occurred_at, data, metadata FROM (` +
+		strings.Join(scans, " UNION ALL ") + fmt.Sprintf(`) merged ORDER BY position LIMIT %d`, q.Limit)
+	rows, err := s.db.Read.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("eventstore: read account events: %w", err)
+	}
+	return scanEvents(rows)
+}
