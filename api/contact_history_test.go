@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"net/http"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -59,6 +60,21 @@ func TestContactHistoryAcrossStreams(t *testing.T) {
 		booked := events[5]["data"].(map[string]any)
 		if booked["eventTypeName"] != "Call" || booked["contact"].(map[string]any)["firstName"] != "Audrey" {
 			t.Fatalf("BookingCreated = %v", booked)
+		}
+
+		// Read newest first (the console's timeline), the history is the same events backwards,
+		// each as the oldest-first read shows it: personal values opened alike.
+		newest := svc.Operator.Get(t, "/admin/v1/accounts/"+acc.ID+"/history?order=newest&contactId="+contactID, "").Expect(t, http.StatusOK).List(t, "events")
+		if len(newest) != len(events) {
+			t.Fatalf("newest first: %d events, oldest first %d", len(newest), len(events))
+		}
+		for i, e := range newest {
+			if want := events[len(events)-1-i]; !reflect.DeepEqual(e, want) {
+				t.Fatalf("newest first, event %d = %v, want %v", i, e, want)
+			}
+		}
+		if email := newest[len(newest)-1]["data"].(map[string]any)["email"]; email != "audit@example.com" {
+			t.Fatalf("ContactCreated read newest first shows email %v", email)
 		}
 	})
 }

@@ -54,5 +54,7 @@ func (s *Store) ReadAccountEvents(ctx context.Context, q AccountEventsQuery) ([]
 	if err != nil {
 		return nil, fmt.Errorf("eventstore: read account events: %w", err)
 	}
-	return scanEvents(rows)
+	// The feed and replays show events as webhooks delivered them: personal values opened (an
+	// erased person's read as null).
+	return s.scanOpened(ctx, rows)
 }

@@ -16,7 +16,7 @@ func (s *Store) ReadContactHistoryNewestFirst(ctx context.Context, accountID, co
 	if err != nil {
 		return nil, fmt.Errorf("eventstore: read contact history newest first: %w", err)
 	}
-	return scanEvents(rows)
+	return s.scanOpened(ctx, rows)
 }
 
 // ReadSubscriptionHistoryNewestFirst is ReadSubscriptionHistory read backwards, newest first.
@@ -26,7 +26,7 @@ func (s *Store) ReadSubscriptionHistoryNewestFirst(ctx context.Context, accountI
 	if err != nil {
 		return nil, fmt.Errorf("eventstore: read subscription history newest first: %w", err)
 	}
-	return scanEvents(rows)
+	return s.scanOpened(ctx, rows)
 }
 
 var readContactHistoryNewestFirst = contactHistoryQuery(true)
