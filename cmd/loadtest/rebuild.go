@@ -11,10 +11,10 @@ import (
 // rebuild runs `funnel projections rebuild contacts` beside the serving process, as an operator
 // would, and returns the log positions it replayed per second (the head it reached over its whole
 // run, start-up and swap included).
-func rebuild(bin, dbURL string) float64 {
+func rebuild(bin, dbURL, secretKey string) float64 {
 	start := time.Now()
 	cmd := exec.Command(bin, "projections", "rebuild", "contacts")
-	cmd.Env = append(os.Environ(), "FUNNEL_DATABASE_URL="+dbURL)
+	cmd.Env = append(os.Environ(), "FUNNEL_DATABASE_URL="+dbURL, "FUNNEL_SECRET_KEY="+secretKey)
 	out, err := cmd.CombinedOutput()
 	took := time.Since(start)
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/funnelhq/funnel/infra/sealing"
@@ -19,17 +20,19 @@ import (
 
 type server struct {
 	api, admin string
+	secretKey  string // the server key, which a rebuild beside the service needs too
 	cmd        *exec.Cmd
 }
 
 const adminToken = "load-test-token"
 
-func startServer(bin, dbURL string) *server {
+// startServer runs `funnel serve` with args (e.g. "--role", "api") on dbURL and waits until it is
+// ready.
+func startServer(bin, dbURL string, args ...string) *server {
 	s := &server{api: freeAddr(), admin: freeAddr()}
-	// A fresh server key: PostgreSQL needs one (SQLite would make its key file).
-	secretKey, err := sealing.NewKey()
-	check(err)
-	s.cmd = exec.Command(bin, "serve")
+	secretKey := runKey()
+	s.secretKey = secretKey
+	s.cmd = exec.Command(bin, append([]string{"serve"}, args...)...)
 	s.cmd.Env = append(os.Environ(), "FUNNEL_ADDR="+s.api, "FUNNEL_ADMIN_ADDR="+s.admin, "FUNNEL_ADMIN_TOKEN="+adminToken,
 		"FUNNEL_DATABASE_URL="+dbURL, "FUNNEL_RATE_LIMITS=off", "FUNNEL_LOG_LEVEL=warn", "FUNNEL_SECRET_KEY="+secretKey)
 	s.cmd.Stderr = os.Stderr
@@ -48,6 +51,14 @@ func startServer(bin, dbURL string) *server {
 	check(errors.New("server did not become ready"))
 	return nil
 }
+
+// runKey is the server key of this run, fresh and the same for every process: PostgreSQL needs
+// one (SQLite would make its key file), and processes sharing a database must share it.
+var runKey = sync.OnceValue(func() string {
+	key, err := sealing.NewKey()
+	check(err)
+	return key
+})
 
 func (s *server) stop() {
 	_ = s.cmd.Process.Signal(os.Interrupt)

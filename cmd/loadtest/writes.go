@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -75,7 +76,9 @@ func throughput(s *server, key string, clients int, d time.Duration) load {
 	return closedLoop(s, clients, d, func() (time.Duration, bool) { return upsert(s, key) })
 }
 
-// lag writes at a fixed rate and reads the projection lag histogram of the contacts read model.
+// lag writes at a fixed rate and reads the projection lag histograms: the contacts read model's
+// (inline, committed with the write) and every relayed projection's that the writes reached, the
+// relayed ones among them, the relay's lag.
 func lag(s *server, key string, rate int, d time.Duration) {
 	before := lagBuckets(s)
 	ticker := time.NewTicker(time.Second / time.Duration(rate))
@@ -103,9 +106,16 @@ func lag(s *server, key string, rate int, d time.Duration) {
 		}()
 	}
 	wg.Wait()
+	time.Sleep(time.Second) // the relayed projections apply the last writes
 	after := lagBuckets(s)
 	fmt.Printf("projection lag at %d writes/s (%d sent, %d failed or dropped): p50 %s, p99 %s (contacts read model)\n",
-		rate, sent.Load(), failed.Load(), quantile(before, after, 0.50), quantile(before, after, 0.99))
+		rate, sent.Load(), failed.Load(), quantile(before["contacts"], after["contacts"], 0.50), quantile(before["contacts"], after["contacts"], 0.99))
+	for _, name := range slices.Sorted(maps.Keys(after)) {
+		if name == "contacts" || quantile(before[name], after[name], 0.5) == "n/a" {
+			continue
+		}
+		fmt.Printf("  projection %s: p50 %s, p99 %s\n", name, quantile(before[name], after[name], 0.50), quantile(before[name], after[name], 0.99))
+	}
 }
 
 type bucket struct {
@@ -113,16 +123,19 @@ type bucket struct {
 	count float64
 }
 
-func lagBuckets(s *server) []bucket {
+// lagBuckets scrapes the projection lag histogram of every projection from the service's /metrics.
+func lagBuckets(s *server) map[string][]bucket {
 	res, err := http.Get("http://" + s.admin + "/metrics")
 	check(err)
 	defer res.Body.Close()
 	raw, _ := io.ReadAll(res.Body)
-	var out []bucket
+	out := map[string][]bucket{}
 	for _, line := range strings.Split(string(raw), "\n") {
-		if !strings.HasPrefix(line, `funnel_projection_lag_seconds_bucket{`) || !strings.Contains(line, `projection="contacts"`) {
+		if !strings.HasPrefix(line, `funnel_projection_lag_seconds_bucket{`) {
 			continue
 		}
+		name := line[strings.Index(line, `projection="`)+len(`projection="`):]
+		name = name[:strings.Index(name, `"`)]
 		var b bucket
 		le := line[strings.Index(line, `le="`)+4:]
 		le = le[:strings.Index(le, `"`)]
@@ -132,7 +145,7 @@ func lagBuckets(s *server) []bucket {
 			fmt.Sscan(le, &b.le)
 		}
 		fmt.Sscan(line[strings.LastIndex(line, " ")+1:], &b.count)
-		out = append(out, b)
+		out[name] = append(out[name], b)
 	}
 	return out
 }
