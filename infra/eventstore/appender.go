@@ -228,6 +228,8 @@ func (s *Store) commit(batch []*appendRequest) {
 	case isStreamVersionTaken(err):
 		// Another transaction appended to the stream after this one read its version.
 		err = domain.ErrWrongVersion
+	case isPersonKeyTaken(err):
+		err = errKeyTaken
 	}
 	events, last := 0, int64(0)
 	for i, r := range batch {
@@ -260,10 +262,16 @@ func (s *Store) commitTx(ctx context.Context, batch []*appendRequest) ([]appendR
 		return nil, err
 	}
 	var results []appendResult
+	var taken int64 // the first position this transaction took, on PostgreSQL; 0: none yet
+	n := rowCount(batch)
 	err := s.inTx(ctx, func(tx appendTx) error {
-		first, versions, err := tx.begin(ctx, streamIDs(batch), rowCount(batch), len(s.inline) > 0)
+		first, versions, err := tx.begin(ctx, streamIDs(batch), n, len(s.inline) > 0)
 		if err != nil {
 			return err
+		}
+		if s.db.Dialect == sqldb.Postgres {
+			taken = first
+			s.recent.take(first, n)
 		}
 		results = make([]appendResult, len(batch))
 		var rows []*row
@@ -307,9 +315,11 @@ func (s *Store) commitTx(ctx context.Context, batch []*appendRequest) ([]appendR
 		if err := tx.commit(ctx); err != nil {
 			return err
 		}
-		if s.db.Dialect == sqldb.SQLite {
-			// Only the one writer knows its commits follow each other (recent.go).
-			s.recent.add(rows)
+		if taken > 0 {
+			s.recent.add(rows, taken, n)
+		} else {
+			// SQLite: the one writer's positions follow its last commit.
+			s.recent.add(rows, 0, 0)
 		}
 		if s.keys != nil {
 			for _, nk := range newKeys {
@@ -327,9 +337,24 @@ func (s *Store) commitTx(ctx context.Context, batch []*appendRequest) ([]appendR
 		return nil
 	})
 	if err != nil {
+		if taken > 0 {
+			s.settleFailed(taken, n, err)
+		}
 		return nil, err
 	}
 	return results, nil
+}
+
+// settleFailed tells recent what became of the positions a failed PostgreSQL transaction took:
+// void when it certainly did not commit (the database refused a statement, or the commit was
+// never sent), unknown otherwise; and wakes the readers that waited on them.
+func (s *Store) settleFailed(first int64, n int, err error) {
+	if errors.Is(err, errCommitUnknown) {
+		s.recent.forget(first, n)
+	} else {
+		s.recent.void(first, n)
+	}
+	s.signal()
 }
 
 // eraseKeys destroys, in the append transaction, the keys of the contacts its rows erase, and

@@ -48,7 +48,7 @@ type sealedPersonal struct {
 // store's own tests, tools that only read) values are stored as they are, and sealed ones read as
 // null.
 func (s *Store) SealPersonalData(server ServerSealer) {
-	s.keys = &personKeys{db: s.db, server: server, sealing: map[string]*sealing.Sealer{}, opened: map[string]*sealing.Sealer{}}
+	s.keys = &personKeys{db: s.db, server: server, sealing: map[string]*sealing.Sealer{}, opened: map[string]*sealing.Sealer{}, keyless: map[string]bool{}}
 }
 
 // personKeys gives the key of each person: for sealing, kept in memory once read (a key that
@@ -62,6 +62,10 @@ type personKeys struct {
 	mu      sync.Mutex
 	sealing map[string]*sealing.Sealer // contact id → its key, for sealing
 	opened  map[string]*sealing.Sealer // sealed key text → the key it seals: saves opening it again
+	// keyless holds the contacts that had no key when Erased last looked (a write looks just
+	// before it seals), so that the seal makes one without reading again. Only a hint: a key
+	// stored since makes the append's insert of the new one fail (errKeyTaken), and the retry reads.
+	keyless map[string]bool
 }
 
 // keptKeys bounds each map of personKeys: past it, the map starts again empty.
@@ -83,9 +87,14 @@ type newPersonKey struct {
 func (k *personKeys) forSealing(ctx context.Context, accountID, contactID string) (*sealing.Sealer, *newPersonKey, error) {
 	k.mu.Lock()
 	key := k.sealing[contactID]
+	keyless := k.keyless[contactID]
+	delete(k.keyless, contactID)
 	k.mu.Unlock()
 	if key != nil {
 		return key, nil, nil
+	}
+	if keyless {
+		return k.make(accountID, contactID)
 	}
 	var stored sql.NullString
 	var erasedAt sql.NullInt64
@@ -102,6 +111,11 @@ func (k *personKeys) forSealing(ctx context.Context, accountID, contactID string
 	case !errors.Is(err, sql.ErrNoRows):
 		return nil, nil, fmt.Errorf("eventstore: key of %s: %w", contactID, err)
 	}
+	return k.make(accountID, contactID)
+}
+
+// make makes a new key for a contact, to be stored by the append that seals under it.
+func (k *personKeys) make(accountID, contactID string) (*sealing.Sealer, *newPersonKey, error) {
 	text, err := sealing.NewKey()
 	if err != nil {
 		return nil, nil, fmt.Errorf("eventstore: %w", err)
@@ -114,7 +128,8 @@ func (k *personKeys) forSealing(ctx context.Context, accountID, contactID string
 	if err != nil {
 		return nil, nil, fmt.Errorf("eventstore: %w", err)
 	}
-	if key, err = sealing.New(parsed); err != nil {
+	key, err := sealing.New(parsed)
+	if err != nil {
 		return nil, nil, fmt.Errorf("eventstore: %w", err)
 	}
 	return key, &newPersonKey{contactID: contactID, accountID: accountID, sealed: sealedKey, key: key}, nil
@@ -130,22 +145,27 @@ func (k *personKeys) keep(contactID string, key *sealing.Sealer) {
 	k.mu.Unlock()
 }
 
+// noteKeyless remembers that a contact had no key when looked up (keyless).
+func (k *personKeys) noteKeyless(contactID string) {
+	k.mu.Lock()
+	if len(k.keyless) >= keptKeys {
+		clear(k.keyless)
+	}
+	k.keyless[contactID] = true
+	k.mu.Unlock()
+}
+
 // storeNewKeys stores, in an append's transaction, the keys its events were sealed under that
-// were made for it. Another append may have stored a key for the same contact since it looked:
-// then what this one sealed would open with no stored key, so the transaction fails with
-// errKeyTaken, and Append seals the events again, under the key stored.
+// were made for it. Another append may have stored a key for the same contact since it looked
+// (or erased it): then what this one sealed would open with no stored key, so the insert fails
+// on the table's primary key, the append with errKeyTaken (isPersonKeyTaken), and Append seals
+// the events again, under the key stored. The insert reads nothing back: on PostgreSQL it goes
+// with the rest of the append in one round trip.
 func storeNewKeys(ctx context.Context, tx appendTx, keys []*newPersonKey) error {
 	for _, nk := range keys {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO person_keys (contact_id, account_id, sealed_key, erased_at) VALUES ($1, $2, $3, NULL)
-			ON CONFLICT (contact_id) DO NOTHING`, nk.contactID, nk.accountID, nk.sealed); err != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO person_keys (contact_id, account_id, sealed_key, erased_at) VALUES ($1, $2, $3, NULL)`,
+			nk.contactID, nk.accountID, nk.sealed); err != nil {
 			return fmt.Errorf("eventstore: store the key of %s: %w", nk.contactID, err)
-		}
-		var stored sql.NullString
-		if err := tx.QueryRow(ctx, `SELECT sealed_key FROM person_keys WHERE contact_id = $1`, nk.contactID).Scan(&stored); err != nil {
-			return fmt.Errorf("eventstore: store the key of %s: %w", nk.contactID, err)
-		}
-		if stored.String != nk.sealed {
-			return errKeyTaken
 		}
 	}
 	return nil
@@ -432,15 +452,28 @@ func putValue(node any, path []string, v any) {
 }
 
 // Erased tells whether a contact was erased: its id is spent, and a new contact of its email
-// takes the next one (commands.Repository.contactIDFor).
+// takes the next one (commands.Repository.contactIDFor). A write asks it right before it seals
+// the contact's values, so the answer primes the keys for sealing: the key, or that there is none
+// (a new contact), saving the seal a read of its own.
 func (s *Store) Erased(ctx context.Context, contactID string) (bool, error) {
+	var sealedKey sql.NullString
 	var erasedAt sql.NullInt64
-	err := s.db.Read.QueryRowContext(ctx, `SELECT erased_at FROM person_keys WHERE contact_id = $1`, contactID).Scan(&erasedAt)
+	err := s.db.Read.QueryRowContext(ctx, `SELECT sealed_key, erased_at FROM person_keys WHERE contact_id = $1`, contactID).Scan(&sealedKey, &erasedAt)
 	if errors.Is(err, sql.ErrNoRows) {
+		if s.keys != nil {
+			s.keys.noteKeyless(contactID)
+		}
 		return false, nil
 	}
 	if err != nil {
 		return false, fmt.Errorf("eventstore: is %s erased: %w", contactID, err)
+	}
+	if s.keys != nil && sealedKey.Valid {
+		key, err := s.keys.open(contactID, sealedKey.String)
+		if err != nil {
+			return false, err
+		}
+		s.keys.keep(contactID, key)
 	}
 	return erasedAt.Valid, nil
 }

@@ -22,3 +22,19 @@ func isStreamVersionTaken(err error) bool {
 	}
 	return strings.Contains(err.Error(), "UNIQUE constraint failed: events.stream_id, events.version")
 }
+
+// personKeyTaken is the primary key of person_keys, as PostgreSQL names it.
+const personKeyTaken = "person_keys_pkey"
+
+// isPersonKeyTaken tells whether an append failed storing a new person's key: the contact has one
+// (or was erased) since the append looked (storeNewKeys).
+func isPersonKeyTaken(err error) bool {
+	if err == nil {
+		return false
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		return pgErr.Code == "23505" && pgErr.ConstraintName == personKeyTaken
+	}
+	return strings.Contains(err.Error(), "UNIQUE constraint failed: person_keys.contact_id")
+}
