@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/funnelhq/funnel/infra/sqldb"
@@ -204,11 +205,19 @@ func (t *pgxAppendTx) QueryRow(ctx context.Context, query string, args ...any) s
 func (t *pgxAppendTx) commit(ctx context.Context) error {
 	t.queue(`COMMIT`)
 	if err := t.send(ctx); err != nil {
-		return err
+		var pgErr *pgconn.PgError
+		if errors.As(err, &pgErr) {
+			return err // refused: the transaction did not commit
+		}
+		return fmt.Errorf("%w: %w", errCommitUnknown, err)
 	}
 	t.runAfterCommit()
 	return nil
 }
+
+// errCommitUnknown marks an append whose COMMIT was sent without an answer from the database
+// (the connection broke, the context ended): it may have committed or not.
+var errCommitUnknown = errors.New("eventstore: commit sent, outcome unknown")
 
 // committed is what an append transaction runs once it has committed (sqldb.Committer).
 type committed struct{ afterCommit []func() }

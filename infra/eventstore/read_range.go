@@ -50,3 +50,24 @@ func (s *Store) ReadLogIn(ctx context.Context, tx *sql.Tx, after int64, limit in
 	}
 	return s.scanOpened(ctx, rows)
 }
+
+// ReadSettled returns up to limit events with positions in (after, upto], in position order,
+// where every position up to upto is known to be settled (a reader of ReadLog has read through
+// it): the stretch is read as the table holds it, past the horizon ReadLog keeps to, which any
+// transaction on the server may hold back behind what this process's relay read from memory.
+func (s *Store) ReadSettled(ctx context.Context, after, upto int64, limit int) ([]domain.Recorded, error) {
+	if events, ok, err := s.recent.read(after, limit); ok || err != nil {
+		for len(events) > 0 && events[len(events)-1].Position > upto {
+			events = events[:len(events)-1]
+		}
+		return events, err
+	}
+	rows, err := s.db.Read.QueryContext(ctx, readSettled, after, upto, limit)
+	if err != nil {
+		return nil, fmt.Errorf("eventstore: read log in (%d, %d]: %w", after, upto, err)
+	}
+	return s.scanOpened(ctx, rows)
+}
+
+// readSettled is ReadSettled's statement: a range of the primary key.
+const readSettled = selectEvents + ` WHERE position > $1 AND position <= $2 ORDER BY position LIMIT $3`

@@ -11,36 +11,99 @@ import (
 	"github.com/funnelhq/funnel/domain"
 )
 
-// keptRecent is how many of its latest committed events a store keeps for ReadLog: a few group
-// commits' worth (an upsert's group is about ten events), enough for the relay, which reads each
-// commit right after it, at a quarter of a megabyte at most (1,024 cost the service's peak RSS
-// about a megabyte, against its 60 MB target). A bigger group is read from the database.
+// keptRecent is how many of the latest positions a store keeps what it knows of, for ReadLog: a
+// few group commits' worth (an upsert's group is about ten events), enough for the relay, which
+// reads each commit right after it, at a quarter of a megabyte at most (1,024 cost the service's
+// peak RSS about a megabyte, against its 60 MB target). A read further back goes to the database.
 const keptRecent = 256
 
-// recent keeps the events of this process's latest commits, in position order and without a gap,
-// so that a read of the log right after them, the relay's after every commit, is answered from
-// memory instead of reading back what the appender has just written. Only committed rows are
-// kept, added once their transaction committed and before the relay is signalled. Another
-// process's commit between two of this one's leaves a gap: the kept events then start again after
-// it, and a read that starts before the kept ones goes to the database.
+// recent keeps what this process knows of the latest positions of the log, so that a read right
+// after its commits, the relay's after every commit, is answered from memory instead of reading
+// back (and opening again) what the appender has just written. Of each position it knows one of:
+//
+//   - committed: its row, added once its transaction committed and before the relay is signalled;
+//   - pending: taken by one of its transactions still running (PostgreSQL);
+//   - void: taken by one of its transactions that certainly did not commit, or left unused by
+//     one that did (PostgreSQL: a sequence never hands a position out twice; SQLite reuses the
+//     positions of a rolled-back transaction, so there nothing is void);
+//   - nothing: another process's position, or one too old or not handed out yet.
+//
+// A read from memory returns the committed events from the position after the one asked for,
+// passing over the void ones, up to the first position that is still pending or not this
+// process's: every position up to the last one returned is then settled, which is what ReadLog
+// promises, without asking the database for its horizon (which any transaction on the server
+// holds back). A read that would return nothing goes to the database: the next read after such a
+// prefix finds there what other processes committed.
 type recent struct {
-	mu   sync.Mutex
-	rows []*row // rows[i].position == rows[0].position + i
+	mu    sync.Mutex
+	base  int64 // the position of slots[0]
+	slots [keptRecent]slot
 }
 
-// add keeps a committed transaction's rows, given in position order.
-func (r *recent) add(rows []*row) {
-	if len(rows) == 0 {
+// slot is what recent knows of one position: nothing (the zero slot), pending, void or a row.
+type slot struct {
+	position int64 // 0: nothing known
+	pending  bool
+	row      *row // nil with a position and not pending: void
+}
+
+// at returns the slot of a position, and whether it holds that position.
+func (r *recent) at(position int64) (*slot, bool) {
+	s := &r.slots[position%keptRecent]
+	return s, s.position == position
+}
+
+// set records what is known of a position, dropping what was known of the position keptRecent
+// before it; a position older than what is kept is not recorded.
+func (r *recent) set(position int64, pending bool, w *row) {
+	if position <= r.base-keptRecent {
 		return
 	}
+	r.base = max(r.base, position)
+	s := &r.slots[position%keptRecent]
+	if s.position > position {
+		return
+	}
+	*s = slot{position: position, pending: pending, row: w}
+}
+
+// take records positions [first, first+n) as pending: one of this process's transactions took them.
+func (r *recent) take(first int64, n int) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if n := len(r.rows); n > 0 && r.rows[n-1].position+1 != rows[0].position {
-		r.rows = nil // a gap: what is kept must stay contiguous
+	for p := first; p < first+int64(n); p++ {
+		r.set(p, true, nil)
 	}
-	r.rows = append(r.rows, rows...)
-	if over := len(r.rows) - keptRecent; over > 0 {
-		r.rows = append([]*row(nil), r.rows[over:]...)
+}
+
+// add records a committed transaction's rows, and its other positions in [first, first+n) as
+// void: the positions of the requests it refused. n is 0 where positions are not taken in
+// advance (SQLite).
+func (r *recent) add(rows []*row, first int64, n int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for p := first; p < first+int64(n); p++ {
+		r.set(p, false, nil)
+	}
+	for _, w := range rows {
+		r.set(w.position, false, w)
+	}
+}
+
+// void records positions [first, first+n) as void: their transaction certainly did not commit.
+func (r *recent) void(first int64, n int) {
+	r.add(nil, first, n)
+}
+
+// forget records positions [first, first+n) as unknown: their transaction may have committed or
+// not (its connection broke during the commit); the database tells.
+func (r *recent) forget(first int64, n int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for p := first; p < first+int64(n); p++ {
+		if s, ok := r.at(p); ok {
+			*s = slot{}
+		}
 	}
 }
 
@@ -48,22 +111,35 @@ func (r *recent) add(rows []*row) {
 // otherwise outlive.
 func (r *recent) clear() {
 	r.mu.Lock()
-	r.rows = nil
+	r.slots = [keptRecent]slot{}
 	r.mu.Unlock()
 }
 
-// read returns up to limit kept events after a position, and false when the event right after it
-// is not kept. Fewer than limit may come back while the log holds more: events kept end at this
-// process's last commit.
+// read returns up to limit committed events after a position, a prefix of what the log holds
+// there, and false when memory cannot give at least one (the position after is another
+// process's, still pending, or not kept): then the database must answer.
 func (r *recent) read(after int64, limit int) ([]domain.Recorded, bool, error) {
 	r.mu.Lock()
-	if len(r.rows) == 0 || after+1 < r.rows[0].position || after >= r.rows[len(r.rows)-1].position {
-		r.mu.Unlock()
+	var rows []*row
+	for p := after + 1; len(rows) < limit; p++ {
+		s, ok := r.at(p)
+		if !ok {
+			break
+		}
+		if s.pending {
+			break
+		}
+		if s.row != nil {
+			rows = append(rows, s.row)
+		}
+	}
+	r.mu.Unlock()
+	if len(rows) == 0 {
+		// Never "nothing" from memory: a position still pending here may have committed already
+		// (its transaction's answer is on its way), and a reader that takes nothing for the end of
+		// the log (a projection catching up) would pass over it.
 		return nil, false, nil
 	}
-	from := int(after + 1 - r.rows[0].position)
-	rows := r.rows[from:min(len(r.rows), from+limit)]
-	r.mu.Unlock()
 	out := make([]domain.Recorded, len(rows))
 	for i, w := range rows {
 		out[i] = domain.Recorded{

@@ -108,3 +108,100 @@ func describe(events []domain.Recorded) string {
 	}
 	return out
 }
+
+// gate is an inline projection that holds the append of stream "ct_slow" open inside its
+// transaction until told how to end it: with nil it commits, with an error it rolls back.
+type gate struct {
+	entered chan struct{}
+	end     chan error
+}
+
+func (gate) Name() string          { return "gate" }
+func (gate) Handles(t string) bool { return t == "TagApplied" }
+func (g gate) ApplyIn(_ context.Context, _ sqldb.Applier, events []domain.Recorded) error {
+	for _, e := range events {
+		if e.StreamID == "ct_slow" {
+			g.entered <- struct{}{}
+			return <-g.end
+		}
+	}
+	return nil
+}
+
+// On PostgreSQL a process's appends commit side by side, so one can commit past another still
+// running, and the relay's read from memory (recent.go) must stop where that one is: it returns
+// nothing past an append still open, and once that append rolls back, passes over its positions
+// (they are never handed out again) to the commits after them. Every read is checked against
+// what the log holds. On SQLite the one writer commits in order; a rolled-back append's positions
+// go to the next append there.
+func TestReadLogFromMemoryStopsAtThisProcessesOpenAppends(t *testing.T) {
+	sqldbtest.Run(t, func(t *testing.T, d sqldb.Dialect) {
+		db := sqldbtest.Open(t, d)
+		s, fresh := eventstore.New(db), eventstore.New(db)
+		t.Cleanup(func() { s.Close(); fresh.Close() })
+		g := gate{entered: make(chan struct{}, 1), end: make(chan error)}
+		s.SetInline(g)
+		t.Cleanup(func() { close(g.end) }) // before s.Close: a test that failed lets the append end
+		ctx := context.Background()
+		appendTo := func(stream string) (int64, error) {
+			return s.Append(ctx, meta, domain.StreamAppend{StreamID: stream, ExpectedVersion: 0, Events: tagged(stream, 2)})
+		}
+		readsAsTheLog := func(after int64, wantPositions ...int64) {
+			t.Helper()
+			got, err := s.ReadLog(ctx, after, 10)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var positions []int64
+			for _, e := range got {
+				positions = append(positions, e.Position)
+			}
+			if !reflect.DeepEqual(positions, wantPositions) {
+				t.Fatalf("read after %d: positions %v, want %v", after, positions, wantPositions)
+			}
+			// What the table holds now, committed: the database's own ReadLog may lag behind it,
+			// held back by any transaction running on the server.
+			if len(got) > 0 {
+				committed, err := fresh.ReadRange(ctx, after, got[len(got)-1].Position, []string{"TagApplied"})
+				if err != nil || !reflect.DeepEqual(got, committed) {
+					t.Fatalf("read after %d from memory:\n%s\nthe log holds:\n%s (%v)", after, describe(got), describe(committed), err)
+				}
+			}
+		}
+		if _, err := appendTo("ct_first"); err != nil {
+			t.Fatal(err)
+		}
+		readsAsTheLog(0, 1, 2)
+
+		for round, end := range []error{errors.New("the gate refuses"), nil} {
+			slow := make(chan error, 1)
+			go func() {
+				_, err := appendTo("ct_slow")
+				slow <- err
+			}()
+			<-g.entered // the slow append holds its positions, its transaction open
+			if d == sqldb.SQLite {
+				g.end <- end
+				if err := <-slow; (err == nil) != (end == nil) {
+					t.Fatalf("round %d: slow append: %v", round, err)
+				}
+				continue
+			}
+			head := s.LastCommitted()
+			past, err := appendTo(fmt.Sprintf("ct_past_%d", round))
+			if err != nil {
+				t.Fatal(err)
+			}
+			readsAsTheLog(head) // nothing past the open append
+			g.end <- end
+			if err := <-slow; (err == nil) != (end == nil) {
+				t.Fatalf("round %d: slow append: %v", round, err)
+			}
+			if end != nil {
+				readsAsTheLog(head, past-1, past) // its positions passed over
+			} else {
+				readsAsTheLog(head, head+1, head+2, past-1, past)
+			}
+		}
+	})
+}

@@ -186,17 +186,17 @@ func (s *Store) ReadStreamFrom(ctx context.Context, streamID string, afterVersio
 
 // ReadLog returns up to limit events after a global position, in position order, and never one
 // while an event before it may still commit: reading on from the last one returned skips
-// nothing. On PostgreSQL it returns only what is below the horizon (readLogBelowHorizon), so a
-// commit shows once the transactions that began before it have ended. On SQLite, right after
-// this process's commits (the relay's read), the events come from memory (recent.go), and then
-// end at this process's last commit, even where another process has committed more since: a later
-// read returns those.
+// nothing. Right after this process's commits (the relay's read) the events come from memory
+// (recent.go), and then end where this process's own run of positions does, even where another
+// process has committed more since: a later read returns those. From the database, on
+// PostgreSQL it returns only what is below the horizon (readLogBelowHorizon), so a commit shows
+// once the transactions that began before it have ended.
 func (s *Store) ReadLog(ctx context.Context, after int64, limit int) ([]domain.Recorded, error) {
+	if events, ok, err := s.recent.read(after, limit); ok || err != nil {
+		return events, err
+	}
 	query := readLogBelowHorizon
 	if s.db.Dialect == sqldb.SQLite {
-		if events, ok, err := s.recent.read(after, limit); ok || err != nil {
-			return events, err
-		}
 		query = readLog
 	}
 	rows, err := s.db.Read.QueryContext(ctx, query, after, limit)

@@ -33,7 +33,12 @@ const (
 
 // LogReader is the event log as the pipeline reads it.
 type LogReader interface {
+	// ReadLog returns up to limit events after a position, in position order, none while one
+	// before it may still commit: a prefix of what is settled there.
 	ReadLog(ctx context.Context, after int64, limit int) ([]domain.Recorded, error)
+	// ReadSettled returns up to limit events in (after, upto], where a ReadLog has read through
+	// upto: every position there is settled.
+	ReadSettled(ctx context.Context, after, upto int64, limit int) ([]domain.Recorded, error)
 	Head(ctx context.Context) (int64, error)
 	Notify() (<-chan struct{}, func())
 }
@@ -347,12 +352,9 @@ func (p *Pipeline) batchOf(ctx context.Context, msg *message.Message) ([]domain.
 	}
 	var batch []domain.Recorded
 	for after := r.After; after < r.Through; {
-		events, err := p.log.ReadLog(ctx, after, int(min(r.Through-after, relayBatch)))
+		events, err := p.log.ReadSettled(ctx, after, r.Through, int(min(r.Through-after, relayBatch)))
 		if err != nil {
 			return nil, 0, fmt.Errorf("pipeline: read batch %d..%d: %w", r.After, r.Through, err)
-		}
-		for len(events) > 0 && events[len(events)-1].Position > r.Through {
-			events = events[:len(events)-1] // past the range: the next message's
 		}
 		if len(events) == 0 {
 			break

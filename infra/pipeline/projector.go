@@ -70,11 +70,11 @@ func (p *projector) apply(ctx context.Context, after int64, batch []domain.Recor
 		}
 	}
 	for after > p.applied {
-		missing, err := p.log.ReadLog(ctx, p.applied, catchUpChunk)
+		// A relay read through after: the stretch is settled.
+		missing, err := p.log.ReadSettled(ctx, p.applied, after, catchUpChunk)
 		if err != nil {
 			return fmt.Errorf("pipeline: %s: catch up: %w", p.projection.Name(), err)
 		}
-		missing = upTo(missing, after)
 		if len(missing) == 0 {
 			p.applied = after // nothing committed in between: the batch follows on
 			break
@@ -91,14 +91,6 @@ func (p *projector) apply(ctx context.Context, after int64, batch []domain.Recor
 	p.reached.Store(p.applied)
 	p.tracker.advance(p.projection.Name(), p.applied)
 	return nil
-}
-
-// upTo returns the events at or below a position.
-func upTo(events []domain.Recorded, pos int64) []domain.Recorded {
-	for len(events) > 0 && events[len(events)-1].Position > pos {
-		events = events[:len(events)-1]
-	}
-	return events
 }
 
 // skip moves the projection past a batch (the log after position after) that holds nothing it

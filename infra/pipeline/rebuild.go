@@ -188,19 +188,6 @@ func applyWindow(ctx context.Context, conn *sql.Conn, p Rebuildable, w window) e
 	return tx.Commit()
 }
 
-// replay applies the events read reads after pos inside tx; it returns how many and the last
-// position.
-func replay(ctx context.Context, tx *sql.Tx, read func(after int64) ([]domain.Recorded, error), p Projection, pos int64) (int, int64, error) {
-	batch, err := read(pos)
-	if err != nil || len(batch) == 0 {
-		return 0, pos, err
-	}
-	if err := p.Apply(ctx, tx, batch); err != nil {
-		return 0, pos, err
-	}
-	return len(batch), batch[len(batch)-1].Position, nil
-}
-
 // swap catches the copies up with the live read model and replaces the live rows with them, in one
 // transaction that holds the projection's checkpoint, so that its live handler waits meanwhile.
 // The live rows of a relayed projection reflect the log up to that checkpoint exactly, so the
@@ -233,28 +220,38 @@ func swap(ctx context.Context, conn *sql.Conn, db *sqldb.DB, log RebuildLog, p R
 	if err := tx.QueryRowContext(ctx, `SELECT position FROM projection_checkpoints WHERE name = $1`+db.ForUpdate(), name).Scan(&current); err != nil {
 		return 0, fmt.Errorf("pipeline: rebuild %s: lock checkpoint: %w", name, err)
 	}
-	read := func(after int64) ([]domain.Recorded, error) { return log.ReadLog(ctx, after, catchUpChunk) }
+	// A relayed projection's checkpoint was reached by reading the log through it: every position
+	// up to it is settled, so the copies read the stretch up to it as it stands, a window at a
+	// time (not through ReadLog, whose horizon this very transaction holds back on PostgreSQL).
+	read := func(after int64) ([]domain.Recorded, int64, error) {
+		upto := min(after+rebuildWindow, current)
+		events, err := log.ReadRange(ctx, after, upto, p.EventTypes())
+		return events, upto, err
+	}
 	target := current
 	if inline == 1 {
 		// No append runs: every event is committed and this transaction sees them all, also those
 		// of transactions younger than its own, which ReadLog would keep back.
-		read = func(after int64) ([]domain.Recorded, error) { return log.ReadLogIn(ctx, tx, after, catchUpChunk) }
+		read = func(after int64) ([]domain.Recorded, int64, error) {
+			events, err := log.ReadLogIn(ctx, tx, after, catchUpChunk)
+			if err != nil || len(events) == 0 {
+				return nil, target, err // the rest of the log is gaps
+			}
+			return events, events[len(events)-1].Position, nil
+		}
 		if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(position), 0) FROM events`).Scan(&target); err != nil {
 			return 0, fmt.Errorf("pipeline: rebuild %s: end of the log: %w", name, err)
 		}
 	}
 	for pos < target {
-		n, last, err := replay(ctx, tx, read, p, pos)
+		batch, through, err := read(pos)
+		if err == nil && len(batch) > 0 {
+			err = p.Apply(ctx, tx, batch)
+		}
 		if err != nil {
 			return 0, fmt.Errorf("pipeline: rebuild %s: catch up after %d: %w", name, pos, err)
 		}
-		if n == 0 {
-			if inline == 1 {
-				break // the rest of the log is gaps
-			}
-			return 0, fmt.Errorf("pipeline: rebuild %s: the log ends at %d, before the checkpoint %d", name, pos, current)
-		}
-		pos = last
+		pos = through
 	}
 	for _, table := range p.Tables() {
 		if _, err := replaceRows(ctx, tx, db.Dialect, live, table); err != nil {
