@@ -36,7 +36,7 @@ const keptRecent = 256
 // prefix finds there what other processes committed.
 type recent struct {
 	mu    sync.Mutex
-	base  int64 // the position of slots[0]
+	last  int64 // the highest position known
 	slots [keptRecent]slot
 }
 
@@ -56,10 +56,10 @@ func (r *recent) at(position int64) (*slot, bool) {
 // set records what is known of a position, dropping what was known of the position keptRecent
 // before it; a position older than what is kept is not recorded.
 func (r *recent) set(position int64, pending bool, w *row) {
-	if position <= r.base-keptRecent {
+	if position <= r.last-keptRecent {
 		return
 	}
-	r.base = max(r.base, position)
+	r.last = max(r.last, position)
 	s := &r.slots[position%keptRecent]
 	if s.position > position {
 		return
