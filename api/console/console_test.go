@@ -276,6 +276,25 @@ func TestConsoleInChromium(t *testing.T) {
 		}
 		shot("contact-erased", chromedp.FullScreenshot(100))
 
+		// On a phone's width the replay form fits the screen: nothing is wider than the page (the
+		// delivery log scrolls inside its own box).
+		var overflow string
+		run(t, tab, "the replay form on a phone",
+			chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2)),
+			goTo(accountPage+"/webhooks/"+d.webhookID),
+			chromedp.WaitVisible(css(`form.replay #replay-submit`)),
+			chromedp.WaitVisible(css(`tr.delivery`)),
+			into(&overflow, chromedp.Evaluate[string](`(() => {
+				const wide = [document.documentElement, ...document.querySelectorAll('form.replay, form.replay *')]
+					.filter((e) => e.getBoundingClientRect().right > window.innerWidth + 1);
+				return wide.map((e) => e.tagName + (e.id ? '#' + e.id : '')).join(' ');
+			})()`)))
+		if overflow != "" {
+			t.Errorf("on a phone's width these are wider than the screen: %s", overflow)
+		}
+		shot("replay-phone", chromedp.CaptureScreenshot())
+		run(t, tab, "back to a laptop's screen", chromedp.EmulateViewport(1280, 900))
+
 		// A rebuild, confirmed, runs to its end.
 		var rebuilt string
 		run(t, tab, "rebuild a projection",
