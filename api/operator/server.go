@@ -23,7 +23,8 @@ type Deps struct {
 	// Read are the read models; their look-ups take the account in the path and answer 404 or
 	// 403 themselves.
 	Read projections.Queries
-	// Webhooks reads the webhook subscriptions and the delivery log.
+	// Webhooks reads the webhook subscriptions and the delivery log, and replays a window of
+	// events to a subscription (SelfService, as the integration API does).
 	Webhooks webhooks.Queries
 	// History reads an entity's history straight from the event log.
 	History History
