@@ -121,10 +121,10 @@ function replayForm(accountId, webhookId, webhook, afterReplay) {
     const since = isoOf(from.value);
     const until = to.value ? isoOf(to.value) : '';
     const chosen = types.filter((box) => box.checked).map((box) => box.value);
-    const window = 'from ' + whenText(since) + ' to ' + (until ? whenText(until) : 'now');
+    const span = 'from ' + whenText(since) + ' to ' + (until ? whenText(until) : 'now');
     const what = chosen.length ? 'event of type ' + chosen.join(' or ') : 'event';
     const target = webhook ? webhook.url : webhookId;
-    const ok = await confirmAction('Replay this window?', 'Every ' + what + ' ' + window + ' that this subscription receives is sent to ' + target + ' again, with the same envelope ids and bodies and new delivery ids.', 'Replay');
+    const ok = await confirmAction('Replay this window?', 'Every ' + what + ' ' + span + ' that this subscription receives is sent to ' + target + ' again, with the same envelope ids and bodies and new delivery ids.', 'Replay');
     if (!ok) {
       return;
     }
