@@ -3,6 +3,7 @@ package api_test
 import (
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/funnelhq/funnel/infra/service/servicetest"
 )
@@ -32,7 +33,10 @@ func TestOperatorAnswersAnotherAccountsIDs403AndUnknownIDs404(t *testing.T) {
 			"subscriptionId": sale.Object(t, "subscription")["id"].(string), "transactionId": sale.Object(t, "transaction")["id"].(string),
 			"webhookId": webhook, "deliveryId": delivery, "contactId": sale.Object(t, "customer")["contactId"].(string),
 		}
-		bodies := map[string]any{"/admin/v1/accounts/{accountId}/checkout/subscriptions/{subscriptionId}/cancel": map[string]any{"atPeriodEnd": false}}
+		bodies := map[string]any{
+			"/admin/v1/accounts/{accountId}/checkout/subscriptions/{subscriptionId}/cancel": map[string]any{"atPeriodEnd": false},
+			"/admin/v1/accounts/{accountId}/webhooks/{webhookId}/replay":                    map[string]any{"since": time.Now().Add(-time.Hour).UTC().Format(time.RFC3339)},
+		}
 
 		var named []operatorRoute // every route that names a resource in its path
 		for _, route := range operatorRoutes(t, svc) {

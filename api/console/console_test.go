@@ -58,7 +58,8 @@ func TestConsolePagesAreServedWithAStrictPolicy(t *testing.T) {
 // An operator's day in the console, in headless Chromium, on each store: a wrong token is
 // refused with its error; with the right one, find a contact by email, read its timeline and its
 // purchases, follow its billing subscription's timeline, open the failing delivery of a webhook
-// and retry it once the receiver is back, and rebuild a read model. With
+// and retry it once the receiver is back, replay a time window of it and see the receiver get the
+// event again, open an erased contact's timeline, and rebuild a read model. With
 // FUNNEL_CONSOLE_SCREENSHOTS=1 it writes a screenshot of each page to docs/console/ (SQLite run).
 func TestConsoleInChromium(t *testing.T) {
 	browser := startChromium(t)
@@ -119,7 +120,8 @@ func TestConsoleInChromium(t *testing.T) {
 			chromedp.WaitVisible(css("table.contacts tbody tr")),
 			chromedp.SendKeys(css("#email-search"), "ADA@example.com"),
 			chromedp.SendKeys(css("#email-search"), "\r"),
-			chromedp.WaitVisible(css(`table.contacts a[href="`+accountPage+`/contacts/`+d.adaID+`"]`)),
+			// The search's page, not the list still shown while it loads: its table names the search.
+			chromedp.WaitVisible(css(`table.contacts[data-search] a[href="`+accountPage+`/contacts/`+d.adaID+`"]`)),
 			into(&found, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll('table.contacts tbody tr')).map(r => r.textContent)`)))
 		if len(found) != 1 || !strings.Contains(found[0], "ada@example.com") {
 			t.Errorf("search for ADA@example.com found %q", found)
@@ -200,6 +202,98 @@ func TestConsoleInChromium(t *testing.T) {
 		if d.receiver.received.Load() <= before {
 			t.Errorf("the receiver got nothing after the retry")
 		}
+
+		// A replay of a time window, driven with the keyboard: the purchase's event ticked, the
+		// form sent with Enter, the confirmation reached with Tab. The console says how many
+		// deliveries the replay recorded, the receiver gets the purchase's envelope again under a
+		// new delivery id, and the log shows the replayed delivery succeeded.
+		purchase := d.receiver.got()[0].envelopeID
+		var replayed, replayResult string
+		run(t, tab, "replay a window",
+			chromedp.WaitVisible(css(`form.replay #replay-from`)),
+			chromedp.Focus(css(`form.replay input[name="types"][value="checkout.purchased"]`)),
+			chromedp.KeyEvent(" "),
+			chromedp.Focus(css(`#replay-submit`)),
+			chromedp.KeyEvent("\r"),
+			chromedp.WaitVisible(css(`#confirm[open] #confirm-ok`)),
+			chromedp.KeyEvent("\t"),
+			chromedp.KeyEvent("\r"),
+			chromedp.WaitVisible(css(`#replay-result [data-replayed]`)),
+			into(&replayed, chromedp.Evaluate[string](`document.querySelector('#replay-result [data-replayed]').dataset.replayed`)),
+			into(&replayResult, chromedp.Text(css(`#replay-result`))))
+		if replayed != "1" || !strings.Contains(replayResult, "recorded 1 delivery") {
+			t.Errorf("the replay of the window: %s deliveries, %q; want the purchase's 1", replayed, replayResult)
+		}
+		for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+			again := false
+			for _, r := range d.receiver.got() {
+				again = again || (r.envelopeID == purchase && r.deliveryID != d.deliveryID)
+			}
+			if again {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the receiver never got the purchase's envelope %s again: %v", purchase, d.receiver.got())
+			}
+		}
+		run(t, tab, "the replayed delivery in the log",
+			chromedp.WaitVisible(css(`tr.delivery[data-status="succeeded"]:not([data-delivery="`+d.deliveryID+`"])`)))
+		shot("replay", chromedp.FullScreenshot(100))
+
+		// An erased contact (erased through the operator API) still has its timeline: every event
+		// with the erased values shown as erased, and ContactErased last; no error, no blank.
+		svc.Operator.Post(t, "/admin/v1/accounts/"+d.accountID+"/contacts/"+d.graceID+"/erase", "", map[string]any{}).Expect(t, http.StatusOK)
+		var erasedTypes []string
+		var erasedNotice, createdSummary, createdData string
+		var errorsShown int
+		run(t, tab, "an erased contact's timeline",
+			goTo(accountPage+"/contacts/"+d.graceID),
+			chromedp.WaitVisible(css(`.events .event[data-type="ContactErased"]`)),
+			chromedp.WaitVisible(css(`.facts .notice`)),
+			into(&erasedTypes, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll('.events .event')).map(e => e.dataset.type)`)),
+			into(&erasedNotice, chromedp.Text(css(`.facts .notice`))),
+			into(&createdSummary, chromedp.Text(css(`.events .event[data-type="ContactCreated"] .event-summary`))),
+			chromedp.Click(css(`.events .event[data-type="ContactCreated"] details summary`)),
+			chromedp.WaitVisible(css(`.events .event[data-type="ContactCreated"] details pre.json`)),
+			into(&createdData, chromedp.Text(css(`.events .event[data-type="ContactCreated"] details pre.json`))),
+			into(&errorsShown, chromedp.Evaluate[int](`document.querySelectorAll('main .error').length`)))
+		if len(erasedTypes) < 3 || erasedTypes[0] != "ContactCreated" || erasedTypes[len(erasedTypes)-1] != "ContactErased" || !slices.Contains(erasedTypes, "TagApplied") {
+			t.Errorf("the erased contact's timeline: %v, want its events from ContactCreated to ContactErased", erasedTypes)
+		}
+		if !strings.Contains(erasedNotice, "erased") || errorsShown != 0 {
+			t.Errorf("the erased contact's page: %q, %d errors shown", erasedNotice, errorsShown)
+		}
+		if !strings.Contains(strings.ToLower(createdSummary), "email: erased") {
+			t.Errorf("the erased contact's first event reads %q, want its email shown as erased", createdSummary)
+		}
+		for _, gone := range []string{"grace@example.com", "Grace", "Hopper", "null"} {
+			if strings.Contains(createdData, gone) {
+				t.Errorf("the erased contact's first event shows %q: %s", gone, createdData)
+			}
+		}
+		if data := strings.ToLower(createdData); !strings.Contains(data, `"email": erased`) || !strings.Contains(data, `"firstname": erased`) || !strings.Contains(data, `"lastname": erased`) {
+			t.Errorf("the erased contact's first event: %s, want email, first and last name shown as erased", createdData)
+		}
+		shot("contact-erased", chromedp.FullScreenshot(100))
+
+		// On a phone's width the replay form fits the screen: nothing is wider than the page (the
+		// delivery log scrolls inside its own box).
+		var overflow string
+		run(t, tab, "the replay form on a phone",
+			chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2)),
+			goTo(accountPage+"/webhooks/"+d.webhookID),
+			chromedp.WaitVisible(css(`form.replay #replay-submit`)),
+			chromedp.WaitVisible(css(`tr.delivery`)),
+			into(&overflow, chromedp.Evaluate[string](`(() => {
+				const wide = [document.documentElement, ...document.querySelectorAll('form.replay, form.replay *')]
+					.filter((e) => e.getBoundingClientRect().right > window.innerWidth + 1);
+				return wide.map((e) => e.tagName + (e.id ? '#' + e.id : '')).join(' ');
+			})()`)))
+		if overflow != "" {
+			t.Errorf("on a phone's width these are wider than the screen: %s", overflow)
+		}
+		shot("replay-phone", chromedp.CaptureScreenshot())
+		run(t, tab, "back to a laptop's screen", chromedp.EmulateViewport(1280, 900))
 
 		// A rebuild, confirmed, runs to its end.
 		var rebuilt string

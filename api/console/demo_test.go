@@ -1,8 +1,11 @@
 package console_test
 
 import (
+	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -16,22 +19,43 @@ import (
 type demo struct {
 	accountID      string
 	adaID          string
+	graceID        string // a contact with no purchase: erasable
 	subscriptionID string
 	webhookID      string
 	deliveryID     string
 	receiver       *flakyReceiver
 }
 
-// flakyReceiver answers 500 until told to recover, then 200, counting what it got.
+// flakyReceiver answers 500 until told to recover, then 200, counting and keeping what it got.
 type flakyReceiver struct {
 	server    *httptest.Server
 	recovered atomic.Bool
 	received  atomic.Int32
+	mu        sync.Mutex
+	requests  []request
+}
+
+// request is one webhook request a receiver got: its envelope's id and its delivery id.
+type request struct{ envelopeID, deliveryID string }
+
+// got is what the receiver got so far.
+func (r *flakyReceiver) got() []request {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]request(nil), r.requests...)
 }
 
 func newFlakyReceiver(t *testing.T) *flakyReceiver {
 	r := &flakyReceiver{}
-	r.server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+	r.server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		var envelope struct {
+			ID string `json:"id"`
+		}
+		body, _ := io.ReadAll(req.Body)
+		_ = json.Unmarshal(body, &envelope)
+		r.mu.Lock()
+		r.requests = append(r.requests, request{envelopeID: envelope.ID, deliveryID: req.Header.Get("X-Service-Delivery")})
+		r.mu.Unlock()
 		r.received.Add(1)
 		if !r.recovered.Load() {
 			http.Error(w, "receiver down for maintenance", http.StatusInternalServerError)
@@ -77,7 +101,7 @@ func seedDemo(t *testing.T, svc *servicetest.Service) demo {
 	}
 	ada := contact(map[string]any{"email": "ada@example.com", "firstName": "Ada", "lastName": "Lovelace", "tagIds": []string{lead, newsletter},
 		"customFields": map[string]any{company: "Analytical Engines Ltd"}})
-	contact(map[string]any{"email": "grace@example.com", "firstName": "Grace", "lastName": "Hopper", "tagIds": []string{newsletter}})
+	grace := contact(map[string]any{"email": "grace@example.com", "firstName": "Grace", "lastName": "Hopper", "tagIds": []string{newsletter}})
 	contact(map[string]any{"email": "alan@example.com", "firstName": "Alan", "lastName": "Turing", "tagIds": []string{lead}})
 	contact(map[string]any{"email": "ada@example.com", "phone": "+44 20 7946 0000", "tagIds": []string{customer}})
 	bought := op.Post(t, base+"/checkout/purchases", "", map[string]any{"productId": product.ID, "pricingTierId": product.TierIDs[1],
@@ -90,7 +114,7 @@ func seedDemo(t *testing.T, svc *servicetest.Service) demo {
 	for {
 		list := op.Get(t, base+"/webhook-deliveries?webhookId="+webhook, "").Expect(t, http.StatusOK).List(t, "deliveries")
 		if len(list) == 1 && len(list[0]["attempts"].([]any)) >= 1 {
-			return demo{accountID: acc, adaID: ada, subscriptionID: subscription, webhookID: webhook, deliveryID: list[0]["id"].(string), receiver: receiver}
+			return demo{accountID: acc, adaID: ada, graceID: grace, subscriptionID: subscription, webhookID: webhook, deliveryID: list[0]["id"].(string), receiver: receiver}
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("the purchase's delivery was not attempted: %v", list)

@@ -3,7 +3,6 @@ package integration
 import (
 	"errors"
 	"net/http"
-	"time"
 
 	"github.com/gorilla/mux"
 
@@ -68,41 +67,15 @@ func (s *Server) listSubscriptionDeliveries(w http.ResponseWriter, r *http.Reque
 	}, deliveryView)
 }
 
-type replayRequest struct {
-	Since *string  `json:"since"`
-	Until *string  `json:"until"`
-	Types []string `json:"types"`
-}
-
 // replaySubscription serves POST /api/v1/webhooks/subscriptions/{id}/replay: 202 once every
-// delivery of the window is recorded.
+// delivery of the window is recorded. The operator API's replay reads the same body
+// (httpapi.DecodeReplay) and runs the same replay.
 func (s *Server) replaySubscription(w http.ResponseWriter, r *http.Request) {
-	var req replayRequest
-	if !httpapi.Decode(w, r, &req) {
-		return
-	}
-	if req.Since == nil {
-		httpapi.WriteCodedError(w, domain.CodeInvalidRequest, "since", "since is required")
-		return
-	}
-	since, ok := timeParam(w, "since", *req.Since)
+	req, ok := httpapi.DecodeReplay(w, r, principalOf(r.Context()).accountID(), mux.Vars(r)["id"])
 	if !ok {
 		return
 	}
-	var until time.Time
-	if req.Until != nil {
-		if until, ok = timeParam(w, "until", *req.Until); !ok {
-			return
-		}
-	}
-	if req.Types != nil && len(req.Types) == 0 {
-		httpapi.WriteCodedError(w, domain.CodeInvalidRequest, "types", "types must name at least one event type, or be left out")
-		return
-	}
-	p := principalOf(r.Context())
-	replay, err := s.deps.Webhooks.SelfService.Replay(r.Context(), webhooks.ReplayRequest{
-		AccountID: p.accountID(), SubscriptionID: mux.Vars(r)["id"], Since: since, Until: until, Types: req.Types,
-	})
+	replay, err := s.deps.Webhooks.SelfService.Replay(r.Context(), req)
 	if err != nil {
 		httpapi.Fail(w, r, err)
 		return
@@ -110,16 +83,6 @@ func (s *Server) replaySubscription(w http.ResponseWriter, r *http.Request) {
 	answer := wire.ReplayAccepted{Success: true}
 	answer.Replay.Id, answer.Replay.Count = replay.ID, replay.Count
 	httpapi.Answer(w, http.StatusAccepted, answer)
-}
-
-// timeParam reads an ISO 8601 time of a request body, answering 400 naming it when it is not one.
-func timeParam(w http.ResponseWriter, name, value string) (time.Time, bool) {
-	t, err := time.Parse(time.RFC3339Nano, value)
-	if err != nil {
-		httpapi.WriteCodedError(w, domain.CodeInvalidRequest, name, name+" must be an ISO 8601 time, such as 2026-01-31T09:00:00Z")
-		return time.Time{}, false
-	}
-	return t, true
 }
 
 type testSendRequest struct {

@@ -23,7 +23,8 @@ type Deps struct {
 	// Read are the read models; their look-ups take the account in the path and answer 404 or
 	// 403 themselves.
 	Read projections.Queries
-	// Webhooks reads the webhook subscriptions and the delivery log.
+	// Webhooks reads the webhook subscriptions and the delivery log, and replays a window of
+	// events to a subscription (SelfService, as the integration API does).
 	Webhooks webhooks.Queries
 	// History reads an entity's history straight from the event log.
 	History History
@@ -110,6 +111,7 @@ func (s *Server) Router() *mux.Router {
 	admin(http.MethodGet, "/accounts/{accountId}/webhooks", s.listWebhooks)
 	admin(http.MethodDelete, "/accounts/{accountId}/webhooks/{webhookId}", s.deleteWebhook)
 	admin(http.MethodPost, "/accounts/{accountId}/webhooks/{webhookId}/rotate-secret", s.rotateWebhookSecret)
+	admin(http.MethodPost, "/accounts/{accountId}/webhooks/{webhookId}/replay", s.replayWebhook)
 	admin(http.MethodGet, "/accounts/{accountId}/webhook-deliveries", s.listDeliveries)
 	admin(http.MethodPost, "/accounts/{accountId}/webhook-deliveries/{deliveryId}/retry", s.retryDelivery)
 	admin(http.MethodGet, "/projections", s.listProjections)

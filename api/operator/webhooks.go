@@ -101,3 +101,22 @@ func (s *Server) retryDelivery(w http.ResponseWriter, r *http.Request) {
 	}
 	httpapi.Answer(w, http.StatusOK, admin.DeliveryResponse{Success: true, Delivery: deliveryView(d)})
 }
+
+// replayWebhook serves POST /admin/v1/accounts/{accountId}/webhooks/{webhookId}/replay: the
+// integration API's replay of a time window, for the operator. The body is read and the window
+// replayed by the same code (httpapi.DecodeReplay, webhooks.SelfService.Replay), so both APIs
+// accept and refuse the same windows; 202 once every delivery of the window is recorded.
+func (s *Server) replayWebhook(w http.ResponseWriter, r *http.Request) {
+	req, ok := httpapi.DecodeReplay(w, r, accountOf(r).ID, mux.Vars(r)["webhookId"])
+	if !ok {
+		return
+	}
+	replay, err := s.deps.Webhooks.SelfService.Replay(r.Context(), req)
+	if err != nil {
+		httpapi.Fail(w, r, err)
+		return
+	}
+	answer := admin.ReplayAccepted{Success: true}
+	answer.Replay.Id, answer.Replay.Count = replay.ID, replay.Count
+	httpapi.Answer(w, http.StatusAccepted, answer)
+}

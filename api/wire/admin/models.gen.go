@@ -1580,6 +1580,32 @@ type RefundRequest struct {
 	AmountCents *int64 `json:"amountCents,omitempty"`
 }
 
+// ReplayAccepted defines model for ReplayAccepted.
+type ReplayAccepted struct {
+	Replay struct {
+		// Count How many deliveries the replay recorded.
+		Count int `json:"count"`
+
+		// Id The replay's id (`rpl_…`).
+		Id string `json:"id"`
+	} `json:"replay"`
+
+	// Success Always true on a success answer.
+	Success True `json:"success"`
+}
+
+// ReplayRequest defines model for ReplayRequest.
+type ReplayRequest struct {
+	// Since The window's start (included); at most 30 days ago, not in the future.
+	Since wire.DateTime `json:"since"`
+
+	// Types Only these types; default every type the webhook receives.
+	Types *[]EventNameOrAlias `json:"types,omitempty"`
+
+	// Until The window's end (excluded); default now.
+	Until *wire.DateTime `json:"until,omitempty"`
+}
+
 // Scope defines model for Scope.
 type Scope string
 
@@ -2196,6 +2222,19 @@ type CreateWebhookParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
+// ReplayWebhookParams defines parameters for ReplayWebhook.
+type ReplayWebhookParams struct {
+	// IdempotencyKey 1 to 255 printable ASCII characters (space to `~`); empty, longer, with a control or a
+	// non-ASCII character, or sent twice: 400. A retry with the same key (per operator token,
+	// kept 24 hours from its first use) and the same request (method, path, query and body
+	// bytes) answers the first response again, status and body byte for byte, with the header
+	// `Idempotent-Replayed: true`, and does nothing again: a purchase, rebill or refund retried
+	// with its key is recorded once. The same key with another request: 409; while the first
+	// request is still being served: 409 with `Retry-After: 1`. Refusals that performed
+	// nothing free the key.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
 // RotateWebhookSecretParams defines parameters for RotateWebhookSecret.
 type RotateWebhookSecretParams struct {
 	// IdempotencyKey 1 to 255 printable ASCII characters (space to `~`); empty, longer, with a control or a
@@ -2269,6 +2308,9 @@ type CreateTagJSONRequestBody = CreateTagRequest
 
 // CreateWebhookJSONRequestBody defines body for CreateWebhook for application/json ContentType.
 type CreateWebhookJSONRequestBody = CreateWebhookRequest
+
+// ReplayWebhookJSONRequestBody defines body for ReplayWebhook for application/json ContentType.
+type ReplayWebhookJSONRequestBody = ReplayRequest
 
 // AsAnswerValue0 returns the union data inside the AnswerValue as a AnswerValue0
 func (t AnswerValue) AsAnswerValue0() (AnswerValue0, error) {

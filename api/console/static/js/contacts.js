@@ -17,7 +17,7 @@ export async function contactsPage(main, accountId, query) {
   } }, h('label', { for: 'email-search' }, 'Find a contact by email'), h('div', { class: 'row' }, input, h('button', { type: 'submit' }, 'Search'),
     email ? h('a', { class: 'button quiet', href: '#/accounts/' + enc(accountId) + '/contacts' }, 'Show all') : null));
   const body = h('tbody');
-  const section = h('section', {}, h('div', { class: 'table-wrap' }, h('table', { class: 'contacts' },
+  const section = h('section', {}, h('div', { class: 'table-wrap' }, h('table', { class: 'contacts', 'data-search': email || null },
     h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Email'), h('th', { scope: 'col' }, 'Name'), h('th', { scope: 'col' }, 'Tags'), h('th', { scope: 'col' }, 'Created'))),
     body)));
   main.append(form, email ? h('h2', {}, 'Contacts with the email ' + email) : h('h2', {}, 'Contacts, newest first'), section);

@@ -57,6 +57,12 @@ export function when(iso) {
   return h('time', { datetime: iso, title: iso }, isNaN(d) ? iso : dateTime.format(d));
 }
 
+// whenText is an RFC 3339 time as words in the reader's time zone, for a sentence.
+export function whenText(iso) {
+  const d = new Date(iso);
+  return isNaN(d) ? String(iso) : dateTime.format(d);
+}
+
 // errorBox shows an error where the page would be, readable by screen readers at once.
 export function errorBox(err) {
   const status = err && err.status ? ' (' + err.status + ')' : '';

@@ -1,5 +1,5 @@
 import { get, post, enc } from './api.js';
-import { h, when, badge, errorBox, humanType } from './dom.js';
+import { h, when, whenText, badge, errorBox, humanType } from './dom.js';
 import { pager } from './pager.js';
 import { accountHeader } from './accounts.js';
 import { confirmAction } from './confirm.js';
@@ -24,36 +24,145 @@ export async function webhooksPage(main, accountId) {
 }
 
 // deliveriesPage shows one subscription's delivery log, filtered by status: each delivery with
-// its attempts (time, status code, error, duration), and a retry of one delivery.
+// its attempts (time, status code, error, duration), a retry of one delivery, and a replay of a
+// time window.
 export async function deliveriesPage(main, accountId, webhookId, query) {
   const base = '#/accounts/' + enc(accountId) + '/webhooks/' + enc(webhookId);
   const crumb = h('span', {}, ' › ', h('a', { href: '#/accounts/' + enc(accountId) + '/webhooks' }, 'Webhooks'), ' › ', h('span', { class: 'mono' }, webhookId));
   await accountHeader(main, accountId, 'webhooks', crumb);
   main.querySelector('h1').textContent = 'Deliveries of ' + webhookId;
+  const webhook = await findWebhook(accountId, webhookId);
   const status = query.get('status') || '';
   const filter = h('nav', { class: 'filters', 'aria-label': 'Delivery status' },
     ['', 'pending', 'succeeded', 'failed'].map((s) => h('a', { href: base + (s ? '?status=' + s : ''), 'aria-current': s === status ? 'page' : null }, s || 'all')));
   const notice = h('div', { 'aria-live': 'polite' });
   const body = h('tbody');
-  const section = h('section', {}, h('div', { class: 'table-wrap' }, h('table', { class: 'deliveries' },
+  const section = h('section', { 'aria-labelledby': 'log-title' }, h('div', { class: 'table-wrap' }, h('table', { class: 'deliveries' },
     h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Event'), h('th', { scope: 'col' }, 'Status'), h('th', { scope: 'col' }, 'Attempts'),
       h('th', { scope: 'col' }, 'Last answer'), h('th', { scope: 'col' }, 'Next attempt'), h('th', { scope: 'col' }, 'Actions'))),
     body)));
   const refresh = h('button', { type: 'button', class: 'quiet', id: 'refresh-deliveries' }, 'Refresh');
   main.append(
+    webhookSummary(webhook),
     h('p', { class: 'links' }, h('a', { href: base + '/timeline' }, 'Timeline of this subscription')),
-    h('div', { class: 'row between' }, filter, refresh), notice, section, replayHook());
+    replayForm(accountId, webhookId, webhook, () => reloadSoon()),
+    h('h2', { id: 'log-title' }, 'Delivery log'),
+    h('div', { class: 'row between' }, filter, refresh), notice, section);
   const reload = pager(section, body, async (cursor, limit) => {
     const page = await get('/accounts/' + enc(accountId) + '/webhook-deliveries', { webhookId, status, limit, cursor });
     return { items: page.deliveries, next: page.nextCursor };
   }, (d) => deliveryRows(accountId, d, notice, () => reloadSoon()), { empty: 'No deliveries' + (status ? ' with that status' : '') + '.' });
   refresh.addEventListener('click', () => reload());
-  // After a retry the attempt happens at once in the background: look again shortly after.
+  // After a retry or a replay the attempts happen at once in the background: look again shortly
+  // after.
   function reloadSoon() {
     reload();
     setTimeout(() => { if (body.isConnected) reload(); }, 1000);
     setTimeout(() => { if (body.isConnected) reload(); }, 3000);
   }
+}
+
+// findWebhook reads the account's webhooks a page at a time until it finds this one, for its URL,
+// events and status (the operator API reads webhooks as a list only); null when it is not listed
+// (deleted, or not of this account: the API says which when asked to act on it).
+async function findWebhook(accountId, webhookId) {
+  let cursor = '';
+  for (;;) {
+    const page = await get('/accounts/' + enc(accountId) + '/webhooks', { limit: 200, cursor });
+    const found = page.webhooks.find((w) => w.id === webhookId);
+    if (found) {
+      return found;
+    }
+    if (!page.nextCursor) {
+      return null;
+    }
+    cursor = page.nextCursor;
+  }
+}
+
+function webhookSummary(w) {
+  if (!w) {
+    return h('p', { class: 'notice' }, 'This webhook is not among the account\'s webhooks: it was deleted, or belongs to another account.');
+  }
+  return h('p', { class: 'webhook-summary' }, badge(w.status), ' ', w.statusReason ? h('span', { class: 'muted' }, w.statusReason + ' · ') : null,
+    h('span', { class: 'url' }, w.url), ' · ', w.kind, ' · ', w.events.map((e) => h('span', { class: 'chip' }, e)));
+}
+
+// replayForm offers the replay of a time window (POST /webhooks/{id}/replay): every event of the
+// window that the subscription's events and filters match is delivered again, with the same
+// envelope ids and bodies and new delivery ids. From and To are in the reader's time zone, sent
+// as UTC; an empty To is now; no type ticked is every type the subscription receives. The API
+// judges the window (30 days at most, not in the future, To after From) and says what is wrong.
+function replayForm(accountId, webhookId, webhook, afterReplay) {
+  const from = h('input', { id: 'replay-from', name: 'since', type: 'datetime-local', step: '1', value: localInput(new Date(Date.now() - 24 * 3600 * 1000)) });
+  const to = h('input', { id: 'replay-to', name: 'until', type: 'datetime-local', step: '1', 'aria-describedby': 'replay-to-hint' });
+  const types = webhook ? webhook.events.map((e) => h('input', { type: 'checkbox', name: 'types', value: e, id: 'replay-type-' + e })) : [];
+  const result = h('div', { id: 'replay-result', 'aria-live': 'polite' });
+  const button = h('button', { type: 'submit', id: 'replay-submit' }, 'Replay…');
+  const zone = Intl.DateTimeFormat().resolvedOptions().timeZone;
+  const form = h('form', { class: 'replay card', novalidate: true, 'aria-labelledby': 'replay-title' },
+    h('h2', { id: 'replay-title' }, 'Replay a time window'),
+    h('p', { class: 'muted small' }, 'Every event of the window that this subscription receives (its events and filters as they are now) is delivered again: the same envelope id and body, a new delivery id, the usual retries. The window starts at most 30 days ago. Times are in ' + zone + '.'),
+    h('div', { class: 'fields' },
+      h('div', { class: 'field' }, h('label', { for: 'replay-from' }, 'From'), from),
+      h('div', { class: 'field' }, h('label', { for: 'replay-to' }, 'To'), to, h('span', { id: 'replay-to-hint', class: 'muted small' }, 'Empty: up to now.')),
+      types.length ? h('fieldset', { class: 'field' }, h('legend', {}, 'Event types'),
+        h('div', { class: 'checks' }, types.map((box) => h('label', { class: 'check', for: box.id }, box, box.value))),
+        h('span', { class: 'muted small' }, 'None ticked: every type it receives.')) : null,
+      h('div', { class: 'field submit' }, button)),
+    result);
+  form.addEventListener('submit', async (ev) => {
+    ev.preventDefault();
+    if (!from.value) {
+      result.replaceChildren(h('p', { class: 'error', role: 'alert' }, 'Enter the start of the window (From).'));
+      from.focus();
+      return;
+    }
+    const since = isoOf(from.value);
+    const until = to.value ? isoOf(to.value) : '';
+    const chosen = types.filter((box) => box.checked).map((box) => box.value);
+    const span = 'from ' + whenText(since) + ' to ' + (until ? whenText(until) : 'now');
+    const what = chosen.length ? 'event of type ' + chosen.join(' or ') : 'event';
+    const target = webhook ? webhook.url : webhookId;
+    const ok = await confirmAction('Replay this window?', 'Every ' + what + ' ' + span + ' that this subscription receives is sent to ' + target + ' again, with the same envelope ids and bodies and new delivery ids.', 'Replay');
+    if (!ok) {
+      return;
+    }
+    const body = { since };
+    if (until) {
+      body.until = until;
+    }
+    if (chosen.length) {
+      body.types = chosen;
+    }
+    button.disabled = true;
+    result.replaceChildren(h('p', { class: 'muted', role: 'status' }, 'Recording the replay…'));
+    try {
+      const res = await post('/accounts/' + enc(accountId) + '/webhooks/' + enc(webhookId) + '/replay', body);
+      const n = res.replay.count;
+      result.replaceChildren(h('p', { class: 'ok', role: 'status', 'data-replayed': String(n), 'data-replay': res.replay.id },
+        n === 0 ? 'Nothing to send: no event of that window matches this subscription (replay ' + res.replay.id + ').'
+          : 'Replay ' + res.replay.id + ' recorded ' + n + (n === 1 ? ' delivery' : ' deliveries') + '; the log below shows them as they are sent.'));
+      afterReplay();
+    } catch (err) {
+      result.replaceChildren(errorBox(err));
+    } finally {
+      button.disabled = false;
+    }
+  });
+  return form;
+}
+
+// localInput is a time as a datetime-local input holds it: the reader's local time, to the second.
+function localInput(d) {
+  const p = (n) => String(n).padStart(2, '0');
+  return d.getFullYear() + '-' + p(d.getMonth() + 1) + '-' + p(d.getDate()) + 'T' + p(d.getHours()) + ':' + p(d.getMinutes()) + ':' + p(d.getSeconds());
+}
+
+// isoOf turns a datetime-local value (local time) into the ISO 8601 UTC time the API takes.
+function isoOf(value) {
+  const d = new Date(value);
+  return isNaN(d) ? value : d.toISOString();
 }
 
 function deliveryRows(accountId, d, notice, afterRetry) {
@@ -103,13 +212,4 @@ function attemptsTable(d) {
     h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'At'), h('th', { scope: 'col' }, 'Status code'), h('th', { scope: 'col' }, 'Error'), h('th', { scope: 'col' }, 'Duration'))),
     h('tbody', {}, d.attempts.map((a) => h('tr', {},
       h('td', {}, when(a.at)), h('td', {}, answerOf(a)), h('td', { class: 'error-text' }, a.error || ''), h('td', {}, a.durationMs + ' ms')))));
-}
-
-// replayHook marks where the replay of a time window goes. Issue 24 brings replay to the
-// integration API; the operator API has no replay yet, and the console only offers what the
-// operator API does.
-function replayHook() {
-  return h('section', { class: 'hook', 'data-hook': 'replay' },
-    h('h2', {}, 'Replay a time window'),
-    h('p', { class: 'muted' }, 'Not available yet: the operator API has no replay endpoint in this build. The console will offer it once the API does.'));
 }
