@@ -139,7 +139,7 @@ func Open(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 		return float64(n)
 	})
 	keys := idempotency.New(db, store, sealer, now)
-	handlers.EraseContact = finishedErasures{next: handlers.EraseContact, readModels: pipe.Tracker(), keptAnswers: keys, db: db}
+	handlers.EraseContact = finishedErasures{next: handlers.EraseContact, readModels: pipe.Tracker(), keptAnswers: keys, db: db, sends: a.dispatcher}
 	a.sweeper = idempotencySweeper{keys: keys, log: log.Named("idempotency")}
 	a.statistics = statisticsKeeper{db: db, log: log.Named("statistics")}
 	// What both APIs read and share, built once.

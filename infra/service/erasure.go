@@ -17,7 +17,9 @@ import (
 // left to read (decisions.md "Erasure"): every read model that holds personal data, the webhook
 // outbox included, has applied the ContactErased (they delete or blank the person's rows), the
 // kept Idempotency-Key answers that showed the person are rewritten, and the database's files no
-// longer hold what they deleted (sqldb.ScrubErased). Both APIs answer after it.
+// longer hold what they deleted (sqldb.ScrubErased), and no delivery a dispatcher claimed before
+// the erasure is still being sent with the person's data (webhooks.Dispatcher.WaitErasedSends).
+// Both APIs answer after it.
 //
 // An erasure whose ContactErased was recorded but whose process died before this finished (a
 // kill -9) is finished by its retry: that retry is answered 404, as for any contact already
@@ -27,6 +29,13 @@ type finishedErasures struct {
 	readModels  *pipeline.Tracker
 	keptAnswers *idempotency.Store
 	db          *sqldb.DB
+	sends       erasedSends
+}
+
+// erasedSends waits for the webhook attempts in flight for an erased contact
+// (webhooks.Dispatcher).
+type erasedSends interface {
+	WaitErasedSends(ctx context.Context, accountID, contactID string) error
 }
 
 // Handle erases the contact, then waits for the read models and scrubs the files.
@@ -48,6 +57,9 @@ func (f finishedErasures) Handle(ctx context.Context, cmd commands.EraseContact)
 func (f finishedErasures) finish(ctx context.Context, cmd commands.EraseContact, position int64, types []string) error {
 	if err := f.readModels.WaitWrite(ctx, position, types); err != nil {
 		return fmt.Errorf("app: erasure of %s recorded, read models not yet done: %w", cmd.ContactID, err)
+	}
+	if err := f.sends.WaitErasedSends(ctx, cmd.Meta.AccountID, cmd.ContactID); err != nil {
+		return fmt.Errorf("app: erasure of %s recorded: %w", cmd.ContactID, err)
 	}
 	if _, err := f.keptAnswers.ForgetContact(ctx, cmd.Meta.AccountID, cmd.ContactID); err != nil {
 		return fmt.Errorf("app: erasure of %s recorded: %w", cmd.ContactID, err)
