@@ -300,3 +300,52 @@ func TestErasureOfAContactRecordedInTheClear(t *testing.T) {
 		}
 	})
 }
+
+// A form answered without an email names no contact: nobody the service knows, so nobody an
+// erasure can be asked for (decisions.md "Erasure" erases one contact). Its answers are stored
+// as they are, not sealed (architecture.md, "Erasure": "Which values"), and no erasure touches
+// them; the same form answered with an email is sealed under that contact's key and erased with
+// it.
+func TestFormAnsweredWithoutAnEmailIsStoredAsItIs(t *testing.T) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
+		ctx := context.Background()
+		db := svc.App.DB()
+		acc := svc.NewAccount(t)
+		formID, ff := svc.NewForm(t, acc.ID, "Feedback", nil,
+			servicetest.Field{"label": "Email", "type": "email", "contactField": "builtin:email"},
+			servicetest.Field{"label": "Name", "type": "text", "contactField": "builtin:firstName"},
+			servicetest.Field{"label": "Comment", "type": "text"})
+		anonymous := svc.API.Post(t, "/api/v1/forms/"+formID+"/submissions", acc.Key, map[string]any{"values": map[string]any{ff[1]: "Qzanon-Name", ff[2]: "Qzanon-Comment"}}).
+			Expect(t, http.StatusCreated).Object(t, "submission")
+		if anonymous["contactId"] != nil && anonymous["contactId"] != "" {
+			t.Fatalf("a submission without an email names contact %v", anonymous["contactId"])
+		}
+		known := svc.API.Post(t, "/api/v1/forms/"+formID+"/submissions", acc.Key, map[string]any{"values": map[string]any{ff[0]: "qzknown@example.com", ff[1]: "Qzknown-Name", ff[2]: "Qzknown-Comment"}}).
+			Expect(t, http.StatusCreated).Object(t, "submission")
+		contactID, _ := known["contactId"].(string)
+		if contactID == "" {
+			t.Fatalf("a submission with an email names no contact: %v", known)
+		}
+
+		stored := func(submissionID string) string {
+			t.Helper()
+			var data string
+			if err := db.Read.QueryRowContext(ctx, `SELECT data FROM events WHERE stream_id = $1 AND type = 'FormSubmitted'`, submissionID).Scan(&data); err != nil {
+				t.Fatal(err)
+			}
+			return data
+		}
+		if data := stored(anonymous["id"].(string)); !strings.Contains(data, "Qzanon-Comment") || strings.Contains(data, `"$personal"`) {
+			t.Errorf("the submission without an email is stored as %s, want its answers as they are", data)
+		}
+		if data := stored(known["id"].(string)); strings.Contains(data, "Qzknown") || !strings.Contains(data, `"$personal"`) {
+			t.Errorf("the submission with an email is stored as %s, want its answers sealed", data)
+		}
+
+		svc.Operator.Post(t, "/admin/v1/accounts/"+acc.ID+"/contacts/"+contactID+"/erase", "", nil).Expect(t, http.StatusOK)
+		listed := svc.Operator.Get(t, "/admin/v1/accounts/"+acc.ID+"/forms/"+formID+"/submissions", "").Expect(t, http.StatusOK)
+		if !strings.Contains(string(listed.Raw), "Qzanon-Comment") || strings.Contains(string(listed.Raw), "Qzknown") {
+			t.Errorf("after the erasure of the known contact the form's submissions are %s", listed.Raw)
+		}
+	})
+}
