@@ -16,6 +16,8 @@ const ErasedError = "erased"
 // delivery of one of the contact's events (its stream, and the events that name it: leads,
 // submissions, bookings, payments) loses its body, and those still pending are given up, failed
 // with error "erased". Deliveries already made are not recalled; the attempt log holds no body.
+// The deliveries are found by their events' positions (webhook_deliveries_by_account), not their
+// ids, which no index orders: an erasure read every delivery of the account.
 func eraseDeliveries(ctx context.Context, tx *sql.Tx, r domain.Recorded) error {
 	e, err := r.Decode()
 	if err != nil {
@@ -27,7 +29,7 @@ func eraseDeliveries(ctx context.Context, tx *sql.Tx, r domain.Recorded) error {
 			last_error = CASE WHEN status = 'pending' THEN $1 ELSE last_error END,
 			status = CASE WHEN status = 'pending' THEN 'failed' ELSE status END,
 			updated_at = $2
-		WHERE account_id = $3 AND event_id IN (SELECT event_id FROM events WHERE account_id = $3 AND (stream_id = $4 OR contact_id = $4))`,
+		WHERE account_id = $3 AND event_position IN (SELECT position FROM events WHERE account_id = $3 AND (stream_id = $4 OR contact_id = $4))`,
 		ErasedError, now, erased.AccountID, erased.ContactID); err != nil {
 		return fmt.Errorf("webhooks: forget erased contact %s: %w", erased.ContactID, err)
 	}
@@ -47,7 +49,7 @@ func (d *Dispatcher) WaitErasedSends(ctx context.Context, accountID, contactID s
 		var claimed int
 		if err := d.db.Read.QueryRowContext(ctx, `SELECT COUNT(*) FROM webhook_deliveries
 			WHERE account_id = $1 AND claimed_until > $2
-			  AND event_id IN (SELECT event_id FROM events WHERE account_id = $1 AND (stream_id = $3 OR contact_id = $3))`,
+			  AND event_position IN (SELECT position FROM events WHERE account_id = $1 AND (stream_id = $3 OR contact_id = $3))`,
 			accountID, d.cfg.Now().UnixMilli(), contactID).Scan(&claimed); err != nil {
 			return fmt.Errorf("webhooks: deliveries of erased contact %s in flight: %w", contactID, err)
 		}
