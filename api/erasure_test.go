@@ -349,3 +349,35 @@ func TestFormAnsweredWithoutAnEmailIsStoredAsItIs(t *testing.T) {
 		}
 	})
 }
+
+// An erasure whose ContactErased was recorded by a process that died before it finished (no
+// kept answer rewritten, no answer given): the kept answer of a keyed upsert that showed the
+// person is replayed as a 404 all the same, and asking for the erasure again answers 404 after
+// finishing it. TestErasureSurvivesACrash (cmd/funnel) does the same with a real kill -9.
+func TestAnErasureCutShortAfterItsRecordShowsNothing(t *testing.T) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
+		ctx := context.Background()
+		acc := svc.NewAccount(t)
+		upsert := servicetest.Request{Method: http.MethodPost, Path: "/api/v1/contacts", Token: acc.Key, Headers: map[string]string{"Idempotency-Key": "cut-short-1"},
+			Body: map[string]any{"email": "qzcutshort@example.com", "firstName": "Qzcutshort"}}
+		contactID := svc.API.Do(t, upsert).Expect(t, http.StatusOK).Object(t, "contact")["id"].(string)
+
+		// What the erasure command appends, and nothing of what its wrapper does after.
+		pos, err := svc.App.Store().Append(ctx, domain.Metadata{AccountID: acc.ID, Actor: string(domain.OperatorActor)},
+			domain.StreamAppend{StreamID: contactID, ExpectedVersion: domain.AnyVersion, Events: []domain.Event{
+				domain.ContactErased{ContactID: contactID, AccountID: acc.ID, ErasedAt: time.Now().UTC()}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := svc.App.ReadModels().WaitReadModels(ctx, pos); err != nil {
+			t.Fatal(err)
+		}
+		replay := svc.API.Do(t, upsert)
+		if msg := replay.ExpectError(t, http.StatusNotFound); msg != "contact not found" || strings.Contains(string(replay.Raw), "Qzcutshort") {
+			t.Errorf("the kept answer of the erased contact's upsert replays as %s", replay.Raw)
+		}
+		svc.API.Delete(t, "/api/v1/contacts/"+contactID, acc.Key).ExpectError(t, http.StatusNotFound)
+		svc.API.Get(t, "/api/v1/contacts/"+contactID, acc.Key).ExpectError(t, http.StatusNotFound)
+		svc.API.Do(t, upsert).ExpectError(t, http.StatusNotFound)
+	})
+}
