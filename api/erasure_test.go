@@ -300,3 +300,84 @@ func TestErasureOfAContactRecordedInTheClear(t *testing.T) {
 		}
 	})
 }
+
+// A form answered without an email names no contact: nobody the service knows, so nobody an
+// erasure can be asked for (decisions.md "Erasure" erases one contact). Its answers are stored
+// as they are, not sealed (architecture.md, "Erasure": "Which values"), and no erasure touches
+// them; the same form answered with an email is sealed under that contact's key and erased with
+// it.
+func TestFormAnsweredWithoutAnEmailIsStoredAsItIs(t *testing.T) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
+		ctx := context.Background()
+		db := svc.App.DB()
+		acc := svc.NewAccount(t)
+		formID, ff := svc.NewForm(t, acc.ID, "Feedback", nil,
+			servicetest.Field{"label": "Email", "type": "email", "contactField": "builtin:email"},
+			servicetest.Field{"label": "Name", "type": "text", "contactField": "builtin:firstName"},
+			servicetest.Field{"label": "Comment", "type": "text"})
+		anonymous := svc.API.Post(t, "/api/v1/forms/"+formID+"/submissions", acc.Key, map[string]any{"values": map[string]any{ff[1]: "Qzanon-Name", ff[2]: "Qzanon-Comment"}}).
+			Expect(t, http.StatusCreated).Object(t, "submission")
+		if anonymous["contactId"] != nil && anonymous["contactId"] != "" {
+			t.Fatalf("a submission without an email names contact %v", anonymous["contactId"])
+		}
+		known := svc.API.Post(t, "/api/v1/forms/"+formID+"/submissions", acc.Key, map[string]any{"values": map[string]any{ff[0]: "qzknown@example.com", ff[1]: "Qzknown-Name", ff[2]: "Qzknown-Comment"}}).
+			Expect(t, http.StatusCreated).Object(t, "submission")
+		contactID, _ := known["contactId"].(string)
+		if contactID == "" {
+			t.Fatalf("a submission with an email names no contact: %v", known)
+		}
+
+		stored := func(submissionID string) string {
+			t.Helper()
+			var data string
+			if err := db.Read.QueryRowContext(ctx, `SELECT data FROM events WHERE stream_id = $1 AND type = 'FormSubmitted'`, submissionID).Scan(&data); err != nil {
+				t.Fatal(err)
+			}
+			return data
+		}
+		if data := stored(anonymous["id"].(string)); !strings.Contains(data, "Qzanon-Comment") || strings.Contains(data, `"$personal"`) {
+			t.Errorf("the submission without an email is stored as %s, want its answers as they are", data)
+		}
+		if data := stored(known["id"].(string)); strings.Contains(data, "Qzknown") || !strings.Contains(data, `"$personal"`) {
+			t.Errorf("the submission with an email is stored as %s, want its answers sealed", data)
+		}
+
+		svc.Operator.Post(t, "/admin/v1/accounts/"+acc.ID+"/contacts/"+contactID+"/erase", "", nil).Expect(t, http.StatusOK)
+		listed := svc.Operator.Get(t, "/admin/v1/accounts/"+acc.ID+"/forms/"+formID+"/submissions", "").Expect(t, http.StatusOK)
+		if !strings.Contains(string(listed.Raw), "Qzanon-Comment") || strings.Contains(string(listed.Raw), "Qzknown") {
+			t.Errorf("after the erasure of the known contact the form's submissions are %s", listed.Raw)
+		}
+	})
+}
+
+// An erasure whose ContactErased was recorded by a process that died before it finished (no
+// kept answer rewritten, no answer given): the kept answer of a keyed upsert that showed the
+// person is replayed as a 404 all the same, and asking for the erasure again answers 404 after
+// finishing it. TestErasureSurvivesACrash (cmd/funnel) does the same with a real kill -9.
+func TestAnErasureCutShortAfterItsRecordShowsNothing(t *testing.T) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
+		ctx := context.Background()
+		acc := svc.NewAccount(t)
+		upsert := servicetest.Request{Method: http.MethodPost, Path: "/api/v1/contacts", Token: acc.Key, Headers: map[string]string{"Idempotency-Key": "cut-short-1"},
+			Body: map[string]any{"email": "qzcutshort@example.com", "firstName": "Qzcutshort"}}
+		contactID := svc.API.Do(t, upsert).Expect(t, http.StatusOK).Object(t, "contact")["id"].(string)
+
+		// What the erasure command appends, and nothing of what its wrapper does after.
+		pos, err := svc.App.Store().Append(ctx, domain.Metadata{AccountID: acc.ID, Actor: string(domain.OperatorActor)},
+			domain.StreamAppend{StreamID: contactID, ExpectedVersion: domain.AnyVersion, Events: []domain.Event{
+				domain.ContactErased{ContactID: contactID, AccountID: acc.ID, ErasedAt: time.Now().UTC()}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := svc.App.ReadModels().WaitReadModels(ctx, pos); err != nil {
+			t.Fatal(err)
+		}
+		replay := svc.API.Do(t, upsert)
+		if msg := replay.ExpectError(t, http.StatusNotFound); msg != "contact not found" || strings.Contains(string(replay.Raw), "Qzcutshort") {
+			t.Errorf("the kept answer of the erased contact's upsert replays as %s", replay.Raw)
+		}
+		svc.API.Delete(t, "/api/v1/contacts/"+contactID, acc.Key).ExpectError(t, http.StatusNotFound)
+		svc.API.Get(t, "/api/v1/contacts/"+contactID, acc.Key).ExpectError(t, http.StatusNotFound)
+		svc.API.Do(t, upsert).ExpectError(t, http.StatusNotFound)
+	})
+}

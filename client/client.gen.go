@@ -3456,10 +3456,12 @@ type ClientInterface interface {
 	// it, its storage included. The contact is then 404 everywhere; its events stay in the
 	// history, their personal values `null`, followed by `ContactErased`. Transactions and
 	// subscriptions keep amounts, products and dates. Pending webhook deliveries carrying the
-	// person's data are given up (`failed`, error `erased`); deliveries made are not recalled.
-	// A later upsert of the same email creates a new contact (`created: true`, a new id).
+	// person's data are given up (`failed`, error `erased`); deliveries made are not recalled,
+	// and the answer waits for an attempt in flight to end (none starts after it). A later upsert of the same email creates a new contact (`created: true`, a new id).
 	// Another account's contact: 403; none, or one already erased: 404. While a billing
-	// subscription of the person is active: 409 (cancel it first; nothing is erased).
+	// subscription of the person is active: 409 (cancel it first; nothing is erased). Without
+	// an answer (a timeout, a restart), ask again until 200 or 404: a 404 then means the
+	// erasure was recorded, and it is finished before that answer.
 	//
 	// Corresponds with DELETE /api/v1/contacts/{contactId} (the `EraseContact` operationId).
 	EraseContact(ctx context.Context, contactId string, params *EraseContactParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -4061,10 +4063,12 @@ func (c *Client) TagContactByEmail(ctx context.Context, params *TagContactByEmai
 // it, its storage included. The contact is then 404 everywhere; its events stay in the
 // history, their personal values `null`, followed by `ContactErased`. Transactions and
 // subscriptions keep amounts, products and dates. Pending webhook deliveries carrying the
-// person's data are given up (`failed`, error `erased`); deliveries made are not recalled.
-// A later upsert of the same email creates a new contact (`created: true`, a new id).
+// person's data are given up (`failed`, error `erased`); deliveries made are not recalled,
+// and the answer waits for an attempt in flight to end (none starts after it). A later upsert of the same email creates a new contact (`created: true`, a new id).
 // Another account's contact: 403; none, or one already erased: 404. While a billing
-// subscription of the person is active: 409 (cancel it first; nothing is erased).
+// subscription of the person is active: 409 (cancel it first; nothing is erased). Without
+// an answer (a timeout, a restart), ask again until 200 or 404: a 404 then means the
+// erasure was recorded, and it is finished before that answer.
 //
 // Corresponds with DELETE /api/v1/contacts/{contactId} (the `EraseContact` operationId).
 func (c *Client) EraseContact(ctx context.Context, contactId string, params *EraseContactParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -7167,10 +7171,12 @@ type ClientWithResponsesInterface interface {
 	// it, its storage included. The contact is then 404 everywhere; its events stay in the
 	// history, their personal values `null`, followed by `ContactErased`. Transactions and
 	// subscriptions keep amounts, products and dates. Pending webhook deliveries carrying the
-	// person's data are given up (`failed`, error `erased`); deliveries made are not recalled.
-	// A later upsert of the same email creates a new contact (`created: true`, a new id).
+	// person's data are given up (`failed`, error `erased`); deliveries made are not recalled,
+	// and the answer waits for an attempt in flight to end (none starts after it). A later upsert of the same email creates a new contact (`created: true`, a new id).
 	// Another account's contact: 403; none, or one already erased: 404. While a billing
-	// subscription of the person is active: 409 (cancel it first; nothing is erased).
+	// subscription of the person is active: 409 (cancel it first; nothing is erased). Without
+	// an answer (a timeout, a restart), ask again until 200 or 404: a 404 then means the
+	// erasure was recorded, and it is finished before that answer.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -13508,10 +13514,12 @@ func (c *ClientWithResponses) TagContactByEmailWithResponse(ctx context.Context,
 // it, its storage included. The contact is then 404 everywhere; its events stay in the
 // history, their personal values `null`, followed by `ContactErased`. Transactions and
 // subscriptions keep amounts, products and dates. Pending webhook deliveries carrying the
-// person's data are given up (`failed`, error `erased`); deliveries made are not recalled.
-// A later upsert of the same email creates a new contact (`created: true`, a new id).
+// person's data are given up (`failed`, error `erased`); deliveries made are not recalled,
+// and the answer waits for an attempt in flight to end (none starts after it). A later upsert of the same email creates a new contact (`created: true`, a new id).
 // Another account's contact: 403; none, or one already erased: 404. While a billing
-// subscription of the person is active: 409 (cancel it first; nothing is erased).
+// subscription of the person is active: 409 (cancel it first; nothing is erased). Without
+// an answer (a timeout, a restart), ask again until 200 or 404: a 404 then means the
+// erasure was recorded, and it is finished before that answer.
 //
 // Returns a wrapper object for the known response body format(s).
 //

@@ -24,6 +24,8 @@ type claimed struct {
 	url, secret, previous string
 	previousUntil         int64
 	subscriptionStatus    string
+	// outsideOutbox marks a test send (sendNow): no row, so no status to check before sending.
+	outsideOutbox bool
 }
 
 // claim takes up to n due deliveries for a lease. A delivery waits while an earlier one with the

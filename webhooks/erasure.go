@@ -16,6 +16,8 @@ const ErasedError = "erased"
 // delivery of one of the contact's events (its stream, and the events that name it: leads,
 // submissions, bookings, payments) loses its body, and those still pending are given up, failed
 // with error "erased". Deliveries already made are not recalled; the attempt log holds no body.
+// The deliveries are found by their events' positions (webhook_deliveries_by_account), not their
+// ids, which no index orders: an erasure read every delivery of the account.
 func eraseDeliveries(ctx context.Context, tx *sql.Tx, r domain.Recorded) error {
 	e, err := r.Decode()
 	if err != nil {
@@ -27,9 +29,50 @@ func eraseDeliveries(ctx context.Context, tx *sql.Tx, r domain.Recorded) error {
 			last_error = CASE WHEN status = 'pending' THEN $1 ELSE last_error END,
 			status = CASE WHEN status = 'pending' THEN 'failed' ELSE status END,
 			updated_at = $2
-		WHERE account_id = $3 AND event_id IN (SELECT event_id FROM events WHERE account_id = $3 AND (stream_id = $4 OR contact_id = $4))`,
+		WHERE account_id = $3 AND event_position IN (SELECT position FROM events WHERE account_id = $3 AND (stream_id = $4 OR contact_id = $4))`,
 		ErasedError, now, erased.AccountID, erased.ContactID); err != nil {
 		return fmt.Errorf("webhooks: forget erased contact %s: %w", erased.ContactID, err)
 	}
 	return nil
+}
+
+// WaitErasedSends blocks until no delivery of an erased contact's events is claimed by any
+// dispatcher, or ctx ends. The erasure gave up the pending ones; one a dispatcher had claimed
+// before may be in flight, its body in that dispatcher's memory. A claim ends when its attempt
+// is recorded (the record releases a delivery given up meanwhile: endedWhileSending) or when it
+// lapses, and an attempt ends before its claim does (leaseMargin); so once none is claimed, no
+// attempt carrying the person's data is in flight or can start (the sender checks the status
+// before it sends: stillPending). At most a lease (Config.Timeout + 5 s) when a receiver hangs;
+// nothing in the usual case.
+func (d *Dispatcher) WaitErasedSends(ctx context.Context, accountID, contactID string) error {
+	for {
+		var claimed int
+		if err := d.db.Read.QueryRowContext(ctx, `SELECT COUNT(*) FROM webhook_deliveries
+			WHERE account_id = $1 AND claimed_until > $2
+			  AND event_position IN (SELECT position FROM events WHERE account_id = $1 AND (stream_id = $3 OR contact_id = $3))`,
+			accountID, d.cfg.Now().UnixMilli(), contactID).Scan(&claimed); err != nil {
+			return fmt.Errorf("webhooks: deliveries of erased contact %s in flight: %w", contactID, err)
+		}
+		if claimed == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("webhooks: deliveries of erased contact %s in flight: %w", contactID, ctx.Err())
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
+// stillPending tells whether a claimed delivery is still to be sent: an erasure (or the end of
+// its subscription) may have given it up since it was claimed, and its body, in memory since the
+// claim, must then not leave.
+func (d *Dispatcher) stillPending(c claimed) (bool, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	var status string
+	if err := d.db.Read.QueryRowContext(ctx, `SELECT status FROM webhook_deliveries WHERE id = $1`, c.id).Scan(&status); err != nil {
+		return false, fmt.Errorf("webhooks: status of delivery %s: %w", c.id, err)
+	}
+	return status == "pending", nil
 }

@@ -66,6 +66,18 @@ func (d *Dispatcher) send(c claimed) outcome {
 		out.skipReason, out.notOpened = c.notOpened, true
 		return out
 	}
+	if !c.outsideOutbox { // a test send has no row to have been given up
+		pending, err := d.stillPending(c)
+		switch {
+		case err != nil:
+			out.unsent = true // handed back, claimed again later
+			return out
+		case !pending:
+			// Given up since the claim (an erasure: error "erased"); the record leaves it so.
+			out.skipReason = "given up while claimed"
+			return out
+		}
+	}
 	if refusal := d.cfg.Policy.refusalAtSend(c.url); refusal != "" {
 		out.err = refusal // a failed attempt, retried and at last given up like any other
 		return out

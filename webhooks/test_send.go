@@ -44,7 +44,7 @@ func (s *SelfService) Test(ctx context.Context, req TestRequest) (Attempt, error
 func (d *Dispatcher) sendNow(ctx context.Context, sub Subscription, eventType string, body []byte) (Attempt, error) {
 	c := claimed{
 		id: "dlv_test_" + uuid.Must(uuid.NewV7()).String(), accountID: sub.AccountID, subscriptionID: sub.ID, eventType: eventType, body: body,
-		claimedUntil: d.cfg.Now().Add(d.lease).UnixMilli(),
+		claimedUntil: d.cfg.Now().Add(d.lease).UnixMilli(), outsideOutbox: true,
 	}
 	batch := []claimed{c}
 	if err := d.attachSubscriptions(ctx, batch); err != nil {

@@ -3,7 +3,9 @@ package idempotency
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"regexp"
 
 	"github.com/funnelhq/funnel/api/httpapi/idempotent"
 )
@@ -65,4 +67,53 @@ func (s *Store) ForgetContact(ctx context.Context, accountID, contactID string) 
 		}
 	}
 	return len(showing), nil
+}
+
+// Erasures tells whether a contact was erased. The Log given to New (the event store) answers
+// it; a Log that does not is taken to know of no erasure.
+type Erasures interface {
+	Erased(ctx context.Context, contactID string) (bool, error)
+}
+
+// contactIDs finds the contact ids an answer names (domain.IsContactID's form).
+var contactIDs = regexp.MustCompile(`ct_[a-z0-9]{26}`)
+
+// namesErased tells whether a kept answer or outcome names an erased contact. ForgetContact
+// rewrites such answers when an erasure finishes; an erasure that a crash interrupted after its
+// ContactErased was recorded never ran it, and its client may never retry. So every replay asks
+// too (only replays: a retry's cost, one look-up per contact named), and no kept answer shows a
+// contact once its erasure is in the log, whatever became of the process that recorded it.
+//
+// The erasure's own answer names the contact it erased, and is replayed as it was: it is the
+// one answer with a top-level "erasure".
+func (s *Store) namesErased(ctx context.Context, plain []byte) (bool, error) {
+	erasures, ok := s.log.(Erasures)
+	if !ok {
+		return false, nil
+	}
+	var top map[string]json.RawMessage
+	if json.Unmarshal(plain, &top) == nil && top["erasure"] != nil {
+		return false, nil
+	}
+	seen := map[string]bool{}
+	for _, id := range contactIDs.FindAll(plain, -1) {
+		if seen[string(id)] {
+			continue
+		}
+		seen[string(id)] = true
+		erased, err := erasures.Erased(ctx, string(id))
+		if err != nil {
+			return false, fmt.Errorf("idempotency: %w", err)
+		}
+		if erased {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// erasedReplay is the replay of a kept answer that named a contact erased since.
+func erasedReplay() idempotent.Claim {
+	return idempotent.Claim{Decision: idempotent.Replay, Response: idempotent.Response{
+		Status: 404, ContentType: "application/json; charset=utf-8", Body: erasedAnswer}}
 }

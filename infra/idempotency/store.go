@@ -131,6 +131,11 @@ func (s *Store) Claim(ctx context.Context, req idempotent.Request) (idempotent.C
 			if err != nil {
 				return idempotent.Claim{}, err
 			}
+			if erased, err := s.namesErased(ctx, body); err != nil {
+				return idempotent.Claim{}, err
+			} else if erased {
+				return erasedReplay(), nil
+			}
 			return idempotent.Claim{Decision: idempotent.Replay, Response: idempotent.Response{Status: row.status, ContentType: row.contentType, Body: body}}, nil
 		case row.leaseUntil > now:
 			return idempotent.Claim{Decision: idempotent.InProgress}, nil

@@ -120,7 +120,6 @@ func Open(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 	}
 	handlers := commands.NewHandlers(commands.Dependencies{Store: store, Tags: models.queries.Tags, Targets: policy, Events: webhooks.Events, Products: models.queries.Products,
 		Subscriptions: models.queries.BillingSubscriptions, Sealer: sealer, Log: log, Observer: m, Now: now})
-	a.commands = handlers
 	a.timer = subscriptionTimer{timers: models.queries.Timers, end: handlers.EndSubscriptionIfDue, now: now, log: log.Named("timer"), looked: m.TimerLooked}
 	// Timeout, concurrency and polling: webhooks.Config's defaults.
 	a.dispatcher = webhooks.NewDispatcher(db, webhooks.Config{
@@ -139,7 +138,10 @@ func Open(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 		return float64(n)
 	})
 	keys := idempotency.New(db, store, sealer, now)
-	handlers.EraseContact = finishedErasures{next: handlers.EraseContact, readModels: pipe.Tracker(), keptAnswers: keys, db: db}
+	handlers.EraseContact = finishedErasures{next: handlers.EraseContact, readModels: pipe.Tracker(), keptAnswers: keys, db: db, sends: a.dispatcher}
+	// Kept once every handler is final: a copy taken before held the bare erasure, which
+	// returned before the read models, the kept answers and the files were done with the person.
+	a.commands = handlers
 	a.sweeper = idempotencySweeper{keys: keys, log: log.Named("idempotency")}
 	a.statistics = statisticsKeeper{db: db, log: log.Named("statistics")}
 	// What both APIs read and share, built once.
