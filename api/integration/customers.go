@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"github.com/funnelhq/funnel/domain"
 	"net/http"
 
 	"github.com/gorilla/mux"
@@ -42,4 +43,10 @@ func (s *Server) getCustomer(w http.ResponseWriter, r *http.Request) {
 		Id: customer.ID, Email: customer.Email, Name: customer.Name, ContactId: customer.ContactID, CreatedAt: wire.At(customer.CreatedAt),
 		Transactions: each(transactions, transactionView), Subscriptions: each(subscriptions, billingSubscriptionView),
 	}})
+}
+
+// customerRoutes registers the routes of checkout customers (Router, server.go).
+func (s *Server) customerRoutes(v1 routes) {
+	v1.add(http.MethodGet, "/customers", domain.ScopeCheckoutRead, s.listCustomers)
+	v1.add(http.MethodGet, "/customers/{customerId}", domain.ScopeCheckoutRead, s.getCustomer)
 }

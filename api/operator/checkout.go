@@ -204,3 +204,11 @@ func (s *Server) recorded(w http.ResponseWriter, r *http.Request, err error, pos
 	}
 	return httpapi.AwaitReadModels(w, r, s.deps.Runtime.ReadModels, position)
 }
+
+// checkoutRoutes registers the routes of the payment endpoints (Router, server.go).
+func (s *Server) checkoutRoutes(admin routes) {
+	admin(http.MethodPost, "/accounts/{accountId}/checkout/purchases", s.purchase)
+	admin(http.MethodPost, "/accounts/{accountId}/checkout/subscriptions/{subscriptionId}/rebill", s.rebill)
+	admin(http.MethodPost, "/accounts/{accountId}/checkout/subscriptions/{subscriptionId}/cancel", s.cancelSubscription)
+	admin(http.MethodPost, "/accounts/{accountId}/checkout/transactions/{transactionId}/refund", s.refund)
+}

@@ -101,3 +101,13 @@ func (s *Server) retryDelivery(w http.ResponseWriter, r *http.Request) {
 	}
 	httpapi.Answer(w, http.StatusOK, admin.DeliveryResponse{Success: true, Delivery: deliveryView(d)})
 }
+
+// webhookRoutes registers the routes of webhook connections and their deliveries (Router, server.go).
+func (s *Server) webhookRoutes(admin routes) {
+	admin(http.MethodPost, "/accounts/{accountId}/webhooks", s.createWebhook)
+	admin(http.MethodGet, "/accounts/{accountId}/webhooks", s.listWebhooks)
+	admin(http.MethodDelete, "/accounts/{accountId}/webhooks/{webhookId}", s.deleteWebhook)
+	admin(http.MethodPost, "/accounts/{accountId}/webhooks/{webhookId}/rotate-secret", s.rotateWebhookSecret)
+	admin(http.MethodGet, "/accounts/{accountId}/webhook-deliveries", s.listDeliveries)
+	admin(http.MethodPost, "/accounts/{accountId}/webhook-deliveries/{deliveryId}/retry", s.retryDelivery)
+}
