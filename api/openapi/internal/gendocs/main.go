@@ -63,5 +63,27 @@ func generate() error {
 	if err != nil {
 		return err
 	}
-	return os.WriteFile("llms-full.txt", text, 0o644)
+	if err := os.WriteFile("llms-full.txt", text, 0o644); err != nil {
+		return err
+	}
+	return writeEventTable(integration)
+}
+
+// eventsPage is the page of docs that lists the outbound events, from api/openapi.
+const eventsPage = "../../docs/webhooks.md"
+
+// writeEventTable writes the table of outbound events of docs/webhooks.md.
+func writeEventTable(integration []byte) error {
+	page, err := os.ReadFile(eventsPage)
+	if err != nil {
+		return err
+	}
+	out, err := render.WithEventTable(page, integration, webhooks.Events.Docs())
+	if err != nil {
+		return fmt.Errorf("%s: %w", eventsPage, err)
+	}
+	if bytes.Equal(out, page) {
+		return nil
+	}
+	return os.WriteFile(eventsPage, out, 0o644)
 }
