@@ -195,6 +195,18 @@ func TestDocsListTheTablesEvents(t *testing.T) {
 	}
 }
 
+// The index of routes in docs/operator-api.md is what `make generate` writes from operator.yaml.
+func TestDocsIndexEveryOperatorRoute(t *testing.T) {
+	page := read(t, "../../docs/operator-api.md")
+	want, err := render.WithRouteIndex(page, read(t, "operator.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(page, want) {
+		t.Error("docs/operator-api.md indexes other routes than operator.yaml: run `make generate`")
+	}
+}
+
 // An event added to the table reaches every list of both documents, in the table's order, and
 // nothing else of the source changes.
 func TestANewEventReachesEveryList(t *testing.T) {

@@ -66,7 +66,33 @@ func generate() error {
 	if err := os.WriteFile("llms-full.txt", text, 0o644); err != nil {
 		return err
 	}
-	return writeEventTable(integration)
+	if err := writeEventTable(integration); err != nil {
+		return err
+	}
+	return writeRouteIndex()
+}
+
+// routesPage is the page of docs that indexes the operator API's routes, from api/openapi.
+const routesPage = "../../docs/operator-api.md"
+
+// writeRouteIndex writes the index of routes of docs/operator-api.md from operator.yaml.
+func writeRouteIndex() error {
+	operator, err := os.ReadFile("operator.yaml")
+	if err != nil {
+		return err
+	}
+	page, err := os.ReadFile(routesPage)
+	if err != nil {
+		return err
+	}
+	out, err := render.WithRouteIndex(page, operator)
+	if err != nil {
+		return fmt.Errorf("%s: %w", routesPage, err)
+	}
+	if bytes.Equal(out, page) {
+		return nil
+	}
+	return os.WriteFile(routesPage, out, 0o644)
 }
 
 // eventsPage is the page of docs that lists the outbound events, from api/openapi.

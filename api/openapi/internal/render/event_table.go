@@ -24,12 +24,7 @@ func WithEventTable(page, integrationYAML []byte, rows []webhooks.EventDoc) ([]b
 	if err != nil {
 		return nil, err
 	}
-	start, end := bytes.Index(page, []byte(eventTableStart)), bytes.Index(page, []byte(eventTableEnd))
-	if start < 0 || end < start {
-		return nil, fmt.Errorf("render: the page has no table of outbound events between its markers")
-	}
 	var b strings.Builder
-	b.WriteString(eventTableStart + "\n\n")
 	b.WriteString("| Event | When | Read scope | Filters | From the domain events |\n| --- | --- | --- | --- | --- |\n")
 	webhooks := get(doc.root, "webhooks")
 	for _, r := range rows {
@@ -39,9 +34,18 @@ func WithEventTable(page, integrationYAML []byte, rows []webhooks.EventDoc) ([]b
 		}
 		fmt.Fprintf(&b, "| `%s` | %s | `%s` | %s | %s |\n", r.Name, summary, r.ReadScope, codes(r.Filters), codes(r.Sources))
 	}
-	b.WriteString("\n")
-	out := append([]byte(nil), page[:start]...)
-	out = append(out, b.String()...)
+	return between(page, eventTableStart, eventTableEnd, b.String())
+}
+
+// between replaces what lies between two marker lines of a page with content, blank lines
+// around it; the rest of the page is kept byte for byte.
+func between(page []byte, startMarker, endMarker, content string) ([]byte, error) {
+	start, end := bytes.Index(page, []byte(startMarker)), bytes.Index(page, []byte(endMarker))
+	if start < 0 || end < start {
+		return nil, fmt.Errorf("render: the page lacks the markers %q ... %q", startMarker, endMarker)
+	}
+	out := append([]byte(nil), page[:start+len(startMarker)]...)
+	out = append(out, "\n\n"+content+"\n"...)
 	return append(out, page[end:]...), nil
 }
 
