@@ -2,7 +2,9 @@
 // api/openapi: first the parts of each YAML source that Go tables own (the ErrorCode schema from
 // domain.ErrorCodes, the one list of error codes; the event enums and the oneOf of webhook bodies
 // from the table of outbound events, webhooks.Events), then integration.json and operator.json
-// from their YAML, and llms-full.txt from integration.yaml and the prose of llms-full.txt.tmpl.
+// from their YAML, llms-full.txt from integration.yaml and the prose of llms-full.txt.tmpl, and
+// the generated parts of docs/webhooks.md (the table of events) and docs/operator-api.md (the
+// index of routes).
 // `make generate` runs it (through the
 // go:generate line of api/openapi/openapi.go) in api/openapi.
 package main
