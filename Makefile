@@ -47,7 +47,8 @@ build:
 # What the service serves from the OpenAPI documents: the lists of outbound events in the YAML
 # sources from the table of webhooks/events.go, api/openapi/integration.json and operator.json
 # from their YAML sources, and llms-full.txt from integration.yaml and the prose of
-# llms-full.txt.tmpl; then, from integration.json, with the oapi-codegen pinned in go.mod's tool
+# llms-full.txt.tmpl, and the generated parts of two docs (docs/webhooks.md's table of events,
+# docs/operator-api.md's index of routes); then, from integration.json, with the oapi-codegen pinned in go.mod's tool
 # directive, the wire types (api/wire/models.gen.go) and the Go client (client/client.gen.go).
 # The documents come first: the Go types are generated from them. Run it after editing any of them (a test fails
 # until you do).

@@ -6,8 +6,18 @@ import (
 	"go.uber.org/zap"
 )
 
-// Handlers are every command of the service, decorated with logging and metrics.
+// Handlers are every command of the service, decorated with logging and metrics. The commands
+// below are fields, built once by NewHandlers (infra/service wraps some of them). A new command
+// needs no edit here: its file adds a method of Handlers that builds its handler from the shared
+// repository and dependencies (the pattern of commands/pause_subscription.go in CONTRIBUTING.md),
+// so the command, its handler and its place among the commands are one file.
 type Handlers struct {
+	// repo, deps and now are what a command's method builds its handler from: one Repository
+	// for every handler of the process (its stream locks and kept states are shared).
+	repo *Repository
+	deps Dependencies
+	now  func() time.Time
+
 	CreateAccount     CreateAccountHandler
 	IssueAPIKey       IssueAPIKeyHandler
 	RevokeAPIKey      RevokeAPIKeyHandler
@@ -73,6 +83,8 @@ func NewHandlers(d Dependencies) Handlers {
 	}
 	repo := NewRepository(d.Store, d.StateCacheBytes)
 	return Handlers{
+		repo: repo, deps: d, now: now,
+
 		CreateAccount:     NewCreateAccountHandler(repo, d.Log, d.Observer),
 		IssueAPIKey:       NewIssueAPIKeyHandler(repo, d.Log, d.Observer),
 		RevokeAPIKey:      NewRevokeAPIKeyHandler(repo, d.Log, d.Observer),

@@ -15,19 +15,27 @@ import (
 
 // The result of every command is kept as JSON when a request with an Idempotency-Key performs
 // it, and given back from that JSON to a later attempt: it must be plain data that survives the
-// trip (exported fields, no interfaces or functions). New commands are checked by being added to
-// Handlers.
+// trip (exported fields, no interfaces or functions). New commands are checked by being a field
+// or a method of Handlers.
 func TestResultsSurviveJSON(t *testing.T) {
 	handlers := reflect.TypeFor[Handlers]()
-	for i := range handlers.NumField() {
-		f := handlers.Field(i)
-		handle, ok := f.Type.MethodByName("Handle")
+	check := func(name string, handler reflect.Type) {
+		handle, ok := handler.MethodByName("Handle")
 		if !ok {
-			t.Fatalf("Handlers.%s has no Handle method", f.Name)
+			t.Fatalf("Handlers.%s has no Handle method", name)
 		}
 		if problem := jsonSafe(handle.Type.Out(0), map[reflect.Type]bool{}); problem != "" {
-			t.Errorf("the result of %s does not survive JSON: %s", f.Name, problem)
+			t.Errorf("the result of %s does not survive JSON: %s", name, problem)
 		}
+	}
+	for i := range handlers.NumField() {
+		if f := handlers.Field(i); f.IsExported() {
+			check(f.Name, f.Type)
+		}
+	}
+	for i := range handlers.NumMethod() {
+		m := handlers.Method(i) // func(Handlers) the handler: a command built on demand
+		check(m.Name, m.Type.Out(0))
 	}
 }
 

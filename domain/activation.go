@@ -292,6 +292,8 @@ func (e ActivationExpired) SubscriptionRef() string   { return e.SubscriptionID 
 
 func init() {
 	register(ActivationIssued{}, 1, nil)
+	personal(ActivationIssued{}, "email")
 	register(ActivationCompleted{}, 1, nil)
+	personal(ActivationCompleted{}, "externalUserId")
 	register(ActivationExpired{}, 1, nil)
 }

@@ -243,10 +243,14 @@ func (e SubscriptionCancelled) ContactRef() string       { return e.Contact.Cont
 
 func init() {
 	register(SubscriptionStarted{}, 1, nil)
+	personal(SubscriptionStarted{}, salePaths("sale.")...)
 	register(SubscriptionRenewed{}, 1, nil)
+	personal(SubscriptionRenewed{}, salePaths("sale.")...)
 	register(SubscriptionCompleted{}, 1, nil)
 	register(SubscriptionCancelScheduled{}, 1, nil)
+	personal(SubscriptionCancelScheduled{}, salePaths("")...)
 	register(SubscriptionCancelled{}, 1, nil)
+	personal(SubscriptionCancelled{}, salePaths("")...)
 }
 
 // subscriptionStateFormat numbers the layout of subscriptionState: change it with the struct.

@@ -166,6 +166,7 @@ func (e BookingCreated) ContactRef() string { return e.ContactID }
 func init() {
 	register(CalendarCreated{}, 1, nil)
 	register(BookingCreated{}, 1, nil)
+	personal(BookingCreated{}, append([]string{"answers", "contactFields"}, snapshotPaths("contact")...)...)
 }
 
 // eventTypeStateFormat numbers the layout of eventTypeState: change it with the struct.

@@ -94,7 +94,9 @@ func (e LeadAssigned) ContactRef() string     { return e.ContactID }
 
 func init() {
 	register(ContactCreated{}, 1, nil)
+	personal(ContactCreated{}, "email", "firstName", "lastName", "phone", "customFields")
 	register(ContactUpdated{}, 1, nil)
+	personal(ContactUpdated{}, "firstName", "lastName", "phone", "customFields")
 	register(TagApplied{}, 1, nil)
 	register(TagRemoved{}, 1, nil)
 	register(EmailQueued{}, 1, nil)

@@ -106,7 +106,9 @@ func (CustomerRenamed) EventType() string { return "CustomerRenamed" }
 
 func init() {
 	register(CustomerCreated{}, 1, nil)
+	personal(CustomerCreated{}, "email", "name")
 	register(CustomerRenamed{}, 1, nil)
+	personal(CustomerRenamed{}, "name")
 }
 
 // customerStateFormat numbers the layout of customerState: change it with the struct.

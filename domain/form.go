@@ -139,4 +139,5 @@ func (e FormSubmitted) ContactRef() string { return e.ContactID }
 func init() {
 	register(FormCreated{}, 1, nil)
 	register(FormSubmitted{}, 1, nil)
+	personal(FormSubmitted{}, append([]string{"fields.*.value"}, snapshotPaths("contact")...)...)
 }

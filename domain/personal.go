@@ -14,23 +14,19 @@ type PersonalEvent interface {
 
 // personalPaths lists, per event type, where its personal values sit in its JSON data: member
 // names separated by dots, "*" for every element of an array. This is the one list of personal
-// data in the log; ids, tags, amounts, products, statuses and times are not in it.
-var personalPaths = map[string][]string{
-	"ContactCreated":              {"email", "firstName", "lastName", "phone", "customFields"},
-	"ContactUpdated":              {"firstName", "lastName", "phone", "customFields"},
-	"FormSubmitted":               append([]string{"fields.*.value"}, snapshotPaths("contact")...),
-	"BookingCreated":              append([]string{"answers", "contactFields"}, snapshotPaths("contact")...),
-	"CheckoutPurchased":           salePaths(""),
-	"CheckoutRebilled":            salePaths(""),
-	"CheckoutRefunded":            salePaths(""),
-	"SubscriptionStarted":         salePaths("sale."),
-	"SubscriptionRenewed":         salePaths("sale."),
-	"SubscriptionCancelScheduled": salePaths(""),
-	"SubscriptionCancelled":       salePaths(""),
-	"CustomerCreated":             {"email", "name"},
-	"CustomerRenamed":             {"name"},
-	"ActivationIssued":            {"email"},
-	"ActivationCompleted":         {"externalUserId"},
+// data in the log; ids, tags, amounts, products, statuses and times are not in it. Each event
+// type's entry is made by personal, in the init of the file that defines the event, beside its
+// register.
+var personalPaths = map[string][]string{}
+
+// personal records where the personal values of an event type sit in its data. Its argument is a
+// PersonalEvent, so an event listed here cannot lack the Person that names whose key seals them.
+func personal(zero PersonalEvent, paths ...string) {
+	name := zero.EventType()
+	if _, dup := personalPaths[name]; dup {
+		panic("domain: personal data of an event type listed twice: " + name)
+	}
+	personalPaths[name] = paths
 }
 
 // snapshotPaths are the personal members of a ContactSnapshot at prefix.

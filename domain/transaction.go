@@ -328,6 +328,9 @@ func upcastPurchasedV1(old json.RawMessage) (json.RawMessage, error) {
 
 func init() {
 	register(CheckoutPurchased{}, 2, map[int]Upcaster{1: upcastPurchasedV1})
+	personal(CheckoutPurchased{}, salePaths("")...)
 	register(CheckoutRebilled{}, 1, nil)
+	personal(CheckoutRebilled{}, salePaths("")...)
 	register(CheckoutRefunded{}, 1, nil)
+	personal(CheckoutRefunded{}, salePaths("")...)
 }

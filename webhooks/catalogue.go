@@ -110,8 +110,8 @@ func (e outboundEvent) alsoKnownAs(aliases ...string) outboundEvent {
 // matches tells whether an event about r passes a subscription's filters: every filter that
 // applies to this event type must let it through.
 func (e *outboundEvent) matches(f domain.WebhookFilters, r resources) bool {
-	for _, passes := range e.filters {
-		if !passes(f, r) {
+	for _, by := range e.filters {
+		if !by.passes(f, r) {
 			return false
 		}
 	}
@@ -172,6 +172,29 @@ func (c *Catalogue) Names() []string {
 		names[i] = e.name
 	}
 	return names
+}
+
+// EventDoc is what the docs list of an outbound event (docs/webhooks.md, written by
+// `make generate`): its name, the scope that reads its data, the subscription filters that
+// apply to it and the domain events it comes from.
+type EventDoc struct {
+	Name      string
+	ReadScope string
+	Filters   []string
+	Sources   []string
+}
+
+// Docs lists every outbound event as the docs show it, in the contract's order.
+func (c *Catalogue) Docs() []EventDoc {
+	out := make([]EventDoc, len(c.events))
+	for i, e := range c.events {
+		d := EventDoc{Name: e.name, ReadScope: string(e.readScope), Sources: e.sourceTypes()}
+		for _, f := range e.filters {
+			d.Filters = append(d.Filters, f.member)
+		}
+		out[i] = d
+	}
+	return out
 }
 
 // Aliases lists the legacy names subscriptions and samples accept, in the table's order.

@@ -12,6 +12,24 @@ import (
 // (integration.yaml's webhook schemas) from its one domain event, whose embedded domain.Sale
 // names the members as the payloads do (domain/checkout_sale.go).
 
+// checkoutEvents are the outbound events of checkout (events.go), each beside its mapper and its
+// sample below.
+var checkoutEvents = []outboundEvent{
+	// The purchase keeps its activation token sealed: its mapper opens it (fromSealed), and the
+	// delivery of a payload with a token is stored sealed in the outbox (sealedWhen).
+	sealedWhen(define("checkout.purchased", domain.ScopeCheckoutRead, paymentFilters, purchasedSample,
+		fromSealed(purchasedData)).alsoKnownAs("checkout.paid"), hasActivation),
+	define("checkout.rebilled", domain.ScopeCheckoutRead, paymentFilters, rebilledSample, from(rebilledData)),
+	define("checkout.refunded", domain.ScopeCheckoutRead, paymentFilters, refundedSample, from(refundedData)),
+	define("checkout.subscription_cancel_scheduled", domain.ScopeCheckoutRead,
+		[]filter{byProduct}, cancelScheduledSample, from(cancelScheduledData)),
+	define("checkout.subscription_cancelled", domain.ScopeCheckoutRead,
+		[]filter{byProduct}, subscriptionCancelledSample, from(subscriptionCancelledData)),
+}
+
+// paymentFilters apply to the events of one payment: the checkout, its pricing option, its bumps.
+var paymentFilters = []filter{byProduct, byPricingTier, byBump}
+
 // hasActivation tells whether a payment payload carries an activation token: its delivery's
 // body is then stored sealed (events.go).
 func hasActivation(p wire.CheckoutPaymentData) bool { return p.Activation != nil }
@@ -124,7 +142,7 @@ func saleResources(s domain.Sale, subscriptionID string) resources {
 }
 
 // The sample builders make realistic made-up payloads of the same generated types as real
-// deliveries, beside their mappers (events.go pairs each with its event's mappers).
+// deliveries, beside their mappers (checkoutEvents pairs each with its event's mappers).
 
 func purchasedSample(now time.Time) wire.CheckoutPaymentData {
 	p := samplePayment(false, "succeeded")

@@ -23,28 +23,32 @@ type resources struct {
 // filters"): it tells whether an event about some resources passes a subscription's filters.
 // Every outbound event declares the filters that apply to it in the table (events.go); the
 // others do not narrow it (a formIds filter lets every booking through).
-type filter func(f domain.WebhookFilters, r resources) bool
+// member is the filter's member in a subscription's filters (the documents list it per event).
+type filter struct {
+	member string
+	passes func(f domain.WebhookFilters, r resources) bool
+}
 
 var (
 	// byForm applies formIds: empty lets every form through.
-	byForm filter = func(f domain.WebhookFilters, r resources) bool { return anyOf(f.FormIDs, r.formID) }
+	byForm = filter{"formIds", func(f domain.WebhookFilters, r resources) bool { return anyOf(f.FormIDs, r.formID) }}
 
 	// byEventType applies eventTypeIds: empty lets every calendar through.
-	byEventType filter = func(f domain.WebhookFilters, r resources) bool { return anyOf(f.CalendarIDs, r.eventTypeID) }
+	byEventType = filter{"eventTypeIds", func(f domain.WebhookFilters, r resources) bool { return anyOf(f.CalendarIDs, r.eventTypeID) }}
 
 	// byProduct applies productIds: empty lets every checkout through.
-	byProduct filter = func(f domain.WebhookFilters, r resources) bool { return anyOf(f.ProductIDs, r.productID) }
+	byProduct = filter{"productIds", func(f domain.WebhookFilters, r resources) bool { return anyOf(f.ProductIDs, r.productID) }}
 
 	// byPricingTier applies pricingTierIds: empty lets every pricing option of the selected
 	// checkouts through, and so does "__none__" ("do not filter by pricing option", to be used
 	// with specific bumpIds).
-	byPricingTier filter = func(f domain.WebhookFilters, r resources) bool {
+	byPricingTier = filter{"pricingTierIds", func(f domain.WebhookFilters, r resources) bool {
 		return isNone(f.PricingTierIDs) || anyOf(f.PricingTierIDs, r.pricingTierID)
-	}
+	}}
 
 	// byBump applies bumpIds: empty lets purchases with or without bumps through, "__none__"
 	// only those without bumps (the base plan alone), and ids those with one of the bumps.
-	byBump filter = func(f domain.WebhookFilters, r resources) bool {
+	byBump = filter{"bumpIds", func(f domain.WebhookFilters, r resources) bool {
 		switch {
 		case len(f.BumpIDs) == 0:
 			return true
@@ -52,7 +56,7 @@ var (
 			return len(r.bumpIDs) == 0
 		}
 		return slices.ContainsFunc(r.bumpIDs, func(b string) bool { return slices.Contains(f.BumpIDs, b) })
-	}
+	}}
 )
 
 func anyOf(filter []string, id string) bool {

@@ -10,8 +10,19 @@ import (
 )
 
 // The mappers below make the payloads of form.submitted and scheduling.booked, the generated
-// wire types of integration.yaml's webhook schemas, from their domain events; events.go names
-// each as the source of its event, beside its sample builder (below) of the same type.
+// wire types of integration.yaml's webhook schemas, from their domain events; the entries of
+// formEvents and schedulingEvents (just below) name each as the source of its event, beside its
+// sample builder (further below) of the same type.
+
+// formEvents are the outbound events of forms (events.go).
+var formEvents = []outboundEvent{
+	define("form.submitted", domain.ScopeFormsRead, []filter{byForm}, formSubmittedSample, fromChecked(formSubmittedData)),
+}
+
+// schedulingEvents are the outbound events of calendars (events.go).
+var schedulingEvents = []outboundEvent{
+	define("scheduling.booked", domain.ScopeSchedulingRead, []filter{byEventType}, bookedSample, fromChecked(bookedData)),
+}
 
 // formSubmittedData maps a submission. submissionData maps each answered field's label ("field
 // name") to its value; fields lists every field of the form, unanswered ones with a null value.
@@ -104,7 +115,7 @@ func answerOf[U any, P interface {
 }
 
 // The sample builders make realistic made-up payloads of the same generated types as real
-// deliveries, beside their mappers (events.go pairs each with its event's mappers).
+// deliveries, beside their mappers (the entries above pair each with its event's mappers).
 
 func formSubmittedSample(now time.Time) wire.FormSubmittedData {
 	email, name := sampleAnswer[wire.SubmittedValue]("ada@example.com"), sampleAnswer[wire.SubmittedValue]("Ada Lovelace")

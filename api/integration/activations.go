@@ -67,3 +67,9 @@ func (s *Server) answerActivation(w http.ResponseWriter, r *http.Request, res co
 	}
 	httpapi.Answer(w, http.StatusOK, wire.ActivationResponse{Success: true, Activation: activationView(a, link)})
 }
+
+// activationRoutes registers the routes of SaaS signup activations (Router, server.go).
+func (s *Server) activationRoutes(v1 routes) {
+	v1.add(http.MethodGet, "/checkout/activations/{token}", domain.ScopeCheckoutRead, s.validateActivation)
+	v1.add(http.MethodPost, "/checkout/activations/{token}/complete", domain.ScopeCheckoutWrite, s.completeActivation)
+}

@@ -108,3 +108,12 @@ func (s *Server) listContacts(w http.ResponseWriter, r *http.Request) {
 		return s.deps.Read.Contacts.List(r.Context(), principalOf(r.Context()).accountID(), filter, page)
 	})
 }
+
+// contactRoutes registers the routes of contacts and their custom fields (Router, server.go).
+func (s *Server) contactRoutes(v1 routes) {
+	v1.add(http.MethodGet, "/contacts", domain.ScopeContactsRead, s.listContacts)
+	v1.add(http.MethodPost, "/contacts", domain.ScopeContactsWrite, s.upsertContact)
+	v1.add(http.MethodGet, "/contacts/{contactId}", domain.ScopeContactsRead, s.getContact)
+	v1.add(http.MethodDelete, "/contacts/{contactId}", domain.ScopeContactsErase, s.eraseContact)
+	v1.add(http.MethodGet, "/custom-fields", domain.ScopeContactsRead, s.listCustomFields)
+}

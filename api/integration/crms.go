@@ -114,3 +114,13 @@ func (s *Server) updateLead(w http.ResponseWriter, r *http.Request) {
 	}
 	httpapi.Answer(w, http.StatusOK, wire.LeadResponse{Success: true, Lead: leadView(lead)})
 }
+
+// crmRoutes registers the routes of CRM pipelines and their leads (Router, server.go).
+func (s *Server) crmRoutes(v1 routes) {
+	v1.add(http.MethodGet, "/crms", domain.ScopeCRMRead, s.listCRMs)
+	v1.add(http.MethodGet, "/crms/{crmId}/stages", domain.ScopeCRMRead, s.listStages)
+	v1.add(http.MethodGet, "/crms/{crmId}/leads", domain.ScopeCRMRead, s.listLeads)
+	v1.add(http.MethodPost, "/crms/{crmId}/leads", domain.ScopeCRMWrite, s.createLead)
+	v1.add(http.MethodGet, "/crms/{crmId}/leads/{leadId}", domain.ScopeCRMRead, s.getLead)
+	v1.add(http.MethodPatch, "/crms/{crmId}/leads/{leadId}", domain.ScopeCRMWrite, s.updateLead)
+}

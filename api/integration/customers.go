@@ -1,6 +1,8 @@
 package integration
 
 import (
+	"github.com/funnelhq/funnel/api/views"
+	"github.com/funnelhq/funnel/domain"
 	"net/http"
 
 	"github.com/gorilla/mux"
@@ -17,7 +19,7 @@ func (s *Server) listCustomers(w http.ResponseWriter, r *http.Request) {
 	filter := projections.CustomerFilter{Email: r.URL.Query().Get("email")}
 	httpapi.WritePage(w, r, "customers", func(page paging.Page) ([]projections.Customer, string, error) {
 		return s.deps.Read.Customers.List(r.Context(), principalOf(r.Context()).accountID(), filter, page)
-	}, customerView)
+	}, views.Customer)
 }
 
 // getCustomer serves GET /api/v1/customers/{customerId}: a customer with its payments and
@@ -40,6 +42,12 @@ func (s *Server) getCustomer(w http.ResponseWriter, r *http.Request) {
 	}
 	httpapi.Answer(w, http.StatusOK, wire.CustomerResponse{Success: true, Customer: wire.CustomerDetail{
 		Id: customer.ID, Email: customer.Email, Name: customer.Name, ContactId: customer.ContactID, CreatedAt: wire.At(customer.CreatedAt),
-		Transactions: each(transactions, transactionView), Subscriptions: each(subscriptions, billingSubscriptionView),
+		Transactions: each(transactions, views.Transaction), Subscriptions: each(subscriptions, views.Subscription),
 	}})
+}
+
+// customerRoutes registers the routes of checkout customers (Router, server.go).
+func (s *Server) customerRoutes(v1 routes) {
+	v1.add(http.MethodGet, "/customers", domain.ScopeCheckoutRead, s.listCustomers)
+	v1.add(http.MethodGet, "/customers/{customerId}", domain.ScopeCheckoutRead, s.getCustomer)
 }

@@ -71,3 +71,8 @@ func typesParam(w http.ResponseWriter, values []string) ([]string, bool) {
 	}
 	return types, true
 }
+
+// eventRoutes registers the routes of the event feed (Router, server.go).
+func (s *Server) eventRoutes(v1 routes) {
+	v1.add(http.MethodGet, "/events", domain.ScopeEventsRead, s.listEvents)
+}

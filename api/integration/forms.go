@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"github.com/funnelhq/funnel/domain"
 	"net/http"
 
 	"github.com/gorilla/mux"
@@ -55,4 +56,11 @@ func (s *Server) submitForm(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	httpapi.Answer(w, http.StatusCreated, wire.SubmissionCreated{Success: true, Submission: submissionView(submission)})
+}
+
+// formRoutes registers the routes of forms and their submissions (Router, server.go).
+func (s *Server) formRoutes(v1 routes) {
+	v1.add(http.MethodGet, "/forms", domain.ScopeFormsRead, s.listForms)
+	v1.add(http.MethodGet, "/forms/{formId}", domain.ScopeFormsRead, s.getForm)
+	v1.add(http.MethodPost, "/forms/{formId}/submissions", domain.ScopeFormsWrite, s.submitForm)
 }

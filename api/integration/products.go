@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"github.com/funnelhq/funnel/domain"
 	"net/http"
 
 	"github.com/gorilla/mux"
@@ -27,4 +28,10 @@ func (s *Server) getProduct(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	httpapi.Answer(w, http.StatusOK, wire.ProductResponse{Success: true, Product: productView(product)})
+}
+
+// productRoutes registers the routes of checkout products (Router, server.go).
+func (s *Server) productRoutes(v1 routes) {
+	v1.add(http.MethodGet, "/products", domain.ScopeCheckoutRead, s.listProducts)
+	v1.add(http.MethodGet, "/products/{productId}", domain.ScopeCheckoutRead, s.getProduct)
 }

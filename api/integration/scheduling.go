@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"github.com/funnelhq/funnel/domain"
 	"net/http"
 	"time"
 
@@ -71,4 +72,11 @@ func (s *Server) bookEvent(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	httpapi.Answer(w, http.StatusCreated, wire.BookingCreated{Success: true, Booking: bookingView(booking)})
+}
+
+// schedulingRoutes registers the routes of calendars and their bookings (Router, server.go).
+func (s *Server) schedulingRoutes(v1 routes) {
+	v1.add(http.MethodGet, "/scheduling/event-types", domain.ScopeSchedulingRead, s.listEventTypes)
+	v1.add(http.MethodGet, "/scheduling/event-types/{eventTypeId}", domain.ScopeSchedulingRead, s.getEventType)
+	v1.add(http.MethodPost, "/scheduling/{eventTypeId}/bookings", domain.ScopeSchedulingWrite, s.bookEvent)
 }

@@ -67,54 +67,27 @@ func (s *Server) Router() *mux.Router {
 	onHost.Handle("/llms-full.txt", openapi.Serve("text/plain; charset=utf-8", openapi.LLMsFull())).Methods(http.MethodGet)
 	// The OpenAPI document needs no key: integrators' tools fetch it before they have one.
 	onHost.Handle("/api/v1/openapi.json", openapi.Serve("application/json; charset=utf-8", openapi.Integration())).Methods(http.MethodGet)
-	v1 := func(method, path string, scope domain.Scope, h http.HandlerFunc) {
+	v1 := routes{router: onHost, add: func(method, path string, scope domain.Scope, h http.HandlerFunc) {
 		onHost.Handle("/api/v1"+path, s.authenticate(s.limitAccount(method, path, scoped(scope, httpapi.Idempotent(s.deps.Runtime.Idempotency, accountScope, h))))).Methods(method)
+	}}
+	// Each area registers its routes in its own file, beside their handlers. The contacts' come
+	// after the tags', whose /contacts/tags must be refused other methods before the contact
+	// routes' {contactId} would read "tags" as an id.
+	for _, area := range []func(routes){
+		s.tagRoutes, s.contactRoutes, s.crmRoutes, s.formRoutes, s.schedulingRoutes,
+		s.productRoutes, s.customerRoutes, s.activationRoutes, s.eventRoutes, s.webhookRoutes,
+	} {
+		area(v1)
 	}
-
-	v1(http.MethodGet, "/contacts", domain.ScopeContactsRead, s.listContacts)
-	v1(http.MethodPost, "/contacts", domain.ScopeContactsWrite, s.upsertContact)
-	v1(http.MethodPost, "/contacts/tags", domain.ScopeTagsWrite, s.tagContactByEmail)
-	// Any other method on /contacts/tags would match /contacts/{contactId} with the id "tags".
-	httpapi.RefuseOtherMethods(onHost, "/api/v1/contacts/tags")
-	v1(http.MethodGet, "/contacts/{contactId}", domain.ScopeContactsRead, s.getContact)
-	v1(http.MethodDelete, "/contacts/{contactId}", domain.ScopeContactsErase, s.eraseContact)
-	v1(http.MethodPost, "/contacts/{contactId}/tags", domain.ScopeTagsWrite, s.tagContactByID)
-	v1(http.MethodGet, "/tags", domain.ScopeTagsRead, s.listTags)
-	v1(http.MethodGet, "/custom-fields", domain.ScopeContactsRead, s.listCustomFields)
-
-	v1(http.MethodGet, "/crms", domain.ScopeCRMRead, s.listCRMs)
-	v1(http.MethodGet, "/crms/{crmId}/stages", domain.ScopeCRMRead, s.listStages)
-	v1(http.MethodGet, "/crms/{crmId}/leads", domain.ScopeCRMRead, s.listLeads)
-	v1(http.MethodPost, "/crms/{crmId}/leads", domain.ScopeCRMWrite, s.createLead)
-	v1(http.MethodGet, "/crms/{crmId}/leads/{leadId}", domain.ScopeCRMRead, s.getLead)
-	v1(http.MethodPatch, "/crms/{crmId}/leads/{leadId}", domain.ScopeCRMWrite, s.updateLead)
-
-	v1(http.MethodGet, "/forms", domain.ScopeFormsRead, s.listForms)
-	v1(http.MethodGet, "/forms/{formId}", domain.ScopeFormsRead, s.getForm)
-	v1(http.MethodPost, "/forms/{formId}/submissions", domain.ScopeFormsWrite, s.submitForm)
-
-	v1(http.MethodGet, "/scheduling/event-types", domain.ScopeSchedulingRead, s.listEventTypes)
-	v1(http.MethodGet, "/scheduling/event-types/{eventTypeId}", domain.ScopeSchedulingRead, s.getEventType)
-	v1(http.MethodPost, "/scheduling/{eventTypeId}/bookings", domain.ScopeSchedulingWrite, s.bookEvent)
-
-	v1(http.MethodGet, "/products", domain.ScopeCheckoutRead, s.listProducts)
-	v1(http.MethodGet, "/products/{productId}", domain.ScopeCheckoutRead, s.getProduct)
-	v1(http.MethodGet, "/customers", domain.ScopeCheckoutRead, s.listCustomers)
-	v1(http.MethodGet, "/customers/{customerId}", domain.ScopeCheckoutRead, s.getCustomer)
-	v1(http.MethodGet, "/checkout/activations/{token}", domain.ScopeCheckoutRead, s.validateActivation)
-	v1(http.MethodPost, "/checkout/activations/{token}/complete", domain.ScopeCheckoutWrite, s.completeActivation)
-
-	v1(http.MethodGet, "/events", domain.ScopeEventsRead, s.listEvents)
-
-	v1(http.MethodGet, "/webhooks/subscriptions", domain.ScopeWebhooksRead, s.listWebhookSubscriptions)
-	v1(http.MethodPost, "/webhooks/subscriptions", domain.ScopeWebhooksWrite, s.subscribeRESTHook)
-	v1(http.MethodGet, "/webhooks/subscriptions/{id}/deliveries", domain.ScopeWebhooksRead, s.listSubscriptionDeliveries)
-	v1(http.MethodPost, "/webhooks/subscriptions/{id}/replay", domain.ScopeWebhooksWrite, s.replaySubscription)
-	v1(http.MethodPost, "/webhooks/subscriptions/{id}/test", domain.ScopeWebhooksWrite, s.testSubscription)
-	v1(http.MethodPost, "/webhooks/subscriptions/{id}/enable", domain.ScopeWebhooksWrite, s.enableSubscription)
-	v1(http.MethodDelete, "/webhooks/subscriptions/{id}", domain.ScopeWebhooksWrite, s.unsubscribeRESTHook)
-	v1(http.MethodGet, "/webhooks/events/{eventName}", domain.ScopeWebhooksWrite, s.sampleEvents)
 	return onHost
+}
+
+// routes registers the /api/v1 routes of one area (each area's file has its own function, which
+// Router calls): add serves path under /api/v1 with its method and the scope it requires, and
+// authentication, the scope check, the rate limits and Idempotency-Key come with it.
+type routes struct {
+	router *mux.Router
+	add    func(method, path string, scope domain.Scope, h http.HandlerFunc)
 }
 
 // isAPIHost matches requests for FUNNEL_API_HOST, whatever the port.

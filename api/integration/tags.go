@@ -75,3 +75,12 @@ func (s *Server) listTags(w http.ResponseWriter, r *http.Request) {
 		return s.deps.Read.Tags.List(r.Context(), principalOf(r.Context()).accountID(), page)
 	}, tagView)
 }
+
+// tagRoutes registers the routes of the tags of contacts and of the account (Router, server.go).
+func (s *Server) tagRoutes(v1 routes) {
+	v1.add(http.MethodPost, "/contacts/tags", domain.ScopeTagsWrite, s.tagContactByEmail)
+	// Any other method on /contacts/tags would match /contacts/{contactId} with the id "tags".
+	httpapi.RefuseOtherMethods(v1.router, "/api/v1/contacts/tags")
+	v1.add(http.MethodPost, "/contacts/{contactId}/tags", domain.ScopeTagsWrite, s.tagContactByID)
+	v1.add(http.MethodGet, "/tags", domain.ScopeTagsRead, s.listTags)
+}

@@ -53,3 +53,15 @@ func (s *Server) sampleEvents(w http.ResponseWriter, r *http.Request) {
 	}
 	httpapi.Answer(w, http.StatusOK, answer)
 }
+
+// webhookRoutes registers the routes of REST Hook subscriptions, their deliveries and the samples (handlers here and in webhook_self_service.go) (Router, server.go).
+func (s *Server) webhookRoutes(v1 routes) {
+	v1.add(http.MethodGet, "/webhooks/subscriptions", domain.ScopeWebhooksRead, s.listWebhookSubscriptions)
+	v1.add(http.MethodPost, "/webhooks/subscriptions", domain.ScopeWebhooksWrite, s.subscribeRESTHook)
+	v1.add(http.MethodGet, "/webhooks/subscriptions/{id}/deliveries", domain.ScopeWebhooksRead, s.listSubscriptionDeliveries)
+	v1.add(http.MethodPost, "/webhooks/subscriptions/{id}/replay", domain.ScopeWebhooksWrite, s.replaySubscription)
+	v1.add(http.MethodPost, "/webhooks/subscriptions/{id}/test", domain.ScopeWebhooksWrite, s.testSubscription)
+	v1.add(http.MethodPost, "/webhooks/subscriptions/{id}/enable", domain.ScopeWebhooksWrite, s.enableSubscription)
+	v1.add(http.MethodDelete, "/webhooks/subscriptions/{id}", domain.ScopeWebhooksWrite, s.unsubscribeRESTHook)
+	v1.add(http.MethodGet, "/webhooks/events/{eventName}", domain.ScopeWebhooksWrite, s.sampleEvents)
+}

@@ -182,6 +182,31 @@ func TestDocumentsListTheTablesEvents(t *testing.T) {
 	}
 }
 
+// The table of outbound events in docs/webhooks.md is what `make generate` writes from the
+// catalogue and the webhooks' summaries.
+func TestDocsListTheTablesEvents(t *testing.T) {
+	page := read(t, "../../docs/webhooks.md")
+	want, err := render.WithEventTable(page, read(t, "integration.yaml"), webhooks.Events.Docs())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(page, want) {
+		t.Error("docs/webhooks.md lists other outbound events than webhooks/events.go: run `make generate`")
+	}
+}
+
+// The index of routes in docs/operator-api.md is what `make generate` writes from operator.yaml.
+func TestDocsIndexEveryOperatorRoute(t *testing.T) {
+	page := read(t, "../../docs/operator-api.md")
+	want, err := render.WithRouteIndex(page, read(t, "operator.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(page, want) {
+		t.Error("docs/operator-api.md indexes other routes than operator.yaml: run `make generate`")
+	}
+}
+
 // An event added to the table reaches every list of both documents, in the table's order, and
 // nothing else of the source changes.
 func TestANewEventReachesEveryList(t *testing.T) {

@@ -96,3 +96,13 @@ func (s *Server) revokeAPIKey(w http.ResponseWriter, r *http.Request) {
 	}
 	httpapi.Answer(w, http.StatusOK, admin.Success{Success: true})
 }
+
+// accountRoutes registers the routes of accounts and their API keys (Router, server.go).
+func (s *Server) accountRoutes(admin routes) {
+	admin(http.MethodGet, "/accounts", s.listAccounts)
+	admin(http.MethodPost, "/accounts", s.createAccount)
+	admin(http.MethodGet, "/accounts/{accountId}", s.getAccount)
+	admin(http.MethodPost, "/accounts/{accountId}/api-keys", s.issueAPIKey)
+	admin(http.MethodGet, "/accounts/{accountId}/api-keys", s.listAPIKeys)
+	admin(http.MethodDelete, "/accounts/{accountId}/api-keys/{keyId}", s.revokeAPIKey)
+}

@@ -71,3 +71,11 @@ func (s *Server) listTags(w http.ResponseWriter, r *http.Request) {
 		return s.deps.Read.Tags.List(r.Context(), account.ID, page)
 	}, tagView)
 }
+
+// catalogueRoutes registers the routes of custom fields and tags (Router, server.go).
+func (s *Server) catalogueRoutes(admin routes) {
+	admin(http.MethodPost, "/accounts/{accountId}/custom-fields", s.defineCustomField)
+	admin(http.MethodGet, "/accounts/{accountId}/custom-fields", s.listCustomFields)
+	admin(http.MethodPost, "/accounts/{accountId}/tags", s.createTag)
+	admin(http.MethodGet, "/accounts/{accountId}/tags", s.listTags)
+}

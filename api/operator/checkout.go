@@ -2,6 +2,7 @@ package operator
 
 import (
 	"encoding/json"
+	"github.com/funnelhq/funnel/api/views"
 	"net/http"
 
 	"github.com/gorilla/mux"
@@ -48,7 +49,7 @@ func (s *Server) purchase(w http.ResponseWriter, r *http.Request) {
 		httpapi.Fail(w, r, err)
 		return
 	}
-	answer := admin.PurchaseRecorded{Success: true, Customer: customerView(customer), Transaction: transaction, Subscription: subscription}
+	answer := admin.PurchaseRecorded{Success: true, Customer: views.Customer(customer), Transaction: transaction, Subscription: subscription}
 	if a := res.Activation; a != nil {
 		// The token is shown here and in checkout.purchased only: the service keeps it sealed.
 		activation := activationView(*a)
@@ -74,7 +75,7 @@ func (s *Server) transaction(w http.ResponseWriter, r *http.Request, id string) 
 		httpapi.Fail(w, r, err)
 		return admin.Transaction{}, false
 	}
-	return transactionView(t), true
+	return views.Transaction(t), true
 }
 
 // subscriptionIfAny reads the subscription a payment command opened, renewed or cancelled, as
@@ -89,7 +90,7 @@ func (s *Server) subscriptionIfAny(w http.ResponseWriter, r *http.Request, id st
 		httpapi.Fail(w, r, err)
 		return nil, false
 	}
-	view := billingSubscriptionView(sub)
+	view := views.Subscription(sub)
 	return &view, true
 }
 
@@ -203,4 +204,12 @@ func (s *Server) recorded(w http.ResponseWriter, r *http.Request, err error, pos
 		return false
 	}
 	return httpapi.AwaitReadModels(w, r, s.deps.Runtime.ReadModels, position)
+}
+
+// checkoutRoutes registers the routes of the payment endpoints (Router, server.go).
+func (s *Server) checkoutRoutes(admin routes) {
+	admin(http.MethodPost, "/accounts/{accountId}/checkout/purchases", s.purchase)
+	admin(http.MethodPost, "/accounts/{accountId}/checkout/subscriptions/{subscriptionId}/rebill", s.rebill)
+	admin(http.MethodPost, "/accounts/{accountId}/checkout/subscriptions/{subscriptionId}/cancel", s.cancelSubscription)
+	admin(http.MethodPost, "/accounts/{accountId}/checkout/transactions/{transactionId}/refund", s.refund)
 }

@@ -61,3 +61,11 @@ func (s *Server) getContact(w http.ResponseWriter, r *http.Request) {
 	}
 	httpapi.Answer(w, http.StatusOK, admin.ContactDetail{Success: true, Contact: contactDetailView(contact.View(), leads, purchases)})
 }
+
+// contactRoutes registers the routes of contacts, their erasure and their export (Router, server.go).
+func (s *Server) contactRoutes(admin routes) {
+	admin(http.MethodGet, "/accounts/{accountId}/contacts", s.listContacts)
+	admin(http.MethodGet, "/accounts/{accountId}/contacts/{contactId}", s.getContact)
+	admin(http.MethodPost, "/accounts/{accountId}/contacts/{contactId}/erase", s.eraseContact)
+	admin(http.MethodGet, "/accounts/{accountId}/contacts/{contactId}/export", s.exportContact)
+}

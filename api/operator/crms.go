@@ -57,3 +57,10 @@ func (s *Server) listLeads(w http.ResponseWriter, r *http.Request) {
 		return s.deps.Read.Leads.List(r.Context(), account.ID, filter, page)
 	}, leadView)
 }
+
+// crmRoutes registers the routes of CRM pipelines and their leads (Router, server.go).
+func (s *Server) crmRoutes(admin routes) {
+	admin(http.MethodPost, "/accounts/{accountId}/crms", s.createCRM)
+	admin(http.MethodGet, "/accounts/{accountId}/crms", s.listCRMs)
+	admin(http.MethodGet, "/accounts/{accountId}/crms/{crmId}/leads", s.listLeads)
+}

@@ -57,3 +57,10 @@ func (s *Server) listSubmissions(w http.ResponseWriter, r *http.Request) {
 		return s.deps.Read.Submissions.List(r.Context(), account.ID, form.ID, page)
 	}, submissionView)
 }
+
+// formRoutes registers the routes of forms and their submissions (Router, server.go).
+func (s *Server) formRoutes(admin routes) {
+	admin(http.MethodPost, "/accounts/{accountId}/forms", s.createForm)
+	admin(http.MethodGet, "/accounts/{accountId}/forms", s.listForms)
+	admin(http.MethodGet, "/accounts/{accountId}/forms/{formId}/submissions", s.listSubmissions)
+}

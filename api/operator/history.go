@@ -127,3 +127,8 @@ func redact(e *domain.Recorded) error {
 	e.Data, e.SchemaVersion = data, version // decoding upcast it to the current version
 	return nil
 }
+
+// historyRoutes registers the routes of the history read from the log (Router, server.go).
+func (s *Server) historyRoutes(admin routes) {
+	admin(http.MethodGet, "/accounts/{accountId}/history", s.history)
+}

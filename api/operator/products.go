@@ -52,3 +52,10 @@ func (s *Server) getProduct(w http.ResponseWriter, r *http.Request) {
 	}
 	httpapi.Answer(w, http.StatusOK, admin.ProductResponse{Success: true, Product: productView(product)})
 }
+
+// productRoutes registers the routes of checkout products (Router, server.go).
+func (s *Server) productRoutes(admin routes) {
+	admin(http.MethodPost, "/accounts/{accountId}/products", s.createProduct)
+	admin(http.MethodGet, "/accounts/{accountId}/products", s.listProducts)
+	admin(http.MethodGet, "/accounts/{accountId}/products/{productId}", s.getProduct)
+}

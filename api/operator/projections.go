@@ -73,3 +73,9 @@ func (s *Server) rebuildProjection(w http.ResponseWriter, r *http.Request) {
 	}
 	httpapi.Answer(w, http.StatusOK, projectionRebuiltView(position, name, statuses))
 }
+
+// projectionRoutes registers the routes of the read models' status and rebuild (Router, server.go).
+func (s *Server) projectionRoutes(admin routes) {
+	admin(http.MethodGet, "/projections", s.listProjections)
+	admin(http.MethodPost, "/projections/{name}/rebuild", s.rebuildProjection)
+}

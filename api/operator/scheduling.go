@@ -59,3 +59,10 @@ func (s *Server) listBookings(w http.ResponseWriter, r *http.Request) {
 		return s.deps.Read.Bookings.List(r.Context(), account.ID, eventType.ID, page)
 	}, bookingView)
 }
+
+// schedulingRoutes registers the routes of calendars and their bookings (Router, server.go).
+func (s *Server) schedulingRoutes(admin routes) {
+	admin(http.MethodPost, "/accounts/{accountId}/event-types", s.createEventType)
+	admin(http.MethodGet, "/accounts/{accountId}/event-types", s.listEventTypes)
+	admin(http.MethodGet, "/accounts/{accountId}/event-types/{eventTypeId}/bookings", s.listBookings)
+}

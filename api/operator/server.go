@@ -23,8 +23,7 @@ type Deps struct {
 	// Read are the read models; their look-ups take the account in the path and answer 404 or
 	// 403 themselves.
 	Read projections.Queries
-	// Webhooks reads the webhook subscriptions and the delivery log, and replays a window of
-	// events to a subscription (SelfService, as the integration API does).
+	// Webhooks reads the webhook subscriptions and the delivery log.
 	Webhooks webhooks.Queries
 	// History reads an entity's history straight from the event log.
 	History History
@@ -76,45 +75,16 @@ func (s *Server) Router() *mux.Router {
 	if s.deps.Cluster != nil {
 		admin(http.MethodGet, "/cluster", s.cluster)
 	}
-	admin(http.MethodGet, "/accounts", s.listAccounts)
-	admin(http.MethodPost, "/accounts", s.createAccount)
-	admin(http.MethodGet, "/accounts/{accountId}", s.getAccount)
-	admin(http.MethodPost, "/accounts/{accountId}/api-keys", s.issueAPIKey)
-	admin(http.MethodGet, "/accounts/{accountId}/api-keys", s.listAPIKeys)
-	admin(http.MethodDelete, "/accounts/{accountId}/api-keys/{keyId}", s.revokeAPIKey)
-	admin(http.MethodPost, "/accounts/{accountId}/custom-fields", s.defineCustomField)
-	admin(http.MethodGet, "/accounts/{accountId}/custom-fields", s.listCustomFields)
-	admin(http.MethodGet, "/accounts/{accountId}/contacts", s.listContacts)
-	admin(http.MethodGet, "/accounts/{accountId}/contacts/{contactId}", s.getContact)
-	admin(http.MethodPost, "/accounts/{accountId}/tags", s.createTag)
-	admin(http.MethodPost, "/accounts/{accountId}/contacts/{contactId}/erase", s.eraseContact)
-	admin(http.MethodGet, "/accounts/{accountId}/contacts/{contactId}/export", s.exportContact)
-	admin(http.MethodGet, "/accounts/{accountId}/tags", s.listTags)
-	admin(http.MethodPost, "/accounts/{accountId}/crms", s.createCRM)
-	admin(http.MethodGet, "/accounts/{accountId}/crms", s.listCRMs)
-	admin(http.MethodGet, "/accounts/{accountId}/crms/{crmId}/leads", s.listLeads)
-	admin(http.MethodPost, "/accounts/{accountId}/forms", s.createForm)
-	admin(http.MethodGet, "/accounts/{accountId}/forms", s.listForms)
-	admin(http.MethodGet, "/accounts/{accountId}/forms/{formId}/submissions", s.listSubmissions)
-	admin(http.MethodPost, "/accounts/{accountId}/event-types", s.createEventType)
-	admin(http.MethodGet, "/accounts/{accountId}/event-types", s.listEventTypes)
-	admin(http.MethodGet, "/accounts/{accountId}/event-types/{eventTypeId}/bookings", s.listBookings)
-	admin(http.MethodPost, "/accounts/{accountId}/products", s.createProduct)
-	admin(http.MethodGet, "/accounts/{accountId}/products", s.listProducts)
-	admin(http.MethodGet, "/accounts/{accountId}/products/{productId}", s.getProduct)
-	admin(http.MethodPost, "/accounts/{accountId}/checkout/purchases", s.purchase)
-	admin(http.MethodPost, "/accounts/{accountId}/checkout/subscriptions/{subscriptionId}/rebill", s.rebill)
-	admin(http.MethodPost, "/accounts/{accountId}/checkout/subscriptions/{subscriptionId}/cancel", s.cancelSubscription)
-	admin(http.MethodPost, "/accounts/{accountId}/checkout/transactions/{transactionId}/refund", s.refund)
-	admin(http.MethodGet, "/accounts/{accountId}/history", s.history)
-	admin(http.MethodPost, "/accounts/{accountId}/webhooks", s.createWebhook)
-	admin(http.MethodGet, "/accounts/{accountId}/webhooks", s.listWebhooks)
-	admin(http.MethodDelete, "/accounts/{accountId}/webhooks/{webhookId}", s.deleteWebhook)
-	admin(http.MethodPost, "/accounts/{accountId}/webhooks/{webhookId}/rotate-secret", s.rotateWebhookSecret)
-	admin(http.MethodPost, "/accounts/{accountId}/webhooks/{webhookId}/replay", s.replayWebhook)
-	admin(http.MethodGet, "/accounts/{accountId}/webhook-deliveries", s.listDeliveries)
-	admin(http.MethodPost, "/accounts/{accountId}/webhook-deliveries/{deliveryId}/retry", s.retryDelivery)
-	admin(http.MethodGet, "/projections", s.listProjections)
-	admin(http.MethodPost, "/projections/{name}/rebuild", s.rebuildProjection)
+	// Each area registers its routes in its own file, beside their handlers.
+	for _, area := range []func(routes){
+		s.accountRoutes, s.catalogueRoutes, s.contactRoutes, s.crmRoutes, s.formRoutes, s.schedulingRoutes,
+		s.productRoutes, s.checkoutRoutes, s.historyRoutes, s.webhookRoutes, s.projectionRoutes,
+	} {
+		area(admin)
+	}
 	return root
 }
+
+// routes registers one /admin/v1 route of an area (each area's file has its own function, which
+// Router calls): the operator token, the account in the path and Idempotency-Key come with it.
+type routes func(method, path string, h http.HandlerFunc)

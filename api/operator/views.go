@@ -2,6 +2,7 @@ package operator
 
 import (
 	"encoding/json"
+	"github.com/funnelhq/funnel/api/views"
 
 	"github.com/funnelhq/funnel/api/wire"
 	"github.com/funnelhq/funnel/api/wire/admin"
@@ -133,63 +134,9 @@ func answerValue(v any) admin.AnswerValue {
 func productView(p projections.Product) admin.Product {
 	return admin.Product{
 		Id: p.ID, Name: p.Name, InternalName: p.InternalName, Forwarding: admin.ProductForwarding(p.Forwarding),
-		ActivationBaseUrl: p.ActivationBaseURL, PricingTiers: each(p.PricingTiers, pricingTierView), Bumps: each(p.Bumps, bumpView),
+		ActivationBaseUrl: p.ActivationBaseURL, PricingTiers: each(p.PricingTiers, views.PricingTier), Bumps: each(p.Bumps, views.Bump),
 		CreatedAt: wire.At(p.CreatedAt),
 	}
-}
-
-// pricingTierView is a pricing tier; installments only on a split tier.
-func pricingTierView(t domain.PricingTier) admin.PricingTier {
-	v := admin.PricingTier{Id: t.ID, Index: t.Index, Name: t.Name, Amount: t.Amount, Currency: t.Currency, Interval: admin.Interval(t.Interval)}
-	if t.Interval == domain.IntervalSplit {
-		v.Installments = &t.Installments
-	}
-	return v
-}
-
-// bumpView is a bump offer of a product.
-func bumpView(b domain.Bump) admin.Bump {
-	return admin.Bump{Id: b.ID, Index: b.Index, Name: b.Name, Amount: b.Amount}
-}
-
-// customerView is a checkout customer: the email as its first purchase spelt it, the name its
-// latest purchase gave ("" when none did) and its contact.
-func customerView(c projections.Customer) admin.Customer {
-	return admin.Customer{Id: c.ID, Email: c.Email, Name: c.Name, ContactId: c.ContactID, CreatedAt: wire.At(c.CreatedAt)}
-}
-
-// transactionView is a payment, named as the transaction member of the checkout.* webhooks
-// names it, plus what was bought and how much was refunded.
-func transactionView(t projections.Transaction) admin.Transaction {
-	return admin.Transaction{
-		Id: t.ID, TxnId: t.TxnID, Amount: t.Amount, Currency: t.Currency, Status: admin.TransactionStatus(t.Status),
-		Processor: t.Processor, SubscriptionId: orNull(t.SubscriptionID), IsRebill: t.Kind == projections.TransactionRebill,
-		ProductId: t.ProductID, PricingTierId: t.PricingTierID, BumpIds: wire.List(t.BumpIDs),
-		RefundedAmount: t.Refunded, PaidAt: wire.At(t.PaidAt),
-	}
-}
-
-// billingSubscriptionView is a subscription, named as the subscription member of the checkout.*
-// webhooks names it; installments is null unless split, cancelledAt and completedAt are null
-// until it ends so.
-func billingSubscriptionView(s projections.BillingSubscription) admin.Subscription {
-	v := admin.Subscription{
-		Id: s.ID, Status: admin.SubscriptionStatus(s.Status), Processor: s.Processor, CancelAtPeriodEnd: s.CancelAtPeriodEnd,
-		CurrentPeriodEnd: wire.At(s.CurrentPeriodEnd), ProductId: s.ProductID, PricingTierId: s.PricingTierID,
-		Interval: admin.SubscriptionInterval(s.Interval), Payments: s.Payments, Amount: s.Amount, Currency: s.Currency,
-		StartedAt: wire.At(s.StartedAt),
-	}
-	if s.Interval == domain.IntervalSplit {
-		v.Installments = &s.Installments
-	}
-	ended := wire.At(s.EndedAt)
-	switch s.Status {
-	case domain.SubscriptionStatusCancelled:
-		v.CancelledAt = &ended
-	case domain.SubscriptionStatusCompleted:
-		v.CompletedAt = &ended
-	}
-	return v
 }
 
 // activationView is the activation a purchase of a saas_signup product issued, with its token,
@@ -269,7 +216,7 @@ func contactDetailView(c wire.Contact, leads []projections.Lead, customers []adm
 func contactCustomerView(c projections.Customer, transactions []projections.Transaction, subscriptions []projections.BillingSubscription) admin.ContactCustomer {
 	return admin.ContactCustomer{
 		Id: c.ID, Email: c.Email, Name: c.Name, ContactId: c.ContactID, CreatedAt: wire.At(c.CreatedAt),
-		Transactions: each(transactions, transactionView), Subscriptions: each(subscriptions, billingSubscriptionView),
+		Transactions: each(transactions, views.Transaction), Subscriptions: each(subscriptions, views.Subscription),
 	}
 }
 

@@ -120,3 +120,14 @@ func (s *Server) replayWebhook(w http.ResponseWriter, r *http.Request) {
 	answer.Replay.Id, answer.Replay.Count = replay.ID, replay.Count
 	httpapi.Answer(w, http.StatusAccepted, answer)
 }
+
+// webhookRoutes registers the routes of webhook connections and their deliveries (Router, server.go).
+func (s *Server) webhookRoutes(admin routes) {
+	admin(http.MethodPost, "/accounts/{accountId}/webhooks", s.createWebhook)
+	admin(http.MethodGet, "/accounts/{accountId}/webhooks", s.listWebhooks)
+	admin(http.MethodDelete, "/accounts/{accountId}/webhooks/{webhookId}", s.deleteWebhook)
+	admin(http.MethodPost, "/accounts/{accountId}/webhooks/{webhookId}/rotate-secret", s.rotateWebhookSecret)
+	admin(http.MethodPost, "/accounts/{accountId}/webhooks/{webhookId}/replay", s.replayWebhook)
+	admin(http.MethodGet, "/accounts/{accountId}/webhook-deliveries", s.listDeliveries)
+	admin(http.MethodPost, "/accounts/{accountId}/webhook-deliveries/{deliveryId}/retry", s.retryDelivery)
+}

@@ -336,22 +336,22 @@ func (e HealthStatus) Valid() bool {
 
 // Defines values for Interval.
 const (
-	IntervalMonth   Interval = "month"
-	IntervalOneTime Interval = "one_time"
-	IntervalSplit   Interval = "split"
-	IntervalYear    Interval = "year"
+	Month   Interval = "month"
+	OneTime Interval = "one_time"
+	Split   Interval = "split"
+	Year    Interval = "year"
 )
 
 // Valid indicates whether the value is a known member of the Interval enum.
 func (e Interval) Valid() bool {
 	switch e {
-	case IntervalMonth:
+	case Month:
 		return true
-	case IntervalOneTime:
+	case OneTime:
 		return true
-	case IntervalSplit:
+	case Split:
 		return true
-	case IntervalYear:
+	case Year:
 		return true
 	default:
 		return false
@@ -430,27 +430,6 @@ func (e Scope) Valid() bool {
 	case WebhooksRead:
 		return true
 	case WebhooksWrite:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for SubscriptionInterval.
-const (
-	SubscriptionIntervalMonth SubscriptionInterval = "month"
-	SubscriptionIntervalSplit SubscriptionInterval = "split"
-	SubscriptionIntervalYear  SubscriptionInterval = "year"
-)
-
-// Valid indicates whether the value is a known member of the SubscriptionInterval enum.
-func (e SubscriptionInterval) Valid() bool {
-	switch e {
-	case SubscriptionIntervalMonth:
-		return true
-	case SubscriptionIntervalSplit:
-		return true
-	case SubscriptionIntervalYear:
 		return true
 	default:
 		return false
@@ -722,12 +701,7 @@ type BookingList struct {
 }
 
 // Bump defines model for Bump.
-type Bump struct {
-	Amount int64  `json:"amount"`
-	Id     string `json:"id"`
-	Index  int    `json:"index"`
-	Name   string `json:"name"`
-}
+type Bump = wire.Bump
 
 // BumpSpec defines model for BumpSpec.
 type BumpSpec struct {
@@ -985,19 +959,7 @@ type CustomFieldResponse struct {
 }
 
 // Customer defines model for Customer.
-type Customer struct {
-	ContactId string `json:"contactId"`
-
-	// CreatedAt RFC 3339 in UTC with milliseconds, such as 2026-11-23T10:15:30.123Z.
-	CreatedAt Timestamp `json:"createdAt"`
-
-	// Email As the first purchase spelt it.
-	Email string `json:"email"`
-	Id    string `json:"id"`
-
-	// Name The latest name a purchase gave; "" when none did.
-	Name string `json:"name"`
-}
+type Customer = wire.Customer
 
 // DefineCustomFieldRequest defines model for DefineCustomFieldRequest.
 type DefineCustomFieldRequest struct {
@@ -1414,17 +1376,7 @@ type PaymentRecordedBefore struct {
 }
 
 // PricingTier defines model for PricingTier.
-type PricingTier struct {
-	Amount   int64  `json:"amount"`
-	Currency string `json:"currency"`
-	Id       string `json:"id"`
-	Index    int    `json:"index"`
-
-	// Installments On split tiers only.
-	Installments *int     `json:"installments,omitempty"`
-	Interval     Interval `json:"interval"`
-	Name         string   `json:"name"`
-}
+type PricingTier = wire.PricingTier
 
 // PricingTierSpec defines model for PricingTierSpec.
 type PricingTierSpec struct {
@@ -1645,41 +1597,7 @@ type SubmissionList struct {
 }
 
 // Subscription A billing subscription, named as `data.subscription` of the checkout webhooks.
-type Subscription struct {
-	// Amount Of each renewal.
-	Amount            int64 `json:"amount"`
-	CancelAtPeriodEnd bool  `json:"cancelAtPeriodEnd"`
-
-	// CancelledAt Null unless cancelled.
-	CancelledAt *wire.DateTime `json:"cancelledAt"`
-
-	// CompletedAt Null unless a split plan was paid in full.
-	CompletedAt *wire.DateTime `json:"completedAt"`
-	Currency    string         `json:"currency"`
-
-	// CurrentPeriodEnd RFC 3339 in UTC with milliseconds, such as 2026-11-23T10:15:30.123Z.
-	CurrentPeriodEnd Timestamp `json:"currentPeriodEnd"`
-	Id               string    `json:"id"`
-
-	// Installments The number of payments of a split plan; null otherwise.
-	Installments *int                 `json:"installments"`
-	Interval     SubscriptionInterval `json:"interval"`
-
-	// Payments Payments made so far.
-	Payments      int    `json:"payments"`
-	PricingTierId string `json:"pricingTierId"`
-	Processor     string `json:"processor"`
-	ProductId     string `json:"productId"`
-
-	// StartedAt RFC 3339 in UTC with milliseconds, such as 2026-11-23T10:15:30.123Z.
-	StartedAt Timestamp `json:"startedAt"`
-
-	// Status `completed`: a split plan paid in full.
-	Status SubscriptionStatus `json:"status"`
-}
-
-// SubscriptionInterval defines model for Subscription.Interval.
-type SubscriptionInterval string
+type Subscription = wire.Subscription
 
 // SubscriptionResponse defines model for SubscriptionResponse.
 type SubscriptionResponse struct {
@@ -1731,27 +1649,7 @@ type TagResponse struct {
 type Timestamp = wire.DateTime
 
 // Transaction A payment, named as `data.transaction` of the checkout webhooks, plus what it paid for and what was refunded.
-type Transaction struct {
-	Amount   int64    `json:"amount"`
-	BumpIds  []string `json:"bumpIds"`
-	Currency string   `json:"currency"`
-	Id       string   `json:"id"`
-	IsRebill bool     `json:"isRebill"`
-
-	// PaidAt RFC 3339 in UTC with milliseconds, such as 2026-11-23T10:15:30.123Z.
-	PaidAt         Timestamp         `json:"paidAt"`
-	PricingTierId  string            `json:"pricingTierId"`
-	Processor      string            `json:"processor"`
-	ProductId      string            `json:"productId"`
-	RefundedAmount int64             `json:"refundedAmount"`
-	Status         TransactionStatus `json:"status"`
-
-	// SubscriptionId Null for a one-time tier.
-	SubscriptionId *string `json:"subscriptionId"`
-
-	// TxnId The processor's id of the payment.
-	TxnId string `json:"txnId"`
-}
+type Transaction = wire.Transaction
 
 // TransactionStatus defines model for TransactionStatus.
 type TransactionStatus string

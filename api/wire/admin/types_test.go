@@ -2,8 +2,13 @@ package admin
 
 import (
 	"encoding/json"
+	"os"
+	"reflect"
+	"strings"
 	"testing"
 	"time"
+
+	"go.yaml.in/yaml/v4"
 
 	"github.com/funnelhq/funnel/api/wire"
 )
@@ -34,4 +39,78 @@ func TestGeneratedTypesWriteNumbersTimesAndEventDataAsTheContractSays(t *testing
 	if string(b) != want {
 		t.Fatalf("got  %s\nwant %s", b, want)
 	}
+}
+
+// A schema of operator.yaml that overlay.yaml makes an integration API type (x-go-type: wire.X)
+// must be that type's schema in integration.yaml, descriptions aside: one mapping serves both
+// APIs (api/views), so the two documents may not drift apart.
+func TestSharedSchemasAreTheSameInBothDocuments(t *testing.T) {
+	overlay, err := os.ReadFile("overlay.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var o struct {
+		Actions []struct {
+			Target string         `yaml:"target"`
+			Update map[string]any `yaml:"update"`
+		} `yaml:"actions"`
+	}
+	if err := yaml.Unmarshal(overlay, &o); err != nil {
+		t.Fatal(err)
+	}
+	schemas := func(name string) map[string]any {
+		b, err := os.ReadFile("../../openapi/" + name + ".json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc struct {
+			Components struct {
+				Schemas map[string]any `json:"schemas"`
+			} `json:"components"`
+		}
+		if err := json.Unmarshal(b, &doc); err != nil {
+			t.Fatal(err)
+		}
+		return doc.Components.Schemas
+	}
+	integration, operator := schemas("integration"), schemas("operator")
+	shared := 0
+	for _, a := range o.Actions {
+		name, ok := strings.CutPrefix(a.Target, "$.components.schemas.")
+		goType, _ := a.Update["x-go-type"].(string)
+		if !ok || strings.Contains(name, ".") || !strings.HasPrefix(goType, "wire.") {
+			continue
+		}
+		shared++
+		if name != strings.TrimPrefix(goType, "wire.") {
+			t.Errorf("%s is made %s: a shared schema keeps its name", name, goType)
+		}
+		if !reflect.DeepEqual(withoutDescriptions(integration[name]), withoutDescriptions(operator[name])) {
+			t.Errorf("the schema %s differs between integration.yaml and operator.yaml, though both answer %s", name, goType)
+		}
+	}
+	if shared == 0 {
+		t.Fatal("overlay.yaml shares no schema: the test reads it wrong")
+	}
+}
+
+// withoutDescriptions is a schema without its descriptions, which may differ between documents.
+func withoutDescriptions(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, e := range v {
+			if k != "description" {
+				out[k] = withoutDescriptions(e)
+			}
+		}
+		return out
+	case []any:
+		out := make([]any, len(v))
+		for i, e := range v {
+			out[i] = withoutDescriptions(e)
+		}
+		return out
+	}
+	return v
 }

@@ -2,7 +2,9 @@
 // api/openapi: first the parts of each YAML source that Go tables own (the ErrorCode schema from
 // domain.ErrorCodes, the one list of error codes; the event enums and the oneOf of webhook bodies
 // from the table of outbound events, webhooks.Events), then integration.json and operator.json
-// from their YAML, and llms-full.txt from integration.yaml and the prose of llms-full.txt.tmpl.
+// from their YAML, llms-full.txt from integration.yaml and the prose of llms-full.txt.tmpl, and
+// the generated parts of docs/webhooks.md (the table of events) and docs/operator-api.md (the
+// index of routes).
 // `make generate` runs it (through the
 // go:generate line of api/openapi/openapi.go) in api/openapi.
 package main
@@ -63,5 +65,53 @@ func generate() error {
 	if err != nil {
 		return err
 	}
-	return os.WriteFile("llms-full.txt", text, 0o644)
+	if err := os.WriteFile("llms-full.txt", text, 0o644); err != nil {
+		return err
+	}
+	if err := writeEventTable(integration); err != nil {
+		return err
+	}
+	return writeRouteIndex()
+}
+
+// routesPage is the page of docs that indexes the operator API's routes, from api/openapi.
+const routesPage = "../../docs/operator-api.md"
+
+// writeRouteIndex writes the index of routes of docs/operator-api.md from operator.yaml.
+func writeRouteIndex() error {
+	operator, err := os.ReadFile("operator.yaml")
+	if err != nil {
+		return err
+	}
+	page, err := os.ReadFile(routesPage)
+	if err != nil {
+		return err
+	}
+	out, err := render.WithRouteIndex(page, operator)
+	if err != nil {
+		return fmt.Errorf("%s: %w", routesPage, err)
+	}
+	if bytes.Equal(out, page) {
+		return nil
+	}
+	return os.WriteFile(routesPage, out, 0o644)
+}
+
+// eventsPage is the page of docs that lists the outbound events, from api/openapi.
+const eventsPage = "../../docs/webhooks.md"
+
+// writeEventTable writes the table of outbound events of docs/webhooks.md.
+func writeEventTable(integration []byte) error {
+	page, err := os.ReadFile(eventsPage)
+	if err != nil {
+		return err
+	}
+	out, err := render.WithEventTable(page, integration, webhooks.Events.Docs())
+	if err != nil {
+		return fmt.Errorf("%s: %w", eventsPage, err)
+	}
+	if bytes.Equal(out, page) {
+		return nil
+	}
+	return os.WriteFile(eventsPage, out, 0o644)
 }
