@@ -23,8 +23,8 @@ type AccountEventsQuery struct {
 // ReadAccountEvents returns up to Limit events of an account, of the given types, after a log
 // position and within a time window, oldest first: the event feed and webhook replays page
 // through it. Like ReadLog it returns an event only once no transaction may still commit one
-// before it (on PostgreSQL, below the horizon), so reading on from the last one returned skips
-// nothing while writes go on.
+// before it (on PostgreSQL, below the horizon or up to what this process's reads of the log have
+// passed), so reading on from the last one returned skips nothing while writes go on.
 //
 // Each type is read by its own range scan of the (account_id, type, position) index, at most
 // Limit rows each, and the scans are merged: a page costs Limit rows per type, however many
@@ -40,7 +40,10 @@ func (s *Store) ReadAccountEvents(ctx context.Context, q AccountEventsQuery) ([]
 	args := []any{q.AccountID, q.After, q.Since.UnixMilli(), until}
 	horizon := ""
 	if s.db.Dialect == sqldb.Postgres {
-		horizon = " AND tx_id < pg_snapshot_xmin(pg_current_snapshot())"
+		// Below the horizon, or up to what this process has read of the log already: each event
+		// returned has every position before it settled.
+		args = append(args, s.settled.Load())
+		horizon = fmt.Sprintf(" AND (tx_id < pg_snapshot_xmin(pg_current_snapshot()) OR position <= $%d)", len(args))
 	}
 	scans := make([]string, len(q.Types))
 	for i, t := range q.Types {

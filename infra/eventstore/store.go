@@ -52,6 +52,11 @@ type Store struct {
 	inlineReady atomic.Bool
 	// committed is the last position this process has committed (LastCommitted).
 	committed atomic.Int64
+	// settled is a position every position up to which is settled: the furthest a read of the log
+	// has returned (noteSettled). A read from memory may pass the database's horizon; the reads
+	// that keep to the horizon (Head, ReadAccountEvents) read up to it as well, so that what the
+	// relay has delivered, the feed shows.
+	settled atomic.Int64
 }
 
 // Observer is told about every committed batch (metrics).
@@ -103,6 +108,16 @@ func (s *Store) noteCommitted(pos int64) {
 	for {
 		cur := s.committed.Load()
 		if pos <= cur || s.committed.CompareAndSwap(cur, pos) {
+			return
+		}
+	}
+}
+
+// noteSettled records that every position up to pos is settled.
+func (s *Store) noteSettled(pos int64) {
+	for {
+		cur := s.settled.Load()
+		if pos <= cur || s.settled.CompareAndSwap(cur, pos) {
 			return
 		}
 	}
@@ -192,18 +207,24 @@ func (s *Store) ReadStreamFrom(ctx context.Context, streamID string, afterVersio
 // PostgreSQL it returns only what is below the horizon (readLogBelowHorizon), so a commit shows
 // once the transactions that began before it have ended.
 func (s *Store) ReadLog(ctx context.Context, after int64, limit int) ([]domain.Recorded, error) {
-	if events, ok, err := s.recent.read(after, limit); ok || err != nil {
-		return events, err
+	events, ok, err := s.recent.read(after, limit)
+	if !ok && err == nil {
+		query := readLogBelowHorizon
+		if s.db.Dialect == sqldb.SQLite {
+			query = readLog
+		}
+		rows, err := s.db.Read.QueryContext(ctx, query, after, limit)
+		if err != nil {
+			return nil, fmt.Errorf("eventstore: read log after %d: %w", after, err)
+		}
+		if events, err = s.scanOpened(ctx, rows); err != nil {
+			return nil, err
+		}
 	}
-	query := readLogBelowHorizon
-	if s.db.Dialect == sqldb.SQLite {
-		query = readLog
+	if len(events) > 0 {
+		s.noteSettled(events[len(events)-1].Position)
 	}
-	rows, err := s.db.Read.QueryContext(ctx, query, after, limit)
-	if err != nil {
-		return nil, fmt.Errorf("eventstore: read log after %d: %w", after, err)
-	}
-	return s.scanOpened(ctx, rows)
+	return events, err
 }
 
 // readContactHistory reads a contact's own stream (the (stream_id, version) index) and the events
@@ -265,6 +286,7 @@ func (s *Store) Head(ctx context.Context) (int64, error) {
 		if err != nil {
 			return 0, fmt.Errorf("eventstore: %w", err)
 		}
+		head = max(head, s.settled.Load())
 		if head >= own || time.Now().After(deadline) {
 			return head, nil
 		}
