@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"runtime"
+	"runtime/metrics"
 	"strconv"
 	"strings"
 	"sync"
@@ -32,8 +33,10 @@ import (
 // subscription's payments arrive once each, in the order they were made. It reports events/s
 // from the request to the last receipt, how long the request itself took (accept-ms: it records
 // every delivery before answering), and the memory of the whole process while the replay runs
-// (service, receiver and all): the peak heap in use, sampled every 5 ms, and the peak RSS
-// (VmHWM, reset before the replay; Linux only). Both must stay flat as the replay grows: run
+// (service, receiver and all), sampled every 5 ms: the peak heap in use (HeapInuse: live objects
+// and the garbage not yet collected), the peak live heap (what the last collection found
+// reachable: what the replay holds), and the peak RSS (VmHWM, reset before the replay; Linux
+// only). Both must stay flat as the replay grows: run
 // with FUNNEL_BENCH_REPLAY_EVENTS, which also lowers the count for a quick run, to compare.
 func BenchmarkReplay(b *testing.B) {
 	events := benchCount(b, "FUNNEL_BENCH_REPLAY_EVENTS", 100_000, 10)
@@ -49,7 +52,7 @@ func BenchmarkReplay(b *testing.B) {
 			rcv.secret.Store(&secret)
 
 			var accept, took time.Duration
-			var heap, rss uint64
+			var heap, live, rss uint64
 			b.ResetTimer()
 			for i := range b.N {
 				b.StopTimer()
@@ -65,8 +68,8 @@ func BenchmarkReplay(b *testing.B) {
 				rcv.waitFor(b, int64((i+1)*log.events()), 30*time.Minute)
 				took += time.Since(start)
 				b.StopTimer()
-				h, r := peak()
-				heap, rss = max(heap, h), max(rss, r)
+				h, l, r := peak()
+				heap, live, rss = max(heap, h), max(live, l), max(rss, r)
 				b.StartTimer()
 			}
 			b.StopTimer()
@@ -74,6 +77,7 @@ func BenchmarkReplay(b *testing.B) {
 			b.ReportMetric(float64(b.N*log.events())/took.Seconds(), "events/s")
 			b.ReportMetric(float64(accept.Milliseconds())/float64(b.N), "accept-ms")
 			b.ReportMetric(float64(heap)/(1<<20), "peak-heap-MiB")
+			b.ReportMetric(float64(live)/(1<<20), "peak-live-heap-MiB")
 			if rss > 0 {
 				b.ReportMetric(float64(rss)/(1<<20), "peak-rss-MiB")
 			}
@@ -190,23 +194,26 @@ func (r *replayReceiver) check(b *testing.B) {
 	}
 }
 
-// watchMemory samples the heap in use every 5 ms until the returned function is called, which
-// returns the highest sample and the peak RSS of the process since the call (0 where /proc cannot
-// tell it).
-func watchMemory() func() (heap, rss uint64) {
+// watchMemory samples the heap every 5 ms until the returned function is called, which returns
+// the highest heap in use, the highest live heap, and the peak RSS of the process since the call
+// (0 where /proc cannot tell it).
+func watchMemory() func() (heap, live, rss uint64) {
 	runtime.GC() // what the setup left behind is not the replay's
 	// Writing 5 to clear_refs resets VmHWM to the current RSS (Linux).
 	resetRSS := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) == nil
-	var peak atomic.Uint64
+	var peak, peakLive atomic.Uint64
 	stop, done := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(done)
 		tick := time.NewTicker(5 * time.Millisecond)
 		defer tick.Stop()
 		var m runtime.MemStats
+		live := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
 		for {
 			runtime.ReadMemStats(&m)
+			metrics.Read(live)
 			peak.Store(max(peak.Load(), m.HeapInuse))
+			peakLive.Store(max(peakLive.Load(), live[0].Value.Uint64()))
 			select {
 			case <-stop:
 				return
@@ -214,13 +221,13 @@ func watchMemory() func() (heap, rss uint64) {
 			}
 		}
 	}()
-	return func() (uint64, uint64) {
+	return func() (uint64, uint64, uint64) {
 		close(stop)
 		<-done
 		if !resetRSS {
-			return peak.Load(), 0
+			return peak.Load(), peakLive.Load(), 0
 		}
-		return peak.Load(), peakRSS()
+		return peak.Load(), peakLive.Load(), peakRSS()
 	}
 }
 
