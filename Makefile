@@ -65,6 +65,8 @@ vet:
 # Benchmarks (Go benchmarks, then the HTTP load script, which measures a one-row pgbench insert
 # and shows every rate, the Go benchmarks' too, as a ratio to it). Not part of `make test`.
 # FUNNEL_BENCH_REBUILD_EVENTS sizes BenchmarkRebuild's log (default 40,000).
+# FUNNEL_BENCH_FEED_EVENTS (default 1,000,000) and FUNNEL_BENCH_REPLAY_EVENTS (default 100,000)
+# size BenchmarkEventFeed's and BenchmarkReplay's logs.
 bench:
 	@out=$$(mktemp); \
 	{ $(GO) test -run '^$$' -bench . -benchtime 3s -timeout 30m ./...; echo $$? > $$out.status; } | tee $$out; \
