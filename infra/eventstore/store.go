@@ -68,10 +68,13 @@ type noObserver struct{}
 
 func (noObserver) Committed(int, int, time.Duration) {}
 
-// pgAppenders is how many append transactions a process runs side by side on PostgreSQL: enough
-// to keep the database's group commit fed at the load one process sees, few enough to leave the
-// pool's connections to reads.
-const pgAppenders = 8
+// pgAppenders is how many append transactions a process runs side by side on PostgreSQL. Two:
+// one commits while the next gathers the appends queued meanwhile, so commits still overlap and
+// each carries a group. Eight gave every append a transaction of its own, and each transaction's
+// round trips cost PostgreSQL more than its writes (on this VM, a context switch each side):
+// 645 against 871 upserts/s at 8 clients, PostgreSQL's CPU per upsert 1.65 against 1.03 ms
+// (docs/performance.md, "Appends without a global lock").
+const pgAppenders = 2
 
 // New opens the log on db and starts its appenders.
 func New(db *sqldb.DB) *Store {
