@@ -5,9 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"strings"
-
-	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // The first event of an append stamped with an idempotency id carries it in its own column,
@@ -15,20 +12,10 @@ import (
 // two attempts of one request never both perform it, whatever their timing or process.
 
 // idempotencyIndex is the unique index of events.idempotency_id.
-const idempotencyIndex = "events_by_idempotency_id"
+var idempotencyIndex = uniqueKey{"events_by_idempotency_id", "events.idempotency_id"}
 
 // isIdempotencyIDTaken tells whether an append failed on that unique index.
-func isIdempotencyIDTaken(err error) bool {
-	if err == nil {
-		return false
-	}
-	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) {
-		return pgErr.Code == "23505" && pgErr.ConstraintName == idempotencyIndex
-	}
-	// SQLite names the column: "UNIQUE constraint failed: events.idempotency_id".
-	return strings.Contains(err.Error(), "UNIQUE constraint failed: events.idempotency_id")
-}
+func isIdempotencyIDTaken(err error) bool { return idempotencyIndex.failedOn(err) }
 
 // HasIdempotencyID tells whether the log holds the append stamped with an idempotency id: whether
 // the request of that claim was performed.

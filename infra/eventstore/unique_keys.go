@@ -1,0 +1,40 @@
+package eventstore
+
+import (
+	"errors"
+	"strings"
+
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// uniqueKey is a unique key an append may fail on, as each database names it in its error.
+type uniqueKey struct {
+	pgConstraint  string // PostgreSQL's constraint or index name
+	sqliteColumns string // SQLite's "table.column, table.column" list
+}
+
+// failedOn tells whether err is a unique violation of the key.
+func (k uniqueKey) failedOn(err error) bool {
+	if err == nil {
+		return false
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		return pgErr.Code == "23505" && pgErr.ConstraintName == k.pgConstraint
+	}
+	return strings.Contains(err.Error(), "UNIQUE constraint failed: "+k.sqliteColumns)
+}
+
+// streamVersionKey is the unique (stream_id, version) of the events table.
+var streamVersionKey = uniqueKey{"events_stream_id_version_key", "events.stream_id, events.version"}
+
+// isStreamVersionTaken tells whether an append failed on the unique (stream_id, version): another
+// transaction appended to one of its streams after it read the stream's version.
+func isStreamVersionTaken(err error) bool { return streamVersionKey.failedOn(err) }
+
+// personKey is the primary key of person_keys.
+var personKey = uniqueKey{"person_keys_pkey", "person_keys.contact_id"}
+
+// isPersonKeyTaken tells whether an append failed storing a new person's key: the contact has one
+// (or was erased) since the append looked (storeNewKeys).
+func isPersonKeyTaken(err error) bool { return personKey.failedOn(err) }
