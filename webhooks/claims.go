@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"fmt"
 	"net/http"
+	"slices"
+	"strings"
 	"time"
 
 	"go.uber.org/zap"
@@ -229,12 +231,18 @@ func (d *Dispatcher) record(done []outcome) (soonest time.Time, err error) {
 		return soonest, fmt.Errorf("webhooks: begin: %w", err)
 	}
 	defer tx.Rollback()
+	// Rows are locked in id order, chunk after chunk, as every statement that updates several
+	// deliveries at once does (Projector.stop, eraseDeliveries): two of them meeting on the same
+	// deliveries wait for each other instead of deadlocking.
+	slices.SortFunc(updates, func(a, b []any) int { return strings.Compare(a[0].(string), b[0].(string)) })
 	held, err := sqldb.QueryRowsStrings(ctx, tx, d.db.Dialect, `WITH v (id, claimed_until, status, attempts, next_attempt_at, status_code, error) AS (VALUES `,
-		fmt.Sprintf(`) UPDATE webhook_deliveries SET status = v.status, attempts = v.attempts, next_attempt_at = v.next_attempt_at,
+		fmt.Sprintf(`), locked AS (SELECT id FROM webhook_deliveries WHERE id IN (SELECT id FROM v) ORDER BY id%s)
+			UPDATE webhook_deliveries SET status = v.status, attempts = v.attempts, next_attempt_at = v.next_attempt_at,
 			claimed_until = 0, last_status_code = v.status_code, last_error = v.error, updated_at = %d
-			FROM v WHERE webhook_deliveries.id = v.id AND webhook_deliveries.claimed_until = v.claimed_until
+			FROM v JOIN locked ON locked.id = v.id
+			WHERE webhook_deliveries.id = v.id AND webhook_deliveries.claimed_until = v.claimed_until
 			  AND webhook_deliveries.status = 'pending'
-			RETURNING webhook_deliveries.id`, now.UnixMilli()),
+			RETURNING webhook_deliveries.id`, d.db.ForUpdate(), now.UnixMilli()),
 		updates, "TEXT", "BIGINT", "TEXT", "INTEGER", "BIGINT", "INTEGER", "TEXT")
 	if err != nil {
 		return soonest, fmt.Errorf("webhooks: update deliveries: %w", err)

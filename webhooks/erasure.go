@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/funnelhq/funnel/domain"
+	"github.com/funnelhq/funnel/infra/sqldb"
 )
 
 // ErasedError is the error of a delivery given up because its person was erased.
@@ -18,18 +19,22 @@ const ErasedError = "erased"
 // with error "erased". Deliveries already made are not recalled; the attempt log holds no body.
 // The deliveries are found by their events' positions (webhook_deliveries_by_account), not their
 // ids, which no index orders: an erasure read every delivery of the account.
-func eraseDeliveries(ctx context.Context, tx *sql.Tx, r domain.Recorded) error {
+func eraseDeliveries(ctx context.Context, tx *sql.Tx, dialect sqldb.Dialect, r domain.Recorded) error {
 	e, err := r.Decode()
 	if err != nil {
 		return fmt.Errorf("webhooks: decode %s at %d: %w", r.Type, r.Position, err)
 	}
 	erased := e.(domain.ContactErased)
 	now := time.Now().UnixMilli()
-	if _, err := tx.ExecContext(ctx, `UPDATE webhook_deliveries SET body = '', body_sealed = 0,
+	// Locked in id order, as Dispatcher.record locks the deliveries it records (no deadlock).
+	if _, err := tx.ExecContext(ctx, `WITH locked AS (SELECT id FROM webhook_deliveries
+			WHERE account_id = $3 AND event_position IN (SELECT position FROM events WHERE account_id = $3 AND (stream_id = $4 OR contact_id = $4))
+			ORDER BY id`+dialect.ForUpdate()+`)
+		UPDATE webhook_deliveries SET body = '', body_sealed = 0,
 			last_error = CASE WHEN status = 'pending' THEN $1 ELSE last_error END,
 			status = CASE WHEN status = 'pending' THEN 'failed' ELSE status END,
 			updated_at = $2
-		WHERE account_id = $3 AND event_position IN (SELECT position FROM events WHERE account_id = $3 AND (stream_id = $4 OR contact_id = $4))`,
+		WHERE id IN (SELECT id FROM locked)`,
 		ErasedError, now, erased.AccountID, erased.ContactID); err != nil {
 		return fmt.Errorf("webhooks: forget erased contact %s: %w", erased.ContactID, err)
 	}

@@ -145,7 +145,7 @@ func (p *Projector) Apply(ctx context.Context, tx *sql.Tx, batch []domain.Record
 			if err := flush(); err != nil {
 				return err
 			}
-			if err := eraseDeliveries(ctx, tx, r); err != nil {
+			if err := eraseDeliveries(ctx, tx, p.dialect, r); err != nil {
 				return err
 			}
 			continue
@@ -320,8 +320,11 @@ func (p *Projector) stop(ctx context.Context, tx *sql.Tx, id, status, reason str
 	}
 	// In chunks, each statement's journal bounded (giveUpChunkSize).
 	for {
-		res, err := tx.ExecContext(ctx, fmt.Sprintf(`UPDATE webhook_deliveries SET status = 'failed', last_error = $1, updated_at = $2
-			WHERE id IN (SELECT id FROM webhook_deliveries WHERE subscription_id = $3 AND status = 'pending' LIMIT %d)`, p.giveUpChunk),
+		// Locked in id order, as Dispatcher.record locks the deliveries it records: the two wait
+		// for each other on a delivery being sent, never deadlock.
+		res, err := tx.ExecContext(ctx, fmt.Sprintf(`WITH locked AS (SELECT id FROM webhook_deliveries WHERE subscription_id = $3 AND status = 'pending' ORDER BY id LIMIT %d%s)
+			UPDATE webhook_deliveries SET status = 'failed', last_error = $1, updated_at = $2
+			WHERE id IN (SELECT id FROM locked)`, p.giveUpChunk, p.dialect.ForUpdate()),
 			strings.TrimSpace("given up: "+reason), at, id)
 		if err != nil {
 			return err

@@ -2,6 +2,7 @@ package webhooks_test
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -455,6 +456,79 @@ func TestDeletingASubscriptionWhileADeliveryIsInFlight(t *testing.T) {
 			})
 		})
 	}
+}
+
+// Many deliveries in flight end while their subscription is deleted: the dispatcher records
+// their attempts while the projector gives the same deliveries up. Both lock the rows in one
+// order, so one waits for the other: every attempt made is recorded, none lost to a deadlock
+// (which rolled back the dispatcher's record and lost its attempts).
+func TestEndingASubscriptionWhileManyAttemptsAreRecorded(t *testing.T) {
+	const inFlight, rounds = 40, 4
+	run(t, func(c *service.Config) { c.WebhookBackoffBase = time.Hour; c.WebhookBackoffCap = time.Hour }, func(t *testing.T, svc *servicetest.Service) {
+		for round := range rounds {
+			// Each request waits for an answer of its own, so that the test chooses the order
+			// in which the attempts end.
+			arrived := make(chan chan struct{}, inFlight)
+			target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+				io.Copy(io.Discard, req.Body)
+				answer := make(chan struct{})
+				arrived <- answer
+				<-answer
+				w.WriteHeader(http.StatusInternalServerError)
+			}))
+			t.Cleanup(target.Close)
+			acc := svc.NewAccount(t)
+			form := newForm(t, svc, acc.ID, "Signup")
+			id, _ := subscribe(t, svc, acc.ID, map[string]any{"url": target.URL, "events": []string{"form.submitted"}})
+			for i := range inFlight {
+				submit(t, svc, acc.ID, form, fmt.Sprintf("r%d-%d@example.com", round, i))
+			}
+			var waiting []chan struct{}
+			for range inFlight {
+				select {
+				case answer := <-arrived:
+					waiting = append(waiting, answer)
+				case <-time.After(10 * time.Second):
+					for _, answer := range waiting {
+						close(answer)
+					}
+					t.Fatalf("round %d: only %d of %d deliveries were sent", round, len(waiting), inFlight)
+				}
+			}
+			// The attempts end a few at a time, the last sent first, while the deletion is made
+			// and projected: records of several deliveries, in an order of their own, overlap
+			// the giving up of the same deliveries.
+			answered := make(chan struct{})
+			go func() {
+				defer close(answered)
+				for i := len(waiting) - 1; i >= 0; i-- {
+					close(waiting[i])
+					if i%4 == 0 {
+						time.Sleep(time.Millisecond)
+					}
+				}
+			}()
+			time.Sleep(3 * time.Millisecond)
+			svc.Operator.Delete(t, "/admin/v1/accounts/"+acc.ID+"/webhooks/"+id, "").Expect(t, http.StatusOK)
+			<-answered
+			for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+				list := deliveries(t, svc, acc.ID, "?limit=100")
+				attempted, failed := 0, 0
+				for _, d := range list {
+					attempted += len(d["attempts"].([]any))
+					if d["status"] == "failed" {
+						failed++
+					}
+				}
+				if attempted == inFlight && failed == inFlight {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("round %d: %d of %d attempts recorded, %d of %d deliveries failed", round, attempted, inFlight, failed, inFlight)
+				}
+			}
+		}
+	})
 }
 
 func grepLines(text, prefix string) string {

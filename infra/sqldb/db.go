@@ -255,7 +255,12 @@ func DialectOf(pool *sql.DB) Dialect {
 // ForUpdate is the row-locking suffix of a SELECT inside a write transaction. SQLite needs none:
 // its write transactions are serialized (immediate transactions on a single connection).
 func (db *DB) ForUpdate() string {
-	if db.Dialect == Postgres {
+	return db.Dialect.ForUpdate()
+}
+
+// ForUpdate is DB.ForUpdate for code that holds only the dialect.
+func (d Dialect) ForUpdate() string {
+	if d == Postgres {
 		return " FOR UPDATE"
 	}
 	return ""
