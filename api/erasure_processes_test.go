@@ -88,3 +88,45 @@ func TestWritesRacingAnErasureDoNotSurviveIt(t *testing.T) {
 		}
 	})
 }
+
+// A process that keeps nothing of an erased contact (started after the erasure) takes its email
+// for a new contact without asking whether it was erased: its first try fails on the erased
+// stream's version, and the next one finds the erasure. The upsert creates a new contact, once.
+func TestAFreshProcessUpsertsAnErasedEmailAsANewContact(t *testing.T) {
+	sqldbtest.Run(t, func(t *testing.T, dialect sqldb.Dialect) {
+		url := sqldbtest.URL(t, dialect)
+		noLimits := func(c *service.Config) { c.RateLimits = false }
+		first := servicetest.StartOn(t, url, noLimits)
+		acc := first.NewAccount(t)
+		email := "qzfresh.process@example.com"
+		erased := first.API.Post(t, "/api/v1/contacts", acc.Key, map[string]any{"email": email, "firstName": "Quillonia"}).Expect(t, http.StatusOK).Object(t, "contact")["id"].(string)
+		first.API.Delete(t, "/api/v1/contacts/"+erased, acc.Key).Expect(t, http.StatusOK)
+		first.Stop()
+
+		fresh := servicetest.StartOn(t, url, noLimits)
+		var res struct {
+			Created bool           `json:"created"`
+			Contact map[string]any `json:"contact"`
+		}
+		upsert := func() {
+			t.Helper()
+			raw := fresh.API.Post(t, "/api/v1/contacts", acc.Key, map[string]any{"email": email}).Expect(t, http.StatusOK).Raw
+			if err := json.Unmarshal(raw, &res); err != nil {
+				t.Fatal(err)
+			}
+		}
+		upsert()
+		newID, _ := res.Contact["id"].(string)
+		if !res.Created || newID == "" || newID == erased || res.Contact["firstName"] != "" {
+			t.Fatalf("the fresh process's upsert of the erased email: created %v, %v", res.Created, res.Contact)
+		}
+		upsert()
+		if res.Created || res.Contact["id"] != newID {
+			t.Fatalf("the second upsert: created %v, %v; want the contact %s", res.Created, res.Contact, newID)
+		}
+		fresh.API.Get(t, "/api/v1/contacts/"+erased, acc.Key).ExpectError(t, http.StatusNotFound)
+		if events := history(t, fresh, acc.ID, erased); events[len(events)-1]["type"] != "ContactErased" {
+			t.Errorf("an event was recorded on the erased contact after its erasure: %v", events[len(events)-1])
+		}
+	})
+}

@@ -20,6 +20,31 @@ func (r *Repository) contactIDFor(ctx context.Context, accountID, email string) 
 	return id, err
 }
 
+// guessContactID is contactIDFor for a command that takes the contact for new without reading it
+// (session.mayBeNew): when this process keeps no state of the email's contact, the id is taken
+// as it is, without asking whether that contact was erased. An erased contact's stream holds its
+// events, so an append that takes it for new fails on its version, and the next attempt asks
+// (contactIDFor). guessed tells which it did. The store is told the contact likely has no
+// key yet, so that sealing its values reads none (NewContactHint).
+func (r *Repository) guessContactID(ctx context.Context, accountID, email string) (id string, guessed bool, err error) {
+	id = domain.ContactIDFor(accountID, email)
+	if _, changed := domain.LegacyContactIDFor(accountID, email); changed || r.keeps(domain.ContactStream(id)) {
+		id, err = r.contactIDFor(ctx, accountID, email)
+		return id, false, err
+	}
+	if hint, ok := r.store.(NewContactHint); ok {
+		hint.MayBeNewContact(id)
+	}
+	return id, true, nil
+}
+
+// NewContactHint is told of a contact that a command takes for new: the store may then seal its
+// values under a new key without looking for one (a key stored meanwhile fails the append, which
+// is tried again).
+type NewContactHint interface {
+	MayBeNewContact(contactID string)
+}
+
 // maxErasures bounds how many erased contacts of one email a look-up steps over.
 const maxErasures = 1000
 

@@ -54,10 +54,18 @@ func (h upsertContactHandler) Handle(ctx context.Context, cmd UpsertContact) (Co
 		return ContactResult{}, err
 	}
 	res := ContactResult{Tags: resolution}
-	if res.ContactID, err = h.repo.contactIDFor(ctx, cmd.Meta.AccountID, email); err != nil {
+	guessed := false
+	if res.ContactID, guessed, err = h.repo.guessContactID(ctx, cmd.Meta.AccountID, email); err != nil {
 		return ContactResult{}, err
 	}
 	res.Written, err = executeWrite(ctx, h.repo, cmd.Meta, res.ContactID, func(ctx context.Context, s *session) error {
+		if guessed && s.attempt > 1 {
+			// The contact was not new after all: it may be an erased one, whose email now
+			// belongs to the next contact.
+			if res.ContactID, err = h.repo.contactIDFor(ctx, cmd.Meta.AccountID, email); err != nil {
+				return err
+			}
+		}
 		s.mayBeNew(res.ContactID)
 		if err := checkCustomFields(ctx, s, cmd.Meta.AccountID, cmd.Profile.CustomFields); err != nil {
 			return err

@@ -454,6 +454,14 @@ func putValue(node any, path []string, v any) {
 	}
 }
 
+// MayBeNewContact is told of a contact a command takes for new without asking Erased
+// (commands.NewContactHint): the next seal of its values makes it a key without reading one.
+func (s *Store) MayBeNewContact(contactID string) {
+	if s.keys != nil {
+		s.keys.noteKeyless(contactID)
+	}
+}
+
 // Erased tells whether a contact was erased: its id is spent, and a new contact of its email
 // takes the next one (commands.Repository.contactIDFor). A write asks it right before it seals
 // the contact's values, so the answer primes the keys for sealing: the key, or that there is none
