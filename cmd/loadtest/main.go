@@ -72,7 +72,7 @@ func main() {
 				extra: fmt.Sprintf(" (p99 %s)", up8.p99), target: "≥ 2,000/s", cpu: up8.cpu,
 				met: func(v, _ float64) bool { return v >= 2000 }})
 		}
-		lag(srv, key, *rate, *duration)
+		lag(srv, account, key, *rate, *duration)
 		written := int(seq.Load())
 		// On SQLite the log is seeded for the rebuild only: the list is measured on PostgreSQL.
 		head := seedContacts(dbURL, account, written, *listContacts, mode == "postgres")

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"net"
 	"net/http"
 	"slices"
 	"strings"
@@ -76,10 +77,39 @@ func throughput(s *server, key string, clients int, d time.Duration) load {
 	return closedLoop(s, clients, d, func() (time.Duration, bool) { return upsert(s, key) })
 }
 
-// lag writes at a fixed rate and reads the projection lag histograms: the contacts read model's
-// (inline, committed with the write) and every relayed projection's that the writes reached, the
-// relayed ones among them, the relay's lag.
-func lag(s *server, key string, rate int, d time.Duration) {
+// lag submits a form at a fixed rate and reads the projection lag histograms: the contacts read
+// model's (inline, committed with the write) and the relayed projections' that the submissions
+// reach (form submissions, and webhooks through a subscription to form.submitted whose receiver
+// is in this process), which are the relay's lag. An upsert would not do: no relayed projection
+// handles its events. The subscription is deleted after the phase.
+func lag(s *server, accountID, key string, rate int, d time.Duration) {
+	receiver := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.WriteHeader(http.StatusNoContent)
+	})}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	check(err)
+	go func() { _ = receiver.Serve(ln) }()
+	defer receiver.Close()
+	admin := "http://" + s.admin + "/admin/v1/accounts/" + accountID
+	status, made := call("POST", admin+"/forms", "", adminToken, map[string]any{"name": "Lag",
+		"fields": []map[string]any{{"label": "Email", "type": "email", "contactField": "builtin:email", "required": true}}})
+	if status != http.StatusCreated {
+		check(fmt.Errorf("create the lag phase's form: %d %v", status, made))
+	}
+	form := made["form"].(map[string]any)
+	submissions := "http://" + s.api + "/api/v1/forms/" + form["id"].(string) + "/submissions"
+	emailField := form["fields"].([]any)[0].(map[string]any)["id"].(string)
+	status, made = call("POST", admin+"/webhooks", "", adminToken, map[string]any{"url": "http://" + ln.Addr().String() + "/hook", "events": []string{"form.submitted"}})
+	if status != http.StatusCreated {
+		check(fmt.Errorf("subscribe the lag phase's webhook: %d %v", status, made))
+	}
+	defer call("DELETE", admin+"/webhooks/"+made["webhook"].(map[string]any)["id"].(string), "", adminToken, nil)
+	submit := func() bool {
+		body := map[string]any{"values": map[string]any{emailField: fmt.Sprintf("load-%d@example.com", seq.Add(1))}}
+		status, _ := call("POST", submissions, "api.localhost", key, body)
+		return status == http.StatusCreated
+	}
 	before := lagBuckets(s)
 	ticker := time.NewTicker(time.Second / time.Duration(rate))
 	defer ticker.Stop()
@@ -99,7 +129,7 @@ func lag(s *server, key string, rate int, d time.Duration) {
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			if _, ok := upsert(s, key); !ok {
+			if !submit() {
 				failed.Add(1)
 			}
 			sent.Add(1)
@@ -108,7 +138,7 @@ func lag(s *server, key string, rate int, d time.Duration) {
 	wg.Wait()
 	time.Sleep(time.Second) // the relayed projections apply the last writes
 	after := lagBuckets(s)
-	fmt.Printf("projection lag at %d writes/s (%d sent, %d failed or dropped): p50 %s, p99 %s (contacts read model)\n",
+	fmt.Printf("projection lag at %d form submissions/s (%d sent, %d failed or dropped): p50 %s, p99 %s (contacts read model)\n",
 		rate, sent.Load(), failed.Load(), quantile(before["contacts"], after["contacts"], 0.50), quantile(before["contacts"], after["contacts"], 0.99))
 	for _, name := range slices.Sorted(maps.Keys(after)) {
 		if name == "contacts" || quantile(before[name], after[name], 0.5) == "n/a" {
