@@ -65,8 +65,9 @@ vet:
 # Benchmarks (Go benchmarks, then the HTTP load script, which measures a one-row pgbench insert
 # and shows every rate, the Go benchmarks' too, as a ratio to it). Not part of `make test`.
 # FUNNEL_BENCH_REBUILD_EVENTS sizes BenchmarkRebuild's log (default 40,000).
-# FUNNEL_BENCH_FEED_EVENTS (default 1,000,000) and FUNNEL_BENCH_REPLAY_EVENTS (default 100,000)
-# size BenchmarkEventFeed's and BenchmarkReplay's logs.
+# FUNNEL_BENCH_FEED_EVENTS (default 40,000) and FUNNEL_BENCH_REPLAY_EVENTS (default 10,000)
+# size BenchmarkEventFeed's and BenchmarkReplay's logs: the defaults fit the timeout below; the
+# sizes issue 24 asks for (1,000,000 and 100,000) are for a run of their own.
 bench:
 	@out=$$(mktemp); \
 	{ $(GO) test -run '^$$' -bench . -benchtime 3s -timeout 30m ./...; echo $$? > $$out.status; } | tee $$out; \

@@ -30,6 +30,30 @@ type claimed struct {
 	outsideOutbox bool
 }
 
+// claimStatement leases ($1, until when) up to $3 deliveries due at $2; the caller closes its
+// parenthesis, after PostgreSQL's row lock. The walk follows webhook_deliveries_pending_due, in
+// the order deliveries are sent, and stops once it has $3: its cost is the deliveries it takes
+// plus those it passes over (claimed, or waiting for an earlier one of their ordering key), not
+// the length of the queue. Each check for an earlier pending delivery of the same ordering key is
+// one probe of webhook_deliveries_pending_ordered. The OR keeps that check a per-row subplan on
+// PostgreSQL: never an anti-join, which would read every pending delivery (migration 19).
+//
+// The limit is a subquery so that PostgreSQL plans it as a limit it does not know (it assumes a
+// tenth of the rows) rather than as the constant n: without statistics, or with statistics taken
+// before a replay, it expects a handful of pending rows, fewer than n, and then reading them all
+// through a bitmap and sorting them looked as cheap as the ordered walk. Planned for a tenth of
+// its rows, the walk wins whatever the estimate (claim_plans_test.go).
+const claimStatement = `UPDATE webhook_deliveries SET claimed_until = $1
+	WHERE id IN (
+		SELECT d.id FROM webhook_deliveries d
+		WHERE d.status = 'pending' AND d.next_attempt_at <= $2 AND d.claimed_until < $2
+		  AND (d.ordering_key = '' OR NOT EXISTS (
+			SELECT 1 FROM webhook_deliveries e
+			WHERE e.subscription_id = d.subscription_id AND e.ordering_key = d.ordering_key
+			  AND e.event_position < d.event_position AND e.status = 'pending'))
+		ORDER BY d.next_attempt_at, d.event_position
+		LIMIT (SELECT CAST($3 AS BIGINT))`
+
 // claim takes up to n due deliveries for a lease. A delivery waits while an earlier one with the
 // same ordering key to the same subscription is still pending (decisions.md: per-resource order).
 func (d *Dispatcher) claim(ctx context.Context, n int) ([]claimed, error) {
@@ -39,16 +63,7 @@ func (d *Dispatcher) claim(ctx context.Context, n int) ([]claimed, error) {
 		lock = " FOR UPDATE OF d SKIP LOCKED"
 	}
 	until := now + d.lease.Milliseconds()
-	rows, err := d.db.Write.QueryContext(ctx, `UPDATE webhook_deliveries SET claimed_until = $1
-		WHERE id IN (
-			SELECT d.id FROM webhook_deliveries d
-			WHERE d.status = 'pending' AND d.next_attempt_at <= $2 AND d.claimed_until < $2
-			  AND (d.ordering_key = '' OR NOT EXISTS (
-				SELECT 1 FROM webhook_deliveries e
-				WHERE e.subscription_id = d.subscription_id AND e.ordering_key = d.ordering_key
-				  AND e.event_position < d.event_position AND e.status = 'pending'))
-			ORDER BY d.next_attempt_at, d.event_position
-			LIMIT $3`+lock+`)
+	rows, err := d.db.Write.QueryContext(ctx, claimStatement+lock+`)
 		RETURNING id, account_id, subscription_id, event_type, body, body_sealed, attempts, max_attempts`,
 		until, now, n)
 	if err != nil {

@@ -28,7 +28,8 @@ type AccountEventsQuery struct {
 //
 // Each type is read by its own range scan of the (account_id, type, position) index, at most
 // Limit rows each, and the scans are merged: a page costs Limit rows per type, however many
-// events of other types or accounts the log holds (an IN list would sort them all).
+// events of other types or accounts the log holds (an IN list would sort them all). With Since
+// set, the scans start at the window (windowStart), not at the account's first event.
 func (s *Store) ReadAccountEvents(ctx context.Context, q AccountEventsQuery) ([]domain.Recorded, error) {
 	if len(q.Types) == 0 || q.Limit <= 0 {
 		return nil, nil
@@ -37,7 +38,15 @@ func (s *Store) ReadAccountEvents(ctx context.Context, q AccountEventsQuery) ([]
 	if !q.Until.IsZero() {
 		until = q.Until.UnixMilli()
 	}
-	args := []any{q.AccountID, q.After, q.Since.UnixMilli(), until}
+	after := q.After
+	if !q.Since.IsZero() {
+		start, err := s.windowStart(ctx, q.Since)
+		if err != nil {
+			return nil, err
+		}
+		after = max(after, start)
+	}
+	args := []any{q.AccountID, after, q.Since.UnixMilli(), until}
 	horizon := ""
 	if s.db.Dialect == sqldb.Postgres {
 		// Below the horizon, or up to what this process has read of the log already: each event

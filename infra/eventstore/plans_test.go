@@ -164,6 +164,7 @@ func checkLargeLogPlans(t *testing.T, db *sqldb.DB, state string) {
 		{"rebuild window", explain(t, conn, db.Dialect, eventstore.ReadRangeQuery(db.Dialect, 1), int64(logSize/2), int64(logSize/2+8192), "TagApplied")},
 		{"tail of a stream", explain(t, conn, db.Dialect, tailStatement(db.Dialect), "ct_42", int64(30))},
 		{"versions of an append", explain(t, conn, db.Dialect, versionsStatement(db.Dialect), "ct_42", "ct_4242")},
+		{"a step of the search for a window's start", explain(t, conn, db.Dialect, windowProbe(db.Dialect), int64(logSize/2))},
 	} {
 		for _, plan := range c.plans {
 			if strings.Contains(plan, "Seq Scan on events") || strings.Contains(plan, "SCAN events") {
@@ -176,6 +177,13 @@ func checkLargeLogPlans(t *testing.T, db *sqldb.DB, state string) {
 			}
 		}
 	}
+}
+
+func windowProbe(dialect sqldb.Dialect) string {
+	if dialect == sqldb.Postgres {
+		return eventstore.WindowStartProbe
+	}
+	return strings.Replace(eventstore.WindowStartProbe, "$1", "?", 1)
 }
 
 func tailStatement(dialect sqldb.Dialect) string {

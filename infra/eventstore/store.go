@@ -57,6 +57,11 @@ type Store struct {
 	// that keep to the horizon (Head, ReadAccountEvents) read up to it as well, so that what the
 	// relay has delivered, the feed shows.
 	settled atomic.Int64
+	// window keeps the last start of a feed's or replay's window (window_start.go).
+	window struct {
+		sync.Mutex
+		cached windowCache
+	}
 }
 
 // Observer is told about every committed batch (metrics).

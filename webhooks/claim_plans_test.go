@@ -1,0 +1,162 @@
+package webhooks
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/funnelhq/funnel/infra/sqldb"
+	"github.com/funnelhq/funnel/infra/sqldb/sqldbtest"
+)
+
+// The claim walks the pending deliveries in the order it sends them, whatever the statistics
+// say: with a replay's 10,000 deliveries pending at one next_attempt_at beside 20,000 delivered
+// ones (their originals among them), never analyzed (PostgreSQL here runs with autovacuum off),
+// analyzed before the replay, and analyzed as they are; on PostgreSQL with the custom plan and
+// with the generic one a prepared statement may switch to. A sort, a bitmap or an anti-join
+// would read every pending delivery at each claim. It then takes the head of each ordering key,
+// oldest first.
+func TestClaimWalksThePendingIndex(t *testing.T) {
+	// Statistics taken before the replay (none pending then), then current ones.
+	sqldbtest.Run(t, func(t *testing.T, dialect sqldb.Dialect) {
+		conn := claimTable(t, dialect)
+		fillDeliveries(t, conn, 1, 20000, "succeeded")
+		analyzeDeliveries(t, conn)
+		fillDeliveries(t, conn, 10001, 20000, "pending")
+		checkClaimPlans(t, conn, dialect, "statistics from before the replay")
+		analyzeDeliveries(t, conn)
+		checkClaimPlans(t, conn, dialect, "current statistics")
+		checkClaimTakesHeads(t, conn, dialect)
+	})
+	// Never analyzed.
+	sqldbtest.Run(t, func(t *testing.T, dialect sqldb.Dialect) {
+		conn := claimTable(t, dialect)
+		fillDeliveries(t, conn, 1, 20000, "succeeded")
+		fillDeliveries(t, conn, 10001, 20000, "pending")
+		checkClaimPlans(t, conn, dialect, "no statistics")
+		checkClaimTakesHeads(t, conn, dialect)
+	})
+}
+
+// claimTable is a connection to a new database whose deliveries PostgreSQL never analyzes by
+// itself (on SQLite, the one write connection).
+func claimTable(t *testing.T, dialect sqldb.Dialect) *sql.Conn {
+	t.Helper()
+	db := sqldbtest.Open(t, dialect)
+	if dialect == sqldb.Postgres {
+		if _, err := db.Write.Exec(`ALTER TABLE webhook_deliveries SET (autovacuum_enabled = false)`); err != nil {
+			t.Fatal(err)
+		}
+	}
+	conn, err := db.Write.Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return conn
+}
+
+// fillDeliveries records deliveries of the events at positions from..to, over 1,000 billing
+// subscriptions, all due at 5000 (pending) or long done. The statement runs on both drivers.
+func fillDeliveries(t *testing.T, conn *sql.Conn, from, to int, status string) {
+	t.Helper()
+	fill := `WITH RECURSIVE s(p) AS (SELECT CAST($1 AS BIGINT) UNION ALL SELECT p + 1 FROM s WHERE p < CAST($2 AS BIGINT))
+		INSERT INTO webhook_deliveries (id, account_id, subscription_id, event_id, event_type, event_position, ordering_key, body,
+			status, attempts, max_attempts, next_attempt_at, claimed_until, last_status_code, last_error, created_at, updated_at)
+		SELECT 'dlv_' || $3 || '_' || p, 'acc_1', 'wh_1', 'evt_' || p, 'checkout.rebilled', p, 'sub_' || (p % 1000), '{}',
+			$3, 0, 10, 5000, 0, 0, '', 1000, 1000
+		FROM s`
+	if _, err := conn.ExecContext(context.Background(), fill, from, to, status); err != nil {
+		t.Fatalf("fill the deliveries: %v", err)
+	}
+}
+
+func analyzeDeliveries(t *testing.T, conn *sql.Conn) {
+	t.Helper()
+	if _, err := conn.ExecContext(context.Background(), `ANALYZE`); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// claimStatementOf is the claim as the dispatcher sends it.
+func claimStatementOf(dialect sqldb.Dialect) string {
+	if dialect == sqldb.Postgres {
+		return claimStatement + " FOR UPDATE OF d SKIP LOCKED)"
+	}
+	return claimStatement + ")"
+}
+
+// checkClaimPlans fails on a plan of the claim that sorts, or reads the table or every pending
+// delivery, rather than walking the two pending indexes.
+func checkClaimPlans(t *testing.T, conn *sql.Conn, dialect sqldb.Dialect, state string) {
+	t.Helper()
+	for _, plan := range explainClaim(t, conn, dialect, claimStatementOf(dialect)) {
+		bad := strings.Contains(plan, "Sort") || strings.Contains(plan, "Seq Scan") || strings.Contains(plan, "Bitmap") ||
+			strings.Contains(plan, "Anti Join") || strings.Contains(plan, "TEMP B-TREE") || sqliteScan(plan)
+		if bad || !strings.Contains(plan, "webhook_deliveries_pending_due") || !strings.Contains(plan, "webhook_deliveries_pending_ordered") {
+			t.Errorf("%s: the claim does not walk the pending indexes:\n%s", state, plan)
+		}
+	}
+}
+
+// checkClaimTakesHeads claims 16: the oldest pending delivery of 16 billing subscriptions.
+func checkClaimTakesHeads(t *testing.T, conn *sql.Conn, dialect sqldb.Dialect) {
+	t.Helper()
+	rows, err := conn.QueryContext(context.Background(), claimStatementOf(dialect)+` RETURNING event_position`, 9000, 6000, 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	got := map[int64]bool{}
+	for rows.Next() {
+		var p int64
+		if err := rows.Scan(&p); err != nil {
+			t.Fatal(err)
+		}
+		got[p] = true
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	for p := int64(10001); p <= 10016; p++ {
+		if !got[p] || len(got) != 16 {
+			t.Fatalf("claimed positions %v, want the 16 oldest pending, 10001-10016", got)
+		}
+	}
+}
+
+// explainClaim returns the plans of the claim: SQLite's, or PostgreSQL's custom and generic ones.
+func explainClaim(t *testing.T, conn *sql.Conn, dialect sqldb.Dialect, statement string) []string {
+	t.Helper()
+	ctx := context.Background()
+	if dialect == sqldb.SQLite {
+		return []string{sqldbtest.Plan(t, conn, `EXPLAIN QUERY PLAN `+statement, 3, 9000, 6000, 16)}
+	}
+	custom := sqldbtest.Plan(t, conn, `EXPLAIN `+statement, 0, 9000, 6000, 16)
+	for _, stmt := range []string{`SET plan_cache_mode = force_generic_plan`, `PREPARE claim (bigint, bigint, bigint) AS ` + statement} {
+		if _, err := conn.ExecContext(ctx, stmt); err != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+	}
+	generic := sqldbtest.Plan(t, conn, fmt.Sprintf(`EXPLAIN EXECUTE claim (%d, %d, %d)`, 9000, 6000, 16), 0)
+	for _, stmt := range []string{`DEALLOCATE claim`, `RESET plan_cache_mode`} {
+		if _, err := conn.ExecContext(ctx, stmt); err != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+	}
+	return []string{custom, generic}
+}
+
+// sqliteScan tells a SQLite plan that reads a whole table: a SCAN that no index orders (the
+// limit's subquery is a SCAN CONSTANT ROW).
+func sqliteScan(plan string) bool {
+	for _, line := range strings.Split(plan, "\n") {
+		line = strings.TrimSpace(line)
+		if strings.HasPrefix(line, "SCAN") && !strings.Contains(line, "USING") && line != "SCAN CONSTANT ROW" {
+			return true
+		}
+	}
+	return false
+}
