@@ -56,17 +56,24 @@ func (s *Store) ForgetContact(ctx context.Context, accountID, contactID string) 
 		return 0, fmt.Errorf("idempotency: read kept answers: %w", err)
 	}
 	for _, c := range showing {
-		sealed, err := s.seal(c, "body", erasedAnswer)
-		if err != nil {
-			return 0, err
-		}
-		if _, err := s.exec(ctx, `UPDATE idempotency_keys SET state = $1, lease_until = 0, outcome = '', status = 404,
-				content_type = 'application/json; charset=utf-8', body = $2 WHERE scope = $3 AND key_hash = $4 AND claim_id = $5`,
-			stateDone, sealed, attemptOf(c).scope, attemptOf(c).keyHash, c.ID); err != nil {
+		if err := s.keepErasedAnswer(ctx, c); err != nil {
 			return 0, fmt.Errorf("idempotency: forget contact %s: %w", contactID, err)
 		}
 	}
 	return len(showing), nil
+}
+
+// keepErasedAnswer makes erasedAnswer the kept answer of a claim, in place of its answer or
+// outcomes, which showed an erased contact.
+func (s *Store) keepErasedAnswer(ctx context.Context, c idempotent.Claim) error {
+	sealed, err := s.seal(c, "body", erasedAnswer)
+	if err != nil {
+		return err
+	}
+	_, err = s.exec(ctx, `UPDATE idempotency_keys SET state = $1, lease_until = 0, outcome = '', status = 404,
+			content_type = 'application/json; charset=utf-8', body = $2 WHERE scope = $3 AND key_hash = $4 AND claim_id = $5`,
+		stateDone, sealed, attemptOf(c).scope, attemptOf(c).keyHash, c.ID)
+	return err
 }
 
 // Erasures tells whether a contact was erased. The Log given to New (the event store) answers
@@ -110,6 +117,28 @@ func (s *Store) namesErased(ctx context.Context, plain []byte) (bool, error) {
 		}
 	}
 	return false, nil
+}
+
+// eraseCommand is the command of an erasure (commands.EraseContact), as kept outcomes name it.
+const eraseCommand = "EraseContact"
+
+// outcomesNameErased is namesErased for the outcomes of commands an attempt kept without
+// answering (commands.Outcome: {"command", "result"}): a retry would rebuild its answer from them.
+// The outcome of an erasure names the contact it erased, and its answer is rebuilt as it was.
+func (s *Store) outcomesNameErased(ctx context.Context, outcomes []byte) (bool, error) {
+	var kept []struct {
+		Command string `json:"command"`
+	}
+	if json.Unmarshal(outcomes, &kept) == nil && len(kept) > 0 {
+		erasure := true
+		for _, o := range kept {
+			erasure = erasure && o.Command == eraseCommand
+		}
+		if erasure {
+			return false, nil
+		}
+	}
+	return s.namesErased(ctx, outcomes)
 }
 
 // erasedReplay is the replay of a kept answer that named a contact erased since.
