@@ -441,3 +441,27 @@ func TestAnAnswerRebuiltAfterAnErasureShowsNothing(t *testing.T) {
 		}
 	})
 }
+
+// A retry of an erasure with its Idempotency-Key gets the erasure's answer again, as any keyed
+// request does: the erasure rewrites the kept answers that name the contact, but not its own,
+// which shows nothing of the person (its id and a time). A keyed upsert of the contact made
+// before is told it is gone.
+func TestAKeyedErasureRetriedGetsItsAnswer(t *testing.T) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
+		acc := svc.NewAccount(t)
+		upsert := servicetest.Request{Method: http.MethodPost, Path: "/api/v1/contacts", Token: acc.Key, Headers: map[string]string{"Idempotency-Key": "before-1"},
+			Body: map[string]any{"email": "qzkeyed@example.com", "firstName": "Qzkeyed"}}
+		contactID := svc.API.Do(t, upsert).Expect(t, http.StatusOK).Object(t, "contact")["id"].(string)
+		erase := servicetest.Request{Method: http.MethodPost, Path: "/admin/v1/accounts/" + acc.ID + "/contacts/" + contactID + "/erase",
+			Headers: map[string]string{"Idempotency-Key": "erase-1"}}
+		first := svc.Operator.Do(t, erase).Expect(t, http.StatusOK)
+		again := svc.Operator.Do(t, erase).Expect(t, http.StatusOK)
+		if string(again.Raw) != string(first.Raw) || again.Header.Get("Idempotent-Replayed") != "true" {
+			t.Errorf("the erasure's retry answers %s (replayed %q), want its answer %s again", again.Raw, again.Header.Get("Idempotent-Replayed"), first.Raw)
+		}
+		if replay := svc.API.Do(t, upsert); replay.ExpectError(t, http.StatusNotFound) != "contact not found" || strings.Contains(string(replay.Raw), "Qzkeyed") {
+			t.Errorf("the upsert's retry answers %s", replay.Raw)
+		}
+		svc.Operator.Post(t, "/admin/v1/accounts/"+acc.ID+"/contacts/"+contactID+"/erase", "", nil).ExpectError(t, http.StatusNotFound)
+	})
+}

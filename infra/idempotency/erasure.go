@@ -19,8 +19,9 @@ var erasedAnswer = []byte(`{"code":"not_found","error":"contact not found"}` + "
 // that names the contact's id is one that shows it (a contact, a submission, a booking, a
 // customer name it by id), so the account's kept answers, at most a day's, and the operator's,
 // are opened in memory and those naming it are replaced by a 404 "contact not found": a retry of
-// the request is told the contact is gone, and is still not performed twice. It returns how many
-// it rewrote.
+// the request is told the contact is gone, and is still not performed twice. The erasure's own
+// answer or outcome (erasureOwn) is left as it is: a retry of the erasure gets its answer again.
+// It returns how many it rewrote.
 func (s *Store) ForgetContact(ctx context.Context, accountID, contactID string) (int, error) {
 	rows, err := s.db.Read.QueryContext(ctx, `SELECT scope, key_hash, claim_id, state, outcome, body FROM idempotency_keys
 		WHERE scope = $1 OR scope LIKE 'operator:%'`, "account:"+accountID)
@@ -45,7 +46,7 @@ func (s *Store) ForgetContact(ctx context.Context, accountID, contactID string) 
 			if err != nil {
 				continue // sealed under a retired key: unreadable already
 			}
-			if bytes.Contains(plain, []byte(contactID)) {
+			if bytes.Contains(plain, []byte(contactID)) && !erasureOwn(plain) {
 				showing = append(showing, c)
 				break
 			}
@@ -88,18 +89,15 @@ var contactIDs = regexp.MustCompile(`ct_[a-z0-9]{26}`)
 // namesErased tells whether a kept answer or outcome names an erased contact. ForgetContact
 // rewrites such answers when an erasure finishes; an erasure that a crash interrupted after its
 // ContactErased was recorded never ran it, and its client may never retry. So every replay asks
-// too (only replays: a retry's cost, one look-up per contact named), and no kept answer shows a
-// contact once its erasure is in the log, whatever became of the process that recorded it.
+// too, and so does every resumption of kept outcomes, whose answer would be rebuilt from them
+// (only retries: a retry's cost, one look-up per contact named): no kept answer shows a contact
+// once its erasure is in the log, whatever became of the process that recorded it.
 //
-// The erasure's own answer names the contact it erased, and is replayed as it was: it is the
-// one answer with a top-level "erasure".
+// The erasure's own answer or outcome names the contact it erased, and is replayed or resumed as
+// it was (erasureOwn).
 func (s *Store) namesErased(ctx context.Context, plain []byte) (bool, error) {
 	erasures, ok := s.log.(Erasures)
-	if !ok {
-		return false, nil
-	}
-	var top map[string]json.RawMessage
-	if json.Unmarshal(plain, &top) == nil && top["erasure"] != nil {
+	if !ok || erasureOwn(plain) {
 		return false, nil
 	}
 	seen := map[string]bool{}
@@ -122,23 +120,27 @@ func (s *Store) namesErased(ctx context.Context, plain []byte) (bool, error) {
 // eraseCommand is the command of an erasure (commands.EraseContact), as kept outcomes name it.
 const eraseCommand = "EraseContact"
 
-// outcomesNameErased is namesErased for the outcomes of commands an attempt kept without
-// answering (commands.Outcome: {"command", "result"}): a retry would rebuild its answer from them.
-// The outcome of an erasure names the contact it erased, and its answer is rebuilt as it was.
-func (s *Store) outcomesNameErased(ctx context.Context, outcomes []byte) (bool, error) {
-	var kept []struct {
+// erasureOwn tells whether a kept answer or outcome is an erasure's own, which names the contact
+// it erased and shows nothing else of it (ids and a time): the answer is the one with a
+// top-level "erasure"; the outcomes (commands.Outcome: [{"command", "result"}]) are the erasure
+// command's alone.
+func erasureOwn(plain []byte) bool {
+	var top map[string]json.RawMessage
+	if json.Unmarshal(plain, &top) == nil {
+		return top["erasure"] != nil
+	}
+	var outcomes []struct {
 		Command string `json:"command"`
 	}
-	if json.Unmarshal(outcomes, &kept) == nil && len(kept) > 0 {
-		erasure := true
-		for _, o := range kept {
-			erasure = erasure && o.Command == eraseCommand
-		}
-		if erasure {
-			return false, nil
+	if json.Unmarshal(plain, &outcomes) != nil || len(outcomes) == 0 {
+		return false
+	}
+	for _, o := range outcomes {
+		if o.Command != eraseCommand {
+			return false
 		}
 	}
-	return s.namesErased(ctx, outcomes)
+	return true
 }
 
 // erasedReplay is the replay of a kept answer that named a contact erased since.

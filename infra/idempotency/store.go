@@ -159,7 +159,7 @@ func (s *Store) Claim(ctx context.Context, req idempotent.Request) (idempotent.C
 			// An answer rebuilt from the outcomes is checked as a kept one is (namesErased): the
 			// contact they name may have been erased since, by an erasure cut short before it
 			// rewrote them (ForgetContact), or that ran while this key was still running.
-			if erased, err := s.outcomesNameErased(ctx, c.Outcomes); err != nil {
+			if erased, err := s.namesErased(ctx, c.Outcomes); err != nil {
 				return idempotent.Claim{}, err
 			} else if erased {
 				if err := s.keepErasedAnswer(ctx, c); err != nil {
