@@ -273,15 +273,15 @@ func TestFailingSubscriptionsAreDisabledAndCanBeEnabled(t *testing.T) {
 		// subscription is disabled, and the deliveries still pending are given up.
 		down := newReceiver(t, http.StatusInternalServerError)
 		downHook, _ := subscribe(t, svc, acc.ID, map[string]any{"url": down.URL, "events": []string{"form.submitted"}})
-		// settled waits until every pending delivery of the subscription is due after the
-		// clock's now: every attempt that was due has been made and recorded, and none is claimed
-		// or in flight. Only then does the clock move on: moved while an attempt is in flight, it
-		// would lapse the attempt's claim (the delivery sent twice) and date the attempt days
-		// after it was made.
+		// settled waits until every pending delivery of the account (the first subscription's
+		// too, which gets every submission) is due after the clock's now: every attempt that was
+		// due has been made and recorded, and none is claimed or in flight. Only then does the
+		// clock move on: moved while an attempt is in flight, it would lapse the attempt's claim
+		// (the delivery sent twice) and date the attempt days after it was made.
 		settled := func() {
 			t.Helper()
 			for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-				list := svc.API.Get(t, "/api/v1/webhooks/subscriptions/"+downHook+"/deliveries?status=pending", acc.Key).Expect(t, http.StatusOK).List(t, "deliveries")
+				list := deliveries(t, svc, acc.ID, "?status=pending&limit=100")
 				now, due := clock.Now(), 0
 				for _, d := range list {
 					if !timeOf(t, d["nextAttemptAt"]).After(now) {
