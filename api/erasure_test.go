@@ -381,3 +381,87 @@ func TestAnErasureCutShortAfterItsRecordShowsNothing(t *testing.T) {
 		svc.API.Do(t, upsert).ExpectError(t, http.StatusNotFound)
 	})
 }
+
+// A keyed upsert performed, whose answer was never kept (the process stopped between its write
+// and its answer: the key holds the command's outcome, to answer a retry from), then its contact
+// erased by an erasure cut short before it rewrote the kept answers. The retry rebuilds no answer
+// from the outcome: it is a 404 that shows nothing of the person, and so is every retry after it.
+func TestAnAnswerRebuiltAfterAnErasureShowsNothing(t *testing.T) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
+		ctx := context.Background()
+		db := svc.App.DB()
+		acc := svc.NewAccount(t)
+		// The answer is never kept: the row's move to "done" is skipped, as if the process
+		// stopped before it. The outcome kept before the answer stays.
+		for _, q := range map[sqldb.Dialect][]string{
+			sqldb.SQLite: {`CREATE TRIGGER unanswered BEFORE UPDATE ON idempotency_keys WHEN NEW.state = 'done' BEGIN SELECT RAISE(IGNORE); END`},
+			sqldb.Postgres: {`CREATE FUNCTION unanswered() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NULL; END $$`,
+				`CREATE TRIGGER unanswered BEFORE UPDATE ON idempotency_keys FOR EACH ROW WHEN (NEW.state = 'done') EXECUTE FUNCTION unanswered()`},
+		}[db.Dialect] {
+			if _, err := db.Write.ExecContext(ctx, q); err != nil {
+				t.Fatal(err)
+			}
+		}
+		upsert := servicetest.Request{Method: http.MethodPost, Path: "/api/v1/contacts", Token: acc.Key, Headers: map[string]string{"Idempotency-Key": "rebuilt-1"},
+			Body: map[string]any{"email": "qzrebuilt@example.com", "firstName": "Qzrebuilt"}}
+		contactID := svc.API.Do(t, upsert).Expect(t, http.StatusOK).Object(t, "contact")["id"].(string)
+		for _, q := range map[sqldb.Dialect][]string{
+			sqldb.SQLite:   {`DROP TRIGGER unanswered`},
+			sqldb.Postgres: {`DROP TRIGGER unanswered ON idempotency_keys`, `DROP FUNCTION unanswered()`},
+		}[db.Dialect] {
+			if _, err := db.Write.ExecContext(ctx, q); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// The stopped attempt's lease has run out.
+		var state string
+		if err := db.Write.QueryRowContext(ctx, `UPDATE idempotency_keys SET lease_until = 0 WHERE scope = $1 RETURNING state`, "account:"+acc.ID).Scan(&state); err != nil || state != "performed" {
+			t.Fatalf("the key is %q (%v), want performed: kept outcome, no answer", state, err)
+		}
+		// The erasure, cut short after its record (TestAnErasureCutShortAfterItsRecordShowsNothing).
+		pos, err := svc.App.Store().Append(ctx, domain.Metadata{AccountID: acc.ID, Actor: string(domain.OperatorActor)},
+			domain.StreamAppend{StreamID: contactID, ExpectedVersion: domain.AnyVersion, Events: []domain.Event{
+				domain.ContactErased{ContactID: contactID, AccountID: acc.ID, ErasedAt: time.Now().UTC()}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := svc.App.ReadModels().WaitReadModels(ctx, pos); err != nil {
+			t.Fatal(err)
+		}
+		for range 2 {
+			replay := svc.API.Do(t, upsert)
+			if msg := replay.ExpectError(t, http.StatusNotFound); msg != "contact not found" || strings.Contains(string(replay.Raw), "Qzrebuilt") || strings.Contains(string(replay.Raw), "qzrebuilt") {
+				t.Fatalf("the retry of the erased contact's upsert answers %s", replay.Raw)
+			}
+		}
+		// The 404 is kept in place of the outcome, which named the person.
+		var outcome string
+		if err := db.Read.QueryRowContext(ctx, `SELECT state, outcome FROM idempotency_keys WHERE scope = $1`, "account:"+acc.ID).Scan(&state, &outcome); err != nil || state != "done" || outcome != "" {
+			t.Errorf("after the retry the key is %q with outcome %q (%v), want done with none", state, outcome, err)
+		}
+	})
+}
+
+// A retry of an erasure with its Idempotency-Key gets the erasure's answer again, as any keyed
+// request does: the erasure rewrites the kept answers that name the contact, but not its own,
+// which shows nothing of the person (its id and a time). A keyed upsert of the contact made
+// before is told it is gone.
+func TestAKeyedErasureRetriedGetsItsAnswer(t *testing.T) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
+		acc := svc.NewAccount(t)
+		upsert := servicetest.Request{Method: http.MethodPost, Path: "/api/v1/contacts", Token: acc.Key, Headers: map[string]string{"Idempotency-Key": "before-1"},
+			Body: map[string]any{"email": "qzkeyed@example.com", "firstName": "Qzkeyed"}}
+		contactID := svc.API.Do(t, upsert).Expect(t, http.StatusOK).Object(t, "contact")["id"].(string)
+		erase := servicetest.Request{Method: http.MethodPost, Path: "/admin/v1/accounts/" + acc.ID + "/contacts/" + contactID + "/erase",
+			Headers: map[string]string{"Idempotency-Key": "erase-1"}}
+		first := svc.Operator.Do(t, erase).Expect(t, http.StatusOK)
+		again := svc.Operator.Do(t, erase).Expect(t, http.StatusOK)
+		if string(again.Raw) != string(first.Raw) || again.Header.Get("Idempotent-Replayed") != "true" {
+			t.Errorf("the erasure's retry answers %s (replayed %q), want its answer %s again", again.Raw, again.Header.Get("Idempotent-Replayed"), first.Raw)
+		}
+		if replay := svc.API.Do(t, upsert); replay.ExpectError(t, http.StatusNotFound) != "contact not found" || strings.Contains(string(replay.Raw), "Qzkeyed") {
+			t.Errorf("the upsert's retry answers %s", replay.Raw)
+		}
+		svc.Operator.Post(t, "/admin/v1/accounts/"+acc.ID+"/contacts/"+contactID+"/erase", "", nil).ExpectError(t, http.StatusNotFound)
+	})
+}

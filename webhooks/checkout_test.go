@@ -391,6 +391,15 @@ func newOrderedReceiver(t *testing.T, fail func(a arrival, before []arrival) boo
 	return r
 }
 
+// sameArrivals says whether got and want hold the same arrivals, in whatever order.
+func sameArrivals(got, want []arrival) bool {
+	key := func(a, b arrival) int { return strings.Compare(a.typ+a.buyer, b.typ+b.buyer) }
+	got, want = slices.Clone(got), slices.Clone(want)
+	slices.SortFunc(got, key)
+	slices.SortFunc(want, key)
+	return slices.Equal(got, want)
+}
+
 func (r *orderedReceiver) arrivals() []arrival {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -401,28 +410,26 @@ func (r *orderedReceiver) arrivals() []arrival {
 // billing subscription reach a webhook in that order while the receiver fails the first attempts
 // of the purchase; another subscription's events go on meanwhile. A one-time purchase and its
 // refund keep their order too.
+//
+// Retries are due an hour on, on the schedule's clock, which the test moves: the failed purchases
+// wait, pending, for as long as the other subscription takes, however slow the machine (with a
+// schedule of milliseconds they would use up their ten attempts first, be given up, and let
+// their successors go).
 func TestCheckoutLifecycleOrder(t *testing.T) {
+	clock := &aheadClock{}
 	run(t, func(c *service.Config) {
-		c.WebhookBackoffBase = 50 * time.Millisecond
-		c.WebhookBackoffCap = 200 * time.Millisecond
+		c.WebhookBackoffBase, c.WebhookBackoffCap, c.WebhookNow = time.Hour, time.Hour, clock.Now
 	}, func(t *testing.T, svc *servicetest.Service) {
 		acc := svc.NewAccount(t)
 		p := pro(t, svc, acc.ID)
 		const first, second, third = "ada@example.com", "grace@example.com", "linus@example.com"
 		failed := arrival{typ: "checkout.purchased", buyer: first}
 		failedOnce := arrival{typ: "checkout.purchased", buyer: third}
-		// The first subscription's purchase fails at least twice, and until the second
-		// subscription's purchase got through: the first's later events must wait for it, the
-		// second's must not. The third buyer's one-time purchase fails twice.
+		// The first subscription's purchase fails twice: its later events must wait for it, the
+		// second subscription's must not. The third buyer's one-time purchase fails twice too.
 		rcv := newOrderedReceiver(t, func(a arrival, before []arrival) bool {
 			failures := len(slices.DeleteFunc(slices.Clone(before), func(b arrival) bool { return b != a }))
-			switch a {
-			case failed:
-				return failures < 2 || !slices.Contains(before, arrival{typ: "checkout.purchased", buyer: second, ok: true})
-			case failedOnce:
-				return failures < 2
-			}
-			return false
+			return (a == failed || a == failedOnce) && failures < 2
 		})
 		subscribe(t, svc, acc.ID, map[string]any{"url": rcv.URL, "events": checkoutEvents})
 
@@ -439,6 +446,42 @@ func TestCheckoutLifecycleOrder(t *testing.T) {
 		once := pay(t, svc, acc.ID, "purchases", map[string]any{"productId": p.ID, "pricingTierId": p.TierIDs[0], "email": third}).Object(t, "transaction")["id"].(string)
 		pay(t, svc, acc.ID, "transactions/"+once+"/refund", map[string]any{})
 
+		// The second subscription goes on while the two failed purchases wait for their retry,
+		// and nothing that follows them went before them. Twice the clock is moved to their
+		// retries, once both are rescheduled (so that no attempt is in flight when it moves).
+		waitFailedPurchases := func(attempts int) {
+			t.Helper()
+			var latest time.Time
+			for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+				list := deliveries(t, svc, acc.ID, "")
+				succeeded, rescheduled := 0, 0
+				for _, d := range list {
+					tried := d["attempts"].([]any)
+					switch {
+					case d["status"] == "succeeded":
+						succeeded++
+					case d["status"] == "pending" && len(tried) == attempts &&
+						timeOf(t, d["nextAttemptAt"]).After(timeOf(t, tried[attempts-1].(map[string]any)["at"])):
+						rescheduled++
+						if next := timeOf(t, d["nextAttemptAt"]); next.After(latest) {
+							latest = next
+						}
+					}
+				}
+				if succeeded == 2 && rescheduled == 2 {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("want the second subscription's 2 deliveries succeeded and the 2 purchases rescheduled after %d attempts: %v; arrivals %v", attempts, list, rcv.arrivals())
+				}
+			}
+			clock.reach(latest)
+		}
+		waitFailedPurchases(1)
+		if got, want := rcv.arrivals(), []arrival{failed, failedOnce, {"checkout.purchased", second, true}, {"checkout.rebilled", second, true}}; !sameArrivals(got, want) {
+			t.Fatalf("before the first retries the receiver got %v, want %v in any order", got, want)
+		}
+		waitFailedPurchases(2)
 		deadline := time.Now().Add(15 * time.Second)
 		for len(deliveries(t, svc, acc.ID, "?status=succeeded")) != 9 {
 			if time.Now().After(deadline) {
@@ -463,7 +506,7 @@ func TestCheckoutLifecycleOrder(t *testing.T) {
 			want = append(want, arrival{typ: typ, buyer: first, ok: true})
 		}
 		// Nothing of the first subscription went before its purchase succeeded.
-		if !slices.Equal(slices.DeleteFunc(slices.Clone(ofFirst), func(a arrival) bool { return a == failed }), want[2:]) || len(ofFirst) < len(want) || ofFirst[0] != failed {
+		if !slices.Equal(ofFirst, want) {
 			t.Fatalf("the first subscription's events arrived as %v", ofFirst)
 		}
 		if !slices.Equal(ofSecond, []arrival{{"checkout.purchased", second, true}, {"checkout.rebilled", second, true}}) {
@@ -471,11 +514,6 @@ func TestCheckoutLifecycleOrder(t *testing.T) {
 		}
 		if !slices.Equal(ofThird, []arrival{failedOnce, failedOnce, {"checkout.purchased", third, true}, {"checkout.refunded", third, true}}) {
 			t.Fatalf("the one-time purchase's events arrived as %v", ofThird)
-		}
-		// The second subscription did not wait for the first: its purchase arrived while the
-		// first's was still failing.
-		if slices.Index(all, ofSecond[0]) > slices.Index(all, want[2]) {
-			t.Fatalf("arrivals = %v", all)
 		}
 	})
 }

@@ -158,32 +158,54 @@ func TestGivesUpAfterTenAttemptsThenManualRetry(t *testing.T) {
 
 // A manual retry of a delivery that is still being retried brings its next attempt forward
 // and keeps the rest of its schedule: it still gets all ten attempts.
+//
+// Each retry is due an hour on, on the schedule's clock, which the test moves there: between two
+// attempts the delivery waits unclaimed for as long as the test needs, so the manual retry cannot
+// meet a claim (that would be a 409, "being sent right now", which is what the service answers
+// then: the delivery is on its way already).
 func TestManualRetryOfAPendingDeliveryKeepsItsAttempts(t *testing.T) {
+	clock := &aheadClock{}
 	run(t, func(c *service.Config) {
-		c.WebhookBackoffBase = 150 * time.Millisecond
-		c.WebhookBackoffCap = 150 * time.Millisecond
+		c.WebhookBackoffBase, c.WebhookBackoffCap, c.WebhookNow = time.Hour, time.Hour, clock.Now
 	}, func(t *testing.T, svc *servicetest.Service) {
 		acc := svc.NewAccount(t)
 		rcv := newReceiver(t, 500)
 		form := newForm(t, svc, acc.ID, "Signup")
 		subscribe(t, svc, acc.ID, map[string]any{"url": rcv.URL, "events": []string{"form.submitted"}})
 		submit(t, svc, acc.ID, form, "pending@example.com")
-		var d map[string]any
-		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-			if list := deliveries(t, svc, acc.ID, ""); len(list) == 1 && len(list[0]["attempts"].([]any)) == 1 {
-				d = list[0]
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatal("no first attempt recorded")
-			}
-		}
+		d := waitRescheduled(t, svc, acc.ID, 1)
 		svc.Operator.Post(t, "/admin/v1/accounts/"+acc.ID+"/webhook-deliveries/"+d["id"].(string)+"/retry", "", nil).Expect(t, http.StatusOK)
+		// The retry is attempt 2, made now; attempts 3 to 10 come on the schedule.
+		for n := 2; n < 10; n++ {
+			clock.reach(timeOf(t, waitRescheduled(t, svc, acc.ID, n)["nextAttemptAt"]))
+		}
 		failed := waitDelivery(t, svc, acc.ID, "failed", 10*time.Second)
 		if n := len(failed["attempts"].([]any)); n != 10 || rcv.count() != 10 {
 			t.Fatalf("after a manual retry of a pending delivery: %d attempts logged, %d received, want 10", n, rcv.count())
 		}
 	})
+}
+
+// waitRescheduled waits until the account's only delivery has n attempts and is due again after
+// the last of them, and returns it. The delivery and its attempts are read by two queries: a
+// read between the record's commit and the next one may pair the attempt with the due time it
+// was sent at, so it is read again until the due time has moved past the attempt.
+func waitRescheduled(t *testing.T, svc *servicetest.Service, accountID string, n int) map[string]any {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		list := deliveries(t, svc, accountID, "")
+		if len(list) == 1 && list[0]["status"] == "pending" {
+			if attempts := list[0]["attempts"].([]any); len(attempts) == n &&
+				timeOf(t, list[0]["nextAttemptAt"]).After(timeOf(t, attempts[n-1].(map[string]any)["at"])) {
+				return list[0]
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the delivery was not rescheduled after %d attempts: %v", n, list)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 // 410 Gone stops the retries and disables the subscription (REST Hooks convention).

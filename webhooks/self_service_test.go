@@ -13,6 +13,7 @@ import (
 	"github.com/funnelhq/funnel/infra/service/servicetest"
 	"github.com/funnelhq/funnel/infra/sqldb"
 	"github.com/funnelhq/funnel/infra/sqldb/sqldbtest"
+	"github.com/funnelhq/funnel/webhooks"
 	"github.com/funnelhq/funnel/webhooks/verify"
 )
 
@@ -268,50 +269,57 @@ func TestFailingSubscriptionsAreDisabledAndCanBeEnabled(t *testing.T) {
 			t.Fatalf("after enabling, the receiver got %v", email)
 		}
 
-		// Every attempt fails: after 5 days (on the schedule's clock) the subscription is
-		// disabled, and the deliveries still pending are given up.
+		// Every attempt fails: 5 days after the first failure (on the schedule's clock) the
+		// subscription is disabled, and the deliveries still pending are given up.
 		down := newReceiver(t, http.StatusInternalServerError)
 		downHook, _ := subscribe(t, svc, acc.ID, map[string]any{"url": down.URL, "events": []string{"form.submitted"}})
-		// attempted waits until every delivery of the subscription has had an attempt recorded,
-		// so that the clock moves on only after the failure was counted at the time it was made.
-		attempted := func(n int) {
+		// settled waits until every pending delivery of the account (the first subscription's
+		// too, which gets every submission) is due after the clock's now: every attempt that was
+		// due has been made and recorded, and none is claimed or in flight. Only then does the
+		// clock move on: moved while an attempt is in flight, it would lapse the attempt's claim
+		// (the delivery sent twice) and date the attempt days after it was made.
+		settled := func() {
 			t.Helper()
 			for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-				list := svc.API.Get(t, "/api/v1/webhooks/subscriptions/"+downHook+"/deliveries", acc.Key).Expect(t, http.StatusOK).List(t, "deliveries")
-				done := 0
+				list := deliveries(t, svc, acc.ID, "?status=pending&limit=100")
+				now, due := clock.Now(), 0
 				for _, d := range list {
-					if len(d["attempts"].([]any)) > 0 {
-						done++
+					if !timeOf(t, d["nextAttemptAt"]).After(now) {
+						due++
 					}
 				}
-				if done >= n {
+				if due == 0 {
 					return
 				}
 				if time.Now().After(deadline) {
-					t.Fatalf("%d of %d deliveries attempted", done, n)
+					t.Fatalf("%d of %d pending deliveries still due: %v", due, len(list), list)
 				}
 			}
 		}
 		start := clock.Now()
 		submit(t, svc, acc.ID, form, "first@example.com")
-		attempted(1)
-		for day := 1; day <= 5; day++ {
+		settled()
+		for day := 1; day < 5; day++ {
 			clock.reach(start.Add(time.Duration(day)*24*time.Hour + time.Minute))
 			submit(t, svc, acc.ID, form, fmt.Sprintf("day%d@example.com", day)) // a new delivery, attempted at once
-			attempted(day + 1)
-			if day < 5 {
-				if got, _ := status(downHook); got != "active" {
-					t.Fatalf("disabled after %d days", day)
-				}
+			settled()                                                           // and the retries the day made due
+			if got, _ := status(downHook); got != "active" {
+				t.Fatalf("disabled after %d days", day)
 			}
 		}
+		if n := len(svc.API.Get(t, "/api/v1/webhooks/subscriptions/"+downHook+"/deliveries?status=pending", acc.Key).List(t, "deliveries")); n != 5 {
+			t.Fatalf("%d deliveries pending after 4 days, want 5", n)
+		}
+		// Past 5 days every retry is due (none waits more than the 24 hour cap), and the first
+		// of them to fail disables the subscription.
+		clock.reach(start.Add(webhooks.FailingFor + time.Hour))
 		if reason := waitStatus(downHook, "disabled"); reason != "failing" {
 			t.Fatalf("disabledReason = %v, want failing", reason)
 		}
 		pending := svc.API.Get(t, "/api/v1/webhooks/subscriptions/"+downHook+"/deliveries?status=pending", acc.Key).Expect(t, http.StatusOK).List(t, "deliveries")
 		failed := svc.API.Get(t, "/api/v1/webhooks/subscriptions/"+downHook+"/deliveries?status=failed", acc.Key).Expect(t, http.StatusOK).List(t, "deliveries")
-		if len(pending) != 0 || len(failed) != 6 {
-			t.Fatalf("after disabling: %d pending, %d failed deliveries, want 0 and 6", len(pending), len(failed))
+		if len(pending) != 0 || len(failed) != 5 {
+			t.Fatalf("after disabling: %d pending, %d failed deliveries, want 0 and 5", len(pending), len(failed))
 		}
 	})
 }

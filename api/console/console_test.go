@@ -348,7 +348,8 @@ func TestConsoleInChromium(t *testing.T) {
 }
 
 // A contact with 6,000 events opens at once: the timeline reads its first page of the log (50
-// events) and offers the rest a page at a time, on each store.
+// events) and offers the rest a page at a time, on each store. The test checks the requests the
+// page made, not how long it took: a wall-clock limit fails on a busy machine and proves less.
 func TestConsoleOpensALongTimelineAtOnce(t *testing.T) {
 	browser := startChromium(t)
 	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
@@ -376,21 +377,31 @@ func TestConsoleOpensALongTimelineAtOnce(t *testing.T) {
 			chromedp.SendKeys(css("#token"), servicetest.AdminToken),
 			chromedp.Click(css(`form.login button[type="submit"]`)),
 			chromedp.WaitVisible(css("main table a")))
-		start := time.Now()
 		var shown int
+		var pages []string
+		historyPages := into(&pages, chromedp.Evaluate[[]string](`performance.getEntriesByType('resource').map((e) => e.name).filter((u) => u.includes('/history?'))`))
 		run(t, tab, "open the long timeline",
 			goTo("#/accounts/"+acc.ID+"/contacts/"+contact),
 			chromedp.WaitVisible(css(".events .event")),
 			chromedp.WaitVisible(css(".pager button.more")),
-			into(&shown, chromedp.Evaluate[int](`document.querySelectorAll('.events .event').length`)))
-		if took := time.Since(start); took > time.Second {
-			t.Errorf("the timeline of 6,000 events took %s to show, want under a second", took)
-		}
+			into(&shown, chromedp.Evaluate[int](`document.querySelectorAll('.events .event').length`)),
+			historyPages)
 		if shown != 50 {
 			t.Errorf("first page of the timeline: %d events, want 50", shown)
 		}
+		// At once means by one page of the log: the page read the history once, 50 events of it,
+		// whatever the machine's speed (the query's plan, which keeps that page cheap on a big
+		// log, is checked in infra/eventstore).
+		if len(pages) != 1 || !strings.Contains(pages[0], "limit=50") || strings.Contains(pages[0], "cursor=") {
+			t.Errorf("opening the timeline read the history as %q, want one page of 50", pages)
+		}
 		run(t, tab, "the next page",
 			chromedp.Click(css(".pager button.more")),
-			chromedp.WaitVisible(css(".events .event:nth-child(100)")))
+			chromedp.WaitVisible(css(".events .event:nth-child(100)")),
+			into(&shown, chromedp.Evaluate[int](`document.querySelectorAll('.events .event').length`)),
+			historyPages)
+		if shown != 100 || len(pages) != 2 || !strings.Contains(pages[1], "limit=50") || !strings.Contains(pages[1], "cursor=") {
+			t.Errorf("after the next page: %d events shown, history read as %q, want 100 from a second page of 50", shown, pages)
+		}
 	})
 }

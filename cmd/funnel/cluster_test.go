@@ -69,8 +69,9 @@ func TestClusterDividesTheWork(t *testing.T) {
 
 	load := c.startLoad(fx, formID, emailField, 6)
 
-	// Steady state: each batch applied once in the cluster.
-	time.Sleep(2 * time.Second)
+	// Steady state: each batch applied once in the cluster, once the load has had writes of
+	// both kinds acknowledged (their answers wait for the read models: batches were applied).
+	load.waitAcknowledged(t, 30, 10)
 	c.checkAppliedOnce([]*server{w1, w2})
 
 	// kill -9 of the worker running the tags projection, then of the one running the webhook
@@ -119,7 +120,9 @@ func TestClusterDividesTheWork(t *testing.T) {
 		workers[i] = c.start("worker")
 		c.waitSpread(workers...)
 	}
-	time.Sleep(time.Second)
+	// The load goes on through the new processes for a while (writes acknowledged, not a fixed
+	// time), then stops.
+	load.waitAcknowledged(t, int(load.contactWrites.Load())+30, load.submissionCount()+10)
 	load.stop()
 	if n := load.fiveXX.Load() - fiveBefore; n > 0 {
 		t.Errorf("%d answers were 5xx during the rolling restart", n)
@@ -403,6 +406,26 @@ type clusterLoad struct {
 	mu          sync.Mutex
 	acked       map[string][]contactWrite
 	submissions map[string]bool
+}
+
+// waitAcknowledged waits until the load has had at least contacts contact writes and
+// submissions form submissions acknowledged in all.
+func (l *clusterLoad) waitAcknowledged(t *testing.T, contacts, submissions int) {
+	t.Helper()
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if int(l.contactWrites.Load()) >= contacts && l.submissionCount() >= submissions {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the load had %d contact writes and %d submissions acknowledged, want %d and %d", l.contactWrites.Load(), l.submissionCount(), contacts, submissions)
+		}
+	}
+}
+
+func (l *clusterLoad) submissionCount() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.submissions)
 }
 
 func (c *clusterRun) startLoad(fx fixture, formID, emailField string, writers int) *clusterLoad {

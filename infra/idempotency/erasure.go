@@ -19,8 +19,9 @@ var erasedAnswer = []byte(`{"code":"not_found","error":"contact not found"}` + "
 // that names the contact's id is one that shows it (a contact, a submission, a booking, a
 // customer name it by id), so the account's kept answers, at most a day's, and the operator's,
 // are opened in memory and those naming it are replaced by a 404 "contact not found": a retry of
-// the request is told the contact is gone, and is still not performed twice. It returns how many
-// it rewrote.
+// the request is told the contact is gone, and is still not performed twice. The erasure's own
+// answer or outcome (erasureOwn) is left as it is: a retry of the erasure gets its answer again.
+// It returns how many it rewrote.
 func (s *Store) ForgetContact(ctx context.Context, accountID, contactID string) (int, error) {
 	rows, err := s.db.Read.QueryContext(ctx, `SELECT scope, key_hash, claim_id, state, outcome, body FROM idempotency_keys
 		WHERE scope = $1 OR scope LIKE 'operator:%'`, "account:"+accountID)
@@ -45,7 +46,7 @@ func (s *Store) ForgetContact(ctx context.Context, accountID, contactID string) 
 			if err != nil {
 				continue // sealed under a retired key: unreadable already
 			}
-			if bytes.Contains(plain, []byte(contactID)) {
+			if bytes.Contains(plain, []byte(contactID)) && !erasureOwn(plain) {
 				showing = append(showing, c)
 				break
 			}
@@ -56,17 +57,24 @@ func (s *Store) ForgetContact(ctx context.Context, accountID, contactID string) 
 		return 0, fmt.Errorf("idempotency: read kept answers: %w", err)
 	}
 	for _, c := range showing {
-		sealed, err := s.seal(c, "body", erasedAnswer)
-		if err != nil {
-			return 0, err
-		}
-		if _, err := s.exec(ctx, `UPDATE idempotency_keys SET state = $1, lease_until = 0, outcome = '', status = 404,
-				content_type = 'application/json; charset=utf-8', body = $2 WHERE scope = $3 AND key_hash = $4 AND claim_id = $5`,
-			stateDone, sealed, attemptOf(c).scope, attemptOf(c).keyHash, c.ID); err != nil {
+		if err := s.keepErasedAnswer(ctx, c); err != nil {
 			return 0, fmt.Errorf("idempotency: forget contact %s: %w", contactID, err)
 		}
 	}
 	return len(showing), nil
+}
+
+// keepErasedAnswer makes erasedAnswer the kept answer of a claim, in place of its answer or
+// outcomes, which showed an erased contact.
+func (s *Store) keepErasedAnswer(ctx context.Context, c idempotent.Claim) error {
+	sealed, err := s.seal(c, "body", erasedAnswer)
+	if err != nil {
+		return err
+	}
+	_, err = s.exec(ctx, `UPDATE idempotency_keys SET state = $1, lease_until = 0, outcome = '', status = 404,
+			content_type = 'application/json; charset=utf-8', body = $2 WHERE scope = $3 AND key_hash = $4 AND claim_id = $5`,
+		stateDone, sealed, attemptOf(c).scope, attemptOf(c).keyHash, c.ID)
+	return err
 }
 
 // Erasures tells whether a contact was erased. The Log given to New (the event store) answers
@@ -81,18 +89,15 @@ var contactIDs = regexp.MustCompile(`ct_[a-z0-9]{26}`)
 // namesErased tells whether a kept answer or outcome names an erased contact. ForgetContact
 // rewrites such answers when an erasure finishes; an erasure that a crash interrupted after its
 // ContactErased was recorded never ran it, and its client may never retry. So every replay asks
-// too (only replays: a retry's cost, one look-up per contact named), and no kept answer shows a
-// contact once its erasure is in the log, whatever became of the process that recorded it.
+// too, and so does every resumption of kept outcomes, whose answer would be rebuilt from them
+// (only retries: a retry's cost, one look-up per contact named): no kept answer shows a contact
+// once its erasure is in the log, whatever became of the process that recorded it.
 //
-// The erasure's own answer names the contact it erased, and is replayed as it was: it is the
-// one answer with a top-level "erasure".
+// The erasure's own answer or outcome names the contact it erased, and is replayed or resumed as
+// it was (erasureOwn).
 func (s *Store) namesErased(ctx context.Context, plain []byte) (bool, error) {
 	erasures, ok := s.log.(Erasures)
-	if !ok {
-		return false, nil
-	}
-	var top map[string]json.RawMessage
-	if json.Unmarshal(plain, &top) == nil && top["erasure"] != nil {
+	if !ok || erasureOwn(plain) {
 		return false, nil
 	}
 	seen := map[string]bool{}
@@ -110,6 +115,32 @@ func (s *Store) namesErased(ctx context.Context, plain []byte) (bool, error) {
 		}
 	}
 	return false, nil
+}
+
+// eraseCommand is the command of an erasure (commands.EraseContact), as kept outcomes name it.
+const eraseCommand = "EraseContact"
+
+// erasureOwn tells whether a kept answer or outcome is an erasure's own, which names the contact
+// it erased and shows nothing else of it (ids and a time): the answer is the one with a
+// top-level "erasure"; the outcomes (commands.Outcome: [{"command", "result"}]) are the erasure
+// command's alone.
+func erasureOwn(plain []byte) bool {
+	var top map[string]json.RawMessage
+	if json.Unmarshal(plain, &top) == nil {
+		return top["erasure"] != nil
+	}
+	var outcomes []struct {
+		Command string `json:"command"`
+	}
+	if json.Unmarshal(plain, &outcomes) != nil || len(outcomes) == 0 {
+		return false
+	}
+	for _, o := range outcomes {
+		if o.Command != eraseCommand {
+			return false
+		}
+	}
+	return true
 }
 
 // erasedReplay is the replay of a kept answer that named a contact erased since.

@@ -156,6 +156,17 @@ func (s *Store) Claim(ctx context.Context, req idempotent.Request) (idempotent.C
 			} else if err != nil {
 				return idempotent.Claim{}, err
 			}
+			// An answer rebuilt from the outcomes is checked as a kept one is (namesErased): the
+			// contact they name may have been erased since, by an erasure cut short before it
+			// rewrote them (ForgetContact), or that ran while this key was still running.
+			if erased, err := s.namesErased(ctx, c.Outcomes); err != nil {
+				return idempotent.Claim{}, err
+			} else if erased {
+				if err := s.keepErasedAnswer(ctx, c); err != nil {
+					return idempotent.Claim{}, err
+				}
+				return erasedReplay(), nil
+			}
 			c.Decision = idempotent.Resume
 			return c, nil
 		}

@@ -296,3 +296,46 @@ func TestKeptUnderARetiredKeyIsUnreadable(t *testing.T) {
 		rotated.claim(t, resumable, idempotent.Unreadable)
 	})
 }
+
+// Kept outcomes that name a contact erased since are not resumed: a retry would rebuild the
+// answer from them. It is answered, and kept, as a kept answer naming the contact is (the 404
+// "contact not found"), and the outcomes are dropped. The erasure's own outcomes, which name the
+// contact it erased, are resumed as they were.
+func TestKeptOutcomeOfAnErasedContactIsNotResumed(t *testing.T) {
+	sqldbtest.Run(t, func(t *testing.T, d sqldb.Dialect) {
+		f := newFixture(t, d)
+		ctx := context.Background()
+		contactID := domain.NewID("ct")
+		meta := domain.Metadata{AccountID: "acc_1", Actor: "operator"}
+		if _, err := f.log.Append(ctx, meta, domain.StreamAppend{StreamID: contactID, Events: []domain.Event{domain.ContactCreated{ContactID: contactID, AccountID: "acc_1", Email: "qzkept@example.com"}}}); err != nil {
+			t.Fatal(err)
+		}
+		keep := func(key, outcomes string) idempotent.Request {
+			req := request(key, "body")
+			c := f.claim(t, req, idempotent.Perform)
+			if err := f.keys.KeepOutcomes(ctx, c, []byte(outcomes)); err != nil {
+				t.Fatal(err)
+			}
+			return req
+		}
+		upsert := keep("upsert", `[{"command":"UpsertContact","result":{"ContactID":"`+contactID+`"}}]`)
+		erase := keep("erase", `[{"command":"EraseContact","result":{"ContactID":"`+contactID+`"}}]`)
+		if _, err := f.log.Append(ctx, meta, domain.StreamAppend{StreamID: contactID, ExpectedVersion: domain.AnyVersion,
+			Events: []domain.Event{domain.ContactErased{ContactID: contactID, AccountID: "acc_1", ErasedAt: f.clock.Now()}}}); err != nil {
+			t.Fatal(err)
+		}
+		f.clock.Advance(idempotency.Lease) // both attempts stopped unanswered
+
+		for range 2 { // the 404 is kept: the next retry replays it
+			replay := f.claim(t, upsert, idempotent.Replay)
+			if replay.Response.Status != 404 || !strings.Contains(string(replay.Response.Body), "contact not found") {
+				t.Fatalf("the retry of the upsert answers %d %s", replay.Response.Status, replay.Response.Body)
+			}
+		}
+		var outcome string
+		if err := f.db.Read.QueryRowContext(ctx, `SELECT outcome FROM idempotency_keys WHERE key_hash = $1`, fmt.Sprintf("%x", sha256.Sum256([]byte("upsert")))).Scan(&outcome); err != nil || outcome != "" {
+			t.Errorf("the upsert's key still keeps an outcome %q (%v)", outcome, err)
+		}
+		f.claim(t, erase, idempotent.Resume)
+	})
+}
