@@ -85,14 +85,10 @@ func (s *Server) replaySubscription(w http.ResponseWriter, r *http.Request) {
 	httpapi.Answer(w, http.StatusAccepted, answer)
 }
 
-type testSendRequest struct {
-	Type string `json:"type"`
-}
-
 // testSubscription serves POST /api/v1/webhooks/subscriptions/{id}/test: one sample event sent
 // now, and the attempt's outcome whatever the receiver answered.
 func (s *Server) testSubscription(w http.ResponseWriter, r *http.Request) {
-	var req testSendRequest
+	var req wire.TestSendRequest
 	if !httpapi.Decode(w, r, &req) {
 		return
 	}
@@ -102,7 +98,7 @@ func (s *Server) testSubscription(w http.ResponseWriter, r *http.Request) {
 	}
 	p := principalOf(r.Context())
 	attempt, err := s.deps.Webhooks.SelfService.Test(r.Context(), webhooks.TestRequest{
-		AccountID: p.accountID(), SubscriptionID: mux.Vars(r)["id"], Type: req.Type, CanRead: p.key.HasScope,
+		AccountID: p.accountID(), SubscriptionID: mux.Vars(r)["id"], Type: string(req.Type), CanRead: p.key.HasScope,
 	})
 	if errors.Is(err, webhooks.ErrUnknownEvent) {
 		httpapi.WriteCodedError(w, domain.CodeInvalidRequest, "type", "type: unknown event type")

@@ -8,6 +8,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/funnelhq/funnel/api/httpapi"
+	"github.com/funnelhq/funnel/api/wire"
 	"github.com/funnelhq/funnel/api/wire/admin"
 	"github.com/funnelhq/funnel/commands"
 )
@@ -30,8 +31,8 @@ func (s *Server) purchase(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	res, err := s.deps.Commands.Purchase.Handle(r.Context(), commands.Purchase{
-		Meta: operatorMeta(r), ProductID: req.ProductId, PricingTierID: req.PricingTierId, BumpIDs: value(req.BumpIds),
-		Email: req.Email, Name: value(req.Name), Processor: value(req.Processor), TxnID: value(req.TxnId),
+		Meta: operatorMeta(r), ProductID: req.ProductId, PricingTierID: req.PricingTierId, BumpIDs: wire.Value(req.BumpIds),
+		Email: req.Email, Name: wire.Value(req.Name), Processor: wire.Value(req.Processor), TxnID: wire.Value(req.TxnId),
 	})
 	if !s.recorded(w, r, err, res.Position) {
 		return
@@ -104,7 +105,7 @@ func (s *Server) rebill(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	res, err := s.deps.Commands.Rebill.Handle(r.Context(), commands.Rebill{
-		Meta: operatorMeta(r), SubscriptionID: mux.Vars(r)["subscriptionId"], TxnID: value(req.TxnId),
+		Meta: operatorMeta(r), SubscriptionID: mux.Vars(r)["subscriptionId"], TxnID: wire.Value(req.TxnId),
 	})
 	if !s.recorded(w, r, err, res.Position) {
 		return
