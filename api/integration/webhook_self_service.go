@@ -67,22 +67,10 @@ func (s *Server) listSubscriptionDeliveries(w http.ResponseWriter, r *http.Reque
 	}, deliveryView)
 }
 
-// replaySubscription serves POST /api/v1/webhooks/subscriptions/{id}/replay: 202 once every
-// delivery of the window is recorded. The operator API's replay reads the same body
-// (httpapi.DecodeReplay) and runs the same replay.
+// replaySubscription serves POST /api/v1/webhooks/subscriptions/{id}/replay: the operator API's
+// replay of a window is the same endpoint (httpapi.ReplayWindow).
 func (s *Server) replaySubscription(w http.ResponseWriter, r *http.Request) {
-	req, ok := httpapi.DecodeReplay(w, r, principalOf(r.Context()).accountID(), mux.Vars(r)["id"])
-	if !ok {
-		return
-	}
-	replay, err := s.deps.Webhooks.SelfService.Replay(r.Context(), req)
-	if err != nil {
-		httpapi.Fail(w, r, err)
-		return
-	}
-	answer := wire.ReplayAccepted{Success: true}
-	answer.Replay.Id, answer.Replay.Count = replay.ID, replay.Count
-	httpapi.Answer(w, http.StatusAccepted, answer)
+	httpapi.ReplayWindow(w, r, s.deps.Webhooks.SelfService, principalOf(r.Context()).accountID(), mux.Vars(r)["id"])
 }
 
 // testSubscription serves POST /api/v1/webhooks/subscriptions/{id}/test: one sample event sent

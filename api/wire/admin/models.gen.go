@@ -1533,30 +1533,10 @@ type RefundRequest struct {
 }
 
 // ReplayAccepted defines model for ReplayAccepted.
-type ReplayAccepted struct {
-	Replay struct {
-		// Count How many deliveries the replay recorded.
-		Count int `json:"count"`
-
-		// Id The replay's id (`rpl_…`).
-		Id string `json:"id"`
-	} `json:"replay"`
-
-	// Success Always true on a success answer.
-	Success True `json:"success"`
-}
+type ReplayAccepted = wire.ReplayAccepted
 
 // ReplayRequest defines model for ReplayRequest.
-type ReplayRequest struct {
-	// Since The window's start (included); at most 30 days ago, not in the future.
-	Since wire.DateTime `json:"since"`
-
-	// Types Only these types; default every type the webhook receives.
-	Types *[]EventNameOrAlias `json:"types,omitempty"`
-
-	// Until The window's end (excluded); default now.
-	Until *wire.DateTime `json:"until,omitempty"`
-}
+type ReplayRequest = wire.ReplayRequest
 
 // Scope defines model for Scope.
 type Scope string
