@@ -130,10 +130,7 @@ func (s *Server) rebill(w http.ResponseWriter, r *http.Request) {
 // refund serves POST /admin/v1/accounts/{accountId}/checkout/transactions/{transactionId}/refund
 // {amountCents?} (default: all that remains) → {transaction, refund}.
 func (s *Server) refund(w http.ResponseWriter, r *http.Request) {
-	// Not admin.RefundRequest: its *int64 cannot tell null (refused) from a member left out.
-	var req struct {
-		AmountCents json.RawMessage `json:"amountCents"`
-	}
+	var req admin.RefundRequest // amountCents the JSON as it came (overlay.yaml)
 	if !httpapi.Decode(w, r, &req) {
 		return
 	}
@@ -170,11 +167,7 @@ func refundAmount(w http.ResponseWriter, raw json.RawMessage) (*int64, bool) {
 // cancelSubscription serves POST /admin/v1/accounts/{accountId}/checkout/subscriptions/{subscriptionId}/cancel
 // {atPeriodEnd} → {subscription}.
 func (s *Server) cancelSubscription(w http.ResponseWriter, r *http.Request) {
-	// Not admin.CancelSubscriptionRequest: its required atPeriodEnd is a bool, which cannot tell
-	// a member left out (refused) from false.
-	var req struct {
-		AtPeriodEnd *bool `json:"atPeriodEnd"`
-	}
+	var req admin.CancelSubscriptionRequest // atPeriodEnd a pointer: left out is refused (overlay.yaml)
 	if !httpapi.Decode(w, r, &req) {
 		return
 	}

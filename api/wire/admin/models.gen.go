@@ -739,7 +739,7 @@ type CRMResponse struct {
 
 // CancelSubscriptionRequest defines model for CancelSubscriptionRequest.
 type CancelSubscriptionRequest struct {
-	AtPeriodEnd bool `json:"atPeriodEnd"`
+	AtPeriodEnd *bool `json:"atPeriodEnd"`
 }
 
 // ClusterProcess defines model for ClusterProcess.
@@ -1529,7 +1529,7 @@ type RefundRecorded struct {
 // RefundRequest defines model for RefundRequest.
 type RefundRequest struct {
 	// AmountCents Default all that remains.
-	AmountCents *int64 `json:"amountCents,omitempty"`
+	AmountCents json.RawMessage `json:"amountCents,omitempty"`
 }
 
 // ReplayAccepted defines model for ReplayAccepted.
