@@ -16,11 +16,7 @@ import (
 
 // createAccount serves POST /admin/v1/accounts.
 func (s *Server) createAccount(w http.ResponseWriter, r *http.Request) {
-	// Not admin.CreateAccountRequest: its required name is a string, which cannot tell a name
-	// left out (refused here) from "" (refused by the command, with its own message).
-	var req struct {
-		Name *string `json:"name"`
-	}
+	var req admin.CreateAccountRequest // name a pointer: left out or null is refused here (overlay.yaml)
 	if !httpapi.Decode(w, r, &req) {
 		return
 	}

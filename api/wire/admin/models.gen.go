@@ -866,7 +866,7 @@ type ContactWithLeadsAndCustomers struct {
 
 // CreateAccountRequest defines model for CreateAccountRequest.
 type CreateAccountRequest struct {
-	Name string `json:"name"`
+	Name *string `json:"name"`
 }
 
 // CreateCrmRequest defines model for CreateCrmRequest.
