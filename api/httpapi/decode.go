@@ -17,11 +17,20 @@ const MaxBodyBytes = 256 << 10
 // Decode reads the request's JSON object into dst. On bad input it answers (413 for a body over
 // 256 KB, 400 naming the field at fault otherwise) and returns false.
 func Decode(w http.ResponseWriter, r *http.Request, dst any) bool {
+	return DecodeChecked(w, r, dst, nil)
+}
+
+// DecodeChecked is Decode for a body whose generated type holds some values as the raw JSON
+// of a union (a custom field's string, number or boolean) that the handler refuses in other
+// shapes: check looks at them once dst is decoded. Its refusal is answered before a member of
+// the wrong type, as a refusal of the decoder itself would be (encoding/json stops at a custom
+// type's error, but reads on past a member of the wrong type and reports it at the end).
+func DecodeChecked(w http.ResponseWriter, r *http.Request, dst any, check func() *FieldError) bool {
 	body, ok := readBody(w, r)
 	if !ok {
 		return false
 	}
-	if bad := decodeJSON(body, dst); bad != nil {
+	if bad := decodeJSON(body, dst, check); bad != nil {
 		WriteCodedError(w, bad.code, bad.param, bad.message)
 		return false
 	}
@@ -38,7 +47,7 @@ func DecodeOptional(w http.ResponseWriter, r *http.Request, dst any) bool {
 	if strings.TrimSpace(string(body)) == "" {
 		return true
 	}
-	if bad := decodeJSON(body, dst); bad != nil {
+	if bad := decodeJSON(body, dst, nil); bad != nil {
 		WriteCodedError(w, bad.code, bad.param, bad.message)
 		return false
 	}
@@ -72,8 +81,9 @@ type badBody struct {
 }
 
 // decodeJSON returns nil on success, else what is wrong: invalid_json for a body that is not one
-// JSON object, invalid_request for a value that the object holds.
-func decodeJSON(body []byte, dst any) *badBody {
+// JSON object, invalid_request for a value that the object holds. check, when not nil, is
+// DecodeChecked's.
+func decodeJSON(body []byte, dst any, check func() *FieldError) *badBody {
 	notJSON := func(message string) *badBody { return &badBody{code: domain.CodeInvalidJSON, message: message} }
 	trimmed := strings.TrimSpace(string(body))
 	if trimmed == "" {
@@ -86,8 +96,14 @@ func decodeJSON(body []byte, dst any) *badBody {
 		return &badBody{code: domain.CodeInvalidRequest, message: "strings must not contain NUL characters (\\u0000)"}
 	}
 	dec := json.NewDecoder(strings.NewReader(trimmed))
-	if err := dec.Decode(dst); err != nil {
-		var typeErr *json.UnmarshalTypeError
+	err := dec.Decode(dst)
+	var typeErr *json.UnmarshalTypeError
+	if check != nil && (err == nil || errors.As(err, &typeErr)) {
+		if fieldErr := check(); fieldErr != nil {
+			return &badBody{code: domain.CodeInvalidRequest, param: fieldErr.Param, message: fieldErr.Message}
+		}
+	}
+	if err != nil {
 		var fieldErr *FieldError
 		switch {
 		case errors.As(err, &typeErr) && typeErr.Field != "":
@@ -145,9 +161,10 @@ func jsonTypeName(goKind string) string {
 	}
 }
 
-// FieldError is a decoding error raised by a custom JSON type of a request (UnmarshalJSON):
-// Decode answers 400 invalid_request with its message and Param (the JSON path of the field at
-// fault, when it knows it) instead of "malformed JSON".
+// FieldError is a refusal of a value of a request made while decoding it, by DecodeChecked's
+// check or by a custom JSON type (UnmarshalJSON): Decode answers 400 invalid_request with its
+// message and Param (the JSON path of the field at fault, when it knows it) instead of
+// "malformed JSON".
 type FieldError struct{ Message, Param string }
 
 // Error returns the message.

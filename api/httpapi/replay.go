@@ -1,52 +1,65 @@
 package httpapi
 
 import (
+	"context"
 	"net/http"
 	"time"
 
+	"github.com/funnelhq/funnel/api/wire"
 	"github.com/funnelhq/funnel/domain"
 	"github.com/funnelhq/funnel/webhooks"
 )
 
-// replayBody is the body of a replay of a time window, the same on both APIs (decisions.md
-// "Subscriptions, deliveries, replay, test"): the integration API's
-// POST /api/v1/webhooks/subscriptions/{id}/replay and the operator's
-// POST /admin/v1/accounts/{accountId}/webhooks/{webhookId}/replay.
-type replayBody struct {
-	Since *string  `json:"since"`
-	Until *string  `json:"until"`
-	Types []string `json:"types"`
+// Replayer replays a time window of a webhook subscription: webhooks.SelfService.
+type Replayer interface {
+	Replay(ctx context.Context, req webhooks.ReplayRequest) (webhooks.Replay, error)
 }
 
-// DecodeReplay reads the body of a replay into a webhooks.ReplayRequest for accountID's
-// subscription subscriptionID. On bad input (no since, a time that is not ISO 8601, an empty
-// types list) it answers 400 naming the field and returns false; the window itself (in the
-// future, older than the feed keeps, until before since) is judged by webhooks.SelfService.Replay,
-// so that both APIs refuse the same windows with the same messages.
-func DecodeReplay(w http.ResponseWriter, r *http.Request, accountID, subscriptionID string) (webhooks.ReplayRequest, bool) {
-	var body replayBody
+// ReplayWindow serves the replay of a time window of accountID's subscription subscriptionID,
+// one endpoint on both APIs (decisions.md "Subscriptions, deliveries, replay, test"): the
+// integration API's POST /api/v1/webhooks/subscriptions/{id}/replay and the operator's
+// POST /admin/v1/accounts/{accountId}/webhooks/{webhookId}/replay, with one body
+// (wire.ReplayRequest, which the operator's generated types share) and one answer: 202 once
+// every delivery of the window is recorded. On bad input (no since, a time that is not ISO
+// 8601, an empty types list) it answers 400 naming the field; the window itself (in the
+// future, older than the feed keeps, until before since) is judged by the Replayer.
+func ReplayWindow(w http.ResponseWriter, r *http.Request, replayer Replayer, accountID, subscriptionID string) {
+	var body wire.ReplayRequest
 	if !Decode(w, r, &body) {
-		return webhooks.ReplayRequest{}, false
+		return
 	}
 	if body.Since == nil {
 		WriteCodedError(w, domain.CodeInvalidRequest, "since", "since is required")
-		return webhooks.ReplayRequest{}, false
+		return
 	}
-	req := webhooks.ReplayRequest{AccountID: accountID, SubscriptionID: subscriptionID, Types: body.Types}
+	req := webhooks.ReplayRequest{AccountID: accountID, SubscriptionID: subscriptionID}
 	var ok bool
 	if req.Since, ok = timeParam(w, "since", *body.Since); !ok {
-		return webhooks.ReplayRequest{}, false
+		return
 	}
 	if body.Until != nil {
 		if req.Until, ok = timeParam(w, "until", *body.Until); !ok {
-			return webhooks.ReplayRequest{}, false
+			return
 		}
 	}
-	if body.Types != nil && len(body.Types) == 0 {
-		WriteCodedError(w, domain.CodeInvalidRequest, "types", "types must name at least one event type, or be left out")
-		return webhooks.ReplayRequest{}, false
+	if body.Types != nil {
+		if len(*body.Types) == 0 {
+			WriteCodedError(w, domain.CodeInvalidRequest, "types", "types must name at least one event type, or be left out")
+			return
+		}
+		req.Types = make([]string, len(*body.Types))
+		for i, t := range *body.Types {
+			req.Types[i] = string(t)
+		}
 	}
-	return req, true
+	replay, err := replayer.Replay(r.Context(), req)
+	if err != nil {
+		Fail(w, r, err)
+		return
+	}
+	answer := wire.ReplayAccepted{Success: true}
+	answer.Replay.Id, answer.Replay.Count = replay.ID, replay.Count
+	Answer(w, http.StatusAccepted, answer)
 }
 
 // timeParam reads an ISO 8601 time of a request body, answering 400 naming it when it is not one.

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/funnelhq/funnel/api/wire"
+	"github.com/funnelhq/funnel/api/wire/admin"
 	"github.com/funnelhq/funnel/commands"
 	"github.com/funnelhq/funnel/domain"
 	"github.com/funnelhq/funnel/webhooks"
@@ -37,27 +38,15 @@ type NewWebhookSubscription struct {
 	Created func(sub webhooks.Subscription, secret string) any
 }
 
-// subscriptionRequest is the body of a subscription: the URL under any of the names
-// automation tools use, one event or several, and the filters.
-type subscriptionRequest struct {
-	URL            *string  `json:"url"`
-	HookURL        *string  `json:"hookUrl"`
-	TargetURL      *string  `json:"targetUrl"`
-	Event          *string  `json:"event"`
-	Events         []string `json:"events"`
-	Secret         *string  `json:"secret"`
-	Kind           *string  `json:"kind"`
-	FormIDs        []string `json:"formIds"`
-	EventTypeIDs   []string `json:"eventTypeIds"`
-	ProductIDs     []string `json:"productIds"`
-	PricingTierIDs []string `json:"pricingTierIds"`
-	BumpIDs        []string `json:"bumpIds"`
-}
-
-// spec turns the request into a subscription spec, or an error message.
-func (r subscriptionRequest) spec(kind string) (domain.WebhookSubscriptionSpec, string) {
+// subscriptionSpec turns the body of a subscription into a subscription spec, or an error
+// message: the URL under any of the names automation tools use, one event or several, and the
+// filters. Both APIs' bodies are read as the operator's CreateWebhookRequest, which is the
+// integration API's CreateWebhookSubscriptionRequest and kind (a test keeps them so): one body
+// and one mapping, and a kind that is no string is refused on both APIs, as it always was,
+// though only the operator API reads it.
+func subscriptionSpec(r admin.CreateWebhookRequest, kind string) (domain.WebhookSubscriptionSpec, string) {
 	url := ""
-	for _, u := range []*string{r.URL, r.HookURL, r.TargetURL} {
+	for _, u := range []*string{r.Url, r.HookUrl, r.TargetUrl} {
 		if u != nil && strings.TrimSpace(*u) != "" {
 			url = *u
 			break
@@ -66,36 +55,37 @@ func (r subscriptionRequest) spec(kind string) (domain.WebhookSubscriptionSpec, 
 	if url == "" {
 		return domain.WebhookSubscriptionSpec{}, "url is required"
 	}
-	events := append([]string(nil), r.Events...)
+	var events []string
+	for _, e := range wire.Value(r.Events) {
+		events = append(events, string(e))
+	}
 	if r.Event != nil && *r.Event != "" {
-		events = append(events, *r.Event)
+		events = append(events, string(*r.Event))
 	}
-	spec := domain.WebhookSubscriptionSpec{Kind: kind, URL: url, Events: events, Filters: domain.WebhookFilters{
-		FormIDs: r.FormIDs, CalendarIDs: r.EventTypeIDs, ProductIDs: r.ProductIDs, PricingTierIDs: r.PricingTierIDs, BumpIDs: r.BumpIDs,
+	spec := domain.WebhookSubscriptionSpec{Kind: kind, URL: url, Events: events, Secret: wire.Value(r.Secret), Filters: domain.WebhookFilters{
+		FormIDs: wire.Value(r.FormIds), CalendarIDs: wire.Value(r.EventTypeIds), ProductIDs: wire.Value(r.ProductIds),
+		PricingTierIDs: wire.Value(r.PricingTierIds), BumpIDs: wire.Value(r.BumpIds),
 	}}
-	if r.Secret != nil {
-		spec.Secret = *r.Secret
-	}
 	return spec, ""
 }
 
 // Create creates the subscription the body describes and answers 201 with its view and its
 // secret, which is shown only here.
 func (s Subscriptions) Create(w http.ResponseWriter, r *http.Request, how NewWebhookSubscription) {
-	var req subscriptionRequest
+	var req admin.CreateWebhookRequest
 	if !Decode(w, r, &req) {
 		return
 	}
 	kind := how.Kind
 	if how.KindFromBody && req.Kind != nil && *req.Kind != "" {
-		switch kind = *req.Kind; kind {
+		switch kind = string(*req.Kind); kind {
 		case domain.WebhookKindCustom, domain.WebhookKindZapier, domain.WebhookKindMake:
 		default:
 			WriteFieldError(w, "kind", "kind must be custom, zapier or make")
 			return
 		}
 	}
-	spec, msg := req.spec(kind)
+	spec, msg := subscriptionSpec(req, kind)
 	if msg != "" {
 		WriteFieldError(w, "url", msg)
 		return

@@ -24,22 +24,16 @@ func (s *Server) validateActivation(w http.ResponseWriter, r *http.Request) {
 	s.answerActivation(w, r, res, token)
 }
 
-type completeActivationRequest struct {
-	ExternalUserID *string `json:"externalUserId"`
-}
-
 // completeActivation serves POST /api/v1/checkout/activations/{token}/complete: idempotent with
 // the same externalUserId or none, 409 with another one, 400 once expired. The body is
 // optional: none at all is the same as {}.
 func (s *Server) completeActivation(w http.ResponseWriter, r *http.Request) {
-	var req completeActivationRequest
+	var req wire.CompleteActivationRequest
 	if !httpapi.DecodeOptional(w, r, &req) {
 		return
 	}
 	cmd := commands.CompleteActivation{Meta: principalOf(r.Context()).meta(r), Token: mux.Vars(r)["token"]}
-	if req.ExternalUserID != nil {
-		cmd.ExternalUserID = *req.ExternalUserID
-	}
+	cmd.ExternalUserID = wire.Value(req.ExternalUserId)
 	res, err := s.deps.Commands.CompleteActivation.Handle(r.Context(), cmd)
 	if err != nil {
 		httpapi.Fail(w, r, err)

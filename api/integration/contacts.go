@@ -13,20 +13,10 @@ import (
 	"github.com/funnelhq/funnel/projections/paging"
 )
 
-type upsertContactRequest struct {
-	Email        *string           `json:"email"`
-	FirstName    *string           `json:"firstName"`
-	LastName     *string           `json:"lastName"`
-	Phone        *string           `json:"phone"`
-	TagIDs       []string          `json:"tagIds"`
-	TagNames     []string          `json:"tagNames"`
-	CustomFields map[string]scalar `json:"customFields"`
-}
-
 // upsertContact serves POST /api/v1/contacts.
 func (s *Server) upsertContact(w http.ResponseWriter, r *http.Request) {
-	var req upsertContactRequest
-	if !httpapi.Decode(w, r, &req) {
+	var req wire.UpsertContactRequest
+	if !httpapi.DecodeChecked(w, r, &req, func() *httpapi.FieldError { return checkCustomFields(req.CustomFields) }) {
 		return
 	}
 	if req.Email == nil {
@@ -34,7 +24,7 @@ func (s *Server) upsertContact(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p := principalOf(r.Context())
-	tags := domain.TagRequest{IDs: req.TagIDs, Names: req.TagNames}
+	tags := domain.TagRequest{IDs: wire.Value(req.TagIds), Names: wire.Value(req.TagNames)}
 	res, err := s.deps.Commands.UpsertContact.Handle(r.Context(), commands.UpsertContact{
 		Meta:  p.meta(r),
 		Email: *req.Email,

@@ -32,17 +32,9 @@ func (s *Server) listStages(w http.ResponseWriter, r *http.Request) {
 	}, stageView)
 }
 
-type createLeadRequest struct {
-	Title        string   `json:"title"`
-	StageID      string   `json:"stageId"`
-	ContactEmail *string  `json:"contactEmail"`
-	FirstName    *string  `json:"firstName"`
-	TagIDs       []string `json:"tagIds"`
-}
-
 // createLead serves POST /api/v1/crms/{crmId}/leads: it opens a lead and upserts its contact.
 func (s *Server) createLead(w http.ResponseWriter, r *http.Request) {
-	var req createLeadRequest
+	var req wire.CreateLeadRequest
 	if !httpapi.Decode(w, r, &req) {
 		return
 	}
@@ -53,11 +45,11 @@ func (s *Server) createLead(w http.ResponseWriter, r *http.Request) {
 	res, err := s.deps.Commands.CreateLead.Handle(r.Context(), commands.CreateLead{
 		Meta:         principalOf(r.Context()).meta(r),
 		CRMID:        mux.Vars(r)["crmId"],
-		StageID:      req.StageID,
+		StageID:      req.StageId,
 		Title:        req.Title,
 		ContactEmail: *req.ContactEmail,
 		FirstName:    req.FirstName,
-		Tags:         domain.TagRequest{IDs: req.TagIDs},
+		Tags:         domain.TagRequest{IDs: wire.Value(req.TagIds)},
 	})
 	if err != nil {
 		httpapi.Fail(w, r, err)
@@ -79,15 +71,9 @@ func (s *Server) createLead(w http.ResponseWriter, r *http.Request) {
 	httpapi.Answer(w, http.StatusCreated, wire.LeadCreated{Success: true, Lead: leadView(lead), Contact: contact.View()})
 }
 
-type updateLeadRequest struct {
-	Title   *string `json:"title"`
-	StageID *string `json:"stageId"`
-	Amount  *int64  `json:"amount"`
-}
-
 // updateLead serves PATCH /api/v1/crms/{crmId}/leads/{leadId}: title, stage or amount.
 func (s *Server) updateLead(w http.ResponseWriter, r *http.Request) {
-	var req updateLeadRequest
+	var req wire.UpdateLeadRequest
 	if !httpapi.Decode(w, r, &req) {
 		return
 	}
@@ -97,7 +83,7 @@ func (s *Server) updateLead(w http.ResponseWriter, r *http.Request) {
 		CRMID:   vars["crmId"],
 		LeadID:  vars["leadId"],
 		Title:   req.Title,
-		StageID: req.StageID,
+		StageID: req.StageId,
 		Amount:  req.Amount,
 	})
 	if err != nil {

@@ -32,9 +32,7 @@ func (s *Server) getForm(w http.ResponseWriter, r *http.Request) {
 
 // submitForm serves POST /api/v1/forms/{formId}/submissions with {"values": {fieldId: value}}.
 func (s *Server) submitForm(w http.ResponseWriter, r *http.Request) {
-	var req struct {
-		Values map[string]any `json:"values"`
-	}
+	var req wire.SubmitFormRequest
 	if !httpapi.Decode(w, r, &req) {
 		return
 	}

@@ -31,15 +31,9 @@ func (s *Server) getEventType(w http.ResponseWriter, r *http.Request) {
 	httpapi.Answer(w, http.StatusOK, wire.EventTypeResponse{Success: true, EventType: eventTypeView(eventType)})
 }
 
-type bookEventRequest struct {
-	StartTime *string        `json:"startTime"`
-	Answers   map[string]any `json:"answers"`
-	Timezone  string         `json:"timezone"`
-}
-
 // bookEvent serves POST /api/v1/scheduling/{eventTypeId}/bookings.
 func (s *Server) bookEvent(w http.ResponseWriter, r *http.Request) {
-	var req bookEventRequest
+	var req wire.CreateBookingRequest
 	if !httpapi.Decode(w, r, &req) {
 		return
 	}
@@ -57,7 +51,7 @@ func (s *Server) bookEvent(w http.ResponseWriter, r *http.Request) {
 		EventTypeID: mux.Vars(r)["eventTypeId"],
 		Start:       start,
 		Timezone:    req.Timezone,
-		Answers:     req.Answers,
+		Answers:     wire.Value(req.Answers),
 	})
 	if err != nil {
 		httpapi.Fail(w, r, err)

@@ -6,25 +6,19 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/funnelhq/funnel/api/httpapi"
+	"github.com/funnelhq/funnel/api/wire"
 	"github.com/funnelhq/funnel/commands"
 	"github.com/funnelhq/funnel/domain"
 	"github.com/funnelhq/funnel/projections"
 	"github.com/funnelhq/funnel/projections/paging"
 )
 
-type tagContactRequest struct {
-	Email     *string  `json:"email"`
-	FirstName *string  `json:"firstName"`
-	TagIDs    []string `json:"tagIds"`
-	TagNames  []string `json:"tagNames"`
-	Action    *string  `json:"action"`
-}
-
-func (req tagContactRequest) action() commands.TagAction {
-	if req.Action == nil || *req.Action == "" {
+// action is the action a tag request asks for: add when left out.
+func action(a *wire.TagAction) commands.TagAction {
+	if a == nil || *a == "" {
 		return commands.TagsAdd
 	}
-	return commands.TagAction(*req.Action)
+	return commands.TagAction(*a)
 }
 
 // outcome names the tag report member of an action.
@@ -37,7 +31,7 @@ func outcome(a commands.TagAction) string {
 
 // tagContactByEmail serves POST /api/v1/contacts/tags.
 func (s *Server) tagContactByEmail(w http.ResponseWriter, r *http.Request) {
-	var req tagContactRequest
+	var req wire.TagContactByEmailRequest
 	if !httpapi.Decode(w, r, &req) {
 		return
 	}
@@ -48,19 +42,21 @@ func (s *Server) tagContactByEmail(w http.ResponseWriter, r *http.Request) {
 	s.changeTags(w, r, commands.ChangeContactTags{Email: *req.Email, FirstName: req.FirstName}, req)
 }
 
-// tagContactByID serves POST /api/v1/contacts/{contactId}/tags.
+// tagContactByID serves POST /api/v1/contacts/{contactId}/tags. Its body (TagContactRequest) is
+// read as the one of POST /api/v1/contacts/tags, which adds email and firstName to it: this
+// route ignores them, but has always refused them when they are not strings.
 func (s *Server) tagContactByID(w http.ResponseWriter, r *http.Request) {
-	var req tagContactRequest
+	var req wire.TagContactByEmailRequest
 	if !httpapi.Decode(w, r, &req) {
 		return
 	}
 	s.changeTags(w, r, commands.ChangeContactTags{ContactID: mux.Vars(r)["contactId"]}, req)
 }
 
-func (s *Server) changeTags(w http.ResponseWriter, r *http.Request, cmd commands.ChangeContactTags, req tagContactRequest) {
+func (s *Server) changeTags(w http.ResponseWriter, r *http.Request, cmd commands.ChangeContactTags, req wire.TagContactByEmailRequest) {
 	cmd.Meta = principalOf(r.Context()).meta(r)
-	cmd.Tags = domain.TagRequest{IDs: req.TagIDs, Names: req.TagNames}
-	cmd.Action = req.action()
+	cmd.Tags = domain.TagRequest{IDs: wire.Value(req.TagIds), Names: wire.Value(req.TagNames)}
+	cmd.Action = action(req.Action)
 	res, err := s.deps.Commands.ChangeContactTags.Handle(r.Context(), cmd)
 	if err != nil {
 		httpapi.Fail(w, r, err)

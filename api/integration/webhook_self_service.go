@@ -67,32 +67,16 @@ func (s *Server) listSubscriptionDeliveries(w http.ResponseWriter, r *http.Reque
 	}, deliveryView)
 }
 
-// replaySubscription serves POST /api/v1/webhooks/subscriptions/{id}/replay: 202 once every
-// delivery of the window is recorded. The operator API's replay reads the same body
-// (httpapi.DecodeReplay) and runs the same replay.
+// replaySubscription serves POST /api/v1/webhooks/subscriptions/{id}/replay: the operator API's
+// replay of a window is the same endpoint (httpapi.ReplayWindow).
 func (s *Server) replaySubscription(w http.ResponseWriter, r *http.Request) {
-	req, ok := httpapi.DecodeReplay(w, r, principalOf(r.Context()).accountID(), mux.Vars(r)["id"])
-	if !ok {
-		return
-	}
-	replay, err := s.deps.Webhooks.SelfService.Replay(r.Context(), req)
-	if err != nil {
-		httpapi.Fail(w, r, err)
-		return
-	}
-	answer := wire.ReplayAccepted{Success: true}
-	answer.Replay.Id, answer.Replay.Count = replay.ID, replay.Count
-	httpapi.Answer(w, http.StatusAccepted, answer)
-}
-
-type testSendRequest struct {
-	Type string `json:"type"`
+	httpapi.ReplayWindow(w, r, s.deps.Webhooks.SelfService, principalOf(r.Context()).accountID(), mux.Vars(r)["id"])
 }
 
 // testSubscription serves POST /api/v1/webhooks/subscriptions/{id}/test: one sample event sent
 // now, and the attempt's outcome whatever the receiver answered.
 func (s *Server) testSubscription(w http.ResponseWriter, r *http.Request) {
-	var req testSendRequest
+	var req wire.TestSendRequest
 	if !httpapi.Decode(w, r, &req) {
 		return
 	}
@@ -102,7 +86,7 @@ func (s *Server) testSubscription(w http.ResponseWriter, r *http.Request) {
 	}
 	p := principalOf(r.Context())
 	attempt, err := s.deps.Webhooks.SelfService.Test(r.Context(), webhooks.TestRequest{
-		AccountID: p.accountID(), SubscriptionID: mux.Vars(r)["id"], Type: req.Type, CanRead: p.key.HasScope,
+		AccountID: p.accountID(), SubscriptionID: mux.Vars(r)["id"], Type: string(req.Type), CanRead: p.key.HasScope,
 	})
 	if errors.Is(err, webhooks.ErrUnknownEvent) {
 		httpapi.WriteCodedError(w, domain.CodeInvalidRequest, "type", "type: unknown event type")

@@ -6,6 +6,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/funnelhq/funnel/api/httpapi"
+	"github.com/funnelhq/funnel/api/wire"
 	"github.com/funnelhq/funnel/api/wire/admin"
 	"github.com/funnelhq/funnel/commands"
 	"github.com/funnelhq/funnel/domain"
@@ -15,11 +16,7 @@ import (
 
 // createAccount serves POST /admin/v1/accounts.
 func (s *Server) createAccount(w http.ResponseWriter, r *http.Request) {
-	// Not admin.CreateAccountRequest: its required name is a string, which cannot tell a name
-	// left out (refused here) from "" (refused by the command, with its own message).
-	var req struct {
-		Name *string `json:"name"`
-	}
+	var req admin.CreateAccountRequest // name a pointer: left out or null is refused here (overlay.yaml)
 	if !httpapi.Decode(w, r, &req) {
 		return
 	}
@@ -54,7 +51,7 @@ func (s *Server) issueAPIKey(w http.ResponseWriter, r *http.Request) {
 	if !httpapi.Decode(w, r, &req) {
 		return
 	}
-	res, err := s.deps.Commands.IssueAPIKey.Handle(r.Context(), commands.IssueAPIKey{Meta: operatorMeta(r), Name: value(req.Name), Scopes: scopes(req.Scopes)})
+	res, err := s.deps.Commands.IssueAPIKey.Handle(r.Context(), commands.IssueAPIKey{Meta: operatorMeta(r), Name: wire.Value(req.Name), Scopes: scopes(req.Scopes)})
 	if err != nil {
 		httpapi.Fail(w, r, err)
 		return

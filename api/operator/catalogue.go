@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/funnelhq/funnel/api/httpapi"
+	"github.com/funnelhq/funnel/api/wire"
 	"github.com/funnelhq/funnel/api/wire/admin"
 	"github.com/funnelhq/funnel/commands"
 	"github.com/funnelhq/funnel/projections"
@@ -47,7 +48,7 @@ func (s *Server) createTag(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	res, err := s.deps.Commands.CreateTag.Handle(r.Context(), commands.CreateTag{
-		Meta: operatorMeta(r), Name: req.Name, Order: value(req.Order), Automations: automations(req.Automations),
+		Meta: operatorMeta(r), Name: req.Name, Order: wire.Value(req.Order), Automations: automations(req.Automations),
 	})
 	if err != nil {
 		httpapi.Fail(w, r, err)

@@ -8,6 +8,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/funnelhq/funnel/api/httpapi"
+	"github.com/funnelhq/funnel/api/wire"
 	"github.com/funnelhq/funnel/api/wire/admin"
 	"github.com/funnelhq/funnel/commands"
 )
@@ -30,8 +31,8 @@ func (s *Server) purchase(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	res, err := s.deps.Commands.Purchase.Handle(r.Context(), commands.Purchase{
-		Meta: operatorMeta(r), ProductID: req.ProductId, PricingTierID: req.PricingTierId, BumpIDs: value(req.BumpIds),
-		Email: req.Email, Name: value(req.Name), Processor: value(req.Processor), TxnID: value(req.TxnId),
+		Meta: operatorMeta(r), ProductID: req.ProductId, PricingTierID: req.PricingTierId, BumpIDs: wire.Value(req.BumpIds),
+		Email: req.Email, Name: wire.Value(req.Name), Processor: wire.Value(req.Processor), TxnID: wire.Value(req.TxnId),
 	})
 	if !s.recorded(w, r, err, res.Position) {
 		return
@@ -104,7 +105,7 @@ func (s *Server) rebill(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	res, err := s.deps.Commands.Rebill.Handle(r.Context(), commands.Rebill{
-		Meta: operatorMeta(r), SubscriptionID: mux.Vars(r)["subscriptionId"], TxnID: value(req.TxnId),
+		Meta: operatorMeta(r), SubscriptionID: mux.Vars(r)["subscriptionId"], TxnID: wire.Value(req.TxnId),
 	})
 	if !s.recorded(w, r, err, res.Position) {
 		return
@@ -129,10 +130,7 @@ func (s *Server) rebill(w http.ResponseWriter, r *http.Request) {
 // refund serves POST /admin/v1/accounts/{accountId}/checkout/transactions/{transactionId}/refund
 // {amountCents?} (default: all that remains) → {transaction, refund}.
 func (s *Server) refund(w http.ResponseWriter, r *http.Request) {
-	// Not admin.RefundRequest: its *int64 cannot tell null (refused) from a member left out.
-	var req struct {
-		AmountCents json.RawMessage `json:"amountCents"`
-	}
+	var req admin.RefundRequest // amountCents the JSON as it came (overlay.yaml)
 	if !httpapi.Decode(w, r, &req) {
 		return
 	}
@@ -169,11 +167,7 @@ func refundAmount(w http.ResponseWriter, raw json.RawMessage) (*int64, bool) {
 // cancelSubscription serves POST /admin/v1/accounts/{accountId}/checkout/subscriptions/{subscriptionId}/cancel
 // {atPeriodEnd} → {subscription}.
 func (s *Server) cancelSubscription(w http.ResponseWriter, r *http.Request) {
-	// Not admin.CancelSubscriptionRequest: its required atPeriodEnd is a bool, which cannot tell
-	// a member left out (refused) from false.
-	var req struct {
-		AtPeriodEnd *bool `json:"atPeriodEnd"`
-	}
+	var req admin.CancelSubscriptionRequest // atPeriodEnd a pointer: left out is refused (overlay.yaml)
 	if !httpapi.Decode(w, r, &req) {
 		return
 	}

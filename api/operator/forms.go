@@ -6,6 +6,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/funnelhq/funnel/api/httpapi"
+	"github.com/funnelhq/funnel/api/wire"
 	"github.com/funnelhq/funnel/api/wire/admin"
 	"github.com/funnelhq/funnel/commands"
 	"github.com/funnelhq/funnel/projections"
@@ -19,7 +20,7 @@ func (s *Server) createForm(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	res, err := s.deps.Commands.CreateForm.Handle(r.Context(), commands.CreateForm{
-		Meta: operatorMeta(r), Name: req.Name, Fields: fieldSpecs(req.Fields), TagIDs: value(req.TagIds),
+		Meta: operatorMeta(r), Name: req.Name, Fields: fieldSpecs(req.Fields), TagIDs: wire.Value(req.TagIds),
 	})
 	if err != nil {
 		httpapi.Fail(w, r, err)

@@ -1,6 +1,7 @@
 package operator
 
 import (
+	"github.com/funnelhq/funnel/api/wire"
 	"github.com/funnelhq/funnel/api/wire/admin"
 	"github.com/funnelhq/funnel/domain"
 )
@@ -12,7 +13,7 @@ import (
 // fieldSpecs are the form fields or booking questions an operator defines.
 func fieldSpecs(in []admin.FieldSpec) []domain.FieldSpec {
 	return each(in, func(f admin.FieldSpec) domain.FieldSpec {
-		return domain.FieldSpec{Label: f.Label, Type: string(f.Type), ContactField: value(f.ContactField), Required: value(f.Required)}
+		return domain.FieldSpec{Label: f.Label, Type: string(f.Type), ContactField: wire.Value(f.ContactField), Required: wire.Value(f.Required)}
 	})
 }
 
@@ -23,8 +24,8 @@ func automations(in *[]admin.Automation) []domain.Automation {
 	}
 	return each(*in, func(a admin.Automation) domain.Automation {
 		return domain.Automation{
-			Type: string(a.Type), Subject: value(a.Subject), Body: value(a.Body), CampaignID: value(a.CampaignId),
-			CRMID: value(a.CrmId), StageID: value(a.StageId),
+			Type: string(a.Type), Subject: wire.Value(a.Subject), Body: wire.Value(a.Body), CampaignID: wire.Value(a.CampaignId),
+			CRMID: wire.Value(a.CrmId), StageID: wire.Value(a.StageId),
 		}
 	})
 }
@@ -40,25 +41,16 @@ func scopes(in *[]admin.Scope) []string {
 // productSpec is the product an operator defines.
 func productSpec(req admin.CreateProductRequest) domain.ProductSpec {
 	spec := domain.ProductSpec{
-		Name: req.Name, InternalName: value(req.InternalName), Forwarding: string(value(req.Forwarding)),
-		ActivationBaseURL: value(req.ActivationBaseUrl),
+		Name: req.Name, InternalName: wire.Value(req.InternalName), Forwarding: string(wire.Value(req.Forwarding)),
+		ActivationBaseURL: wire.Value(req.ActivationBaseUrl),
 	}
 	for _, t := range req.PricingTiers {
 		spec.Tiers = append(spec.Tiers, domain.PricingTierSpec{
-			Name: t.Name, Amount: t.Amount, Currency: t.Currency, Interval: string(t.Interval), Installments: value(t.Installments),
+			Name: t.Name, Amount: t.Amount, Currency: t.Currency, Interval: string(t.Interval), Installments: wire.Value(t.Installments),
 		})
 	}
-	for _, b := range value(req.Bumps) {
+	for _, b := range wire.Value(req.Bumps) {
 		spec.Bumps = append(spec.Bumps, domain.BumpSpec{Name: b.Name, Amount: b.Amount})
 	}
 	return spec
-}
-
-// value is what an optional member holds: its zero value when left out.
-func value[T any](p *T) T {
-	if p == nil {
-		var zero T
-		return zero
-	}
-	return *p
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/funnelhq/funnel/api/httpapi"
+	"github.com/funnelhq/funnel/api/wire"
 	"github.com/funnelhq/funnel/api/wire/admin"
 	"github.com/funnelhq/funnel/commands"
 	"github.com/funnelhq/funnel/projections"
@@ -20,8 +21,8 @@ func (s *Server) createEventType(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	res, err := s.deps.Commands.CreateCalendar.Handle(r.Context(), commands.CreateCalendar{
-		Meta: operatorMeta(r), Name: req.Name, DurationMinutes: req.DurationMinutes, MeetingURL: value(req.MeetingUrl),
-		Questions: fieldSpecs(value(req.Questions)),
+		Meta: operatorMeta(r), Name: req.Name, DurationMinutes: req.DurationMinutes, MeetingURL: wire.Value(req.MeetingUrl),
+		Questions: fieldSpecs(wire.Value(req.Questions)),
 	})
 	if err != nil {
 		httpapi.Fail(w, r, err)

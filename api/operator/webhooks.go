@@ -103,22 +103,10 @@ func (s *Server) retryDelivery(w http.ResponseWriter, r *http.Request) {
 }
 
 // replayWebhook serves POST /admin/v1/accounts/{accountId}/webhooks/{webhookId}/replay: the
-// integration API's replay of a time window, for the operator. The body is read and the window
-// replayed by the same code (httpapi.DecodeReplay, webhooks.SelfService.Replay), so both APIs
-// accept and refuse the same windows; 202 once every delivery of the window is recorded.
+// integration API's replay of a time window, for the operator, served by the same handler
+// (httpapi.ReplayWindow), so both APIs accept and refuse the same windows.
 func (s *Server) replayWebhook(w http.ResponseWriter, r *http.Request) {
-	req, ok := httpapi.DecodeReplay(w, r, accountOf(r).ID, mux.Vars(r)["webhookId"])
-	if !ok {
-		return
-	}
-	replay, err := s.deps.Webhooks.SelfService.Replay(r.Context(), req)
-	if err != nil {
-		httpapi.Fail(w, r, err)
-		return
-	}
-	answer := admin.ReplayAccepted{Success: true}
-	answer.Replay.Id, answer.Replay.Count = replay.ID, replay.Count
-	httpapi.Answer(w, http.StatusAccepted, answer)
+	httpapi.ReplayWindow(w, r, s.deps.Webhooks.SelfService, accountOf(r).ID, mux.Vars(r)["webhookId"])
 }
 
 // webhookRoutes registers the routes of webhook connections and their deliveries (Router, server.go).

@@ -1071,31 +1071,31 @@ type ContactWritten struct {
 // CreateBookingRequest defines model for CreateBookingRequest.
 type CreateBookingRequest struct {
 	// Answers Question id to answer, with the rules of form values.
-	Answers *map[string]*AnswerValue `json:"answers,omitempty"`
+	Answers *map[string]any `json:"answers,omitempty"`
 
 	// StartTime RFC 3339 with a zone (`Z` or an offset), in the future and at most 10 years ahead.
-	StartTime DateTime `json:"startTime"`
+	StartTime *string `json:"startTime"`
 
 	// Timezone An IANA time zone name (`Europe/Paris`), kept with the booking for display.
-	Timezone *string `json:"timezone,omitempty"`
+	Timezone string `json:"timezone,omitempty"`
 }
 
 // CreateLeadRequest defines model for CreateLeadRequest.
 type CreateLeadRequest struct {
 	// ContactEmail The contact is upserted by this email, case-insensitively.
-	ContactEmail string `json:"contactEmail"`
+	ContactEmail *string `json:"contactEmail"`
 
 	// FirstName Set on the contact when given.
 	FirstName *string `json:"firstName,omitempty"`
 
 	// StageId A stage of this CRM; absent or empty, the first stage.
-	StageId *string `json:"stageId,omitempty"`
+	StageId string `json:"stageId,omitempty"`
 
 	// TagIds Tags to add to the contact (add-only; unknown ids skipped).
 	TagIds *[]string `json:"tagIds,omitempty"`
 
 	// Title Blank or absent: the contact's email.
-	Title *string `json:"title,omitempty"`
+	Title string `json:"title,omitempty"`
 }
 
 // CreateWebhookSubscriptionRequest The URL under any of `url`, `hookUrl` or `targetUrl` (the names automation tools use),
@@ -1594,13 +1594,13 @@ type ReplayAccepted struct {
 // ReplayRequest defines model for ReplayRequest.
 type ReplayRequest struct {
 	// Since The window's start (included); at most 30 days ago, not in the future.
-	Since DateTime `json:"since"`
+	Since *string `json:"since"`
 
 	// Types Only these types; default every type the subscription receives.
 	Types *[]EventNameOrAlias `json:"types,omitempty"`
 
 	// Until The window's end (excluded); default now.
-	Until *DateTime `json:"until,omitempty"`
+	Until *string `json:"until,omitempty"`
 }
 
 // SampleEvents defines model for SampleEvents.
@@ -1705,7 +1705,7 @@ type SubmissionCreated struct {
 // SubmitFormRequest defines model for SubmitFormRequest.
 type SubmitFormRequest struct {
 	// Values Field id to answer.
-	Values map[string]*AnswerValue `json:"values"`
+	Values map[string]any `json:"values"`
 }
 
 // SubmittedField defines model for SubmittedField.
@@ -1811,7 +1811,7 @@ type TagAction string
 // TagContactByEmailRequest defines model for TagContactByEmailRequest.
 type TagContactByEmailRequest struct {
 	Action *TagAction `json:"action,omitempty"`
-	Email  string     `json:"email"`
+	Email  *string    `json:"email"`
 
 	// FirstName Set on the contact when an add upserts it.
 	FirstName *string   `json:"firstName,omitempty"`
@@ -1923,7 +1923,7 @@ type UpsertContactRequest struct {
 	CustomFields *map[string]*CustomFieldValue `json:"customFields,omitempty"`
 
 	// Email The contact's key, trimmed and matched caselessly (canonical caseless match, by NFC and full Unicode case folding). A plain addr-spec, at most 254 characters (64 before the @), without invisible or direction-changing characters (U+200B-U+200F, U+202A-U+202E, U+2060-U+2069, U+FEFF, U+00AD, variation selectors, tag characters, controls, any space but U+0020): such an email is refused with 400 here and wherever an email enters (contactEmail, form and booking answers).
-	Email     string  `json:"email"`
+	Email     *string `json:"email"`
 	FirstName *string `json:"firstName,omitempty"`
 	LastName  *string `json:"lastName,omitempty"`
 	Phone     *string `json:"phone,omitempty"`

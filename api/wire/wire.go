@@ -30,6 +30,15 @@ func Object[V any](m map[string]V) map[string]V {
 	return m
 }
 
+// Value is what an optional member of a request holds: its zero value when left out or null.
+func Value[T any](p *T) T {
+	if p == nil {
+		var zero T
+		return zero
+	}
+	return *p
+}
+
 // OrNull shows an optional string that is not set as null rather than "".
 func OrNull(s string) any {
 	if s == "" {

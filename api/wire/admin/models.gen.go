@@ -739,7 +739,7 @@ type CRMResponse struct {
 
 // CancelSubscriptionRequest defines model for CancelSubscriptionRequest.
 type CancelSubscriptionRequest struct {
-	AtPeriodEnd bool `json:"atPeriodEnd"`
+	AtPeriodEnd *bool `json:"atPeriodEnd"`
 }
 
 // ClusterProcess defines model for ClusterProcess.
@@ -866,7 +866,7 @@ type ContactWithLeadsAndCustomers struct {
 
 // CreateAccountRequest defines model for CreateAccountRequest.
 type CreateAccountRequest struct {
-	Name string `json:"name"`
+	Name *string `json:"name"`
 }
 
 // CreateCrmRequest defines model for CreateCrmRequest.
@@ -1529,34 +1529,14 @@ type RefundRecorded struct {
 // RefundRequest defines model for RefundRequest.
 type RefundRequest struct {
 	// AmountCents Default all that remains.
-	AmountCents *int64 `json:"amountCents,omitempty"`
+	AmountCents json.RawMessage `json:"amountCents,omitempty"`
 }
 
 // ReplayAccepted defines model for ReplayAccepted.
-type ReplayAccepted struct {
-	Replay struct {
-		// Count How many deliveries the replay recorded.
-		Count int `json:"count"`
-
-		// Id The replay's id (`rpl_…`).
-		Id string `json:"id"`
-	} `json:"replay"`
-
-	// Success Always true on a success answer.
-	Success True `json:"success"`
-}
+type ReplayAccepted = wire.ReplayAccepted
 
 // ReplayRequest defines model for ReplayRequest.
-type ReplayRequest struct {
-	// Since The window's start (included); at most 30 days ago, not in the future.
-	Since wire.DateTime `json:"since"`
-
-	// Types Only these types; default every type the webhook receives.
-	Types *[]EventNameOrAlias `json:"types,omitempty"`
-
-	// Until The window's end (excluded); default now.
-	Until *wire.DateTime `json:"until,omitempty"`
-}
+type ReplayRequest = wire.ReplayRequest
 
 // Scope defines model for Scope.
 type Scope string

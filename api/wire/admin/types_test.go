@@ -2,6 +2,7 @@ package admin
 
 import (
 	"encoding/json"
+	"maps"
 	"os"
 	"reflect"
 	"strings"
@@ -58,22 +59,7 @@ func TestSharedSchemasAreTheSameInBothDocuments(t *testing.T) {
 	if err := yaml.Unmarshal(overlay, &o); err != nil {
 		t.Fatal(err)
 	}
-	schemas := func(name string) map[string]any {
-		b, err := os.ReadFile("../../openapi/" + name + ".json")
-		if err != nil {
-			t.Fatal(err)
-		}
-		var doc struct {
-			Components struct {
-				Schemas map[string]any `json:"schemas"`
-			} `json:"components"`
-		}
-		if err := json.Unmarshal(b, &doc); err != nil {
-			t.Fatal(err)
-		}
-		return doc.Components.Schemas
-	}
-	integration, operator := schemas("integration"), schemas("operator")
+	integration, operator := documentSchemas(t, "integration"), documentSchemas(t, "operator")
 	shared := 0
 	for _, a := range o.Actions {
 		name, ok := strings.CutPrefix(a.Target, "$.components.schemas.")
@@ -92,6 +78,53 @@ func TestSharedSchemasAreTheSameInBothDocuments(t *testing.T) {
 	if shared == 0 {
 		t.Fatal("overlay.yaml shares no schema: the test reads it wrong")
 	}
+}
+
+// The operator's CreateWebhookRequest must be the integration API's
+// CreateWebhookSubscriptionRequest and kind, descriptions aside: httpapi.Subscriptions reads both
+// APIs' bodies of a new subscription as the former, so a member that only the integration
+// document gained would be dropped.
+func TestWebhookBodyOfTheOperatorIsTheIntegrationOnesAndKind(t *testing.T) {
+	integration, operator := documentSchemas(t, "integration"), documentSchemas(t, "operator")
+	theirs, _ := withoutDescriptions(integration["CreateWebhookSubscriptionRequest"]).(map[string]any)
+	ours, _ := withoutDescriptions(operator["CreateWebhookRequest"]).(map[string]any)
+	if theirs == nil || ours == nil {
+		t.Fatal("no CreateWebhookSubscriptionRequest in integration.json or no CreateWebhookRequest in operator.json")
+	}
+	ourProperties, _ := ours["properties"].(map[string]any)
+	if _, ok := ourProperties["kind"]; !ok {
+		t.Fatal("CreateWebhookRequest has no kind")
+	}
+	withoutKind := maps.Clone(ourProperties)
+	delete(withoutKind, "kind")
+	ours = maps.Clone(ours)
+	ours["properties"] = withoutKind
+	if !reflect.DeepEqual(theirs, ours) {
+		t.Errorf("CreateWebhookRequest without kind differs from CreateWebhookSubscriptionRequest:\n%v\n%v", ours, theirs)
+	}
+	for _, name := range []string{"EventNameOrAlias", "FilterIds"} {
+		if !reflect.DeepEqual(withoutDescriptions(integration[name]), withoutDescriptions(operator[name])) {
+			t.Errorf("the schema %s differs between integration.yaml and operator.yaml", name)
+		}
+	}
+}
+
+// documentSchemas are the schemas of api/openapi/<name>.json by name.
+func documentSchemas(t *testing.T, name string) map[string]any {
+	t.Helper()
+	b, err := os.ReadFile("../../openapi/" + name + ".json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Components struct {
+			Schemas map[string]any `json:"schemas"`
+		} `json:"components"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	return doc.Components.Schemas
 }
 
 // withoutDescriptions is a schema without its descriptions, which may differ between documents.
