@@ -13,8 +13,9 @@ import "time"
 //     FUNNEL_WEBHOOK_BACKOFF_BASE and FUNNEL_WEBHOOK_BACKOFF_CAP default to.
 //   - Now: the clock of the retry schedule (when an attempt was made, when the next one is due,
 //     how long a claim holds); time.Now. Tests move it forward to let a retry fall due without
-//     waiting for it. It must not run behind time.Now: new deliveries and manual retries are
-//     stamped with time.Now, and would wait until the clock reached that.
+//     waiting for it. It must not run behind time.Now: new deliveries are stamped with
+//     time.Now, and would wait until the clock reached that. Manual retries
+//     (Deliveries.Retry) are stamped with this clock.
 //
 // How many attempts a delivery gets is recorded with it (NewProjector's maxAttempts).
 type Config struct {

@@ -16,11 +16,16 @@ import (
 // Deliveries is the delivery log of the operator API.
 type Deliveries struct {
 	db   *sqldb.DB
+	now  func() time.Time
 	wake func()
 }
 
-// NewDeliveries reads and retries deliveries in db; wake tells the dispatcher a delivery is due.
-func NewDeliveries(db *sqldb.DB, wake func()) *Deliveries { return &Deliveries{db: db, wake: wake} }
+// NewDeliveries reads and retries deliveries in db; now is the clock of the retry schedule
+// (Dispatcher.Now), which a manual retry is stamped with and checks claims against, as the
+// dispatcher claims by it; wake tells the dispatcher a delivery is due.
+func NewDeliveries(db *sqldb.DB, now func() time.Time, wake func()) *Deliveries {
+	return &Deliveries{db: db, now: now, wake: wake}
+}
 
 // Delivery is one event sent to one subscription, with every attempt.
 type Delivery struct {
@@ -134,7 +139,9 @@ func (d *Deliveries) Retry(ctx context.Context, accountID, id string) (Delivery,
 	if bodiless > 0 {
 		return Delivery{}, domain.Conflict("the delivery was recorded without a body and cannot be sent: %s", strings.TrimPrefix(del.LastError, "not sent: "))
 	}
-	now := time.Now().UnixMilli()
+	// The schedule's clock: a retry stamped by another would be due only once the dispatcher's
+	// clock reached it, and a claim (leased by that clock) would look held or lapsed wrongly.
+	now := d.now().UnixMilli()
 	// One more attempt for a delivery that was given up; a pending one keeps the rest of its
 	// schedule and is only brought forward.
 	res, err := d.db.Write.ExecContext(ctx, `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = $1,

@@ -186,6 +186,32 @@ func TestManualRetryOfAPendingDeliveryKeepsItsAttempts(t *testing.T) {
 	})
 }
 
+// A manual retry is stamped with the retry schedule's clock, which the dispatcher claims by, not
+// with time.Now: with that clock two hours ahead, the retried delivery is due at the clock's now,
+// not two hours before it, and is sent.
+func TestManualRetryRunsOnTheScheduleClock(t *testing.T) {
+	clock := &aheadClock{}
+	run(t, func(c *service.Config) {
+		c.WebhookBackoffBase, c.WebhookBackoffCap, c.WebhookNow = 24*time.Hour, 24*time.Hour, clock.Now
+	}, func(t *testing.T, svc *servicetest.Service) {
+		acc := svc.NewAccount(t)
+		rcv := newReceiver(t, 500, 200)
+		form := newForm(t, svc, acc.ID, "Signup")
+		subscribe(t, svc, acc.ID, map[string]any{"url": rcv.URL, "events": []string{"form.submitted"}})
+		submit(t, svc, acc.ID, form, "clock@example.com")
+		d := waitRescheduled(t, svc, acc.ID, 1) // the next attempt is a day away
+		clock.reach(time.Now().Add(2 * time.Hour))
+		before := clock.Now().Truncate(time.Millisecond)
+		res := svc.Operator.Post(t, "/admin/v1/accounts/"+acc.ID+"/webhook-deliveries/"+d["id"].(string)+"/retry", "", nil).Expect(t, http.StatusOK)
+		after := clock.Now()
+		if next := timeOf(t, res.Object(t, "delivery")["nextAttemptAt"]); next.Before(before) || next.After(after) {
+			t.Fatalf("the manual retry is due at %s, want the schedule's clock's now, between %s and %s", next, before, after)
+		}
+		rcv.waitFor(t, 2, 5*time.Second)
+		waitDelivery(t, svc, acc.ID, "succeeded", 5*time.Second)
+	})
+}
+
 // waitRescheduled waits until the account's only delivery has n attempts and is due again after
 // the last of them, and returns it. The delivery and its attempts are read by two queries: a
 // read between the record's commit and the next one may pair the attempt with the due time it

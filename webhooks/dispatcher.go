@@ -60,6 +60,10 @@ func NewDispatcher(db *sqldb.DB, cfg Config, opener Opener, disable Disabler, ob
 	}
 }
 
+// Now reads the clock of the retry schedule (Config.Now), which claims are leased by: a manual
+// retry (Deliveries.Retry) is stamped by it too.
+func (d *Dispatcher) Now() time.Time { return d.cfg.Now() }
+
 // Wake makes the dispatcher look for due deliveries now.
 func (d *Dispatcher) Wake() {
 	select {

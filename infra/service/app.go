@@ -130,7 +130,7 @@ func Open(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 		_, err := handlers.DisableWebhookSubscription.Handle(ctx, commands.DisableWebhookSubscription{AccountID: accountID, SubscriptionID: subscriptionID, Reason: reason})
 		return err
 	}, m, log)
-	deliveries := webhooks.NewDeliveries(db, a.dispatcher.Wake)
+	deliveries := webhooks.NewDeliveries(db, a.dispatcher.Now, a.dispatcher.Wake)
 	m.WatchBacklog(func() float64 {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
