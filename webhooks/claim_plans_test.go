@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -159,4 +160,64 @@ func sqliteScan(plan string) bool {
 		}
 	}
 	return false
+}
+
+// A replay of an event whose original delivery is still pending makes a second delivery at the
+// same position for the same ordering key: the key still has one head, the older delivery (then
+// the smaller id), and the other is claimed only once it is done. Here the replay's id sorts
+// before the original's, and a second pair shares its created_at too.
+func TestClaimTakesOneHeadPerPosition(t *testing.T) {
+	sqldbtest.Run(t, func(t *testing.T, dialect sqldb.Dialect) {
+		conn := claimTable(t, dialect)
+		ctx := context.Background()
+		insert := `INSERT INTO webhook_deliveries (id, account_id, subscription_id, event_id, event_type, event_position, ordering_key, body,
+				status, attempts, max_attempts, next_attempt_at, claimed_until, last_status_code, last_error, created_at, updated_at)
+			VALUES ($1, 'acc_1', 'wh_1', $2, 'checkout.rebilled', $3, $4, '{}', 'pending', 0, 10, 5000, 0, 0, '', $5, $5)`
+		for _, d := range []struct {
+			id, key   string
+			position  int
+			createdAt int64
+		}{
+			{"dlv_b_original", "sub_1", 7, 1000}, {"dlv_a_replay", "sub_1", 7, 2000},
+			{"dlv_d_first", "sub_2", 8, 3000}, {"dlv_e_second", "sub_2", 8, 3000},
+		} {
+			if _, err := conn.ExecContext(ctx, insert, d.id, fmt.Sprintf("evt_%d", d.position), d.position, d.key, d.createdAt); err != nil {
+				t.Fatal(err)
+			}
+		}
+		claim := func(now int64) []string {
+			t.Helper()
+			rows, err := conn.QueryContext(ctx, claimStatementOf(dialect)+` RETURNING id`, now+1000, now, 16)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rows.Close()
+			var ids []string
+			for rows.Next() {
+				var id string
+				if err := rows.Scan(&id); err != nil {
+					t.Fatal(err)
+				}
+				ids = append(ids, id)
+			}
+			if err := rows.Err(); err != nil {
+				t.Fatal(err)
+			}
+			slices.Sort(ids)
+			return ids
+		}
+		if got := claim(6000); !slices.Equal(got, []string{"dlv_b_original", "dlv_d_first"}) {
+			t.Fatalf("first claim took %v, want the older delivery of each key only", got)
+		}
+		// Their leases lapse: still the only heads while pending.
+		if got := claim(8000); !slices.Equal(got, []string{"dlv_b_original", "dlv_d_first"}) {
+			t.Fatalf("a claim after the leases lapsed took %v, want the same heads again", got)
+		}
+		if _, err := conn.ExecContext(ctx, `UPDATE webhook_deliveries SET status = 'succeeded', claimed_until = 0 WHERE id IN ('dlv_b_original', 'dlv_d_first')`); err != nil {
+			t.Fatal(err)
+		}
+		if got := claim(10000); !slices.Equal(got, []string{"dlv_a_replay", "dlv_e_second"}) {
+			t.Fatalf("once the heads succeeded the claim took %v, want the replay and the second delivery", got)
+		}
+	})
 }

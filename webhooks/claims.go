@@ -35,8 +35,11 @@ type claimed struct {
 // the order deliveries are sent, and stops once it has $3: its cost is the deliveries it takes
 // plus those it passes over (claimed, or waiting for an earlier one of their ordering key), not
 // the length of the queue. Each check for an earlier pending delivery of the same ordering key is
-// one probe of webhook_deliveries_pending_ordered. The OR keeps that check a per-row subplan on
-// PostgreSQL: never an anti-join, which would read every pending delivery (migration 19).
+// one probe of webhook_deliveries_pending_ordered. The OR (no ordering key) keeps that check
+// a per-row subplan on PostgreSQL: never an anti-join, which would read every pending delivery
+// (migration 19). Two deliveries of one event to one subscription share a position (a replay of
+// an event whose original delivery is still pending): of those the older row goes first, then the
+// smaller id, so that a key has one head and never two deliveries in flight.
 //
 // The limit is a subquery so that PostgreSQL plans it as a limit it does not know (it assumes a
 // tenth of the rows) rather than as the constant n: without statistics, or with statistics taken
@@ -50,7 +53,9 @@ const claimStatement = `UPDATE webhook_deliveries SET claimed_until = $1
 		  AND (d.ordering_key = '' OR NOT EXISTS (
 			SELECT 1 FROM webhook_deliveries e
 			WHERE e.subscription_id = d.subscription_id AND e.ordering_key = d.ordering_key
-			  AND e.event_position < d.event_position AND e.status = 'pending'))
+			  AND e.event_position <= d.event_position AND e.status = 'pending'
+			  AND (e.event_position < d.event_position OR e.created_at < d.created_at
+			    OR (e.created_at = d.created_at AND e.id < d.id))))
 		ORDER BY d.next_attempt_at, d.event_position
 		LIMIT (SELECT CAST($3 AS BIGINT))`
 
