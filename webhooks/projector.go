@@ -318,24 +318,50 @@ func (p *Projector) stop(ctx context.Context, tx *sql.Tx, id, status, reason str
 	if _, err := tx.ExecContext(ctx, `UPDATE webhook_subscriptions SET status = $1, status_reason = $2, updated_at = $3 WHERE id = $4`, status, reason, at, id); err != nil {
 		return err
 	}
-	// In chunks, each statement's journal bounded (giveUpChunkSize).
-	for {
-		// Locked in id order, as Dispatcher.record locks the deliveries it records: the two wait
-		// for each other on a delivery being sent, never deadlock.
-		res, err := tx.ExecContext(ctx, fmt.Sprintf(`WITH locked AS (SELECT id FROM webhook_deliveries WHERE subscription_id = $3 AND status = 'pending' ORDER BY id LIMIT %d%s)
-			UPDATE webhook_deliveries SET status = 'failed', last_error = $1, updated_at = $2
-			WHERE id IN (SELECT id FROM locked)`, p.giveUpChunk, p.dialect.ForUpdate()),
-			strings.TrimSpace("given up: "+reason), at, id)
+	// In chunks, each statement's journal bounded (giveUpChunkSize), each a range of
+	// webhook_deliveries_pending_by_subscription after the last id given up (migration 21): its
+	// cost is the chunk, not every delivery still pending (giveUpStatement).
+	statement := giveUpStatement(p.dialect, p.giveUpChunk)
+	for last := ""; ; {
+		rows, err := tx.QueryContext(ctx, statement, strings.TrimSpace("given up: "+reason), at, id, last)
 		if err != nil {
 			return err
 		}
-		n, err := res.RowsAffected()
-		if err != nil {
-			return fmt.Errorf("count given-up deliveries: %w", err)
+		n := 0
+		for rows.Next() {
+			var given string
+			if err := rows.Scan(&given); err != nil {
+				rows.Close()
+				return fmt.Errorf("read given-up deliveries: %w", err)
+			}
+			n++
+			// Any id of the chunk would do as where the next one starts: every id still pending
+			// sorts after all of them in the database's order, whatever its collation; the
+			// greatest (here by bytes, which agrees for delivery ids) skips the most.
+			last = max(last, given)
 		}
-		p.givenUp += int(n)
-		if n < int64(p.giveUpChunk) {
+		if err := rows.Close(); err != nil {
+			return err
+		}
+		p.givenUp += n
+		// A short chunk is the last: PostgreSQL's limit counts the rows locked, and passes over
+		// one the dispatcher recorded meanwhile, no longer pending, for the next.
+		if n < p.giveUpChunk {
 			return nil
 		}
 	}
+}
+
+// giveUpStatement fails up to chunk pending deliveries of subscription $3 with ids after $4, with
+// the reason $1 at $2, and returns their ids. Rows are locked in id order, as Dispatcher.record
+// locks the deliveries it records: the two wait for each other on a delivery being sent, never
+// deadlock. The walk of the subscription's pending ids holds whatever the statistics say
+// (projector_plans_test.go). event_position > 0 holds for every delivery: it is the index's
+// condition beside status (migration 21), which only this statement states.
+func giveUpStatement(dialect sqldb.Dialect, chunk int) string {
+	return fmt.Sprintf(`WITH locked AS (SELECT id FROM webhook_deliveries
+			WHERE subscription_id = $3 AND status = 'pending' AND event_position > 0 AND id > $4 ORDER BY id LIMIT %d%s)
+		UPDATE webhook_deliveries SET status = 'failed', last_error = $1, updated_at = $2
+		WHERE id IN (SELECT id FROM locked)
+		RETURNING id`, chunk, dialect.ForUpdate())
 }
