@@ -266,6 +266,52 @@ func TestGoneDisablesTheSubscription(t *testing.T) {
 	})
 }
 
+// An operator enables a webhook a 410 disabled (POST /admin/v1/accounts/{a}/webhooks/{id}/enable,
+// the integration API's enable for the operator): it is active again and receives what comes
+// next, not what it missed; a replay, refused while it was disabled, is accepted. Enabling an
+// active one changes nothing; a deleted one is 404.
+func TestOperatorEnablesADisabledWebhook(t *testing.T) {
+	run(t, fast, func(t *testing.T, svc *servicetest.Service) {
+		acc := svc.NewAccount(t)
+		rcv := newReceiver(t, http.StatusGone, http.StatusOK)
+		form := newForm(t, svc, acc.ID, "Signup")
+		hookID, _ := subscribe(t, svc, acc.ID, map[string]any{"url": rcv.URL, "events": []string{"form.submitted"}})
+		base := "/admin/v1/accounts/" + acc.ID + "/webhooks/" + hookID
+		submit(t, svc, acc.ID, form, "gone@example.com")
+		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+			hooks := svc.Operator.Get(t, "/admin/v1/accounts/"+acc.ID+"/webhooks", "").List(t, "webhooks")
+			if len(hooks) == 1 && hooks[0]["status"] == "disabled" {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("subscription not disabled: %v", hooks)
+			}
+		}
+		submit(t, svc, acc.ID, form, "missed@example.com") // while disabled: never sent
+		window := map[string]any{"since": time.Now().Add(-time.Hour).UTC().Format(time.RFC3339)}
+		svc.Operator.Post(t, base+"/replay", "", window).ExpectError(t, http.StatusConflict)
+
+		hook := svc.Operator.Post(t, base+"/enable", "", nil).Expect(t, http.StatusOK).Object(t, "webhook")
+		if hook["id"] != hookID || hook["status"] != "active" || hook["statusReason"] != nil {
+			t.Fatalf("enabled webhook = %v", hook)
+		}
+		if hooks := svc.Operator.Get(t, "/admin/v1/accounts/"+acc.ID+"/webhooks", "").List(t, "webhooks"); hooks[0]["status"] != "active" {
+			t.Fatalf("listed after enabling: %v", hooks)
+		}
+		submit(t, svc, acc.ID, form, "after@example.com")
+		got := rcv.waitFor(t, 2, 5*time.Second)
+		if email := decode(t, got[1].body)["data"].(map[string]any)["contact"].(map[string]any)["email"]; email != "after@example.com" {
+			t.Fatalf("after enabling, the receiver got %v", email)
+		}
+		if again := svc.Operator.Post(t, base+"/enable", "", nil).Expect(t, http.StatusOK).Object(t, "webhook"); again["status"] != "active" {
+			t.Fatalf("enabling an active webhook = %v", again)
+		}
+		svc.Operator.Post(t, base+"/replay", "", window).Expect(t, http.StatusAccepted)
+		svc.Operator.Delete(t, base, "").Expect(t, http.StatusOK)
+		svc.Operator.Post(t, base+"/enable", "", nil).ExpectError(t, http.StatusNotFound)
+	})
+}
+
 // 429 and 503 with Retry-After wait as long as the receiver asked (capped by the backoff cap),
 // not the 10 ms the schedule would: the retry is due an hour on, on the schedule's clock, which
 // the test then moves there.

@@ -75,6 +75,28 @@ func (s *Server) rotateWebhookSecret(w http.ResponseWriter, r *http.Request) {
 	httpapi.Answer(w, http.StatusOK, admin.WebhookWithSecretResponse{Success: true, Webhook: webhookWithSecretView(sub, res.Secret)})
 }
 
+// enableWebhook serves POST /admin/v1/accounts/{accountId}/webhooks/{webhookId}/enable: the
+// integration API's enable (its enableSubscription), for the operator, by the same command. A
+// disabled webhook receives the events from now on; what it missed is sent by a replay.
+func (s *Server) enableWebhook(w http.ResponseWriter, r *http.Request) {
+	id := mux.Vars(r)["webhookId"]
+	pos, err := s.deps.Commands.EnableWebhookSubscription.Handle(r.Context(),
+		commands.EnableWebhookSubscription{Meta: operatorMeta(r), SubscriptionID: id})
+	if err != nil {
+		httpapi.Fail(w, r, err)
+		return
+	}
+	if !httpapi.AwaitReadModels(w, r, s.deps.Runtime.ReadModels, pos) {
+		return
+	}
+	sub, err := s.deps.Webhooks.Subscriptions.Get(r.Context(), accountOf(r).ID, id)
+	if err != nil {
+		httpapi.Fail(w, r, err)
+		return
+	}
+	httpapi.Answer(w, http.StatusOK, admin.WebhookResponse{Success: true, Webhook: webhookView(sub)})
+}
+
 // listDeliveries serves GET /admin/v1/accounts/{accountId}/webhook-deliveries?webhookId=&status=.
 func (s *Server) listDeliveries(w http.ResponseWriter, r *http.Request) {
 	account := accountOf(r)
@@ -115,6 +137,7 @@ func (s *Server) webhookRoutes(admin routes) {
 	admin(http.MethodGet, "/accounts/{accountId}/webhooks", s.listWebhooks)
 	admin(http.MethodDelete, "/accounts/{accountId}/webhooks/{webhookId}", s.deleteWebhook)
 	admin(http.MethodPost, "/accounts/{accountId}/webhooks/{webhookId}/rotate-secret", s.rotateWebhookSecret)
+	admin(http.MethodPost, "/accounts/{accountId}/webhooks/{webhookId}/enable", s.enableWebhook)
 	admin(http.MethodPost, "/accounts/{accountId}/webhooks/{webhookId}/replay", s.replayWebhook)
 	admin(http.MethodGet, "/accounts/{accountId}/webhook-deliveries", s.listDeliveries)
 	admin(http.MethodPost, "/accounts/{accountId}/webhook-deliveries/{deliveryId}/retry", s.retryDelivery)

@@ -1648,7 +1648,7 @@ type Webhook struct {
 	// Kind `rest_hook`: subscribed through the integration API.
 	Kind WebhookKind `json:"kind"`
 
-	// Status `disabled` after a receiver answered 410 Gone.
+	// Status `disabled` after a receiver answered 410 Gone, or after 5 days of failed deliveries; `POST .../enable` makes it `active` again.
 	Status WebhookStatus `json:"status"`
 
 	// StatusReason Why it is disabled.
@@ -1656,7 +1656,7 @@ type Webhook struct {
 	Url          string  `json:"url"`
 }
 
-// WebhookStatus `disabled` after a receiver answered 410 Gone.
+// WebhookStatus `disabled` after a receiver answered 410 Gone, or after 5 days of failed deliveries; `POST .../enable` makes it `active` again.
 type WebhookStatus string
 
 // WebhookFilters defines model for WebhookFilters.
@@ -1679,6 +1679,13 @@ type WebhookList struct {
 	// Success Always true on a success answer.
 	Success  True      `json:"success"`
 	Webhooks []Webhook `json:"webhooks"`
+}
+
+// WebhookResponse defines model for WebhookResponse.
+type WebhookResponse struct {
+	// Success Always true on a success answer.
+	Success True    `json:"success"`
+	Webhook Webhook `json:"webhook"`
 }
 
 // WebhookWithSecret defines model for WebhookWithSecret.
@@ -2089,6 +2096,19 @@ type ListWebhooksParams struct {
 
 // CreateWebhookParams defines parameters for CreateWebhook.
 type CreateWebhookParams struct {
+	// IdempotencyKey 1 to 255 printable ASCII characters (space to `~`); empty, longer, with a control or a
+	// non-ASCII character, or sent twice: 400. A retry with the same key (per operator token,
+	// kept 24 hours from its first use) and the same request (method, path, query and body
+	// bytes) answers the first response again, status and body byte for byte, with the header
+	// `Idempotent-Replayed: true`, and does nothing again: a purchase, rebill or refund retried
+	// with its key is recorded once. The same key with another request: 409; while the first
+	// request is still being served: 409 with `Retry-After: 1`. Refusals that performed
+	// nothing free the key.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// EnableWebhookParams defines parameters for EnableWebhook.
+type EnableWebhookParams struct {
 	// IdempotencyKey 1 to 255 printable ASCII characters (space to `~`); empty, longer, with a control or a
 	// non-ASCII character, or sent twice: 400. A retry with the same key (per operator token,
 	// kept 24 hours from its first use) and the same request (method, path, query and body
