@@ -1,6 +1,7 @@
 package console_test
 
 import (
+	"context"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -11,9 +12,11 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/funnelhq/funnel/commands"
 	"github.com/funnelhq/funnel/domain"
 	"github.com/funnelhq/funnel/infra/service/servicetest"
 	"github.com/funnelhq/funnel/infra/sqldb"
+	"github.com/funnelhq/funnel/webhooks"
 )
 
 // The console's pages are the service's own files with a strict Content-Security-Policy, need no
@@ -59,7 +62,7 @@ func TestConsolePagesAreServedWithAStrictPolicy(t *testing.T) {
 // refused with its error; with the right one, find a contact by email, read its timeline and its
 // purchases, follow its billing subscription's timeline, open the failing delivery of a webhook
 // and retry it once the receiver is back, replay a time window of it and see the receiver get the
-// event again, open an erased contact's timeline, and rebuild a read model. With
+// event again, enable it once disabled, open an erased contact's timeline, and rebuild a read model. With
 // FUNNEL_CONSOLE_SCREENSHOTS=1 it writes a screenshot of each page to docs/console/ (SQLite run).
 func TestConsoleInChromium(t *testing.T) {
 	browser := startChromium(t)
@@ -239,6 +242,39 @@ func TestConsoleInChromium(t *testing.T) {
 		run(t, tab, "the replayed delivery in the log",
 			chromedp.WaitVisible(css(`tr.delivery[data-status="succeeded"]:not([data-delivery="`+d.deliveryID+`"])`)))
 		shot("replay", chromedp.FullScreenshot(100))
+
+		// A disabled webhook (as after a 410) offers Enable, in the list and on its page:
+		// confirmed, the API enables it and the page shows it active, and so does the list.
+		ctx := context.Background()
+		pos, err := svc.App.Commands().DisableWebhookSubscription.Handle(ctx, commands.DisableWebhookSubscription{
+			AccountID: d.accountID, SubscriptionID: d.webhookID, Reason: webhooks.ReasonGone})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := svc.App.ReadModels().WaitReadModels(ctx, pos); err != nil {
+			t.Fatal(err)
+		}
+		var enabledNotice string
+		listed := `tr.webhook[data-webhook="` + d.webhookID + `"]`
+		run(t, tab, "enable the disabled webhook",
+			goTo(accountPage+"/webhooks"),
+			chromedp.WaitVisible(css(listed+`[data-status="disabled"] button.enable`)),
+			chromedp.Click(css(listed+` a`)),
+			chromedp.WaitVisible(css(`p.webhook-summary[data-status="disabled"] button.enable`)),
+			chromedp.Click(css(`p.webhook-summary button.enable`)),
+			chromedp.WaitVisible(css(`#confirm[open] #confirm-ok`)),
+			chromedp.Click(css(`#confirm-ok`)),
+			chromedp.WaitVisible(css(`p.webhook-summary[data-status="active"]`)),
+			into(&enabledNotice, chromedp.Text(css(`[data-enabled]`))))
+		if !strings.Contains(enabledNotice, "active again") {
+			t.Errorf("after enabling: %q", enabledNotice)
+		}
+		run(t, tab, "the enabled webhook in the list",
+			goTo(accountPage+"/webhooks"),
+			chromedp.WaitVisible(css(listed+`[data-status="active"]`)))
+		if hooks := svc.Operator.Get(t, "/admin/v1/accounts/"+d.accountID+"/webhooks", "").Expect(t, http.StatusOK).List(t, "webhooks"); hooks[0]["status"] != "active" {
+			t.Errorf("the API lists the enabled webhook as %v", hooks[0]["status"])
+		}
 
 		// An erased contact (erased through the operator API) still has its timeline: every event
 		// with the erased values shown as erased, and ContactErased last; no error, no blank.

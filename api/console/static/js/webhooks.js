@@ -11,16 +11,42 @@ export async function webhooksPage(main, accountId) {
   const section = h('section', {}, h('div', { class: 'table-wrap' }, h('table', {},
     h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'URL'), h('th', { scope: 'col' }, 'Kind'), h('th', { scope: 'col' }, 'Events'), h('th', { scope: 'col' }, 'Status'), h('th', { scope: 'col' }, 'Created'))),
     body)));
-  main.append(h('h2', {}, 'Webhook subscriptions'), section);
-  pager(section, body, async (cursor, limit) => {
+  const notice = h('div', { 'aria-live': 'polite' });
+  main.append(h('h2', {}, 'Webhook subscriptions'), notice, section);
+  const reload = pager(section, body, async (cursor, limit) => {
     const page = await get('/accounts/' + enc(accountId) + '/webhooks', { limit, cursor });
     return { items: page.webhooks, next: page.nextCursor };
-  }, (w) => h('tr', {},
+  }, (w) => h('tr', { class: 'webhook', 'data-webhook': w.id, 'data-status': w.status },
     h('td', { class: 'url' }, h('a', { href: '#/accounts/' + enc(accountId) + '/webhooks/' + enc(w.id) }, w.url)),
     h('td', {}, w.kind),
     h('td', {}, w.events.map((e) => h('span', { class: 'chip' }, e))),
-    h('td', {}, badge(w.status), w.statusReason ? ' ' + w.statusReason : ''),
+    h('td', {}, badge(w.status), w.statusReason ? ' ' + w.statusReason : '',
+      w.status === 'disabled' ? [' ', enableButton(accountId, w, notice, () => reload())] : null),
     h('td', {}, when(w.createdAt))), { empty: 'No webhook subscriptions.' });
+}
+
+// enableButton enables a disabled webhook (POST /webhooks/{id}/enable) once the operator confirmed
+// what follows: it receives the events from now on, and nothing it missed meanwhile (a replay of
+// that window sends it). onEnabled gets the webhook as the API answers it; a refusal is shown in
+// notice.
+function enableButton(accountId, w, notice, onEnabled) {
+  const button = h('button', { type: 'button', class: 'enable', 'data-webhook': w.id }, 'Enable');
+  button.addEventListener('click', async () => {
+    const ok = await confirmAction('Enable this webhook?', 'Events are sent to ' + w.url + ' again from now on. What happened while it was disabled is not sent: replay that window for it.', 'Enable');
+    if (!ok) {
+      return;
+    }
+    button.disabled = true;
+    try {
+      const res = await post('/accounts/' + enc(accountId) + '/webhooks/' + enc(w.id) + '/enable');
+      notice.replaceChildren(h('p', { class: 'ok', role: 'status', 'data-enabled': w.id }, 'Webhook ' + w.id + ' is active again: it receives the events from now on.'));
+      onEnabled(res.webhook);
+    } catch (err) {
+      notice.replaceChildren(errorBox(err));
+      button.disabled = false;
+    }
+  });
+  return button;
 }
 
 // deliveriesPage shows one subscription's delivery log, filtered by status: each delivery with
@@ -42,8 +68,9 @@ export async function deliveriesPage(main, accountId, webhookId, query) {
       h('th', { scope: 'col' }, 'Last answer'), h('th', { scope: 'col' }, 'Next attempt'), h('th', { scope: 'col' }, 'Actions'))),
     body)));
   const refresh = h('button', { type: 'button', class: 'quiet', id: 'refresh-deliveries' }, 'Refresh');
+  const enabled = h('div', { 'aria-live': 'polite' });
   main.append(
-    webhookSummary(webhook),
+    webhookSummary(accountId, webhook, enabled), enabled,
     h('p', { class: 'links' }, h('a', { href: base + '/timeline' }, 'Timeline of this subscription')),
     replayForm(accountId, webhookId, webhook, () => reloadSoon()),
     h('h2', { id: 'log-title' }, 'Delivery log'),
@@ -80,12 +107,16 @@ async function findWebhook(accountId, webhookId) {
   }
 }
 
-function webhookSummary(w) {
+// webhookSummary shows the webhook's status, URL, kind and events, with Enable when it is
+// disabled: once enabled, the summary shows the webhook as the API answered it.
+function webhookSummary(accountId, w, notice) {
   if (!w) {
     return h('p', { class: 'notice' }, 'This webhook is not among the account\'s webhooks: it was deleted, or belongs to another account.');
   }
-  return h('p', { class: 'webhook-summary' }, badge(w.status), ' ', w.statusReason ? h('span', { class: 'muted' }, w.statusReason + ' · ') : null,
-    h('span', { class: 'url' }, w.url), ' · ', w.kind, ' · ', w.events.map((e) => h('span', { class: 'chip' }, e)));
+  const summary = h('p', { class: 'webhook-summary', 'data-status': w.status }, badge(w.status), ' ', w.statusReason ? h('span', { class: 'muted' }, w.statusReason + ' · ') : null,
+    h('span', { class: 'url' }, w.url), ' · ', w.kind, ' · ', w.events.map((e) => h('span', { class: 'chip' }, e)),
+    w.status === 'disabled' ? [' ', enableButton(accountId, w, notice, (now) => summary.replaceWith(webhookSummary(accountId, now, notice)))] : null);
+  return summary;
 }
 
 // replayForm offers the replay of a time window (POST /webhooks/{id}/replay): every event of the
