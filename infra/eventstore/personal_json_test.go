@@ -166,3 +166,44 @@ func BenchmarkOpenPersonal(b *testing.B) {
 		})
 	}
 }
+
+// Wherever the sealed member sits (first in data sealed by the first version, last since), it
+// leaves the rest of the object as it was.
+func TestTheSealedMemberIsTakenOutWhereverItSits(t *testing.T) {
+	for _, c := range []struct {
+		data, want string
+		found      bool
+	}{
+		{`{"$personal":{"a":1},"x":1,"y":[2]}`, `{"x":1,"y":[2]}`, true},
+		{`{"x":1,"$personal":{"a":1},"y":[2]}`, `{"x":1,"y":[2]}`, true},
+		{`{"x":1,"y":[2],"$personal":{"a":1}}`, `{"x":1,"y":[2]}`, true},
+		{`{"$personal":{"a":1}}`, `{}`, true},
+		{`{ "x" : 1 , "$personal" : {"a":1} }`, `{ "x" : 1 }`, true},
+		{`{"x":{"$personal":1}}`, `{"x":{"$personal":1}}`, false},
+	} {
+		got, member := withoutMember([]byte(c.data), personalMember)
+		if string(got) != c.want {
+			t.Errorf("%s without %s = %s, want %s", c.data, personalMember, got, c.want)
+		}
+		if member.Exists() != c.found || c.found && member.Raw != `{"a":1}` {
+			t.Errorf("%s: member %q, want it found: %v", c.data, member.Raw, c.found)
+		}
+	}
+}
+
+// Values go back to their places, array elements by index; a place no longer there is skipped.
+func TestValuesGoBackToTheirPlaces(t *testing.T) {
+	data := `{"email":null,"fields":[{"id":"a","value":null},{"id":"b","value":null}],"contact":{"email":null,"tags":["t"]}}`
+	plain := `{"email":"a@example.com","fields.1.value":{"x":[1,2]},"fields.7.value":"gone","contact.email":"c@example.com"}`
+	got, err := withValues([]byte(data), []byte(plain))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"email":"a@example.com","fields":[{"id":"a","value":null},{"id":"b","value":{"x":[1,2]}}],"contact":{"email":"c@example.com","tags":["t"]}}`
+	if string(got) != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+	if _, err := withValues([]byte(data), []byte(`{"email":`)); err == nil {
+		t.Error("values that are not JSON were put back")
+	}
+}
