@@ -297,21 +297,24 @@ func (s *Store) sealPersonal(ctx context.Context, accountID, eventID string, e d
 // values of an erased contact stay null. It reads the keys of the contacts concerned once.
 func (s *Store) openPersonal(ctx context.Context, events []domain.Recorded) error {
 	marker := []byte(`"` + personalMember + `"`)
-	var sealed []int
+	type sealedEvent struct {
+		i    int
+		rest []byte // the data without its sealed member
+		p    sealedPersonal
+	}
+	var sealed []sealedEvent
 	persons := map[string]bool{}
 	var ids []string
 	for i := range events {
 		if !bytes.Contains(events[i].Data, marker) {
 			continue
 		}
-		var holder struct {
-			P sealedPersonal `json:"$personal"`
+		rest, p, ok := splitSealed(events[i].Data)
+		if !ok {
+			continue // the name is in a value, not a member of the event
 		}
-		if err := json.Unmarshal(events[i].Data, &holder); err != nil {
-			return fmt.Errorf("eventstore: event %d: %w", events[i].Position, err)
-		}
-		sealed = append(sealed, i)
-		if id := holder.P.ContactID; id != "" && !persons[id] {
+		sealed = append(sealed, sealedEvent{i: i, rest: rest, p: p})
+		if id := p.ContactID; id != "" && !persons[id] {
 			persons[id] = true
 			ids = append(ids, id)
 		}
@@ -326,36 +329,51 @@ func (s *Store) openPersonal(ctx context.Context, events []domain.Recorded) erro
 			return err
 		}
 	}
-	for _, i := range sealed {
-		data, err := openData(events[i], keys)
+	for _, e := range sealed {
+		data, err := openValues(e.rest, e.p, events[e.i], keys)
 		if err != nil {
 			return err
 		}
-		events[i].Data = data
+		events[e.i].Data = data
 	}
 	return nil
+}
+
+// splitSealed returns an event's data without its sealed member, and that member; false when the
+// data has none.
+func splitSealed(data []byte) ([]byte, sealedPersonal, bool) {
+	rest, member := withoutMember(data, personalMember)
+	if !member.IsObject() {
+		return data, sealedPersonal{}, false
+	}
+	return rest, sealedPersonal{ContactID: member.Get("contactId").String(), Sealed: member.Get("sealed").String()}, true
 }
 
 // openData is the data of one event with its personal values back, or null if keys lacks its
 // contact's.
 func openData(e domain.Recorded, keys map[string]*sealing.Sealer) (json.RawMessage, error) {
-	data, member := withoutMember(e.Data, personalMember)
-	var p sealedPersonal
-	if err := json.Unmarshal([]byte(member.Raw), &p); err != nil {
-		return nil, fmt.Errorf("eventstore: event %d: personal values: %w", e.Position, err)
+	rest, p, ok := splitSealed(e.Data)
+	if !ok {
+		return e.Data, nil
 	}
+	return openValues(rest, p, e, keys)
+}
+
+// openValues puts the values sealed in p back into rest, an event's data without its sealed
+// member; without the key of p's contact (erased) they stay the nulls they are stored as.
+func openValues(rest []byte, p sealedPersonal, e domain.Recorded, keys map[string]*sealing.Sealer) (json.RawMessage, error) {
 	key := keys[p.ContactID]
 	if key == nil {
-		return data, nil // erased: the values stay the nulls they are stored as
+		return rest, nil
 	}
 	plain, err := key.Open(p.Sealed, []byte(e.ID))
 	if err == nil {
-		data, err = withValues(data, plain)
+		rest, err = withValues(rest, plain)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("eventstore: event %d: personal values: %w", e.Position, err)
 	}
-	return data, nil
+	return rest, nil
 }
 
 // MayBeNewContact is told of a contact a command takes for new without asking Erased

@@ -116,17 +116,17 @@ func withNulls(data []byte, values []personalValue) []byte {
 }
 
 // sealedData returns data with null in place of values and member (a member's name and value,
-// as JSON text) added to its top-level object.
+// as JSON text) first in its top-level object, where a reader finds it without reading further.
 func sealedData(data []byte, values []personalValue, member string) ([]byte, error) {
-	end := bytes.LastIndexByte(data, '}')
-	if end < 0 {
+	start := bytes.IndexByte(data, '{')
+	if start < 0 {
 		return nil, fmt.Errorf("event data is not a JSON object")
 	}
 	spans := make([]span, 0, len(values)+1)
+	spans = append(spans, span{start: start + 1, end: start + 1, with: member + ","})
 	for _, v := range values {
 		spans = append(spans, span{start: v.start, end: v.end, with: "null"})
 	}
-	spans = append(spans, span{start: end, end: end, with: "," + member})
 	return spliced(data, spans, len(member)+1), nil
 }
 
