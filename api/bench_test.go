@@ -42,6 +42,34 @@ func BenchmarkUpsertContact(b *testing.B) {
 	}
 }
 
+// BenchmarkSubmitForm measures POST /api/v1/forms/{id}/submissions end to end with 8 concurrent
+// clients and the rate limits off: each submission a new email with a name and a free-text
+// answer, so that it creates a contact and records the submission (two events sealed under a
+// new person's key), in both storage modes. It reports submissions/s and the p99 latency.
+func BenchmarkSubmitForm(b *testing.B) {
+	for _, dialect := range sqldbtest.Dialects {
+		b.Run(string(dialect), func(b *testing.B) {
+			svc := servicetest.Start(b, dialect, rateLimitsOf(b, "off"))
+			acc := svc.NewAccount(b)
+			formID, fields := svc.NewForm(b, acc.ID, "Signup", nil,
+				servicetest.Field{"label": "Email", "type": "email", "contactField": "builtin:email", "required": true},
+				servicetest.Field{"label": "First name", "type": "text", "contactField": "builtin:firstName"},
+				servicetest.Field{"label": "What brings you here?", "type": "text"})
+			var n atomic.Int64
+			latencies := eightClients(b, func() error {
+				i := n.Add(1)
+				body := map[string]any{"values": map[string]any{fields[0]: fmt.Sprintf("form-%d@example.com", i), fields[1]: "Bench", fields[2]: "A friend told me"}}
+				if res := svc.API.Post(b, "/api/v1/forms/"+formID+"/submissions", acc.Key, body); res.Status != http.StatusCreated {
+					return fmt.Errorf("submission: %d %s", res.Status, res.Raw)
+				}
+				return nil
+			})
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "submissions/s")
+			b.ReportMetric(float64(percentile(latencies, 0.99).Microseconds())/1000, "p99-ms")
+		})
+	}
+}
+
 // rateLimitsOf configures a benchmark's service with the rate limits off, in memory or in Redis,
 // raised out of reach.
 func rateLimitsOf(b *testing.B, store string) func(*service.Config) {

@@ -17,7 +17,7 @@ type PersonalEvent interface {
 // data in the log; ids, tags, amounts, products, statuses and times are not in it. Each event
 // type's entry is made by personal, in the init of the file that defines the event, beside its
 // register.
-var personalPaths = map[string][]string{}
+var personalPaths = map[string][][]string{}
 
 // personal records where the personal values of an event type sit in its data. Its argument is a
 // PersonalEvent, so an event listed here cannot lack the Person that names whose key seals them.
@@ -26,7 +26,11 @@ func personal(zero PersonalEvent, paths ...string) {
 	if _, dup := personalPaths[name]; dup {
 		panic("domain: personal data of an event type listed twice: " + name)
 	}
-	personalPaths[name] = paths
+	split := make([][]string, len(paths))
+	for i, p := range paths {
+		split[i] = strings.Split(p, ".")
+	}
+	personalPaths[name] = split
 }
 
 // snapshotPaths are the personal members of a ContactSnapshot at prefix.
@@ -42,17 +46,9 @@ func salePaths(prefix string) []string {
 }
 
 // PersonalPaths returns where the personal values of an event type sit in its data (nil: none),
-// each path split into its steps.
+// each path split into its steps. The slices are shared: callers read them only.
 func PersonalPaths(eventType string) [][]string {
-	paths := personalPaths[eventType]
-	if len(paths) == 0 {
-		return nil
-	}
-	out := make([][]string, len(paths))
-	for i, p := range paths {
-		out[i] = strings.Split(p, ".")
-	}
-	return out
+	return personalPaths[eventType]
 }
 
 // PersonalTypes are the event types that may carry personal values.

@@ -2,7 +2,6 @@ package eventstore
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -114,20 +113,10 @@ func (s *Store) plainEvents(ctx context.Context, query string, args ...any) ([]p
 
 // scrubbed is an event's data with every personal value null; false when it holds none.
 func scrubbed(e plainEvent) (legacyScrub, bool, error) {
-	doc, err := decodeDoc([]byte(e.data))
-	if err != nil {
-		return legacyScrub{}, false, fmt.Errorf("eventstore: event %d: %w", e.position, err)
-	}
-	values := map[string]any{}
-	for _, p := range domain.PersonalPaths(e.eventType) {
-		takeValues(doc, p, "", values)
-	}
+	values := personalValuesOf([]byte(e.data), domain.PersonalPaths(e.eventType))
 	if len(values) == 0 {
 		return legacyScrub{}, false, nil
 	}
-	data, err := json.Marshal(doc)
-	if err != nil {
-		return legacyScrub{}, false, fmt.Errorf("eventstore: event %d: %w", e.position, err)
-	}
+	data := withNulls([]byte(e.data), values)
 	return legacyScrub{position: e.position, data: string(data)}, true, nil
 }

@@ -4,11 +4,9 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
-	"strings"
+	json "github.com/goccy/go-json"
 	"sync"
 
 	"github.com/funnelhq/funnel/domain"
@@ -263,14 +261,7 @@ func (s *Store) sealPersonal(ctx context.Context, accountID, eventID string, e d
 	if paths == nil {
 		return data, nil
 	}
-	doc, err := decodeDoc(data)
-	if err != nil {
-		return nil, fmt.Errorf("eventstore: %s: %w", e.EventType(), err)
-	}
-	values := map[string]any{}
-	for _, p := range paths {
-		takeValues(doc, p, "", values)
-	}
+	values := personalValuesOf(data, paths)
 	if len(values) == 0 {
 		return data, nil
 	}
@@ -279,6 +270,7 @@ func (s *Store) sealPersonal(ctx context.Context, accountID, eventID string, e d
 		key = made.key
 	} else {
 		var made *newPersonKey
+		var err error
 		if key, made, err = s.keys.forSealing(ctx, accountID, pe.Person()); err != nil {
 			return nil, err
 		}
@@ -286,16 +278,15 @@ func (s *Store) sealPersonal(ctx context.Context, accountID, eventID string, e d
 			fresh[pe.Person()] = made
 		}
 	}
-	plain, err := json.Marshal(values)
+	sealed, err := key.Seal(encodeValues(values), []byte(eventID))
 	if err != nil {
 		return nil, fmt.Errorf("eventstore: %s: %w", e.EventType(), err)
 	}
-	sealed, err := key.Seal(plain, []byte(eventID))
+	member, err := json.Marshal(sealedPersonal{ContactID: pe.Person(), Sealed: sealed})
 	if err != nil {
 		return nil, fmt.Errorf("eventstore: %s: %w", e.EventType(), err)
 	}
-	doc[personalMember] = sealedPersonal{ContactID: pe.Person(), Sealed: sealed}
-	stored, err := json.Marshal(doc)
+	stored, err := sealedData(data, values, `"`+personalMember+`":`+string(member))
 	if err != nil {
 		return nil, fmt.Errorf("eventstore: %s: %w", e.EventType(), err)
 	}
@@ -306,21 +297,24 @@ func (s *Store) sealPersonal(ctx context.Context, accountID, eventID string, e d
 // values of an erased contact stay null. It reads the keys of the contacts concerned once.
 func (s *Store) openPersonal(ctx context.Context, events []domain.Recorded) error {
 	marker := []byte(`"` + personalMember + `"`)
-	var sealed []int
+	type sealedEvent struct {
+		i    int
+		rest []byte // the data without its sealed member
+		p    sealedPersonal
+	}
+	var sealed []sealedEvent
 	persons := map[string]bool{}
 	var ids []string
 	for i := range events {
 		if !bytes.Contains(events[i].Data, marker) {
 			continue
 		}
-		var holder struct {
-			P sealedPersonal `json:"$personal"`
+		rest, p, ok := splitSealed(events[i].Data)
+		if !ok {
+			continue // the name is in a value, not a member of the event
 		}
-		if err := json.Unmarshal(events[i].Data, &holder); err != nil {
-			return fmt.Errorf("eventstore: event %d: %w", events[i].Position, err)
-		}
-		sealed = append(sealed, i)
-		if id := holder.P.ContactID; id != "" && !persons[id] {
+		sealed = append(sealed, sealedEvent{i: i, rest: rest, p: p})
+		if id := p.ContactID; id != "" && !persons[id] {
 			persons[id] = true
 			ids = append(ids, id)
 		}
@@ -335,123 +329,51 @@ func (s *Store) openPersonal(ctx context.Context, events []domain.Recorded) erro
 			return err
 		}
 	}
-	for _, i := range sealed {
-		data, err := openData(events[i], keys)
+	for _, e := range sealed {
+		data, err := openValues(e.rest, e.p, events[e.i], keys)
 		if err != nil {
 			return err
 		}
-		events[i].Data = data
+		events[e.i].Data = data
 	}
 	return nil
+}
+
+// splitSealed returns an event's data without its sealed member, and that member; false when the
+// data has none.
+func splitSealed(data []byte) ([]byte, sealedPersonal, bool) {
+	rest, member := withoutMember(data, personalMember)
+	if !member.IsObject() {
+		return data, sealedPersonal{}, false
+	}
+	return rest, sealedPersonal{ContactID: member.Get("contactId").String(), Sealed: member.Get("sealed").String()}, true
 }
 
 // openData is the data of one event with its personal values back, or null if keys lacks its
 // contact's.
 func openData(e domain.Recorded, keys map[string]*sealing.Sealer) (json.RawMessage, error) {
-	doc, err := decodeDoc(e.Data)
-	if err != nil {
-		return nil, fmt.Errorf("eventstore: event %d: %w", e.Position, err)
+	rest, p, ok := splitSealed(e.Data)
+	if !ok {
+		return e.Data, nil
 	}
-	raw, _ := json.Marshal(doc[personalMember])
-	delete(doc, personalMember)
-	var p sealedPersonal
-	if err := json.Unmarshal(raw, &p); err != nil {
+	return openValues(rest, p, e, keys)
+}
+
+// openValues puts the values sealed in p back into rest, an event's data without its sealed
+// member; without the key of p's contact (erased) they stay the nulls they are stored as.
+func openValues(rest []byte, p sealedPersonal, e domain.Recorded, keys map[string]*sealing.Sealer) (json.RawMessage, error) {
+	key := keys[p.ContactID]
+	if key == nil {
+		return rest, nil
+	}
+	plain, err := key.Open(p.Sealed, []byte(e.ID))
+	if err == nil {
+		rest, err = withValues(rest, plain)
+	}
+	if err != nil {
 		return nil, fmt.Errorf("eventstore: event %d: personal values: %w", e.Position, err)
 	}
-	if key := keys[p.ContactID]; key != nil {
-		plain, err := key.Open(p.Sealed, []byte(e.ID))
-		if err != nil {
-			return nil, fmt.Errorf("eventstore: event %d: personal values: %w", e.Position, err)
-		}
-		values := map[string]any{}
-		dec := json.NewDecoder(bytes.NewReader(plain))
-		dec.UseNumber()
-		if err := dec.Decode(&values); err != nil {
-			return nil, fmt.Errorf("eventstore: event %d: personal values: %w", e.Position, err)
-		}
-		for path, v := range values {
-			putValue(doc, strings.Split(path, "."), v)
-		}
-	}
-	out, err := json.Marshal(doc)
-	if err != nil {
-		return nil, fmt.Errorf("eventstore: event %d: %w", e.Position, err)
-	}
-	return out, nil
-}
-
-// decodeDoc decodes an event's data keeping numbers as they are written.
-func decodeDoc(data []byte) (map[string]any, error) {
-	doc := map[string]any{}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	if err := dec.Decode(&doc); err != nil {
-		return nil, fmt.Errorf("decode data: %w", err)
-	}
-	return doc, nil
-}
-
-// takeValues moves the non-null values at path (steps, "*" for every element of an array) from
-// node into values, keyed by their concrete path, leaving null in their place.
-func takeValues(node any, path []string, at string, values map[string]any) {
-	if len(path) == 0 {
-		return
-	}
-	step, rest := path[0], path[1:]
-	switch n := node.(type) {
-	case map[string]any:
-		v, ok := n[step]
-		if !ok || v == nil {
-			return
-		}
-		if len(rest) == 0 {
-			values[at+step] = v
-			n[step] = nil
-			return
-		}
-		takeValues(v, rest, at+step+".", values)
-	case []any:
-		if step != "*" {
-			return
-		}
-		for i, v := range n {
-			if len(rest) == 0 {
-				if v != nil {
-					values[at+strconv.Itoa(i)] = v
-					n[i] = nil
-				}
-				continue
-			}
-			takeValues(v, rest, at+strconv.Itoa(i)+".", values)
-		}
-	}
-}
-
-// putValue sets the value at a concrete path (array elements by index) of node.
-func putValue(node any, path []string, v any) {
-	for len(path) > 1 {
-		switch n := node.(type) {
-		case map[string]any:
-			node = n[path[0]]
-		case []any:
-			i, err := strconv.Atoi(path[0])
-			if err != nil || i < 0 || i >= len(n) {
-				return
-			}
-			node = n[i]
-		default:
-			return
-		}
-		path = path[1:]
-	}
-	switch n := node.(type) {
-	case map[string]any:
-		n[path[0]] = v
-	case []any:
-		if i, err := strconv.Atoi(path[0]); err == nil && i >= 0 && i < len(n) {
-			n[i] = v
-		}
-	}
+	return rest, nil
 }
 
 // MayBeNewContact is told of a contact a command takes for new without asking Erased
