@@ -22,8 +22,9 @@ import (
 )
 
 // holdFirstBatch is a service.Config.AfterReplayBatch that holds each replay after its first
-// batch: it sends the replay's id on held and waits for release.
-func holdFirstBatch(held chan<- string, release <-chan struct{}) func(string) {
+// batch: it sends the replay's id on held and waits for a value of release, or for stop to close
+// (a test that failed meanwhile lets the service stop).
+func holdFirstBatch(held chan<- string, release, stop <-chan struct{}) func(string) {
 	var mu sync.Mutex
 	seen := map[string]bool{}
 	return func(id string) {
@@ -32,8 +33,15 @@ func holdFirstBatch(held chan<- string, release <-chan struct{}) func(string) {
 		seen[id] = true
 		mu.Unlock()
 		if first {
-			held <- id
-			<-release
+			select {
+			case held <- id:
+			case <-stop:
+				return
+			}
+			select {
+			case <-release:
+			case <-stop:
+			}
 		}
 	}
 }
@@ -72,11 +80,12 @@ func replayProgress(t *testing.T, db *sqldb.DB, id string) (state string, count,
 // arrive in order.
 func TestReplayCommitsEachBatchOnItsOwn(t *testing.T) {
 	sqldbtest.Run(t, func(t *testing.T, d sqldb.Dialect) {
-		held, release := make(chan string, 1), make(chan struct{})
+		held, release, stop := make(chan string, 1), make(chan struct{}), make(chan struct{})
 		svc := servicetest.Start(t, d, func(c *service.Config) {
 			fast(c)
-			c.AfterReplayBatch = holdFirstBatch(held, release)
+			c.AfterReplayBatch = holdFirstBatch(held, release, stop)
 		})
+		t.Cleanup(func() { close(stop) }) // before the service stops
 		acc := svc.NewAccount(t)
 		b := newBilling(t, svc, acc.ID)
 		b.subscriptions(100, 19) // 2,000 payments, none delivered: the subscription comes after
@@ -105,7 +114,7 @@ func TestReplayCommitsEachBatchOnItsOwn(t *testing.T) {
 			PricingTierID: otherProduct.TierIDs[1], Email: "meanwhile@example.com"}); err != nil {
 			t.Fatalf("a write while a replay is recorded: %v", err)
 		}
-		close(release)
+		release <- struct{}{}
 
 		res := <-answer
 		replay := res.Expect(t, http.StatusAccepted).Object(t, "replay")
@@ -116,6 +125,29 @@ func TestReplayCommitsEachBatchOnItsOwn(t *testing.T) {
 			t.Fatalf("the replay is %s with %d counted, %d in the outbox; want recorded, %d", state, count, recorded, b.count())
 		}
 		b.checkOrder(rcv.waitFor(t, b.count(), 120*time.Second))
+
+		// A subscription deleted while its replay is recorded ends the replay: recorded, with the
+		// deliveries of the batches before.
+		go func() {
+			answer <- svc.API.Post(t, "/api/v1/webhooks/subscriptions/"+hook+"/replay", acc.Key,
+				map[string]any{"since": time.Now().Add(-time.Hour).UTC().Format(time.RFC3339)})
+		}()
+		ended := waitHeld(t, held)
+		_, first, _ := replayProgress(t, svc.App.DB(), ended)
+		svc.Operator.Delete(t, "/admin/v1/accounts/"+acc.ID+"/webhooks/"+hook, "").Expect(t, http.StatusOK)
+		if head, err := svc.App.Store().Head(context.Background()); err != nil {
+			t.Fatal(err)
+		} else if err := svc.App.ReadModels().WaitReadModels(context.Background(), head); err != nil {
+			t.Fatal(err)
+		}
+		release <- struct{}{}
+		res = <-answer
+		if replay := res.Expect(t, http.StatusAccepted).Object(t, "replay"); replay["id"] != ended || replay["count"] != float64(first) {
+			t.Fatalf("the replay of a subscription deleted after its first batch = %v, want %s with %d deliveries", replay, ended, first)
+		}
+		if state, count, _ := replayProgress(t, svc.App.DB(), ended); state != "recorded" || count != first {
+			t.Fatalf("the replay of a deleted subscription is %s with %d deliveries, want recorded with %d", state, count, first)
+		}
 	})
 }
 
@@ -141,10 +173,10 @@ func TestReplayCutShortByACrashIsFinishedAfterTheRestart(t *testing.T) {
 
 		// A process without its background work (so nothing sends, nothing resumes) records the
 		// first batch, then stops.
-		held, release := make(chan string, 1), make(chan struct{})
+		held, stop := make(chan string, 1), make(chan struct{})
 		cfg := service.Defaults()
 		cfg.DatabaseURL, cfg.AdminToken, cfg.SecretKey, cfg.RateLimits = dbURL, servicetest.AdminToken, servicetest.SecretKey(dbURL), false
-		cfg.Now, cfg.AfterReplayBatch = clock.Now, holdFirstBatch(held, release)
+		cfg.Now, cfg.AfterReplayBatch = clock.Now, holdFirstBatch(held, nil, stop)
 		doomed, err := service.Open(context.Background(), cfg, zap.NewNop())
 		if err != nil {
 			t.Fatal(err)
@@ -161,7 +193,7 @@ func TestReplayCutShortByACrashIsFinishedAfterTheRestart(t *testing.T) {
 			t.Fatalf("cut short, the replay is %s with %d counted and %d in the outbox", state, count, recorded)
 		}
 		doomed.Close()
-		t.Cleanup(func() { close(release) }) // its next batch fails on the closed database
+		t.Cleanup(func() { close(stop) }) // its next batch fails on the closed database
 
 		// The next start, once the dead process's claims ran out, finishes the replay by itself.
 		clock.reach(time.Now().Add(webhooks.ReplayClaim + idempotency.Lease))
