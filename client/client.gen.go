@@ -3808,7 +3808,9 @@ type ClientInterface interface {
 	// and filters match, as they are now, is delivered again: the same envelope (`id` and body),
 	// a new delivery id (`X-Service-Delivery`, `webhook-id`), the usual retries, and the order
 	// of each billing subscription's events kept. `types` narrows the window to some types. The
-	// deliveries are all recorded when this answers 202; the count says how many. `since` older
+	// deliveries are all recorded when this answers 202; the count says how many (the first
+	// are being sent already). A retry with the same `Idempotency-Key` answers the same replay,
+	// also after a crash, which the service finishes by itself. `since` older
 	// than the 30 days the event feed keeps, or in the future: 400. A disabled subscription:
 	// 409 (enable it first).
 	//
@@ -3823,7 +3825,9 @@ type ClientInterface interface {
 	// and filters match, as they are now, is delivered again: the same envelope (`id` and body),
 	// a new delivery id (`X-Service-Delivery`, `webhook-id`), the usual retries, and the order
 	// of each billing subscription's events kept. `types` narrows the window to some types. The
-	// deliveries are all recorded when this answers 202; the count says how many. `since` older
+	// deliveries are all recorded when this answers 202; the count says how many (the first
+	// are being sent already). A retry with the same `Idempotency-Key` answers the same replay,
+	// also after a crash, which the service finishes by itself. `since` older
 	// than the 30 days the event feed keeps, or in the future: 400. A disabled subscription:
 	// 409 (enable it first).
 	//
@@ -4765,7 +4769,9 @@ func (c *Client) EnableWebhookSubscription(ctx context.Context, id string, param
 // and filters match, as they are now, is delivered again: the same envelope (`id` and body),
 // a new delivery id (`X-Service-Delivery`, `webhook-id`), the usual retries, and the order
 // of each billing subscription's events kept. `types` narrows the window to some types. The
-// deliveries are all recorded when this answers 202; the count says how many. `since` older
+// deliveries are all recorded when this answers 202; the count says how many (the first
+// are being sent already). A retry with the same `Idempotency-Key` answers the same replay,
+// also after a crash, which the service finishes by itself. `since` older
 // than the 30 days the event feed keeps, or in the future: 400. A disabled subscription:
 // 409 (enable it first).
 //
@@ -4790,7 +4796,9 @@ func (c *Client) ReplayWebhookSubscriptionWithBody(ctx context.Context, id strin
 // and filters match, as they are now, is delivered again: the same envelope (`id` and body),
 // a new delivery id (`X-Service-Delivery`, `webhook-id`), the usual retries, and the order
 // of each billing subscription's events kept. `types` narrows the window to some types. The
-// deliveries are all recorded when this answers 202; the count says how many. `since` older
+// deliveries are all recorded when this answers 202; the count says how many (the first
+// are being sent already). A retry with the same `Idempotency-Key` answers the same replay,
+// also after a crash, which the service finishes by itself. `since` older
 // than the 30 days the event feed keeps, or in the future: 400. A disabled subscription:
 // 409 (enable it first).
 //
@@ -7569,7 +7577,9 @@ type ClientWithResponsesInterface interface {
 	// and filters match, as they are now, is delivered again: the same envelope (`id` and body),
 	// a new delivery id (`X-Service-Delivery`, `webhook-id`), the usual retries, and the order
 	// of each billing subscription's events kept. `types` narrows the window to some types. The
-	// deliveries are all recorded when this answers 202; the count says how many. `since` older
+	// deliveries are all recorded when this answers 202; the count says how many (the first
+	// are being sent already). A retry with the same `Idempotency-Key` answers the same replay,
+	// also after a crash, which the service finishes by itself. `since` older
 	// than the 30 days the event feed keeps, or in the future: 400. A disabled subscription:
 	// 409 (enable it first).
 	//
@@ -7584,7 +7594,9 @@ type ClientWithResponsesInterface interface {
 	// and filters match, as they are now, is delivered again: the same envelope (`id` and body),
 	// a new delivery id (`X-Service-Delivery`, `webhook-id`), the usual retries, and the order
 	// of each billing subscription's events kept. `types` narrows the window to some types. The
-	// deliveries are all recorded when this answers 202; the count says how many. `since` older
+	// deliveries are all recorded when this answers 202; the count says how many (the first
+	// are being sent already). A retry with the same `Idempotency-Key` answers the same replay,
+	// also after a crash, which the service finishes by itself. `since` older
 	// than the 30 days the event feed keeps, or in the future: 400. A disabled subscription:
 	// 409 (enable it first).
 	//
@@ -14122,7 +14134,9 @@ func (c *ClientWithResponses) EnableWebhookSubscriptionWithResponse(ctx context.
 // and filters match, as they are now, is delivered again: the same envelope (`id` and body),
 // a new delivery id (`X-Service-Delivery`, `webhook-id`), the usual retries, and the order
 // of each billing subscription's events kept. `types` narrows the window to some types. The
-// deliveries are all recorded when this answers 202; the count says how many. `since` older
+// deliveries are all recorded when this answers 202; the count says how many (the first
+// are being sent already). A retry with the same `Idempotency-Key` answers the same replay,
+// also after a crash, which the service finishes by itself. `since` older
 // than the 30 days the event feed keeps, or in the future: 400. A disabled subscription:
 // 409 (enable it first).
 //
@@ -14143,7 +14157,9 @@ func (c *ClientWithResponses) ReplayWebhookSubscriptionWithBodyWithResponse(ctx 
 // and filters match, as they are now, is delivered again: the same envelope (`id` and body),
 // a new delivery id (`X-Service-Delivery`, `webhook-id`), the usual retries, and the order
 // of each billing subscription's events kept. `types` narrows the window to some types. The
-// deliveries are all recorded when this answers 202; the count says how many. `since` older
+// deliveries are all recorded when this answers 202; the count says how many (the first
+// are being sent already). A retry with the same `Idempotency-Key` answers the same replay,
+// also after a crash, which the service finishes by itself. `since` older
 // than the 30 days the event feed keeps, or in the future: 400. A disabled subscription:
 // 409 (enable it first).
 //

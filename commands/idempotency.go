@@ -52,6 +52,11 @@ func idempotentOf(ctx context.Context) *Idempotent {
 	return idem
 }
 
+// IdempotencyID is the Idempotency-Key claim of ctx's request ("" outside such a request): the
+// id its appends carry, and what else it records marks, so that a retry finds it (a webhook
+// replay, webhooks.ReplayRequest.IdempotencyID).
+func IdempotencyID(ctx context.Context) string { return idempotencyID(ctx) }
+
 // idempotencyID is the id the appends of ctx's request carry ("" outside such a request).
 func idempotencyID(ctx context.Context) string {
 	if idem := idempotentOf(ctx); idem != nil {

@@ -3,6 +3,7 @@ package webhooks
 import (
 	"context"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -29,18 +30,29 @@ type SelfService struct {
 	events        *Catalogue
 	// rows makes a replay's outbox rows exactly as the projector makes live ones; replays take
 	// turns with it (mu), as it keeps per-call bookkeeping.
-	mu   sync.Mutex
-	rows *Projector
-	now  func() time.Time
+	mu      sync.Mutex
+	rows    *Projector
+	replays replays
+	// now judges the window asked for; clock judges the replays' claims (replays.go): the
+	// service's clock, which tests move forward to let a claim run out.
+	now, clock func() time.Time
+	// AfterBatch, when set, is called after each batch of a replay is committed, with the
+	// replay's id. Not for production: tests hold a replay between two batches with it.
+	AfterBatch func(replayID string)
 }
 
 // NewSelfService serves the self-service endpoints: it reads the log through log, records
 // replayed deliveries in db with up to maxAttempts attempts each, sealing the bodies that carry
-// a secret with sealer, and sends test events through dispatcher.
+// a secret with sealer, and sends test events through dispatcher. clock (nil: time.Now) is the
+// service's clock, which judges how long a replay's recorder holds it.
 func NewSelfService(db *sqldb.DB, log AccountLog, maxAttempts int, sealer Sealer, subscriptions *Subscriptions, deliveries *Deliveries,
-	samples *Samples, dispatcher *Dispatcher) *SelfService {
+	samples *Samples, dispatcher *Dispatcher, clock func() time.Time) *SelfService {
+	if clock == nil {
+		clock = time.Now
+	}
 	return &SelfService{db: db, log: log, subscriptions: subscriptions, deliveries: deliveries, samples: samples, dispatcher: dispatcher,
-		events: Events, rows: &Projector{dialect: db.Dialect, maxAttempts: maxAttempts, events: Events, sealer: sealer}, now: time.Now}
+		events: Events, rows: &Projector{dialect: db.Dialect, maxAttempts: maxAttempts, events: Events, sealer: sealer}, replays: replays{db: db},
+		now: time.Now, clock: clock}
 }
 
 // Disabled reasons (Subscription.StatusReason): the subscription's code, then why.
@@ -117,6 +129,9 @@ type ReplayRequest struct {
 	Since                     time.Time
 	Until                     time.Time // zero: up to now
 	Types                     []string  // none: every type the subscription receives
+	// IdempotencyID is the Idempotency-Key claim of the request ("" without a key): a retry of the
+	// request, which carries the same claim, answers the replay it asked for.
+	IdempotencyID string
 }
 
 // Replay is an accepted replay: its id and how many deliveries it recorded.
@@ -125,16 +140,31 @@ type Replay struct {
 	Count int
 }
 
-// replayPage is how many events a replay reads, maps and records at a time: its memory does not
-// grow with the window.
+// replayPage is how many events a replay reads, maps and records at a time, in one transaction:
+// its memory does not grow with the window, nor does the time it holds the writer.
 const replayPage = 500
 
 // Replay records, for every outbound event of the window that the subscription's events and
 // filters match as they are now, a new delivery of the same envelope (the same id and body; a new
-// delivery id), oldest first, all in one transaction: once answered, a crash loses none, and
-// until then none is recorded. The dispatcher sends them with the usual retries, in log order per
-// billing subscription (the ordering key), like live deliveries.
+// delivery id derived from event, subscription and replay), oldest first, and answers once every
+// one is recorded. It records them in batches of replayPage events, each its own transaction
+// with the replay's progress (replays.go), so the writer is never held for long; the dispatcher
+// sends each batch's deliveries as soon as it is committed, with the usual retries, in log order
+// per billing subscription (the ordering key), like live deliveries. A replay cut short (the
+// process stopped) is finished, under the same id, by the worker that resumes replays, or by a
+// retry of the request with the same Idempotency-Key, which answers that replay. A replay goes
+// on when the client goes away.
 func (s *SelfService) Replay(ctx context.Context, req ReplayRequest) (Replay, error) {
+	ctx = context.WithoutCancel(ctx)
+	// A retry of a request that asked for a replay answers it, as it is now: not judged again.
+	if earlier, found, err := s.replays.ofRequest(ctx, req.IdempotencyID); err != nil {
+		return Replay{}, err
+	} else if found {
+		if earlier.accountID != req.AccountID || earlier.subscriptionID != req.SubscriptionID {
+			return Replay{}, fmt.Errorf("webhooks: replay %s of Idempotency-Key claim %s is of another subscription", earlier.id, req.IdempotencyID)
+		}
+		return s.finish(ctx, earlier.id)
+	}
 	now := s.now()
 	switch {
 	case req.Since.IsZero():
@@ -146,8 +176,7 @@ func (s *SelfService) Replay(ctx context.Context, req ReplayRequest) (Replay, er
 	case !req.Until.IsZero() && !req.Until.After(req.Since):
 		return Replay{}, domain.InvalidField("until", "until must be after since")
 	}
-	sources, err := s.events.sourcesOf(req.Types)
-	if err != nil {
+	if _, err := s.events.sourcesOf(req.Types); err != nil {
 		return Replay{}, err
 	}
 	sub, err := s.usable(ctx, req.AccountID, req.SubscriptionID)
@@ -157,58 +186,134 @@ func (s *SelfService) Replay(ctx context.Context, req ReplayRequest) (Replay, er
 	if sub.Status != "active" {
 		return Replay{}, domain.Conflict("the subscription is disabled: enable it first")
 	}
-	target := []subscriptionRow{{id: sub.ID, events: sub.Events, filters: sub.Filters}}
-	replay := Replay{ID: "rpl_" + uuid.Must(uuid.NewV7()).String()}
-	idOf := func(eventID, subscriptionID string) string {
-		return replayDeliveryID(eventID, subscriptionID, replay.ID)
-	}
-
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	tx, err := s.db.Write.BeginTx(ctx, nil)
+	row := replayRow{id: "rpl_" + uuid.Must(uuid.NewV7()).String(), accountID: req.AccountID, subscriptionID: req.SubscriptionID,
+		since: req.Since, until: req.Until, types: req.Types, idempotencyID: req.IdempotencyID}
+	holder := newReplayHolder()
+	at := s.clock()
+	row, created, err := s.replays.create(ctx, row, holder, at.UnixMilli(), at.Add(ReplayClaim).UnixMilli())
 	if err != nil {
-		return Replay{}, fmt.Errorf("webhooks: begin replay: %w", err)
+		return Replay{}, err
 	}
-	defer tx.Rollback()
-	q := eventstore.AccountEventsQuery{AccountID: req.AccountID, Types: sources, Since: req.Since, Until: req.Until, Limit: replayPage}
+	if !created { // another attempt of the same request was first
+		return s.finish(ctx, row.id)
+	}
+	replay, err := s.record(ctx, row, holder)
+	if errors.Is(err, errReplayTakenOver) {
+		return s.finish(ctx, row.id)
+	}
+	return replay, err
+}
+
+// finish returns a replay once it is recorded: it records the rest itself when the replay's
+// claim ran out (its recorder stopped), else waits for the recorder that holds it.
+func (s *SelfService) finish(ctx context.Context, id string) (Replay, error) {
 	for {
-		batch, err := s.log.ReadAccountEvents(ctx, q)
+		row, err := s.replays.get(ctx, id)
 		if err != nil {
-			return Replay{}, fmt.Errorf("webhooks: replay: %w", err)
+			return Replay{}, err
 		}
-		var rows [][]any
-		for _, r := range batch {
-			out, ok, err := s.events.toOutbound(r, s.rows.sealer)
-			if err != nil {
-				return Replay{}, fmt.Errorf("webhooks: replay %s at %d: %w", r.Type, r.Position, err)
-			}
-			if !ok {
-				continue
-			}
-			made, err := s.rows.deliveriesOf(r, out, target, idOf)
-			if err != nil {
+		if row.state == replayRecorded {
+			return Replay{ID: row.id, Count: row.count}, nil
+		}
+		holder := newReplayHolder()
+		now := s.clock()
+		if ok, err := s.replays.claim(ctx, id, holder, now.UnixMilli(), now.Add(ReplayClaim).UnixMilli()); err != nil {
+			return Replay{}, err
+		} else if ok {
+			if row, err = s.replays.get(ctx, id); err != nil { // as the claim found it
 				return Replay{}, err
 			}
-			rows = append(rows, made...)
+			replay, err := s.record(ctx, row, holder)
+			if !errors.Is(err, errReplayTakenOver) {
+				return replay, err
+			}
 		}
-		s.rows.notOpened = nil // recorded failed with their reason; a replay reports nothing more
-		if err := sqldb.ExecRows(ctx, tx, s.db.Dialect, `INSERT INTO webhook_deliveries (id, account_id, subscription_id, event_id, event_type, event_position, ordering_key, body, body_sealed,
-				status, attempts, max_attempts, next_attempt_at, claimed_until, last_status_code, last_error, created_at, updated_at) VALUES `, ``, rows); err != nil {
-			return Replay{}, fmt.Errorf("webhooks: record replayed deliveries: %w", err)
+		select {
+		case <-ctx.Done():
+			return Replay{}, ctx.Err()
+		case <-time.After(replayWait):
 		}
-		replay.Count += len(rows)
-		if len(batch) < replayPage {
-			break
+	}
+}
+
+// replayWait is how often a request whose replay another recorder holds looks whether it is done.
+const replayWait = 50 * time.Millisecond
+
+// record records a replay held by holder from where it is, a batch at a time, and returns it
+// once recorded. A subscription disabled or deleted meanwhile ends it: the rest is not recorded.
+// It returns errReplayTakenOver when another recorder took the replay over.
+func (s *SelfService) record(ctx context.Context, row replayRow, holder string) (Replay, error) {
+	sources, err := s.events.sourcesOf(row.types)
+	if err != nil {
+		return Replay{}, err
+	}
+	idOf := func(eventID, subscriptionID string) string {
+		return replayDeliveryID(eventID, subscriptionID, row.id)
+	}
+	q := eventstore.AccountEventsQuery{AccountID: row.accountID, Types: sources, Since: row.since, Until: row.until, After: row.upTo, Limit: replayPage}
+	for row.state == replayRecording {
+		// The subscription as it is now: a replay to one disabled or deleted meanwhile ends.
+		sub, err := s.subscriptions.Get(ctx, row.accountID, row.subscriptionID)
+		if err != nil && domain.KindOf(err) != domain.KindNotFound {
+			return Replay{}, err
 		}
-		q.After = batch[len(batch)-1].Position
+		b := batch{upTo: row.upTo, last: true}
+		if err == nil && sub.Status == "active" {
+			page, err := s.log.ReadAccountEvents(ctx, q)
+			if err != nil {
+				return Replay{}, fmt.Errorf("webhooks: replay: %w", err)
+			}
+			target := []subscriptionRow{{id: sub.ID, events: sub.Events, filters: sub.Filters}}
+			if b.deliveries, err = s.deliveriesOf(page, target, idOf); err != nil {
+				return Replay{}, err
+			}
+			if len(page) > 0 {
+				b.upTo = page[len(page)-1].Position
+			}
+			b.last = len(page) < replayPage
+		}
+		now := s.clock()
+		b.now, b.claimedUntil = now.UnixMilli(), now.Add(ReplayClaim).UnixMilli()
+		if err := s.replays.commit(ctx, row.id, holder, b); err != nil {
+			return Replay{}, err
+		}
+		row.upTo, row.count = b.upTo, row.count+len(b.deliveries)
+		if b.last {
+			row.state = replayRecorded
+		}
+		if len(b.deliveries) > 0 {
+			s.dispatcher.Wake()
+		}
+		if s.AfterBatch != nil {
+			s.AfterBatch(row.id)
+		}
+		q.After = row.upTo
 	}
-	if err := tx.Commit(); err != nil {
-		return Replay{}, fmt.Errorf("webhooks: commit replay: %w", err)
+	return Replay{ID: row.id, Count: row.count}, nil
+}
+
+// deliveriesOf makes the rows of webhook_deliveries of a page of the log, for the target
+// subscription, as the projector makes live ones.
+func (s *SelfService) deliveriesOf(page []domain.Recorded, target []subscriptionRow, idOf func(eventID, subscriptionID string) string) ([][]any, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	defer func() { s.rows.notOpened = nil }() // recorded failed with their reason; a replay reports nothing more
+	var rows [][]any
+	for _, r := range page {
+		out, ok, err := s.events.toOutbound(r, s.rows.sealer)
+		if err != nil {
+			return nil, fmt.Errorf("webhooks: replay %s at %d: %w", r.Type, r.Position, err)
+		}
+		if !ok {
+			continue
+		}
+		made, err := s.rows.deliveriesOf(r, out, target, idOf)
+		if err != nil {
+			return nil, err
+		}
+		rows = append(rows, made...)
 	}
-	if replay.Count > 0 {
-		s.dispatcher.Wake()
-	}
-	return replay, nil
+	return rows, nil
 }
 
 // replayDeliveryID is the id of an event's delivery to a subscription made by one replay: new, so

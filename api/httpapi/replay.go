@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/funnelhq/funnel/api/wire"
+	"github.com/funnelhq/funnel/commands"
 	"github.com/funnelhq/funnel/domain"
 	"github.com/funnelhq/funnel/webhooks"
 )
@@ -20,7 +21,7 @@ type Replayer interface {
 // integration API's POST /api/v1/webhooks/subscriptions/{id}/replay and the operator's
 // POST /admin/v1/accounts/{accountId}/webhooks/{webhookId}/replay, with one body
 // (wire.ReplayRequest, which the operator's generated types share) and one answer: 202 once
-// every delivery of the window is recorded. On bad input (no since, a time that is not ISO
+// every delivery of the window is recorded (in batches, each committed on its own). On bad input (no since, a time that is not ISO
 // 8601, an empty types list) it answers 400 naming the field; the window itself (in the
 // future, older than the feed keeps, until before since) is judged by the Replayer.
 func ReplayWindow(w http.ResponseWriter, r *http.Request, replayer Replayer, accountID, subscriptionID string) {
@@ -32,7 +33,9 @@ func ReplayWindow(w http.ResponseWriter, r *http.Request, replayer Replayer, acc
 		WriteCodedError(w, domain.CodeInvalidRequest, "since", "since is required")
 		return
 	}
-	req := webhooks.ReplayRequest{AccountID: accountID, SubscriptionID: subscriptionID}
+	// A retry of the request with the same Idempotency-Key carries the same claim: it answers the
+	// replay this request asked for, even one cut short by a crash (webhooks.SelfService.Replay).
+	req := webhooks.ReplayRequest{AccountID: accountID, SubscriptionID: subscriptionID, IdempotencyID: commands.IdempotencyID(r.Context())}
 	var ok bool
 	if req.Since, ok = timeParam(w, "since", *body.Since); !ok {
 		return

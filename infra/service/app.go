@@ -43,6 +43,7 @@ type App struct {
 	timer      subscriptionTimer
 	sweeper    idempotencySweeper
 	statistics statisticsKeeper
+	replays    replayResumer
 	rateLimits rateLimits
 	node       *cluster.Node
 }
@@ -147,7 +148,9 @@ func Open(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 	// What both APIs read and share, built once.
 	hooks := webhooks.Queries{Subscriptions: webhooks.NewSubscriptions(db.Read), Deliveries: deliveries, Samples: webhooks.NewSamples(store),
 		Feed: webhooks.NewFeed(store, sealer)}
-	hooks.SelfService = webhooks.NewSelfService(db, store, maxDeliveryAttempts, sealer, hooks.Subscriptions, deliveries, hooks.Samples, a.dispatcher)
+	hooks.SelfService = webhooks.NewSelfService(db, store, maxDeliveryAttempts, sealer, hooks.Subscriptions, deliveries, hooks.Samples, a.dispatcher, now)
+	hooks.SelfService.AfterBatch = cfg.AfterReplayBatch
+	a.replays = replayResumer{replays: hooks.SelfService, log: log.Named("replays")}
 	runtime := httpapi.Runtime{ReadModels: pipe.Tracker(), Idempotency: keys, Ready: a.isReady, Log: log, Observer: m, Unavailable: sqldb.Unavailable}
 	a.api = integration.New(integration.Deps{
 		Commands: handlers, Read: models.queries, Webhooks: hooks, Runtime: runtime,

@@ -17,6 +17,7 @@ const (
 	leaseTimers      = "timers"
 	leaseSweeper     = "idempotency-sweeper"
 	leaseStatistics  = "statistics"
+	leaseReplays     = "webhook-replays"
 	alwaysDispatcher = "dispatcher" // any worker sends deliveries: no lease
 )
 
@@ -39,6 +40,7 @@ func (a *App) loops() map[string]func(context.Context) error {
 		leaseTimers:     a.timer.Run,
 		leaseSweeper:    a.sweeper.Run,
 		leaseStatistics: a.statistics.Run,
+		leaseReplays:    a.replays.Run,
 	}
 }
 
@@ -47,7 +49,7 @@ func (a *App) loops() map[string]func(context.Context) error {
 func (a *App) leased() []string {
 	names := a.pipeline.Names()
 	loops := a.loops()
-	for _, name := range []string{leaseTimers, leaseSweeper, leaseStatistics} {
+	for _, name := range []string{leaseTimers, leaseSweeper, leaseStatistics, leaseReplays} {
 		if loops[name] != nil {
 			names = append(names, name)
 		}

@@ -44,6 +44,9 @@ type Config struct {
 	// time.Now. Not a setting, and apart from Now, whose tests stop the clock: webhook tests move
 	// it forward to let a retry fall due without waiting for it.
 	WebhookNow func() time.Time
+	// AfterReplayBatch, when set, is called after each batch of a webhook replay is committed
+	// (webhooks.SelfService.AfterBatch). Not a setting: tests hold a replay between two batches.
+	AfterReplayBatch func(replayID string)
 	// RedisKeyPrefix starts every rate-limit key in Redis (default "funnel:ratelimit:"). Not a
 	// setting: tests that share one Redis give each service a prefix of its own.
 	RedisKeyPrefix string
