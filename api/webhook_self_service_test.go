@@ -45,12 +45,14 @@ func TestWebhookSubscriptionsAndDeliveriesOfTheirOwn(t *testing.T) {
 			t.Fatalf("page 2 = %v", got)
 		}
 
-		// Deliveries: newest first, with their attempts; the status filter; the paging.
+		// Deliveries: newest first, with their attempts; the status filter; the paging. Each
+		// purchase's delivery is made before the next purchase: deliveries the projector makes in
+		// one batch share their creation time, and are listed by id among themselves.
 		for i := range 3 {
 			buyDirect(t, svc, purchaseOf(acc.ID, pro, 0, "buyer@example.com", ""))
-			_ = i
+			ok.waitFor(t, i+1)
+			time.Sleep(2 * time.Millisecond) // the next delivery's creation time is later
 		}
-		ok.waitFor(t, 3)
 		failing.waitFor(t, 3)
 		path := "/api/v1/webhooks/subscriptions/" + restHook["id"].(string) + "/deliveries"
 		var okDeliveries []map[string]any
