@@ -67,10 +67,12 @@ type personKeys struct {
 }
 
 // keptKeys bounds each map of personKeys: past it, the map starts again empty. A key kept costs
-// about a kilobyte (its cipher and its maps); 16,384 of them in each of the two maps took the
-// service's peak RSS from 50 to over 80 MB, against its 60 MB target. A contact's key is read
-// again, with its erasure check, by the next write that misses it.
-const keptKeys = 2048
+// about a kilobyte (its cipher and its maps). With 2,048 in each map the service spent twice the
+// CPU per upsert at 32 clients on PostgreSQL, most of it in the garbage collector, and took 40%
+// fewer upserts than without sealing; with 256 (or 16) that cost was gone (docs/performance.md,
+// "What sealing costs"). Little is lost: a write to a contact reads its key anyway, with its
+// erasure check (Erased), and a read opens a key missed again in microseconds.
+const keptKeys = 256
 
 // personKeyData binds a person's sealed key to the contact: it opens for no other.
 func personKeyData(contactID string) []byte { return []byte("person-key\x00" + contactID) }
