@@ -299,7 +299,7 @@ func (s *Store) commitTx(ctx context.Context, batch []*appendRequest) ([]appendR
 				newKeys = append(newKeys, req.newKeys...)
 			}
 		}
-		if err := storeNewKeys(ctx, tx, newKeys); err != nil {
+		if err := storeNewKeys(ctx, tx, s.db.Dialect, newKeys); err != nil {
 			return err
 		}
 		if err := tx.write(ctx, rows); err != nil {

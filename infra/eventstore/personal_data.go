@@ -162,14 +162,18 @@ func (k *personKeys) noteKeyless(contactID string) {
 // were made for it. Another append may have stored a key for the same contact since it looked
 // (or erased it): then what this one sealed would open with no stored key, so the insert fails
 // on the table's primary key, the append with errKeyTaken (isPersonKeyTaken), and Append seals
-// the events again, under the key stored. The insert reads nothing back: on PostgreSQL it goes
-// with the rest of the append in one round trip.
-func storeNewKeys(ctx context.Context, tx appendTx, keys []*newPersonKey) error {
-	for _, nk := range keys {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO person_keys (contact_id, account_id, sealed_key, erased_at) VALUES ($1, $2, $3, NULL)`,
-			nk.contactID, nk.accountID, nk.sealed); err != nil {
-			return fmt.Errorf("eventstore: store the key of %s: %w", nk.contactID, err)
-		}
+// the events again, under the key stored. One statement stores the group's keys and reads
+// nothing back: on PostgreSQL it goes with the rest of the append in one round trip.
+func storeNewKeys(ctx context.Context, tx appendTx, dialect sqldb.Dialect, keys []*newPersonKey) error {
+	if len(keys) == 0 {
+		return nil
+	}
+	rows := make([][]any, len(keys))
+	for i, nk := range keys {
+		rows[i] = []any{nk.contactID, nk.accountID, nk.sealed, nil}
+	}
+	if err := sqldb.ExecRows(ctx, tx, dialect, `INSERT INTO person_keys (contact_id, account_id, sealed_key, erased_at) VALUES `, ``, rows); err != nil {
+		return fmt.Errorf("eventstore: store persons' keys: %w", err)
 	}
 	return nil
 }
