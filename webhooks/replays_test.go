@@ -114,17 +114,25 @@ func TestReplayCommitsEachBatchOnItsOwn(t *testing.T) {
 			PricingTierID: otherProduct.TierIDs[1], Email: "meanwhile@example.com"}); err != nil {
 			t.Fatalf("a write while a replay is recorded: %v", err)
 		}
+		// A purchase of the account after the request: its window (no until) ended when the
+		// request came, so the replay leaves it to its own delivery.
+		later := pro(t, svc, acc.ID)
+		if _, err := svc.App.Commands().Purchase.Handle(ctx, commands.Purchase{Meta: commands.Meta{AccountID: acc.ID}, ProductID: later.ID,
+			PricingTierID: later.TierIDs[1], Email: "later@example.com"}); err != nil {
+			t.Fatalf("a purchase while a replay is recorded: %v", err)
+		}
 		release <- struct{}{}
 
 		res := <-answer
 		replay := res.Expect(t, http.StatusAccepted).Object(t, "replay")
 		if replay["id"] != id || replay["count"] != float64(b.count()) {
-			t.Fatalf("replay = %v, want %s with %d deliveries", replay, id, b.count())
+			t.Fatalf("replay = %v, want %s with %d deliveries (not the purchase made after the request)", replay, id, b.count())
 		}
-		if state, count, recorded := replayProgress(t, svc.App.DB(), id); state != "recorded" || count != b.count() || recorded != b.count() {
-			t.Fatalf("the replay is %s with %d counted, %d in the outbox; want recorded, %d", state, count, recorded, b.count())
+		// In the outbox since the replay's row: its deliveries and the later purchase's own.
+		if state, count, recorded := replayProgress(t, svc.App.DB(), id); state != "recorded" || count != b.count() || recorded != b.count()+1 {
+			t.Fatalf("the replay is %s with %d counted, %d in the outbox; want recorded, %d and %d", state, count, recorded, b.count(), b.count()+1)
 		}
-		b.checkOrder(rcv.waitFor(t, b.count(), 120*time.Second))
+		b.checkOrder(rcv.waitFor(t, b.count()+1, 120*time.Second))
 
 		// A subscription deleted while its replay is recorded ends the replay: recorded, with the
 		// deliveries of the batches before.

@@ -186,8 +186,14 @@ func (s *SelfService) Replay(ctx context.Context, req ReplayRequest) (Replay, er
 	if sub.Status != "active" {
 		return Replay{}, domain.Conflict("the subscription is disabled: enable it first")
 	}
+	// A window without until ends at the request: a replay resumed after a crash, minutes later,
+	// sends nothing that happened since (those events had their own deliveries).
+	until := req.Until
+	if until.IsZero() {
+		until = now.Add(time.Millisecond) // events of this very millisecond included
+	}
 	row := replayRow{id: "rpl_" + uuid.Must(uuid.NewV7()).String(), accountID: req.AccountID, subscriptionID: req.SubscriptionID,
-		since: req.Since, until: req.Until, types: req.Types, idempotencyID: req.IdempotencyID}
+		since: req.Since, until: until, types: req.Types, idempotencyID: req.IdempotencyID}
 	holder := newReplayHolder()
 	at := s.clock()
 	row, created, err := s.replays.create(ctx, row, holder, at.UnixMilli(), at.Add(ReplayClaim).UnixMilli())
