@@ -35,3 +35,13 @@ func (s *Store) WindowStart(ctx context.Context, since time.Time) (int64, error)
 
 // WindowSlack is how far before its window's start a scan may begin.
 const WindowSlack = windowSlack
+
+// AccountTypeScan is one type's scan of the feed's and replays' read (ReadAccountEvents), for
+// the test of its plans: $1 account, $2 after, $3 and $4 the time window, then on PostgreSQL $5
+// the settled position, and the type last.
+func AccountTypeScan(postgres bool) string {
+	if postgres {
+		return accountTypeScan(6, belowHorizonOr(5), 200)
+	}
+	return accountTypeScan(5, "", 200)
+}
