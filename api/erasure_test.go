@@ -350,6 +350,49 @@ func TestFormAnsweredWithoutAnEmailIsStoredAsItIs(t *testing.T) {
 	})
 }
 
+// A form submitted with the email of an erased contact is a new contact's, as an upsert is, even
+// though the submission takes the email's contact for new without asking for erasures first:
+// the erased contact's stream refuses the append, and the next attempt steps over it. Asked of a
+// process that has never seen the contact too (restarted: it keeps nothing of it).
+func TestFormSubmittedAfterAnErasureIsANewContacts(t *testing.T) {
+	sqldbtest.Run(t, func(t *testing.T, dialect sqldb.Dialect) {
+		databaseURL := sqldbtest.URL(t, dialect)
+		svc := servicetest.StartOn(t, databaseURL, func(*service.Config) {})
+		acc := svc.NewAccount(t)
+		formID, ff := svc.NewForm(t, acc.ID, "Signup", nil,
+			servicetest.Field{"label": "Email", "type": "email", "contactField": "builtin:email"},
+			servicetest.Field{"label": "Name", "type": "text", "contactField": "builtin:firstName"})
+		submit := func(svc *servicetest.Service, email, name string) string {
+			t.Helper()
+			got := svc.API.Post(t, "/api/v1/forms/"+formID+"/submissions", acc.Key, map[string]any{"values": map[string]any{ff[0]: email, ff[1]: name}}).
+				Expect(t, http.StatusCreated).Object(t, "submission")
+			id, _ := got["contactId"].(string)
+			if id == "" {
+				t.Fatalf("the submission of %s names no contact: %v", email, got)
+			}
+			return id
+		}
+		first := submit(svc, "qzform@example.com", "Qzfirst")
+		svc.Operator.Post(t, "/admin/v1/accounts/"+acc.ID+"/contacts/"+first+"/erase", "", nil).Expect(t, http.StatusOK)
+
+		second := submit(svc, "qzform@example.com", "Qzsecond")
+		svc.Operator.Post(t, "/admin/v1/accounts/"+acc.ID+"/contacts/"+second+"/erase", "", nil).Expect(t, http.StatusOK)
+		svc.Stop()
+		restarted := servicetest.StartOn(t, databaseURL, func(*service.Config) {})
+		third := submit(restarted, "qzform@example.com", "Qzthird")
+		if first == second || second == third || first == third {
+			t.Fatalf("the submissions after each erasure name contacts %s, %s, %s: want three", first, second, third)
+		}
+		for _, erased := range []string{first, second} {
+			restarted.API.Get(t, "/api/v1/contacts/"+erased, acc.Key).ExpectError(t, http.StatusNotFound)
+		}
+		contact := restarted.API.Get(t, "/api/v1/contacts/"+third, acc.Key).Expect(t, http.StatusOK).Object(t, "contact")
+		if contact["email"] != "qzform@example.com" || contact["firstName"] != "Qzthird" {
+			t.Errorf("the contact of the last submission is %v", contact)
+		}
+	})
+}
+
 // An erasure whose ContactErased was recorded by a process that died before it finished (no
 // kept answer rewritten, no answer given): the kept answer of a keyed upsert that showed the
 // person is replayed as a 404 all the same, and asking for the erasure again answers 404 after

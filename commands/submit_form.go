@@ -77,19 +77,30 @@ func (h submitFormHandler) Handle(ctx context.Context, cmd SubmitForm) (SubmitFo
 
 	res := SubmitFormResult{SubmissionID: domain.NewID(submissionPrefix)}
 	primary := res.SubmissionID
+	guessed := false
 	if mapping.Email != "" {
-		if res.ContactID, err = h.repo.contactIDFor(ctx, cmd.Meta.AccountID, mapping.Email); err != nil {
+		// As an upsert does: a submission that brings a new email costs no read of the contact's
+		// stream nor of its erasure (guessContactID).
+		if res.ContactID, guessed, err = h.repo.guessContactID(ctx, cmd.Meta.AccountID, mapping.Email); err != nil {
 			return SubmitFormResult{}, err
 		}
 		primary = res.ContactID
 	}
 	res.Position, err = execute(ctx, h.repo, cmd.Meta, primary, func(ctx context.Context, s *session) error {
+		if guessed && s.attempt > 1 {
+			// The contact was not new after all: it may be an erased one, whose email now
+			// belongs to the next contact.
+			if res.ContactID, err = h.repo.contactIDFor(ctx, cmd.Meta.AccountID, mapping.Email); err != nil {
+				return err
+			}
+		}
 		account, err := loadAccount(ctx, s, cmd.Meta.AccountID)
 		if err != nil {
 			return err
 		}
 		var snapshot *domain.ContactSnapshot
 		if res.ContactID != "" {
+			s.mayBeNew(res.ContactID)
 			contact, err := loadOnce(ctx, s, res.ContactID, domain.ContactStream)
 			if err != nil {
 				return err
