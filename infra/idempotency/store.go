@@ -7,10 +7,14 @@
 //
 // A key goes through three states. running: an attempt claimed it and holds a lease, and whatever
 // it appends carries the claim's id (events.idempotency_id, unique: the log takes one write per
-// claim). performed: a command of the request succeeded and its result is kept, but no answer yet
-// (the process stopped, or the read models did not catch up in time). done: the answer is kept.
-// An attempt that stops without finishing leaves its lease to run out; the next retry takes the
-// claim over and, when the key is running, asks the log whether its write was made.
+// claim). performed: a command of the request succeeded and its result is kept, but no answer
+// yet: the request did not answer within a short delay of its write (it waits for a relayed read
+// model, say), or it ended with a 5xx after it, and a retry resumes from the result. done: the
+// answer is kept. A request answered at once goes from running to done, two writes of its row
+// (Claim, Complete). An attempt that stops without finishing leaves its lease to run out; the
+// next retry takes the claim over and, when the key is running, asks the log whether its write
+// was made (an attempt that stopped between its write and its answer, before its result was
+// kept, leaves only that: the retry is told the request was performed, Orphaned).
 package idempotency
 
 import (
@@ -207,8 +211,9 @@ func (s *Store) read(ctx context.Context, scope, keyHash string, now int64) (key
 	return r, true, nil
 }
 
-// KeepOutcomes keeps what the commands of the claim's request returned, as soon as they
-// succeeded: from then on a retry answers from them (Resume) rather than performing again.
+// KeepOutcomes keeps what the commands of the claim's request returned while the request goes on
+// (its answer is late): from then on a retry answers from them (Resume) rather than performing
+// again. It never moves a key that is done back: the kept answer stays.
 func (s *Store) KeepOutcomes(ctx context.Context, c idempotent.Claim, outcomes []byte) error {
 	a := attemptOf(c)
 	sealed, err := s.seal(c, "outcome", outcomes)
@@ -274,6 +279,24 @@ func (s *Store) Yield(ctx context.Context, c idempotent.Claim) error {
 	a := attemptOf(c)
 	_, err := s.exec(ctx, `UPDATE idempotency_keys SET lease_until = 0 WHERE scope = $1 AND key_hash = $2 AND attempt = $3 AND state <> $4`,
 		a.scope, a.keyHash, a.id, stateDone)
+	return err
+}
+
+// KeepOutcomesAndYield is KeepOutcomes and Yield in one statement, for an attempt that ends
+// without an answer to keep after its commands succeeded (a 5xx, a panic): the next retry takes
+// the key over at once and resumes from the outcomes. The outcomes are kept whichever attempt
+// holds the key (they are what the log holds under the claim); only the attempt holding it gives
+// its lease up. A key that is done keeps its answer.
+func (s *Store) KeepOutcomesAndYield(ctx context.Context, c idempotent.Claim, outcomes []byte) error {
+	a := attemptOf(c)
+	sealed, err := s.seal(c, "outcome", outcomes)
+	if err != nil {
+		return err
+	}
+	_, err = s.exec(ctx, `UPDATE idempotency_keys SET state = $1, outcome = $2,
+			lease_until = CASE WHEN attempt = $3 THEN 0 ELSE lease_until END
+		WHERE scope = $4 AND key_hash = $5 AND claim_id = $6 AND state <> $7`,
+		statePerformed, sealed, a.id, a.scope, a.keyHash, c.ID, stateDone)
 	return err
 }
 

@@ -148,8 +148,8 @@ func TestStoppedAttemptIsTakenOver(t *testing.T) {
 	})
 }
 
-// A command's outcome is kept as soon as it succeeded: a retry after a crash, or after an answer
-// that could not be kept (a 503), resumes from it.
+// A command's outcome kept while its request goes on (its answer is late): a retry after a crash,
+// or after an answer that could not be kept (a 503), resumes from it.
 func TestKeptOutcomeIsResumed(t *testing.T) {
 	sqldbtest.Run(t, func(t *testing.T, d sqldb.Dialect) {
 		f := newFixture(t, d)
@@ -183,6 +183,53 @@ func TestKeptOutcomeIsResumed(t *testing.T) {
 			t.Fatal(err)
 		}
 		f.claim(t, other, idempotent.Perform)
+	})
+}
+
+// An attempt that ends with a 5xx after its write keeps its outcome and gives its lease up in one
+// statement: the next retry resumes from it at once. An attempt that no longer holds the key
+// keeps the outcome but leaves the holder's lease alone. Neither turns a done key back.
+func TestOutcomeKeptWithTheYieldIsResumed(t *testing.T) {
+	sqldbtest.Run(t, func(t *testing.T, d sqldb.Dialect) {
+		f := newFixture(t, d)
+		ctx := context.Background()
+		req := request("k", "body")
+		c := f.claim(t, req, idempotent.Perform)
+		f.perform(t, c)
+		if err := f.keys.KeepOutcomesAndYield(ctx, c, []byte(`[{"command":"CreateLead"}]`)); err != nil {
+			t.Fatal(err)
+		}
+		resumed := f.claim(t, req, idempotent.Resume)
+		if string(resumed.Outcomes) != `[{"command":"CreateLead"}]` || resumed.ID != c.ID {
+			t.Fatalf("resumed %+v", resumed)
+		}
+
+		// The first attempt, taken over, keeps newer outcomes: the resuming attempt keeps its lease.
+		if err := f.keys.KeepOutcomesAndYield(ctx, c, []byte(`[{"command":"CreateLead"},{"command":"MoveLead"}]`)); err != nil {
+			t.Fatal(err)
+		}
+		f.claim(t, req, idempotent.InProgress)
+		if err := f.keys.Yield(ctx, resumed); err != nil {
+			t.Fatal(err)
+		}
+		again := f.claim(t, req, idempotent.Resume)
+		if string(again.Outcomes) != `[{"command":"CreateLead"},{"command":"MoveLead"}]` {
+			t.Fatalf("resumed %s", again.Outcomes)
+		}
+
+		// Once done, a late write of outcomes changes nothing.
+		if err := f.keys.Complete(ctx, again, idempotent.Response{Status: 201, Body: []byte("done")}); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.keys.KeepOutcomes(ctx, c, []byte(`[]`)); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.keys.KeepOutcomesAndYield(ctx, again, []byte(`[]`)); err != nil {
+			t.Fatal(err)
+		}
+		if replay := f.claim(t, req, idempotent.Replay); string(replay.Response.Body) != "done" {
+			t.Fatalf("replayed %s", replay.Response.Body)
+		}
 	})
 }
 

@@ -11,9 +11,13 @@ type Store interface {
 	// Claim decides what to do with a request and, to perform or resume it, claims its key for
 	// this attempt.
 	Claim(ctx context.Context, req Request) (Claim, error)
-	// KeepOutcomes keeps what the commands of the claim's request returned, as soon as they
-	// succeeded.
+	// KeepOutcomes keeps what the commands of the claim's request returned, while the request
+	// goes on, so that a retry after a crash resumes from them. It leaves a key that is done as
+	// it is.
 	KeepOutcomes(ctx context.Context, c Claim, outcomes []byte) error
+	// KeepOutcomesAndYield keeps the outcomes and gives up the lease in one write, for an attempt
+	// that ends without an answer to keep after its commands succeeded.
+	KeepOutcomesAndYield(ctx context.Context, c Claim, outcomes []byte) error
 	// Complete keeps the answer of the claim's request; later retries get it (Replay).
 	Complete(ctx context.Context, c Claim, res Response) error
 	// Release forgets a key whose request performed nothing.
