@@ -434,11 +434,11 @@ func TestAnAnswerRebuiltAfterAnErasureShowsNothing(t *testing.T) {
 		ctx := context.Background()
 		db := svc.App.DB()
 		acc := svc.NewAccount(t)
-		// The answer is never kept: the row's move to "done" is skipped, as if the process
-		// stopped before it. The outcome kept before the answer stays.
+		// The answer is never kept: the row's move to "done" fails, and the outcome is kept in
+		// its place, as when the process stops during a late answer (httpapi's keepOutcomesAfter).
 		for _, q := range map[sqldb.Dialect][]string{
-			sqldb.SQLite: {`CREATE TRIGGER unanswered BEFORE UPDATE ON idempotency_keys WHEN NEW.state = 'done' BEGIN SELECT RAISE(IGNORE); END`},
-			sqldb.Postgres: {`CREATE FUNCTION unanswered() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NULL; END $$`,
+			sqldb.SQLite: {`CREATE TRIGGER unanswered BEFORE UPDATE ON idempotency_keys WHEN NEW.state = 'done' BEGIN SELECT RAISE(ABORT, 'unanswered'); END`},
+			sqldb.Postgres: {`CREATE FUNCTION unanswered() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'unanswered'; END $$`,
 				`CREATE TRIGGER unanswered BEFORE UPDATE ON idempotency_keys FOR EACH ROW WHEN (NEW.state = 'done') EXECUTE FUNCTION unanswered()`},
 		}[db.Dialect] {
 			if _, err := db.Write.ExecContext(ctx, q); err != nil {

@@ -17,7 +17,8 @@ import (
 //   - every append of the request is stamped with ID, and the log accepts one append per id
 //     (domain.ErrAlreadyPerformed), so two attempts of one request never both perform it;
 //   - the result of every command that succeeds is handed to Performed at once, before the
-//     request goes on to answer (which waits for the read models);
+//     request goes on to answer (which waits for the read models): the HTTP layer keeps it when
+//     the answer is late or cannot be kept, so that a retry answers from it;
 //   - an attempt that finds such results of an earlier attempt (Earlier) gets them back from its
 //     commands instead of running them again, and answers from them.
 type Idempotent struct {

@@ -7,7 +7,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"sync"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -33,6 +33,12 @@ const (
 // Other methods, and requests without the header, pass through untouched. A nil store turns the
 // header off.
 func Idempotent(store idempotent.Store, scope func(*http.Request) string, next http.Handler) http.Handler {
+	return idempotentKeepingAfter(store, scope, next, keepOutcomesAfter)
+}
+
+// idempotentKeepingAfter is Idempotent with the delay after which the outcomes of a request that
+// has not answered are kept (keepOutcomesAfter; the tests set their own).
+func idempotentKeepingAfter(store idempotent.Store, scope func(*http.Request) string, next http.Handler, after time.Duration) http.Handler {
 	if store == nil {
 		return next
 	}
@@ -75,7 +81,7 @@ func Idempotent(store idempotent.Store, scope func(*http.Request) string, next h
 			noteFailure(r, "complete", store.Complete(context.WithoutCancel(r.Context()), claim, res))
 			writeKept(w, res, true)
 		default: // Perform, Resume
-			perform(w, r, store, claim, body, next)
+			perform(w, r, store, claim, body, next, after)
 		}
 	})
 }
@@ -117,30 +123,26 @@ func fingerprint(r *http.Request, body []byte) [32]byte {
 //
 //   - a 2xx answer is kept, and so is any answer below 500 once a command succeeded (its write
 //     went through: a retry must not perform it again);
-//   - an answer of 500 or more after a command succeeded is not kept; the command's result is
-//     (KeepOutcomes, as soon as it succeeded), and the next retry answers from it afresh;
+//   - an answer of 500 or more after a command succeeded is not kept; the command's result is,
+//     with the lease given up in the same write, and the next retry answers from it afresh;
 //   - any other answer below 500 (400, 403, 404, 409, 413, 422...) performed nothing: the key is
 //     released, and a retry with it is performed anew;
 //   - any other answer of 500 or more may hide a write (a database failure while committing):
 //     the key is left for the next retry, which asks the log.
 //
+// A request answered within keepOutcomesAfter of its first command's success writes its key
+// twice: the claim and the answer. One that takes longer keeps its commands' results meanwhile
+// (outcomeKeeper), so that a crash during the wait leaves a retry something to answer from.
+//
 // The handler runs to its end even when the client goes away, so that the retry the client
 // will send finds the answer rather than a request cut short.
-func perform(w http.ResponseWriter, r *http.Request, store idempotent.Store, claim idempotent.Claim, body []byte, next http.Handler) {
+func perform(w http.ResponseWriter, r *http.Request, store idempotent.Store, claim idempotent.Claim, body []byte, next http.Handler, after time.Duration) {
 	ctx := context.WithoutCancel(r.Context())
-	// The outcome is kept while the handler goes on (it waits for the read models meanwhile); the
-	// answer is kept, or the lease given up, only once it is, so that no retry can find the key
-	// running with its write already in the log while this attempt is alive.
-	var keeping sync.WaitGroup
-	idem := &commands.Idempotent{ID: claim.ID, Performed: func(ctx context.Context, outcomes []commands.Outcome) {
-		keeping.Go(func() {
-			raw, err := json.Marshal(outcomes)
-			if err == nil {
-				err = store.KeepOutcomes(ctx, claim, raw)
-			}
-			noteFailure(r, "keep the outcome", err)
-		})
-	}}
+	// The answer is kept, or the lease given up, only once no write of the outcomes can follow
+	// (keeper.stop), so that none turns a kept answer back, and no retry can find the key running
+	// with its write already in the log while this attempt is alive.
+	keeper := newOutcomeKeeper(ctx, r, store, claim, after)
+	idem := &commands.Idempotent{ID: claim.ID, Performed: keeper.performed}
 	if claim.Decision == idempotent.Resume {
 		if err := json.Unmarshal(claim.Outcomes, &idem.Earlier); err != nil {
 			noteFailure(r, "read the kept outcome", err)
@@ -155,13 +157,13 @@ func perform(w http.ResponseWriter, r *http.Request, store idempotent.Store, cla
 	finished := false
 	defer func() {
 		if !finished { // the handler panicked: of unknown outcome, like a 500
-			keeping.Wait()
-			noteFailure(r, "yield", store.Yield(ctx, claim))
+			keeper.stop()
+			keeper.yield()
 		}
 	}()
 	next.ServeHTTP(capture, inner)
 	finished = true
-	keeping.Wait()
+	keeper.stop()
 
 	res := idempotent.Response{Status: capture.status, ContentType: capture.header.Get("Content-Type"), Body: capture.body.Bytes()}
 	switch {
@@ -171,11 +173,18 @@ func perform(w http.ResponseWriter, r *http.Request, store idempotent.Store, cla
 		answerInProgress(w)
 		return
 	case res.Status < 300 && res.Status >= 200, idem.HasPerformed() && res.Status < 500:
-		noteFailure(r, "complete", store.Complete(ctx, claim, res))
+		if err := store.Complete(ctx, claim, res); err != nil {
+			noteFailure(r, "complete", err)
+			if idem.HasPerformed() {
+				// The answer could not be kept: the outcomes are, so that the retry answers
+				// from them rather than being told the request is lost.
+				keeper.yield()
+			}
+		}
 	case res.Status < 500 && !idem.HasPerformed():
 		noteFailure(r, "release", store.Release(ctx, claim))
 	default:
-		noteFailure(r, "yield", store.Yield(ctx, claim))
+		keeper.yield()
 	}
 	for name, values := range capture.header {
 		w.Header()[name] = values
@@ -194,7 +203,7 @@ func answerInProgress(w http.ResponseWriter) {
 }
 
 // orphanedAnswer is kept for a key whose request was performed by an attempt that stopped (the
-// process ended) in the instant between its write and the keeping of its outcome.
+// process ended) between its write and the keeping of its outcome or answer (keepOutcomesAfter).
 func orphanedAnswer() idempotent.Response {
 	var body bytes.Buffer
 	_ = json.NewEncoder(&body).Encode(errorBody(domain.CodeConflict, "", "the request with this Idempotency-Key was performed, but the service stopped before it could answer: "+
