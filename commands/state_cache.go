@@ -11,10 +11,9 @@ import (
 
 // DefaultStateCacheBytes bounds the memory of the aggregate states a process keeps, their
 // bookkeeping included: 4 MiB hold the states of some 6,000 recently written contacts, the hot
-// set of a busy account, and leave the service's live heap well under its soft memory limit
-// (`funnel serve`, 26 MiB, for an RSS within 60 MB). The bound used to count the states' bytes
-// alone: its 8 MiB then took 15 MB of heap once filled, and the garbage collector, near the limit,
-// ran without pause (a list of contacts fell to a quarter of its rate; docs/performance.md).
+// set of a busy account. Every byte of it is live heap, which the garbage collector marks on each
+// cycle and lets the heap grow to twice of (GOGC=100). The bound used to count the states' bytes
+// alone: its 8 MiB then took 15 MB of heap once filled (docs/performance.md, "Memory").
 const DefaultStateCacheBytes = 4 << 20
 
 // entryOverhead is what keeping a state costs besides its bytes and its stream id: the LRU's list
