@@ -28,12 +28,17 @@ func NewRepository(store EventStore, cacheBytes int) *Repository {
 
 // read brings agg, an empty aggregate, up to date with its stream. A Restorable aggregate starts
 // from the state kept of it, and only the events after that state's version are read and
-// replayed: what another process appended meanwhile is among them. It returns the stream
-// version agg reflects and a log position a reader must reach to see it.
+// replayed: what another process appended meanwhile is among them; a Final one kept as final (a
+// form that exists) is not read at all. It returns the stream version agg reflects and a log
+// position a reader must reach to see it.
 func (r *Repository) read(ctx context.Context, agg domain.Aggregate) (version, position int64, err error) {
 	restorable, canRestore := agg.(domain.Restorable)
 	if canRestore {
-		version, position, _ = r.states.restore(restorable)
+		var restored bool
+		version, position, restored = r.states.restore(restorable)
+		if final, ok := agg.(domain.Final); ok && restored && final.Final() {
+			return version, position, nil // nothing can follow the kept state
+		}
 	}
 	tail, err := r.store.ReadStreamFrom(ctx, agg.StreamID(), version)
 	if err != nil {

@@ -22,16 +22,37 @@ import (
 type countingStore struct {
 	commands.EventStore
 	reads, events atomic.Int64
+	mu            sync.Mutex
+	byStream      map[string]int
 }
 
 func (s *countingStore) ReadStreamFrom(ctx context.Context, streamID string, after int64) ([]domain.Recorded, error) {
 	recs, err := s.EventStore.ReadStreamFrom(ctx, streamID, after)
 	s.reads.Add(1)
 	s.events.Add(int64(len(recs)))
+	s.mu.Lock()
+	if s.byStream == nil {
+		s.byStream = map[string]int{}
+	}
+	s.byStream[streamID]++
+	s.mu.Unlock()
 	return recs, err
 }
 
-func (s *countingStore) reset() { s.reads.Store(0); s.events.Store(0) }
+// readsOf is how many reads of a stream were made since the last reset.
+func (s *countingStore) readsOf(streamID string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.byStream[streamID]
+}
+
+func (s *countingStore) reset() {
+	s.reads.Store(0)
+	s.events.Store(0)
+	s.mu.Lock()
+	s.byStream = nil
+	s.mu.Unlock()
+}
 
 // seedContact appends a contact with events events in all (its creation, then names set over
 // and over) straight to the log, as years of use would have left it.
@@ -183,6 +204,55 @@ func TestACommandOnOneStreamDoesNotWaitForAnother(t *testing.T) {
 		release()
 		if err := <-heldDone; err != nil {
 			t.Fatal(err)
+		}
+	})
+}
+
+// A form never changes once created, so a process reads its stream once: the submissions after
+// the first use the state kept of it, without a read of the log. A process that never saw the
+// form (another one, or this one restarted) reads it once too.
+func TestAFormIsReadOncePerProcess(t *testing.T) {
+	sqldbtest.Run(t, func(t *testing.T, dialect sqldb.Dialect) {
+		ctx := context.Background()
+		store := eventstore.New(sqldbtest.Open(t, dialect))
+		t.Cleanup(store.Close)
+		setup := commands.NewHandlers(commands.Dependencies{Store: store, Log: zap.NewNop(), Observer: noObserver{}})
+		operator := commands.Meta{Actor: domain.OperatorActor}
+		account, err := setup.CreateAccount.Handle(ctx, commands.CreateAccount{Name: "Acme"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		operator.AccountID = account.AccountID
+		form, err := setup.CreateForm.Handle(ctx, commands.CreateForm{Meta: operator, Name: "Signup",
+			Fields: []domain.FieldSpec{{Label: "Email", Type: "email", ContactField: domain.ContactFieldEmail, Required: true}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs, err := store.ReadStream(ctx, form.FormID)
+		if err != nil || len(recs) != 1 {
+			t.Fatalf("the form's stream: %d events, %v", len(recs), err)
+		}
+		created, err := recs[0].Decode()
+		if err != nil {
+			t.Fatal(err)
+		}
+		fieldID := created.(domain.FormCreated).Fields[0].ID
+
+		counted := &countingStore{EventStore: store}
+		process := commands.NewHandlers(commands.Dependencies{Store: counted, Log: zap.NewNop(), Observer: noObserver{}})
+		for i, want := range []int{1, 0, 0} {
+			counted.reset()
+			email := fmt.Sprintf("reader-%d@example.com", i)
+			res, err := process.SubmitForm.Handle(ctx, commands.SubmitForm{Meta: operator, FormID: form.FormID, Values: map[string]any{fieldID: email}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.ContactID == "" {
+				t.Fatalf("submission %d names no contact", i+1)
+			}
+			if got := counted.readsOf(form.FormID); got != want {
+				t.Errorf("submission %d read the form's stream %d times, want %d", i+1, got, want)
+			}
 		}
 	})
 }

@@ -61,6 +61,36 @@ func (f *Form) Create(account *Account, name string, specs []FieldSpec, tags []T
 // Replay applies one event of the form's stream.
 func (f *Form) Replay(e Event) { f.when(e) }
 
+// Final tells that the form exists: its stream takes nothing after its FormCreated (Final).
+func (f *Form) Final() bool { return f.exists }
+
+// formStateFormat numbers the layout of formState: change it with the struct.
+const formStateFormat = 1
+
+// formState is the encoded state of a form (Restorable).
+type formState struct {
+	Exists    bool     `json:"exists"`
+	AccountID string   `json:"accountId"`
+	Name      string   `json:"name"`
+	Fields    []Field  `json:"fields"`
+	TagIDs    []string `json:"tagIds"`
+}
+
+// EncodeState returns the form's state (Restorable).
+func (f *Form) EncodeState() ([]byte, error) {
+	return encodeState(formStateFormat, formState{Exists: f.exists, AccountID: f.accountID, Name: f.name, Fields: f.fields, TagIDs: f.tagIDs})
+}
+
+// RestoreState sets the state of an empty form (Restorable).
+func (f *Form) RestoreState(data []byte) error {
+	st, err := decodeState[formState](data, formStateFormat)
+	if err != nil {
+		return err
+	}
+	f.exists, f.accountID, f.name, f.fields, f.tagIDs = st.Exists, st.AccountID, st.Name, st.Fields, st.TagIDs
+	return nil
+}
+
 func (f *Form) record(e Event) {
 	f.when(e)
 	f.pending = append(f.pending, e)

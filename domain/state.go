@@ -26,6 +26,15 @@ type Restorable interface {
 	RestoreState(data []byte) error
 }
 
+// Final is a Restorable aggregate whose stream takes no event once it exists (a form: nothing
+// changes or deletes one). A state kept of it that exists is its state for good, so a command
+// uses it without looking for events after it: a read of the log fewer per command.
+type Final interface {
+	Restorable
+	// Final tells whether the aggregate can change no more.
+	Final() bool
+}
+
 // ErrUnknownStateFormat is the answer of RestoreState to a state encoded in another format than
 // the aggregate's current one.
 var ErrUnknownStateFormat = errors.New("domain: encoded state of an unknown format")

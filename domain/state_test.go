@@ -166,6 +166,17 @@ var restorables = []restorable{
 				Subscription: CancelledSubscription{ID: "sub_1", Status: SubscriptionStatusCancelled, CancelledAt: s.time()}}
 		}
 	}},
+	{"Form", func() Restorable { return FormStream("form_1") }, func(s *script) Event {
+		fields := []Field{}
+		for i := range s.pick(3) {
+			fields = append(fields, Field{ID: fmt.Sprintf("fld_%d", i), Label: s.from("Email", "Name"), Type: s.from("email", "text"), ContactField: s.from("", ContactFieldEmail), Required: s.pick(2) == 1})
+		}
+		tags := []string{}
+		for range s.pick(3) {
+			tags = append(tags, s.from("tag_1", "tag_2"))
+		}
+		return FormCreated{FormID: "form_1", AccountID: "acc_1", Name: s.from("Signup", "Survey"), Fields: fields, TagIDs: tags}
+	}},
 	{"EventType", func() Restorable { return CalendarStream("evt_1") }, func(s *script) Event {
 		if s.pick(3) == 0 {
 			questions := []Field{}
