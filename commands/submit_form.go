@@ -94,10 +94,6 @@ func (h submitFormHandler) Handle(ctx context.Context, cmd SubmitForm) (SubmitFo
 				return err
 			}
 		}
-		account, err := loadAccount(ctx, s, cmd.Meta.AccountID)
-		if err != nil {
-			return err
-		}
 		var snapshot *domain.ContactSnapshot
 		if res.ContactID != "" {
 			s.mayBeNew(res.ContactID)
@@ -111,7 +107,17 @@ func (h submitFormHandler) Handle(ctx context.Context, cmd SubmitForm) (SubmitFo
 			if err := applyTags(ctx, s, contact, tags); err != nil {
 				return err
 			}
-			snap := contact.Snapshot(account.CustomFieldNames())
+			// The account is read for the names of the contact's custom fields only: a contact
+			// with none (most new ones) costs no read of the account's stream.
+			var fieldNames map[string]string
+			if contact.HasCustomFieldValues() {
+				account, err := loadAccount(ctx, s, cmd.Meta.AccountID)
+				if err != nil {
+					return err
+				}
+				fieldNames = account.CustomFieldNames()
+			}
+			snap := contact.Snapshot(fieldNames)
 			snapshot = &snap
 		}
 		submission := domain.SubmissionStream(res.SubmissionID)

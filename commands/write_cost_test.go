@@ -210,7 +210,9 @@ func TestACommandOnOneStreamDoesNotWaitForAnother(t *testing.T) {
 
 // A form never changes once created, so a process reads its stream once: the submissions after
 // the first use the state kept of it, without a read of the log. A process that never saw the
-// form (another one, or this one restarted) reads it once too.
+// form (another one, or this one restarted) reads it once too. A submission whose contact has no
+// custom field value reads nothing of the account either (it is read for the fields' names), and
+// a new email's contact is taken for new without a read.
 func TestAFormIsReadOncePerProcess(t *testing.T) {
 	sqldbtest.Run(t, func(t *testing.T, dialect sqldb.Dialect) {
 		ctx := context.Background()
@@ -252,6 +254,9 @@ func TestAFormIsReadOncePerProcess(t *testing.T) {
 			}
 			if got := counted.readsOf(form.FormID); got != want {
 				t.Errorf("submission %d read the form's stream %d times, want %d", i+1, got, want)
+			}
+			if got := counted.readsOf(account.AccountID) + counted.readsOf(res.ContactID); got != 0 {
+				t.Errorf("submission %d read the account's or the contact's stream %d times, want none", i+1, got)
 			}
 		}
 	})

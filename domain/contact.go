@@ -179,6 +179,17 @@ func (c *Contact) AssignLead(leadID, crmID string) {
 	c.record(LeadAssigned{ContactID: c.id, LeadID: leadID, CRMID: crmID})
 }
 
+// HasCustomFieldValues tells whether the contact holds a value of a custom field: whether its
+// Snapshot needs the account's field names.
+func (c *Contact) HasCustomFieldValues() bool {
+	for _, v := range c.customFields {
+		if v != "" {
+			return true
+		}
+	}
+	return false
+}
+
 // Snapshot is the contact as outbound events show it. fieldNames labels the custom fields.
 func (c *Contact) Snapshot(fieldNames map[string]string) ContactSnapshot {
 	snap := ContactSnapshot{
