@@ -39,6 +39,11 @@ func TestRebuildReplacesAReadModelWhileServing(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
+		// A rebuild replays the log up to its head, which on PostgreSQL stays below the oldest
+		// transaction running anywhere on the server (other packages' tests run beside this
+		// one): wait until the head covers the writes above, or the replay may find nothing
+		// and leave them all to the swap, which reports no progress.
+		waitForHead(t, svc)
 		var reported int64
 		for _, name := range []string{"contacts", "crms"} {
 			pos, err := service.Rebuild(ctx, svc.App.DB(), svc.App.SecretKey(), name, func(p, _ int64) { reported = p })
@@ -105,4 +110,27 @@ func TestRebuildReplacesAReadModelWhileServing(t *testing.T) {
 			t.Fatalf("rebuilding an unknown projection: %v", err)
 		}
 	})
+}
+
+// waitForHead waits until the log's head, as its readers see it, covers every event written.
+func waitForHead(t *testing.T, svc *servicetest.Service) {
+	t.Helper()
+	ctx := context.Background()
+	var last int64
+	if err := svc.App.DB().Read.QueryRowContext(ctx, `SELECT COALESCE(MAX(position), 0) FROM events`).Scan(&last); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(time.Minute); ; {
+		head, err := svc.App.Store().Head(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if head >= last {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the log's head stayed at %d, below the last event written (%d)", head, last)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
