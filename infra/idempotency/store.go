@@ -77,6 +77,9 @@ func New(db *sqldb.DB, log Log, sealer *sealing.Sealer, now func() time.Time) *S
 // attempt is the store's record of the attempt that holds a key (idempotent.Claim.Attempt).
 type attempt struct {
 	scope, keyHash, id string
+	// tookOver: the attempt took the key over from one whose lease ran out, which may only
+	// have been slow and may still make its write (Release).
+	tookOver bool
 }
 
 // attemptOf is the attempt of a claim; a claim this store did not hand out holds none, and its
@@ -174,6 +177,8 @@ func (s *Store) Claim(ctx context.Context, req idempotent.Request) (idempotent.C
 			c.Decision = idempotent.Resume
 			return c, nil
 		}
+		att.tookOver = true
+		c.Attempt = att
 		performed, err := s.log.HasIdempotencyID(ctx, c.ID)
 		if err != nil {
 			return idempotent.Claim{}, err
@@ -268,6 +273,18 @@ func associatedData(c idempotent.Claim, column string) []byte {
 // retry with it, corrected or not, is performed afresh. Only the attempt holding it releases it.
 func (s *Store) Release(ctx context.Context, c idempotent.Claim) error {
 	a := attemptOf(c)
+	if a.tookOver {
+		// The attempt this one took over from may only have been slow, and have made the write
+		// since (its outcome is kept only with its answer, or after a delay): then the key is
+		// not free. It is left to the next retry, which finds the write in the log.
+		performed, err := s.log.HasIdempotencyID(ctx, c.ID)
+		if err != nil {
+			return fmt.Errorf("idempotency: %w", err)
+		}
+		if performed {
+			return s.Yield(ctx, c)
+		}
+	}
 	_, err := s.exec(ctx, `DELETE FROM idempotency_keys WHERE scope = $1 AND key_hash = $2 AND attempt = $3 AND state = $4`,
 		a.scope, a.keyHash, a.id, stateRunning)
 	return err

@@ -118,6 +118,40 @@ func TestReleasedKeyIsPerformedAgain(t *testing.T) {
 	})
 }
 
+// A retry that took the key over from an attempt whose lease ran out, and was then refused
+// (a 4xx: it performed nothing), frees the key only if the slow attempt made no write meanwhile:
+// when it did, the key stays taken and the next retry finds the write in the log.
+func TestReleaseAfterATakeoverLeavesAWriteMadeMeanwhile(t *testing.T) {
+	sqldbtest.Run(t, func(t *testing.T, d sqldb.Dialect) {
+		f := newFixture(t, d)
+		ctx := context.Background()
+		req := request("k", "body")
+		slow := f.claim(t, req, idempotent.Perform)
+		f.clock.Advance(idempotency.Lease)
+		retry := f.claim(t, req, idempotent.Perform) // took over: nothing in the log yet
+		f.perform(t, slow)                           // the slow attempt writes after all
+		if err := f.keys.Release(ctx, retry); err != nil {
+			t.Fatal(err)
+		}
+		orphaned := f.claim(t, req, idempotent.Orphaned)
+		if orphaned.ID != slow.ID {
+			t.Fatalf("the next retry claims %s, want the slow attempt's %s", orphaned.ID, slow.ID)
+		}
+
+		// Without a write meanwhile, the refused retry frees the key: a corrected request performs.
+		other := request("k2", "bad")
+		first := f.claim(t, other, idempotent.Perform)
+		f.clock.Advance(idempotency.Lease)
+		taken := f.claim(t, other, idempotent.Perform)
+		if err := f.keys.Release(ctx, taken); err != nil {
+			t.Fatal(err)
+		}
+		if corrected := f.claim(t, request("k2", "corrected"), idempotent.Perform); corrected.ID == first.ID {
+			t.Fatal("the corrected request kept the released claim's id")
+		}
+	})
+}
+
 // An attempt that stops (its process crashed) without a word: its lease runs out, and the next
 // retry asks the log whether the attempt made its write.
 func TestStoppedAttemptIsTakenOver(t *testing.T) {
