@@ -21,14 +21,15 @@ func (r *Repository) contactIDFor(ctx context.Context, accountID, email string) 
 }
 
 // guessContactID is contactIDFor for a command that takes the contact for new without reading it
-// (session.mayBeNew): when this process keeps no state of the email's contact, the id is taken
-// as it is, without asking whether that contact was erased. An erased contact's stream holds its
+// (session.mayBeNew): when this process keeps no state of the email's contact, nor found it
+// existing before (Repository.mayBeNew), the id is taken as it is, without asking whether that
+// contact was erased. An erased contact's stream holds its
 // events, so an append that takes it for new fails on its version, and the next attempt asks
 // (contactIDFor). guessed tells which it did. The store is told the contact likely has no
 // key yet, so that sealing its values reads none (NewContactHint).
 func (r *Repository) guessContactID(ctx context.Context, accountID, email string) (id string, guessed bool, err error) {
 	id = domain.ContactIDFor(accountID, email)
-	if _, changed := domain.LegacyContactIDFor(accountID, email); changed || r.keeps(domain.ContactStream(id)) {
+	if _, changed := domain.LegacyContactIDFor(accountID, email); changed || !r.mayBeNew(domain.ContactStream(id)) {
 		id, err = r.contactIDFor(ctx, accountID, email)
 		return id, false, err
 	}

@@ -12,9 +12,10 @@ import (
 // process (streamLocks). NewHandlers makes one for all the handlers of a process, so that they
 // share both.
 type Repository struct {
-	store  EventStore
-	locks  *streamLocks
-	states *stateCache
+	store    EventStore
+	locks    *streamLocks
+	states   *stateCache
+	existing existingStreams
 }
 
 // NewRepository returns the repository of one process over store, keeping up to cacheBytes of
@@ -23,7 +24,7 @@ func NewRepository(store EventStore, cacheBytes int) *Repository {
 	if cacheBytes <= 0 {
 		cacheBytes = DefaultStateCacheBytes
 	}
-	return &Repository{store: store, locks: newStreamLocks(), states: newStateCache(cacheBytes)}
+	return &Repository{store: store, locks: newStreamLocks(), states: newStateCache(cacheBytes), existing: newExistingStreams()}
 }
 
 // read brings agg, an empty aggregate, up to date with its stream. A Restorable aggregate starts
@@ -67,6 +68,12 @@ func (r *Repository) committed(agg domain.Aggregate, version, position int64) {
 	if restorable, ok := agg.(domain.Restorable); ok {
 		r.states.keep(restorable, version, position)
 	}
+}
+
+// mayBeNew tells whether a command may take stream id for new without reading it: this process
+// neither keeps a state of it nor found it existing when it last took it for new.
+func (r *Repository) mayBeNew(agg domain.Aggregate) bool {
+	return !r.keeps(agg) && !r.existing.has(agg.StreamID())
 }
 
 // keeps tells whether a state of agg's stream is kept, without reading it.

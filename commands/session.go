@@ -69,7 +69,7 @@ func (s *session) load(ctx context.Context, agg domain.Aggregate) error {
 // (track) where the log should show its changes, and the append fails, and the command decides
 // again, if another writer created it meanwhile.
 func (s *session) peek(ctx context.Context, agg domain.Aggregate) (int64, error) {
-	if agg.StreamID() == s.guessNew && !s.repo.keeps(agg) {
+	if agg.StreamID() == s.guessNew && s.repo.mayBeNew(agg) {
 		s.guessed = true
 		return 0, nil
 	}
@@ -200,6 +200,7 @@ func executeWrite(ctx context.Context, repo *Repository, meta Meta, primaryStrea
 			return Written{}, ErrTooMuchContention
 		}
 		if s.guessed {
+			repo.existing.add(s.guessNew)
 			continue // the stream was not new after all: read it now
 		}
 		// Another process won the race: back off a little, with jitter, and decide again.

@@ -14,6 +14,7 @@ import (
 	"github.com/funnelhq/funnel/commands"
 	"github.com/funnelhq/funnel/domain"
 	"github.com/funnelhq/funnel/infra/eventstore"
+	"github.com/funnelhq/funnel/infra/sealing/sealingtest"
 	"github.com/funnelhq/funnel/infra/sqldb"
 	"github.com/funnelhq/funnel/infra/sqldb/sqldbtest"
 )
@@ -257,6 +258,64 @@ func TestAFormIsReadOncePerProcess(t *testing.T) {
 			}
 			if got := counted.readsOf(account.AccountID) + counted.readsOf(res.ContactID); got != 0 {
 				t.Errorf("submission %d read the account's or the contact's stream %d times, want none", i+1, got)
+			}
+		}
+	})
+}
+
+// appendCounting is the event store, counting the appends (failed ones included).
+type appendCounting struct {
+	*eventstore.Store
+	appends atomic.Int64
+}
+
+func (s *appendCounting) Append(ctx context.Context, meta domain.Metadata, appends ...domain.StreamAppend) (int64, error) {
+	s.appends.Add(1)
+	return s.Store.Append(ctx, meta, appends...)
+}
+
+// The email of an erased contact, written again: the first write of a process takes the erased
+// contact's id for new, fails an append on its version, and writes the contact that takes its
+// place; the process remembers that the erased id exists, so its later writes of the email go to
+// the new contact at once, without a failed append each.
+func TestAnErasedContactIsTakenForNewOnce(t *testing.T) {
+	sqldbtest.Run(t, func(t *testing.T, dialect sqldb.Dialect) {
+		ctx := context.Background()
+		store := eventstore.New(sqldbtest.Open(t, dialect))
+		t.Cleanup(store.Close)
+		_, server := sealingtest.NewKey(t)
+		store.SealPersonalData(server)
+		meta := commands.Meta{AccountID: "acc_1", Actor: domain.OperatorActor}
+		const email = "again@example.com"
+		setup := commands.NewHandlers(commands.Dependencies{Store: store, Log: zap.NewNop(), Observer: noObserver{}})
+		erased, err := setup.UpsertContact.Handle(ctx, commands.UpsertContact{Meta: meta, Email: email})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := setup.EraseContact.Handle(ctx, commands.EraseContact{Meta: meta, ContactID: erased.ContactID}); err != nil {
+			t.Fatal(err)
+		}
+
+		counted := &appendCounting{Store: store}
+		process := commands.NewHandlers(commands.Dependencies{Store: counted, Log: zap.NewNop(), Observer: noObserver{}})
+		var again string
+		for i, want := range []int64{2, 1, 1} {
+			counted.appends.Store(0)
+			name := fmt.Sprintf("Name %d", i)
+			res, err := process.UpsertContact.Handle(ctx, commands.UpsertContact{Meta: meta, Email: email, Profile: domain.ContactProfile{FirstName: &name}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := counted.appends.Load(); got != want {
+				t.Errorf("write %d of the erased contact's email made %d appends, want %d", i+1, got, want)
+			}
+			switch {
+			case res.ContactID == erased.ContactID:
+				t.Fatalf("write %d went to the erased contact", i+1)
+			case again == "":
+				again = res.ContactID
+			case res.ContactID != again:
+				t.Fatalf("write %d went to %s, the first to %s", i+1, res.ContactID, again)
 			}
 		}
 	})
