@@ -11,9 +11,10 @@ import (
 
 // DefaultStateCacheBytes bounds the memory of the aggregate states a process keeps, their
 // bookkeeping included: 4 MiB hold the states of some 6,000 recently written contacts, the hot
-// set of a busy account. Every byte of it is live heap, which the garbage collector marks on each
-// cycle and lets the heap grow to twice of (GOGC=100). The bound used to count the states' bytes
-// alone: its 8 MiB then took 15 MB of heap once filled (docs/performance.md, "Memory").
+// set of a busy account. Every byte of it is live heap: the collector marks it on each cycle,
+// and lets the heap grow to twice the live heap before the next (GOGC=100). The bound used to
+// count the states' bytes alone: its 8 MiB then took 15 MB of heap once filled
+// (docs/performance.md, "Memory").
 const DefaultStateCacheBytes = 4 << 20
 
 // entryOverhead is what keeping a state costs besides its bytes and its stream id: the LRU's list
