@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -28,6 +29,7 @@ func main() {
 	listContacts := flag.Int("contacts", 100_000, "contacts the list phase reads over (postgres)")
 	goBench := flag.String("gobench", "", "output of `go test -bench` whose rates the summary shows as ratios too (make bench)")
 	pgURL := flag.String("postgres", envOr("FUNNEL_TEST_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/test"), "PostgreSQL server for the postgres mode and pgbench")
+	phases := flag.String("phases", "upsert,lag,list,rebuild", "the phases to run, of upsert, lag, list and rebuild (the list and the rebuild read what the earlier phases wrote)")
 	scaling := flag.String("processes", "", "instead of the phases, the append ceiling with each of these numbers of API processes on one PostgreSQL, e.g. 1,2,4 (docs/scaling.md)")
 	flag.Parse()
 
@@ -58,34 +60,30 @@ func main() {
 		fmt.Printf("== %s, %s a phase\n", mode, *duration)
 		srv := startServer(bin, dbURL)
 		account, key := setUp(srv)
-		up8 := throughput(srv, key, 8, *duration)
-		if mode == "postgres" {
-			results = append(results, result{name: "postgres upsert, 8 clients", value: up8.rate, unit: "/s", clients: 8,
-				extra: fmt.Sprintf(" (p99 %s)", up8.p99), target: "≥ 0.45× pgbench, p99 ≤ 10ms", cpu: up8.cpu,
-				met: func(_, ratio float64) bool { return ratio >= 0.45 && up8.p99 <= 10*time.Millisecond }})
-			up32 := throughput(srv, key, 32, *duration)
-			results = append(results, result{name: "postgres upsert, 32 clients", value: up32.rate, unit: "/s", clients: 32,
-				extra: fmt.Sprintf(" (p99 %s)", up32.p99), target: "≥ 0.6× pgbench", cpu: up32.cpu,
-				met: func(_, ratio float64) bool { return ratio >= 0.6 }})
-		} else {
-			results = append(results, result{name: mode + " upsert, 8 clients", value: up8.rate, unit: "/s", clients: 8,
-				extra: fmt.Sprintf(" (p99 %s)", up8.p99), target: "≥ 2,000/s", cpu: up8.cpu,
-				met: func(v, _ float64) bool { return v >= 2000 }})
+		run := func(phase string) bool { return slices.Contains(strings.Split(*phases, ","), phase) }
+		if run("upsert") {
+			upserts(srv, key, mode, *duration, &results)
 		}
-		lag(srv, account, key, *rate, *duration)
-		written := int(seq.Load())
-		// On SQLite the log is seeded for the rebuild only: the list is measured on PostgreSQL.
-		head := seedContacts(dbURL, account, written, *listContacts, mode == "postgres")
-		if mode == "postgres" {
-			srv.waitRelayed(head)
-			reads := list(srv, key, 8, *duration)
-			results = append(results, result{name: fmt.Sprintf("postgres list of 50 over %dk contacts, 8 clients", max(written, *listContacts)/1000),
-				value: reads.rate, unit: "/s", clients: 8, extra: fmt.Sprintf(" (p99 %s)", reads.p99), target: "≥ 4,000/s", cpu: reads.cpu,
-				met: func(v, _ float64) bool { return v >= 4000 }})
+		if run("lag") {
+			lag(srv, account, key, *rate, *duration)
 		}
-		rebuilt := rebuild(bin, dbURL, srv.secretKey)
-		results = append(results, result{name: mode + " rebuild of contacts", value: rebuilt, unit: "events/s", clients: 8,
-			target: "≥ 100,000 events/s", met: func(v, _ float64) bool { return v >= 100_000 }})
+		if run("list") || run("rebuild") {
+			written := int(seq.Load())
+			// On SQLite the log is seeded for the rebuild only: the list is measured on PostgreSQL.
+			head := seedContacts(dbURL, account, written, *listContacts, mode == "postgres")
+			if mode == "postgres" && run("list") {
+				srv.waitRelayed(head)
+				reads := list(srv, key, 8, *duration)
+				results = append(results, result{name: fmt.Sprintf("postgres list of 50 over %dk contacts, 8 clients", max(written, *listContacts)/1000),
+					value: reads.rate, unit: "/s", clients: 8, extra: fmt.Sprintf(" (p99 %s)", reads.p99), target: "≥ 4,000/s", cpu: reads.cpu,
+					met: func(v, _ float64) bool { return v >= 4000 }})
+			}
+		}
+		if run("rebuild") {
+			rebuilt := rebuild(bin, dbURL, srv.secretKey)
+			results = append(results, result{name: mode + " rebuild of contacts", value: rebuilt, unit: "events/s", clients: 8,
+				target: "≥ 100,000 events/s", met: func(v, _ float64) bool { return v >= 100_000 }})
+		}
 		rss := srv.peakRSS()
 		fmt.Printf("peak RSS of the service: %.1f MB\n", float64(rss)/1e6)
 		results = append(results, result{name: mode + " peak RSS of the service", value: float64(rss) / 1e6, unit: "MB",
@@ -98,6 +96,24 @@ func main() {
 		results = append(goBenchRates(*goBench), results...)
 	}
 	printSummary(results, baseline)
+}
+
+// upserts measures upserts of new emails at 8 clients, and at 32 on PostgreSQL.
+func upserts(srv *server, key, mode string, d time.Duration, results *[]result) {
+	up8 := throughput(srv, key, 8, d)
+	if mode == "postgres" {
+		*results = append(*results, result{name: "postgres upsert, 8 clients", value: up8.rate, unit: "/s", clients: 8,
+			extra: fmt.Sprintf(" (p99 %s)", up8.p99), target: "≥ 0.45× pgbench, p99 ≤ 10ms", cpu: up8.cpu,
+			met: func(_, ratio float64) bool { return ratio >= 0.45 && up8.p99 <= 10*time.Millisecond }})
+		up32 := throughput(srv, key, 32, d)
+		*results = append(*results, result{name: "postgres upsert, 32 clients", value: up32.rate, unit: "/s", clients: 32,
+			extra: fmt.Sprintf(" (p99 %s)", up32.p99), target: "≥ 0.6× pgbench", cpu: up32.cpu,
+			met: func(_, ratio float64) bool { return ratio >= 0.6 }})
+	} else {
+		*results = append(*results, result{name: mode + " upsert, 8 clients", value: up8.rate, unit: "/s", clients: 8,
+			extra: fmt.Sprintf(" (p99 %s)", up8.p99), target: "≥ 2,000/s", cpu: up8.cpu,
+			met: func(v, _ float64) bool { return v >= 2000 }})
+	}
 }
 
 func database(mode, dir, pgURL string) (string, func()) {
