@@ -2,7 +2,6 @@ package webhooks
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"time"
 
@@ -19,7 +18,7 @@ const ErasedError = "erased"
 // with error "erased". Deliveries already made are not recalled; the attempt log holds no body.
 // The deliveries are found by their events' positions (webhook_deliveries_by_account), not their
 // ids, which no index orders: an erasure read every delivery of the account.
-func eraseDeliveries(ctx context.Context, tx *sql.Tx, dialect sqldb.Dialect, r domain.Recorded) error {
+func eraseDeliveries(ctx context.Context, tx sqldb.Execer, dialect sqldb.Dialect, r domain.Recorded) error {
 	e, err := r.Decode()
 	if err != nil {
 		return fmt.Errorf("webhooks: decode %s at %d: %w", r.Type, r.Position, err)

@@ -111,8 +111,14 @@ func (p *Projector) Committed() {
 	}
 }
 
-// Apply applies subscription changes and records the deliveries of outbound events.
+// Apply applies subscription changes and records the deliveries of outbound events (ApplyIn).
 func (p *Projector) Apply(ctx context.Context, tx *sql.Tx, batch []domain.Recorded) error {
+	return p.ApplyIn(ctx, sqldb.ApplierOf(tx), batch)
+}
+
+// ApplyIn applies subscription changes and records the deliveries of outbound events through tx:
+// on PostgreSQL the relay sends its writes with the commit (sqldb.PipelinedTx).
+func (p *Projector) ApplyIn(ctx context.Context, tx sqldb.Applier, batch []domain.Recorded) error {
 	// Count afresh: a transaction that failed gave nothing up, and its batch, applied again,
 	// gives up the same deliveries.
 	p.givenUp, p.notOpened = 0, nil
@@ -180,8 +186,8 @@ type subscriptionRow struct {
 	filters domain.WebhookFilters
 }
 
-func activeSubscriptions(ctx context.Context, tx *sql.Tx, accountID string) ([]subscriptionRow, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT id, events, filters FROM webhook_subscriptions WHERE account_id = $1 AND status = 'active' ORDER BY position`, accountID)
+func activeSubscriptions(ctx context.Context, tx sqldb.Applier, accountID string) ([]subscriptionRow, error) {
+	rows, err := tx.Query(ctx, `SELECT id, events, filters FROM webhook_subscriptions WHERE account_id = $1 AND status = 'active' ORDER BY position`, accountID)
 	if err != nil {
 		return nil, fmt.Errorf("webhooks: active subscriptions: %w", err)
 	}
@@ -256,7 +262,7 @@ func DeliveryID(eventID, subscriptionID string) string {
 	return "dlv_" + idEncoding.EncodeToString(sum[:16])
 }
 
-func (p *Projector) applySubscription(ctx context.Context, tx *sql.Tx, r domain.Recorded) error {
+func (p *Projector) applySubscription(ctx context.Context, tx sqldb.Applier, r domain.Recorded) error {
 	e, err := r.Decode()
 	if err != nil {
 		return fmt.Errorf("webhooks: decode %s: %w", r.Type, err)
@@ -314,7 +320,7 @@ func (p *Projector) applySubscription(ctx context.Context, tx *sql.Tx, r domain.
 // observer. A replayed stop finds none pending: nothing is counted twice. A delivery a dispatcher
 // is sending at that moment is given up too; the dispatcher records its attempt but leaves the
 // delivery given up (Dispatcher.endedWhileSending), so it is neither counted twice nor retried.
-func (p *Projector) stop(ctx context.Context, tx *sql.Tx, id, status, reason string, at int64) error {
+func (p *Projector) stop(ctx context.Context, tx sqldb.Applier, id, status, reason string, at int64) error {
 	if _, err := tx.ExecContext(ctx, `UPDATE webhook_subscriptions SET status = $1, status_reason = $2, updated_at = $3 WHERE id = $4`, status, reason, at, id); err != nil {
 		return err
 	}
@@ -323,7 +329,7 @@ func (p *Projector) stop(ctx context.Context, tx *sql.Tx, id, status, reason str
 	// cost is the chunk, not every delivery still pending (giveUpStatement).
 	statement := giveUpStatement(p.dialect, p.giveUpChunk)
 	for last := ""; ; {
-		rows, err := tx.QueryContext(ctx, statement, strings.TrimSpace("given up: "+reason), at, id, last)
+		rows, err := tx.Query(ctx, statement, strings.TrimSpace("given up: "+reason), at, id, last)
 		if err != nil {
 			return err
 		}

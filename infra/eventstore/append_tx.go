@@ -3,14 +3,10 @@ package eventstore
 import (
 	"context"
 	"database/sql"
-	"database/sql/driver"
-	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/funnelhq/funnel/infra/sqldb"
 )
@@ -38,15 +34,10 @@ type appendTx interface {
 // inTx runs fn in an append transaction; it rolls back unless fn's write committed.
 func (s *Store) inTx(ctx context.Context, fn func(appendTx) error) error {
 	if s.db.Dialect == sqldb.Postgres {
-		conn, err := s.db.Write.Conn(ctx)
-		if err != nil {
-			return fmt.Errorf("eventstore: connection: %w", err)
-		}
-		defer conn.Close()
-		return conn.Raw(func(driverConn any) error {
-			tx := &pgxAppendTx{conn: driverConn.(*stdlib.Conn).Conn()}
-			defer tx.cleanUp()
-			return fn(tx)
+		return sqldb.InPipelinedTx(ctx, s.db.Write, func(tx *sqldb.PipelinedTx) error {
+			t := &pgxAppendTx{PipelinedTx: tx}
+			defer t.unlockIfOpen()
+			return fn(t)
 		})
 	}
 	tx, release, err := s.db.BeginAppendTx(ctx)
@@ -83,12 +74,10 @@ func sqliteVersionsOf(n int) string {
 // round trip; insert, the inline projections' writes and COMMIT in the next. Appends of other
 // transactions may commit between the versions read and the insert: the unique (stream_id,
 // version) then refuses the later one's insert, and the append fails with ErrWrongVersion, as the
-// expected version it was given says. Writes wait in pending until a read or the commit sends
-// them.
+// expected version it was given says. Writes wait in the PipelinedTx's batch until a read or the
+// commit sends them.
 type pgxAppendTx struct {
-	conn    *pgx.Conn
-	pending *pgx.Batch
-	committed
+	*sqldb.PipelinedTx
 }
 
 // pgTakePositions gives the transaction its id and n positions in one critical section
@@ -106,7 +95,7 @@ func (t *pgxAppendTx) begin(ctx context.Context, streamIDs []string, n int, inli
 	}
 	b.Queue(pgStreamVersions, streamIDs)
 	b.Queue(pgTakePositions, n)
-	res := t.conn.SendBatch(ctx, b)
+	res := t.Conn().SendBatch(ctx, b)
 	defer res.Close()
 	if _, err := res.Exec(); err != nil {
 		return 0, nil, fmt.Errorf("eventstore: begin append: %w", err)
@@ -160,66 +149,17 @@ func (t *pgxAppendTx) write(ctx context.Context, rows []*row) error {
 			cols[i] = append(cols[i], v)
 		}
 	}
-	t.queue(`INSERT INTO events (position, event_id, stream_id, version, type, schema_version, occurred_at, account_id, contact_id, subscription_id, data, metadata, idempotency_id)
+	t.Queue(`INSERT INTO events (position, event_id, stream_id, version, type, schema_version, occurred_at, account_id, contact_id, subscription_id, data, metadata, idempotency_id)
 			SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::bigint[], $5::text[], $6::int[], $7::bigint[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[])`,
 		typed[int64](cols[0]), typed[string](cols[1]), typed[string](cols[2]), typed[int64](cols[3]), typed[string](cols[4]), typed[int](cols[5]),
 		typed[int64](cols[6]), typed[string](cols[7]), nullable(cols[8]), nullable(cols[9]), typed[string](cols[10]), typed[string](cols[11]), nullable(cols[12]))
 	return nil
 }
 
-func (t *pgxAppendTx) queue(query string, args ...any) {
-	if t.pending == nil {
-		t.pending = &pgx.Batch{}
-	}
-	t.pending.Queue(query, args...)
-}
+func (t *pgxAppendTx) commit(ctx context.Context) error { return t.Commit(ctx) }
 
-// send sends the pending statements, if any, in one round trip.
-func (t *pgxAppendTx) send(ctx context.Context) error {
-	if t.pending == nil {
-		return nil
-	}
-	b := t.pending
-	t.pending = nil
-	if err := t.conn.SendBatch(ctx, b).Close(); err != nil {
-		return fmt.Errorf("eventstore: write events: %w", err)
-	}
-	return nil
-}
-
-// ExecContext queues a statement of an inline projection: it is sent with the commit.
-func (t *pgxAppendTx) ExecContext(_ context.Context, query string, args ...any) (sql.Result, error) {
-	t.queue(query, args...)
-	return driver.ResultNoRows, nil
-}
-
-// QueryRow sends what is pending, then runs the query: one more round trip, which an inline
-// projection pays only when it changes a row that the batch did not create.
-func (t *pgxAppendTx) QueryRow(ctx context.Context, query string, args ...any) sqldb.Row {
-	if err := t.send(ctx); err != nil {
-		return errRow{err}
-	}
-	return pgxRow{t.conn.QueryRow(ctx, query, args...)}
-}
-
-func (t *pgxAppendTx) commit(ctx context.Context) error {
-	t.queue(`COMMIT`)
-	if err := t.send(ctx); err != nil {
-		var pgErr *pgconn.PgError
-		if errors.As(err, &pgErr) {
-			return err // refused: the transaction did not commit
-		}
-		return fmt.Errorf("%w: %w", errCommitUnknown, err)
-	}
-	t.runAfterCommit()
-	return nil
-}
-
-// errCommitUnknown marks an append whose COMMIT was sent without an answer from the database
-// (the connection broke, the context ended): it may have committed or not.
-var errCommitUnknown = errors.New("eventstore: commit sent, outcome unknown")
-
-// committed is what an append transaction runs once it has committed (sqldb.Committer).
+// committed is what an append transaction on SQLite runs once it has committed
+// (sqldb.Committer; on PostgreSQL the PipelinedTx keeps its own).
 type committed struct{ afterCommit []func() }
 
 func (c *committed) AfterCommit(fn func()) { c.afterCommit = append(c.afterCommit, fn) }
@@ -230,28 +170,13 @@ func (c *committed) runAfterCommit() {
 	}
 }
 
-// pgxRow reports a missing row as database/sql does.
-type pgxRow struct{ row pgx.Row }
-
-func (r pgxRow) Scan(dest ...any) error {
-	if err := r.row.Scan(dest...); errors.Is(err, pgx.ErrNoRows) {
-		return sql.ErrNoRows
-	} else {
-		return err
-	}
-}
-
-type errRow struct{ err error }
-
-func (r errRow) Scan(...any) error { return r.err }
-
-// cleanUp rolls back a transaction left open by an error, so the connection goes back clean.
-func (t *pgxAppendTx) cleanUp() {
-	if t.conn.PgConn().TxStatus() != 'I' {
-		_, _ = t.conn.Exec(context.Background(), `ROLLBACK`)
-		// event_log_take releases its session lock whatever happens; this is the belt to its
-		// braces, as a lock left held would stop every append.
-		_, _ = t.conn.Exec(context.Background(), `SELECT pg_advisory_unlock_all()`)
+// unlockIfOpen releases the session's advisory locks of an append that left its transaction open
+// (an error): event_log_take releases its own whatever happens; this is the belt to its braces,
+// as a lock left held would stop every append. InPipelinedTx then rolls the transaction back.
+func (t *pgxAppendTx) unlockIfOpen() {
+	if t.Conn().PgConn().TxStatus() != 'I' {
+		_, _ = t.Conn().Exec(context.Background(), `ROLLBACK`)
+		_, _ = t.Conn().Exec(context.Background(), `SELECT pg_advisory_unlock_all()`)
 	}
 }
 
@@ -305,6 +230,14 @@ func (t *sqlAppendTx) QueryContext(ctx context.Context, query string, args ...an
 		return stmt.QueryContext(ctx, args...)
 	}
 	return t.tx.QueryContext(ctx, query, args...)
+}
+
+func (t *sqlAppendTx) Query(ctx context.Context, query string, args ...any) (sqldb.Rows, error) {
+	rows, err := t.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	return rows, nil
 }
 
 func (t *sqlAppendTx) begin(ctx context.Context, streamIDs []string, _ int, _ bool) (int64, map[string]int64, error) {

@@ -349,7 +349,7 @@ func (s *Store) commitTx(ctx context.Context, batch []*appendRequest) ([]appendR
 // void when it certainly did not commit (the database refused a statement, or the commit was
 // never sent), unknown otherwise; and wakes the readers that waited on them.
 func (s *Store) settleFailed(first int64, n int, err error) {
-	if errors.Is(err, errCommitUnknown) {
+	if errors.Is(err, sqldb.ErrCommitUnknown) {
 		s.recent.forget(first, n)
 	} else {
 		s.recent.void(first, n)

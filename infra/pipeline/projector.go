@@ -3,9 +3,12 @@ package pipeline
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"sync/atomic"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/funnelhq/funnel/domain"
 	"github.com/funnelhq/funnel/infra/sqldb"
@@ -131,8 +134,16 @@ func (p *projector) handlesAny(events []domain.Recorded) bool {
 
 // write applies events and moves the checkpoint past them in one transaction. The checkpoint
 // moves only from the value this projector stored last; when it moved meanwhile (another
-// process, or the saver), the events already applied are left out.
+// process, or the saver), the events already applied are left out. On PostgreSQL a projection
+// that applies through any sqldb.Applier is written in a pipelined transaction (writePipelined),
+// and in this one only when its checkpoint moved meanwhile.
 func (p *projector) write(ctx context.Context, events []domain.Recorded) error {
+	if pr, ok := p.projection.(appliesIn); ok && p.db.Dialect == sqldb.Postgres {
+		err := p.writePipelined(ctx, pr, events)
+		if !errors.Is(err, errCheckpointMoved) {
+			return err
+		}
+	}
 	name := p.projection.Name()
 	target := events[len(events)-1].Position
 	tx, release, err := p.db.BeginDerivedTx(ctx)
@@ -160,14 +171,63 @@ func (p *projector) write(ctx context.Context, events []domain.Recorded) error {
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("pipeline: %s: commit: %w", name, err)
 	}
+	p.wrote(target, events)
+	return nil
+}
+
+// wrote records a committed write of events through target.
+func (p *projector) wrote(target int64, events []domain.Recorded) {
 	p.stored = max(target, p.stored)
 	p.applied = max(p.applied, target, p.stored)
 	if len(events) > 0 {
-		p.observer.Applied(name, target, events[len(events)-1].OccurredAt)
+		p.observer.Applied(p.projection.Name(), target, events[len(events)-1].OccurredAt)
 		if c, ok := p.projection.(committer); ok {
 			c.Committed()
 		}
 	}
+}
+
+// appliesIn is a projection that applies a batch through any sqldb.Applier (the read models of
+// package projections, the webhook projector), so through a PipelinedTx too.
+type appliesIn interface {
+	ApplyIn(ctx context.Context, tx sqldb.Applier, batch []domain.Recorded) error
+}
+
+// pgMoveCheckpoint moves a projection's checkpoint on from where this projector stored it last,
+// and fails with a division by zero when it is no longer there. It travels in one batch with the
+// projection's writes and the COMMIT, sent before any answer is read, so a checkpoint moved
+// meanwhile must abort the transaction rather than report no row changed.
+const pgMoveCheckpoint = `WITH moved AS (UPDATE projection_checkpoints SET position = $1, updated_at = $2 WHERE name = $3 AND position = $4 RETURNING 1)
+	SELECT 1 / COUNT(*) FROM moved`
+
+// errCheckpointMoved: another process, or the saver, moved the checkpoint since this projector
+// stored it; the pipelined transaction rolled back, and write sorts out what is left to apply.
+var errCheckpointMoved = errors.New("pipeline: the checkpoint moved meanwhile")
+
+// writePipelined is write on PostgreSQL for a projection that appliesIn: BEGIN, the checkpoint's
+// move, the projection's writes and COMMIT go in one round trip (PipelinedTx), plus one for each
+// read the projection makes, where a database/sql transaction took four or five (BEGIN, the
+// move, each statement, COMMIT). Relayed read models and webhooks then lag the log by that much
+// less, and the database and the service spend less CPU per batch.
+func (p *projector) writePipelined(ctx context.Context, pr appliesIn, events []domain.Recorded) error {
+	name := p.projection.Name()
+	target := events[len(events)-1].Position
+	err := sqldb.InPipelinedTx(ctx, p.db.Projections, func(tx *sqldb.PipelinedTx) error {
+		tx.Queue(`BEGIN`)
+		tx.Queue(pgMoveCheckpoint, target, time.Now().UnixMilli(), name, p.stored)
+		if err := pr.ApplyIn(ctx, tx, events); err != nil {
+			return err
+		}
+		return tx.Commit(ctx)
+	})
+	var pgErr *pgconn.PgError
+	switch {
+	case errors.As(err, &pgErr) && pgErr.Code == "22012": // division_by_zero: pgMoveCheckpoint
+		return errCheckpointMoved
+	case err != nil:
+		return fmt.Errorf("pipeline: %s: %w", name, err)
+	}
+	p.wrote(target, events)
 	return nil
 }
 
