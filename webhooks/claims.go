@@ -2,7 +2,6 @@ package webhooks
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"net/http"
 	"slices"
@@ -246,59 +245,61 @@ func (d *Dispatcher) record(done []outcome) (soonest time.Time, err error) {
 	if len(updates) == 0 {
 		return soonest, nil
 	}
-	tx, err := d.db.Write.BeginTx(ctx, nil)
-	if err != nil {
-		return soonest, fmt.Errorf("webhooks: begin: %w", err)
-	}
-	defer tx.Rollback()
-	// Rows are locked in id order, chunk after chunk, as every statement that updates several
-	// deliveries at once does (Projector.stop, eraseDeliveries): two of them meeting on the same
-	// deliveries wait for each other instead of deadlocking.
-	slices.SortFunc(updates, func(a, b []any) int { return strings.Compare(a[0].(string), b[0].(string)) })
-	held, err := sqldb.QueryRowsStrings(ctx, tx, d.db.Dialect, `WITH v (id, claimed_until, status, attempts, next_attempt_at, status_code, error) AS (VALUES `,
-		fmt.Sprintf(`), locked AS (SELECT id FROM webhook_deliveries WHERE id IN (SELECT id FROM v) ORDER BY id%s)
-			UPDATE webhook_deliveries SET status = v.status, attempts = v.attempts, next_attempt_at = v.next_attempt_at,
-			claimed_until = 0, last_status_code = v.status_code, last_error = v.error, updated_at = %d
-			FROM v JOIN locked ON locked.id = v.id
-			WHERE webhook_deliveries.id = v.id AND webhook_deliveries.claimed_until = v.claimed_until
-			  AND webhook_deliveries.status = 'pending'
-			RETURNING webhook_deliveries.id`, d.db.ForUpdate(), now.UnixMilli()),
-		updates, "TEXT", "BIGINT", "TEXT", "INTEGER", "BIGINT", "INTEGER", "TEXT")
-	if err != nil {
-		return soonest, fmt.Errorf("webhooks: update deliveries: %w", err)
-	}
-	ended, err := d.endedWhileSending(ctx, tx, updates, held)
-	if err != nil {
-		return soonest, err
-	}
-	var attempted [][]any
+	// One transaction; on PostgreSQL pipelined (sqldb.WriteTx): the update's answer is read
+	// (BEGIN with it), then the attempts go with the COMMIT, two round trips where each statement
+	// took one.
 	dropped := 0
 	var unopened []string
-	for _, id := range held {
-		if a, ok := attempts[id]; ok {
-			attempted = append(attempted, a)
+	err = sqldb.WriteTx(ctx, d.db.Dialect, d.db.Write, func(tx sqldb.Applier) error {
+		dropped, unopened = 0, nil
+		// Rows are locked in id order, chunk after chunk, as every statement that updates several
+		// deliveries at once does (Projector.stop, eraseDeliveries): two of them meeting on the same
+		// deliveries wait for each other instead of deadlocking.
+		slices.SortFunc(updates, func(a, b []any) int { return strings.Compare(a[0].(string), b[0].(string)) })
+		held, err := sqldb.QueryRowsStrings(ctx, tx, d.db.Dialect, `WITH v (id, claimed_until, status, attempts, next_attempt_at, status_code, error) AS (VALUES `,
+			fmt.Sprintf(`), locked AS (SELECT id FROM webhook_deliveries WHERE id IN (SELECT id FROM v) ORDER BY id%s)
+				UPDATE webhook_deliveries SET status = v.status, attempts = v.attempts, next_attempt_at = v.next_attempt_at,
+				claimed_until = 0, last_status_code = v.status_code, last_error = v.error, updated_at = %d
+				FROM v JOIN locked ON locked.id = v.id
+				WHERE webhook_deliveries.id = v.id AND webhook_deliveries.claimed_until = v.claimed_until
+				  AND webhook_deliveries.status = 'pending'
+				RETURNING webhook_deliveries.id`, d.db.ForUpdate(), now.UnixMilli()),
+			updates, "TEXT", "BIGINT", "TEXT", "INTEGER", "BIGINT", "INTEGER", "TEXT")
+		if err != nil {
+			return fmt.Errorf("update deliveries: %w", err)
 		}
-		if givenUp[id] {
-			dropped++
+		ended, err := d.endedWhileSending(ctx, tx, updates, held)
+		if err != nil {
+			return err
 		}
-		if _, ok := notOpened[id]; ok {
-			unopened = append(unopened, id)
+		var attempted [][]any
+		for _, id := range held {
+			if a, ok := attempts[id]; ok {
+				attempted = append(attempted, a)
+			}
+			if givenUp[id] {
+				dropped++
+			}
+			if _, ok := notOpened[id]; ok {
+				unopened = append(unopened, id)
+			}
 		}
-	}
-	for _, id := range ended {
-		if a, ok := attempts[id]; ok {
-			attempted = append(attempted, a)
+		for _, id := range ended {
+			if a, ok := attempts[id]; ok {
+				attempted = append(attempted, a)
+			}
 		}
-	}
-	if lapsed := len(updates) - len(held) - len(ended); lapsed > 0 {
-		d.log.Warn("attempts recorded after their claim lapsed; the deliveries were claimed again and are recorded by that claim", zap.Int("deliveries", lapsed))
-	}
-	if err := sqldb.ExecRows(ctx, tx, d.db.Dialect, `INSERT INTO webhook_attempts (delivery_id, attempt, at, status_code, error, duration_ms) VALUES `,
-		` ON CONFLICT (delivery_id, attempt) DO NOTHING`, attempted); err != nil {
+		if lapsed := len(updates) - len(held) - len(ended); lapsed > 0 {
+			d.log.Warn("attempts recorded after their claim lapsed; the deliveries were claimed again and are recorded by that claim", zap.Int("deliveries", lapsed))
+		}
+		if err := sqldb.ExecRows(ctx, tx, d.db.Dialect, `INSERT INTO webhook_attempts (delivery_id, attempt, at, status_code, error, duration_ms) VALUES `,
+			` ON CONFLICT (delivery_id, attempt) DO NOTHING`, attempted); err != nil {
+			return fmt.Errorf("insert attempts: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
 		return soonest, fmt.Errorf("webhooks: record attempts: %w", err)
-	}
-	if err := tx.Commit(); err != nil {
-		return soonest, fmt.Errorf("webhooks: commit attempts: %w", err)
 	}
 	for range dropped {
 		d.observer.DeliveryGivenUp()
@@ -327,7 +328,7 @@ func (d *Dispatcher) record(done []outcome) (soonest time.Time, err error) {
 // not, at once). They stay given up, counted once by the projector; the attempt made meanwhile
 // is still recorded, as it was made. A delivery whose claim lapsed and was taken again is not one
 // of them: its later claim records it.
-func (d *Dispatcher) endedWhileSending(ctx context.Context, tx *sql.Tx, updates [][]any, held []string) ([]string, error) {
+func (d *Dispatcher) endedWhileSending(ctx context.Context, tx sqldb.Applier, updates [][]any, held []string) ([]string, error) {
 	recorded := make(map[string]bool, len(held))
 	for _, id := range held {
 		recorded[id] = true
@@ -348,7 +349,7 @@ func (d *Dispatcher) endedWhileSending(ctx context.Context, tx *sql.Tx, updates 
 			RETURNING webhook_deliveries.id`,
 		rest, "TEXT", "BIGINT")
 	if err != nil {
-		return nil, fmt.Errorf("webhooks: release deliveries given up while sent: %w", err)
+		return nil, fmt.Errorf("release deliveries given up while sent: %w", err)
 	}
 	return ended, nil
 }

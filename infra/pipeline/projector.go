@@ -212,13 +212,11 @@ var errCheckpointMoved = errors.New("pipeline: the checkpoint moved meanwhile")
 func (p *projector) writePipelined(ctx context.Context, pr appliesIn, events []domain.Recorded) error {
 	name := p.projection.Name()
 	target := events[len(events)-1].Position
-	err := sqldb.InPipelinedTx(ctx, p.db.Projections, func(tx *sqldb.PipelinedTx) error {
-		tx.Queue(`BEGIN`)
-		tx.Queue(pgMoveCheckpoint, target, time.Now().UnixMilli(), name, p.stored)
-		if err := pr.ApplyIn(ctx, tx, events); err != nil {
+	err := sqldb.WriteTx(ctx, sqldb.Postgres, p.db.Projections, func(tx sqldb.Applier) error {
+		if _, err := tx.ExecContext(ctx, pgMoveCheckpoint, target, time.Now().UnixMilli(), name, p.stored); err != nil {
 			return err
 		}
-		return tx.Commit(ctx)
+		return pr.ApplyIn(ctx, tx, events)
 	})
 	var pgErr *pgconn.PgError
 	switch {

@@ -79,14 +79,14 @@ type preparer interface {
 
 // QueryRowsStrings is ExecRows for a statement whose tail returns one text column (RETURNING
 // id): it collects what every chunk returned.
-func QueryRowsStrings(ctx context.Context, tx *sql.Tx, dialect Dialect, head, tail string, rows [][]any, casts ...string) ([]string, error) {
+func QueryRowsStrings(ctx context.Context, tx Applier, dialect Dialect, head, tail string, rows [][]any, casts ...string) ([]string, error) {
 	var out []string
 	for start := 0; start < len(rows); start += batchRows {
 		query, args, err := rowsStatement(dialect, head, tail, rows, start, casts)
 		if err != nil {
 			return nil, err
 		}
-		result, err := tx.QueryContext(ctx, query, args...)
+		result, err := tx.Query(ctx, query, args...)
 		if err != nil {
 			return nil, err
 		}

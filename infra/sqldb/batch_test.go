@@ -26,28 +26,28 @@ func TestMultiRowStatements(t *testing.T) {
 		for i := range rows {
 			rows[i] = []any{fmt.Sprintf("r%03d", i), int64(i), fmt.Sprintf("note %d", i)}
 		}
-		tx, err := db.Write.BeginTx(ctx, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := sqldb.ExecRows(ctx, tx, d, `INSERT INTO batch_rows (id, n, note) VALUES `, ` ON CONFLICT (id) DO NOTHING`, rows); err != nil {
-			t.Fatal(err)
-		}
-		// Every even row changes; the odd ones name ids that do not exist.
-		var updates [][]any
-		for i := 0; i < count; i++ {
-			id := fmt.Sprintf("r%03d", i)
-			if i%2 == 1 {
-				id = "missing-" + id
+		// In one sqldb.WriteTx: on PostgreSQL the inserts wait in the pipeline until the update's
+		// chunks, which read, send them.
+		var changed []string
+		err := sqldb.WriteTx(ctx, d, db.Write, func(tx sqldb.Applier) error {
+			if err := sqldb.ExecRows(ctx, tx, d, `INSERT INTO batch_rows (id, n, note) VALUES `, ` ON CONFLICT (id) DO NOTHING`, rows); err != nil {
+				return err
 			}
-			updates = append(updates, []any{id, int64(i * 10)})
-		}
-		changed, err := sqldb.QueryRowsStrings(ctx, tx, d, `WITH v (id, n) AS (VALUES `,
-			`) UPDATE batch_rows SET n = v.n FROM v WHERE batch_rows.id = v.id RETURNING batch_rows.id`, updates, "TEXT", "BIGINT")
+			// Every even row changes; the odd ones name ids that do not exist.
+			var updates [][]any
+			for i := 0; i < count; i++ {
+				id := fmt.Sprintf("r%03d", i)
+				if i%2 == 1 {
+					id = "missing-" + id
+				}
+				updates = append(updates, []any{id, int64(i * 10)})
+			}
+			var err error
+			changed, err = sqldb.QueryRowsStrings(ctx, tx, d, `WITH v (id, n) AS (VALUES `,
+				`) UPDATE batch_rows SET n = v.n FROM v WHERE batch_rows.id = v.id RETURNING batch_rows.id`, updates, "TEXT", "BIGINT")
+			return err
+		})
 		if err != nil {
-			t.Fatal(err)
-		}
-		if err := tx.Commit(); err != nil {
 			t.Fatal(err)
 		}
 		if len(changed) != count/2 {

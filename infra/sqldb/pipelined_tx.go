@@ -40,6 +40,33 @@ func InPipelinedTx(ctx context.Context, pool *sql.DB, fn func(*PipelinedTx) erro
 	})
 }
 
+// WriteTx runs fn in a transaction on pool, committed if fn returns nil and rolled back
+// otherwise. On PostgreSQL it is a PipelinedTx: fn's writes travel with the COMMIT, and each read
+// it makes is a round trip. Elsewhere it is a database/sql transaction of pool.
+func WriteTx(ctx context.Context, dialect Dialect, pool *sql.DB, fn func(tx Applier) error) error {
+	if dialect == Postgres {
+		return InPipelinedTx(ctx, pool, func(tx *PipelinedTx) error {
+			tx.Queue(`BEGIN`)
+			if err := fn(tx); err != nil {
+				return err
+			}
+			return tx.Commit(ctx)
+		})
+	}
+	tx, err := pool.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("sqldb: begin: %w", err)
+	}
+	defer tx.Rollback()
+	if err := fn(ApplierOf(tx)); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("sqldb: commit: %w", err)
+	}
+	return nil
+}
+
 // Conn is the transaction's connection, for a step that must read its answers at once (the event
 // store's beginning of an append).
 func (t *PipelinedTx) Conn() *pgx.Conn { return t.conn }
