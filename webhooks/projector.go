@@ -346,7 +346,11 @@ func (p *Projector) stop(ctx context.Context, tx sqldb.Applier, id, status, reas
 			// greatest (here by bytes, which agrees for delivery ids) skips the most.
 			last = max(last, given)
 		}
-		if err := rows.Close(); err != nil {
+		err = rows.Err()
+		if closeErr := rows.Close(); err == nil {
+			err = closeErr
+		}
+		if err != nil {
 			return err
 		}
 		p.givenUp += n

@@ -193,11 +193,14 @@ type appliesIn interface {
 	ApplyIn(ctx context.Context, tx sqldb.Applier, batch []domain.Recorded) error
 }
 
-// pgMoveCheckpoint moves a projection's checkpoint on from where this projector stored it last,
-// and fails with a division by zero when it is no longer there. It travels in one batch with the
+// pgMoveCheckpoint moves a projection's checkpoint on from where this projector left it, and
+// fails with a division by zero when it is no longer there. It travels in one batch with the
 // projection's writes and the COMMIT, sent before any answer is read, so a checkpoint moved
-// meanwhile must abort the transaction rather than report no row changed.
-const pgMoveCheckpoint = `WITH moved AS (UPDATE projection_checkpoints SET position = $1, updated_at = $2 WHERE name = $3 AND position = $4 RETURNING 1)
+// meanwhile must abort the transaction rather than report no row changed. Where this projector
+// left it is anywhere from what it stored ($4) to what it applied ($5): the saver moves the
+// checkpoint within that stretch, through batches the projection had nothing to do with, and
+// every event of the batch lies after it.
+const pgMoveCheckpoint = `WITH moved AS (UPDATE projection_checkpoints SET position = $1, updated_at = $2 WHERE name = $3 AND position BETWEEN $4 AND $5 RETURNING 1)
 	SELECT 1 / COUNT(*) FROM moved`
 
 // errCheckpointMoved: another process, or the saver, moved the checkpoint since this projector
@@ -213,7 +216,7 @@ func (p *projector) writePipelined(ctx context.Context, pr appliesIn, events []d
 	name := p.projection.Name()
 	target := events[len(events)-1].Position
 	err := sqldb.WriteTx(ctx, sqldb.Postgres, p.db.Projections, func(tx sqldb.Applier) error {
-		if _, err := tx.ExecContext(ctx, pgMoveCheckpoint, target, time.Now().UnixMilli(), name, p.stored); err != nil {
+		if _, err := tx.ExecContext(ctx, pgMoveCheckpoint, target, time.Now().UnixMilli(), name, p.stored, p.applied); err != nil {
 			return err
 		}
 		return pr.ApplyIn(ctx, tx, events)

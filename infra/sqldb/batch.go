@@ -98,7 +98,11 @@ func QueryRowsStrings(ctx context.Context, tx Applier, dialect Dialect, head, ta
 			}
 			out = append(out, v)
 		}
-		if err := result.Close(); err != nil {
+		err = result.Err()
+		if closeErr := result.Close(); err == nil {
+			err = closeErr
+		}
+		if err != nil {
 			return nil, err
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -22,6 +23,9 @@ type PipelinedTx struct {
 	conn        *pgx.Conn
 	pending     *pgx.Batch
 	afterCommit []func()
+	// err is the first statement that failed: the transaction is aborted, and every later send
+	// and the commit return it, even if the caller went on after a read's error.
+	err error
 }
 
 // InPipelinedTx runs fn with a PipelinedTx on a connection of pool, which must be a PostgreSQL
@@ -82,15 +86,47 @@ func (t *PipelinedTx) Queue(query string, args ...any) {
 // Send sends the statements queued, if any, in one round trip, and returns the first error
 // among them.
 func (t *PipelinedTx) Send(ctx context.Context) error {
+	if t.err != nil {
+		return t.err
+	}
 	if t.pending == nil {
 		return nil
 	}
 	b := t.pending
 	t.pending = nil
 	if err := t.conn.SendBatch(ctx, b).Close(); err != nil {
-		return fmt.Errorf("sqldb: send statements: %w", err)
+		return t.fail(fmt.Errorf("sqldb: send statements: %w", err))
 	}
 	return nil
+}
+
+func (t *PipelinedTx) fail(err error) error {
+	t.err = err
+	return err
+}
+
+// sendWith sends what is queued with query after it, in one round trip, and returns the batch's
+// results at query's: those of the statements before it are read, and the first error among
+// them returned (the batch closed).
+func (t *PipelinedTx) sendWith(ctx context.Context, query string, args []any) (pgx.BatchResults, error) {
+	if t.err != nil {
+		return nil, t.err
+	}
+	b := t.pending
+	t.pending = nil
+	if b == nil {
+		b = &pgx.Batch{}
+	}
+	before := b.Len()
+	b.Queue(query, args...)
+	res := t.conn.SendBatch(ctx, b)
+	for range before {
+		if _, err := res.Exec(); err != nil {
+			res.Close()
+			return nil, t.fail(fmt.Errorf("sqldb: send statements: %w", err))
+		}
+	}
+	return res, nil
 }
 
 // ExecContext queues a statement: it is sent with the next read or the commit.
@@ -99,34 +135,54 @@ func (t *PipelinedTx) ExecContext(_ context.Context, query string, args ...any) 
 	return driver.ResultNoRows, nil
 }
 
-// QueryRow sends what is queued, then runs the query: one more round trip.
+// QueryRow sends what is queued and the query in one round trip, and returns the query's row.
 func (t *PipelinedTx) QueryRow(ctx context.Context, query string, args ...any) Row {
-	if err := t.Send(ctx); err != nil {
+	res, err := t.sendWith(ctx, query, args)
+	if err != nil {
 		return errRow{err}
 	}
-	return pgxRow{t.conn.QueryRow(ctx, query, args...)}
+	return pipelinedRow{tx: t, res: res, row: res.QueryRow()}
 }
 
-// Query sends what is queued, then runs the query: one more round trip.
+// Query sends what is queued and the query in one round trip, and returns the query's rows. They
+// must be closed before the transaction's next statement is sent.
 func (t *PipelinedTx) Query(ctx context.Context, query string, args ...any) (Rows, error) {
-	if err := t.Send(ctx); err != nil {
-		return nil, err
-	}
-	rows, err := t.conn.Query(ctx, query, args...)
+	res, err := t.sendWith(ctx, query, args)
 	if err != nil {
 		return nil, err
 	}
-	return pgxRows{rows}, nil
+	rows, err := res.Query()
+	if err != nil {
+		res.Close()
+		return nil, t.fail(err)
+	}
+	return &pipelinedRows{Rows: rows, tx: t, res: res}, nil
 }
 
+// errRolledBack: COMMIT answered ROLLBACK, as PostgreSQL does in a transaction a statement
+// aborted whose error the caller did not stop at.
+var errRolledBack = errors.New("sqldb: the transaction was rolled back: one of its statements failed")
+
 // Commit sends what is queued and COMMIT, then runs what AfterCommit registered. An error the
-// database answered means the transaction did not commit; any other (the connection broke, ctx
-// ended) is ErrCommitUnknown: it may have.
+// database answered, or one raised before anything was sent, means the transaction did not
+// commit; any other (the connection broke, ctx ended while the batch was on its way) is
+// ErrCommitUnknown: it may have.
 func (t *PipelinedTx) Commit(ctx context.Context) error {
-	t.Queue(`COMMIT`)
+	if t.err != nil {
+		return t.err
+	}
+	if t.pending == nil {
+		t.pending = &pgx.Batch{}
+	}
+	t.pending.Queue(`COMMIT`).Exec(func(tag pgconn.CommandTag) error {
+		if tag.String() != "COMMIT" {
+			return errRolledBack
+		}
+		return nil
+	})
 	if err := t.Send(ctx); err != nil {
 		var pgErr *pgconn.PgError
-		if errors.As(err, &pgErr) {
+		if errors.As(err, &pgErr) || errors.Is(err, errRolledBack) || pgconn.SafeToRetry(err) {
 			return err
 		}
 		return fmt.Errorf("%w: %w", ErrCommitUnknown, err)
@@ -144,21 +200,14 @@ var ErrCommitUnknown = errors.New("sqldb: commit sent, outcome unknown")
 // AfterCommit registers fn to run once the transaction has committed (Committer).
 func (t *PipelinedTx) AfterCommit(fn func()) { t.afterCommit = append(t.afterCommit, fn) }
 
-// rollBackIfOpen rolls back a transaction left open, so the connection goes back clean.
+// rollBackIfOpen rolls back a transaction left open, so the connection goes back clean; bounded,
+// lest a connection that stopped answering hold its goroutine (database/sql then discards a
+// connection whose transaction is still open when it is next taken).
 func (t *PipelinedTx) rollBackIfOpen() {
 	if t.conn.PgConn().TxStatus() != 'I' {
-		_, _ = t.conn.Exec(context.Background(), `ROLLBACK`)
-	}
-}
-
-// pgxRow reports a missing row as database/sql does.
-type pgxRow struct{ row pgx.Row }
-
-func (r pgxRow) Scan(dest ...any) error {
-	if err := r.row.Scan(dest...); errors.Is(err, pgx.ErrNoRows) {
-		return sql.ErrNoRows
-	} else {
-		return err
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_, _ = t.conn.Exec(ctx, `ROLLBACK`)
 	}
 }
 
@@ -166,10 +215,68 @@ type errRow struct{ err error }
 
 func (r errRow) Scan(...any) error { return r.err }
 
-// pgxRows are pgx's rows as Rows.
-type pgxRows struct{ pgx.Rows }
+// pipelinedRow is the row of a query sent at the end of a batch: its Scan closes the batch.
+type pipelinedRow struct {
+	tx  *PipelinedTx
+	res pgx.BatchResults
+	row pgx.Row
+}
 
-func (r pgxRows) Close() error {
-	r.Rows.Close()
+func (r pipelinedRow) Scan(dest ...any) error {
+	err := r.row.Scan(dest...)
+	closeErr := r.res.Close()
+	var pgErr *pgconn.PgError
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return sql.ErrNoRows
+	case errors.As(err, &pgErr):
+		return r.tx.fail(err) // the database refused the query: the transaction is aborted
+	case err != nil:
+		return err
+	case closeErr != nil:
+		return r.tx.fail(closeErr)
+	}
+	return nil
+}
+
+// pipelinedRows are the rows of a query sent at the end of a batch: closing them closes the
+// batch. As with database/sql, rows read to the end are closed by Next, so the transaction's next
+// statement may follow at once.
+type pipelinedRows struct {
+	pgx.Rows
+	tx     *PipelinedTx
+	res    pgx.BatchResults
+	err    error
+	closed bool
+}
+
+func (r *pipelinedRows) Next() bool {
+	if r.Rows.Next() {
+		return true
+	}
+	r.Close()
+	return false
+}
+
+func (r *pipelinedRows) Err() error {
+	if r.err != nil {
+		return r.err
+	}
 	return r.Rows.Err()
+}
+
+func (r *pipelinedRows) Close() error {
+	if r.closed {
+		return r.err
+	}
+	r.closed = true
+	r.Rows.Close()
+	r.err = r.Rows.Err()
+	if closeErr := r.res.Close(); r.err == nil {
+		r.err = closeErr
+	}
+	if r.err != nil {
+		r.tx.fail(r.err)
+	}
+	return r.err
 }

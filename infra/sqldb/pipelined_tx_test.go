@@ -85,7 +85,7 @@ func TestWriteTxCommitsAllOrNothing(t *testing.T) {
 				return errors.New("a row that does not exist")
 			}
 			if err := tx.QueryRow(ctx, `SELECT n FROM pipelined WHERE id = 'none'`).Scan(&seen); !errors.Is(err, sql.ErrNoRows) {
-				return errors.New("a missing row is not sql.ErrNoRows")
+				return fmt.Errorf("a missing row is not sql.ErrNoRows: %v", err)
 			}
 			_, err = tx.ExecContext(ctx, `UPDATE pipelined SET n = n + 10`)
 			return err
@@ -96,6 +96,44 @@ func TestWriteTxCommitsAllOrNothing(t *testing.T) {
 		var sum int64
 		if err := db.Read.QueryRow(`SELECT SUM(n) FROM pipelined`).Scan(&sum); err != nil || sum != 23 {
 			t.Fatalf("sum %d (%v), want 23: the writes queued after the reads committed too", sum, err)
+		}
+	})
+}
+
+// A transaction is reported committed only if it did commit: after a read the database refused,
+// which the caller let go, PostgreSQL has aborted the transaction (its COMMIT answers ROLLBACK)
+// and WriteTx must say so; SQLite goes on after a failed statement and commits the rest. Either
+// way the answer and the table agree.
+func TestWriteTxReportsWhatTheDatabaseDid(t *testing.T) {
+	sqldbtest.Run(t, func(t *testing.T, d sqldb.Dialect) {
+		db := sqldbtest.Open(t, d)
+		ctx := context.Background()
+		if _, err := db.Write.ExecContext(ctx, `CREATE TABLE reported (id TEXT PRIMARY KEY)`); err != nil {
+			t.Fatal(err)
+		}
+		for _, query := range []string{`SELECT 1 / (SELECT COUNT(*) FROM reported WHERE id = 'none')`, `SELECT no_such_column FROM reported`} {
+			if _, err := db.Write.ExecContext(ctx, `DELETE FROM reported`); err != nil {
+				t.Fatal(err)
+			}
+			var readErr error
+			err := sqldb.WriteTx(ctx, d, db.Write, func(tx sqldb.Applier) error {
+				if _, err := tx.ExecContext(ctx, `INSERT INTO reported (id) VALUES ('kept?')`); err != nil {
+					return err
+				}
+				var n int64
+				readErr = tx.QueryRow(ctx, query).Scan(&n)
+				return nil // the caller lets the read's error go
+			})
+			var rows int
+			if err := db.Read.QueryRow(`SELECT COUNT(*) FROM reported`).Scan(&rows); err != nil {
+				t.Fatal(err)
+			}
+			if readErr == nil && d == sqldb.Postgres {
+				t.Errorf("%s: the read succeeded", query)
+			}
+			if (err == nil) != (rows == 1) {
+				t.Errorf("%s: WriteTx answered %v with %d rows in the table", query, err, rows)
+			}
 		}
 	})
 }
