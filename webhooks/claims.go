@@ -245,17 +245,15 @@ func (d *Dispatcher) record(done []outcome) (soonest time.Time, err error) {
 	if len(updates) == 0 {
 		return soonest, nil
 	}
-	// One transaction; on PostgreSQL pipelined (sqldb.WriteTx): the update's answer is read
-	// (BEGIN with it), then the attempts go with the COMMIT, two round trips where each statement
-	// took one.
+	// Rows are locked in id order, chunk after chunk, as every statement that updates several
+	// deliveries at once does (Projector.stop, eraseDeliveries): two of them meeting on the same
+	// deliveries wait for each other instead of deadlocking.
+	slices.SortFunc(updates, func(a, b []any) int { return strings.Compare(a[0].(string), b[0].(string)) })
+	// One transaction; on PostgreSQL pipelined (sqldb.WriteTx): BEGIN and the update in one round
+	// trip, the attempts with the COMMIT in the next, where each statement took one.
 	dropped := 0
 	var unopened []string
 	err = sqldb.WriteTx(ctx, d.db.Dialect, d.db.Write, func(tx sqldb.Applier) error {
-		dropped, unopened = 0, nil
-		// Rows are locked in id order, chunk after chunk, as every statement that updates several
-		// deliveries at once does (Projector.stop, eraseDeliveries): two of them meeting on the same
-		// deliveries wait for each other instead of deadlocking.
-		slices.SortFunc(updates, func(a, b []any) int { return strings.Compare(a[0].(string), b[0].(string)) })
 		held, err := sqldb.QueryRowsStrings(ctx, tx, d.db.Dialect, `WITH v (id, claimed_until, status, attempts, next_attempt_at, status_code, error) AS (VALUES `,
 			fmt.Sprintf(`), locked AS (SELECT id FROM webhook_deliveries WHERE id IN (SELECT id FROM v) ORDER BY id%s)
 				UPDATE webhook_deliveries SET status = v.status, attempts = v.attempts, next_attempt_at = v.next_attempt_at,
