@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -170,13 +171,16 @@ func (c *committed) runAfterCommit() {
 	}
 }
 
-// unlockIfOpen releases the session's advisory locks of an append that left its transaction open
-// (an error): event_log_take releases its own whatever happens; this is the belt to its braces,
-// as a lock left held would stop every append. InPipelinedTx then rolls the transaction back.
+// unlockIfOpen rolls back an append that left its transaction open (an error) and releases the
+// session's advisory locks: event_log_take releases its own whatever happens; this is the belt to
+// its braces, as a lock left held would stop every append. Bounded, as PipelinedTx's own
+// rollback is.
 func (t *pgxAppendTx) unlockIfOpen() {
 	if t.Conn().PgConn().TxStatus() != 'I' {
-		_, _ = t.Conn().Exec(context.Background(), `ROLLBACK`)
-		_, _ = t.Conn().Exec(context.Background(), `SELECT pg_advisory_unlock_all()`)
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_, _ = t.Conn().Exec(ctx, `ROLLBACK`)
+		_, _ = t.Conn().Exec(ctx, `SELECT pg_advisory_unlock_all()`)
 	}
 }
 
