@@ -152,6 +152,10 @@ func envOr(k, def string) string {
 func check(err error) {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "loadtest:", err)
+		started.Range(func(s, _ any) bool {
+			s.(*server).stop()
+			return true
+		})
 		os.Exit(1)
 	}
 }

@@ -38,6 +38,7 @@ func startServer(bin, dbURL string, args ...string) *server {
 		"FUNNEL_WEBHOOK_ALLOW_PRIVATE=true") // the lag phase's webhook goes to a receiver on loopback
 	s.cmd.Stderr = os.Stderr
 	check(s.cmd.Start())
+	started.Store(s, struct{}{})
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
 		if res, err := http.Get("http://" + s.admin + "/readyz"); err == nil {
@@ -61,7 +62,12 @@ var runKey = sync.OnceValue(func() string {
 	return key
 })
 
+// started holds the servers started and not yet stopped: check stops them before the script
+// exits on an error, so that a failed phase leaves no service running (and loading the machine).
+var started sync.Map
+
 func (s *server) stop() {
+	started.Delete(s)
 	_ = s.cmd.Process.Signal(os.Interrupt)
 	done := make(chan struct{})
 	go func() { _ = s.cmd.Wait(); close(done) }()
