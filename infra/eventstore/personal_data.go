@@ -299,9 +299,9 @@ func (s *Store) sealPersonal(ctx context.Context, accountID, eventID string, e d
 	return stored, nil
 }
 
-// openPersonal puts the sealed personal values of events back in their data, in place; the
+// OpenPersonal puts the sealed personal values of events back in their data, in place; the
 // values of an erased contact stay null. It reads the keys of the contacts concerned once.
-func (s *Store) openPersonal(ctx context.Context, events []domain.Recorded) error {
+func (s *Store) OpenPersonal(ctx context.Context, events []domain.Recorded) error {
 	marker := []byte(`"` + personalMember + `"`)
 	type sealedEvent struct {
 		i    int

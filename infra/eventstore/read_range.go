@@ -15,6 +15,19 @@ import (
 // (a read model handles a few of the log's types). upto must be at most the head: positions up to
 // the head are all committed, so a window read once is complete.
 func (s *Store) ReadRange(ctx context.Context, after, upto int64, types []string) ([]domain.Recorded, error) {
+	events, err := s.ReadRangeSealed(ctx, after, upto, types)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.OpenPersonal(ctx, events); err != nil {
+		return nil, err
+	}
+	return events, nil
+}
+
+// ReadRangeSealed is ReadRange with the events' personal values still sealed, for a reader that
+// opens them with OpenPersonal elsewhere: a rebuild opens one window while it reads the next.
+func (s *Store) ReadRangeSealed(ctx context.Context, after, upto int64, types []string) ([]domain.Recorded, error) {
 	if len(types) == 0 {
 		return nil, nil
 	}
@@ -28,7 +41,7 @@ func (s *Store) ReadRange(ctx context.Context, after, upto int64, types []string
 	if err != nil {
 		return nil, fmt.Errorf("eventstore: read log in (%d, %d]: %w", after, upto, err)
 	}
-	return s.scanOpened(ctx, rows)
+	return scanEvents(rows)
 }
 
 // readRange is the statement of ReadRange for n types. The range of the primary key bounds the

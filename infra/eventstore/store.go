@@ -315,7 +315,7 @@ func (s *Store) scanOpened(ctx context.Context, rows *sql.Rows) ([]domain.Record
 	if err != nil {
 		return nil, err
 	}
-	if err := s.openPersonal(ctx, events); err != nil {
+	if err := s.OpenPersonal(ctx, events); err != nil {
 		return nil, err
 	}
 	return events, nil
