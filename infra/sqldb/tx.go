@@ -83,9 +83,22 @@ func (db *DB) ExecDerived(ctx context.Context, query string, args ...any) (sql.R
 	if err != nil {
 		return nil, err
 	}
-	defer release()
-	defer tx.Rollback()
-	res, err := tx.ExecContext(ctx, query, args...)
+	stmt := InTx(ctx, tx, db.Write, query)
+	defer func() {
+		tx.Rollback()
+		release()
+		if stmt == nil {
+			// Prepared once the write connection is free again: the driver would parse the
+			// query anew every time (the Idempotency-Key's two writes of each request).
+			Prepare(ctx, db.Write, query)
+		}
+	}()
+	var res sql.Result
+	if stmt != nil {
+		res, err = stmt.ExecContext(ctx, args...)
+	} else {
+		res, err = tx.ExecContext(ctx, query, args...)
+	}
 	if err != nil {
 		return nil, err
 	}
