@@ -12,6 +12,7 @@ import (
 	"database/sql"
 	"flag"
 	"fmt"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -135,8 +136,11 @@ func postgresDatabase(pgURL, prefix string) (string, func()) {
 	name := fmt.Sprintf("%s_%d", prefix, time.Now().UnixNano())
 	_, err = admin.Exec("CREATE DATABASE " + name)
 	check(err)
-	u := pgURL[:strings.LastIndex(pgURL, "/")+1] + name
-	return u, func() {
+	// The same server and parameters (sslmode, say), another database.
+	parsed, err := url.Parse(pgURL)
+	check(err)
+	parsed.Path = "/" + name
+	return parsed.String(), func() {
 		_, _ = admin.Exec("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)")
 		admin.Close()
 	}
