@@ -139,6 +139,12 @@ func TestSubmitForm(t *testing.T) {
 		if len(subs) != 1 || subs[0]["id"] != sub["id"] {
 			t.Fatalf("submissions = %v", subs)
 		}
+		// The answer is the submission as it is kept (it is built from the write, not read back).
+		for _, k := range []string{"formId", "contactId", "submittedAt"} {
+			if subs[0][k] != sub[k] {
+				t.Errorf("%s: answered %v, kept %v", k, sub[k], subs[0][k])
+			}
+		}
 		values := subs[0]["values"].(map[string]any)
 		if values[seats] != float64(3) || values[terms] != true || values[email] != "Grace@Example.com" || values[start] != "2030-01-31" {
 			t.Fatalf("stored values = %v", values)

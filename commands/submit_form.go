@@ -23,7 +23,10 @@ type SubmitForm struct {
 type SubmitFormResult struct {
 	SubmissionID string
 	ContactID    string
-	Position     int64
+	// SubmittedAt is the submission's time as the log holds it (to the millisecond, as the read
+	// model keeps it): with the ids, all an answer shows of the submission.
+	SubmittedAt time.Time
+	Position    int64
 }
 
 // SubmitFormHandler handles SubmitForm.
@@ -124,7 +127,9 @@ func (h submitFormHandler) Handle(ctx context.Context, cmd SubmitForm) (SubmitFo
 		if err := s.track(submission); err != nil {
 			return err
 		}
-		submission.Record(form, answers, snapshot, h.now())
+		now := h.now()
+		res.SubmittedAt = time.UnixMilli(now.UnixMilli()).UTC()
+		submission.Record(form, answers, snapshot, now)
 		return nil
 	})
 	if err != nil {
