@@ -1,11 +1,16 @@
 package api_test
 
 import (
+	"bytes"
+	"context"
+	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/funnelhq/funnel/commands"
 	"github.com/funnelhq/funnel/infra/service/servicetest"
 )
 
@@ -300,6 +305,49 @@ func TestFieldMapping(t *testing.T) {
 		if c["email"] != "booker@example.com" || c["firstName"] != "Alan" || c["lastName"] != "Mathison Turing" || c["phone"] != "+44 161" ||
 			c["customFields"].(map[string]any)[company] != "Bletchley" {
 			t.Fatalf("contact from booking answers = %v", c)
+		}
+	})
+}
+
+// A submission resumed under its Idempotency-Key from the result an earlier release kept (its
+// ids and position, but not yet its time) answers the submission as it is kept, not a zero time.
+func TestSubmissionResumedFromAnOlderKeptResult(t *testing.T) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
+		acc := svc.NewAccount(t)
+		formID, f := svc.NewForm(t, acc.ID, "Signup", nil, servicetest.Field{"label": "Email", "type": "email", "contactField": "builtin:email", "required": true})
+		path := "/api/v1/forms/" + formID + "/submissions"
+		body := map[string]any{"values": map[string]any{f[0]: "resumed@example.com"}}
+		kept := svc.API.Post(t, path, acc.Key, body).Expect(t, http.StatusCreated).Object(t, "submission")
+		head, err := svc.App.Store().Head(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		older, err := json.Marshal(map[string]any{"SubmissionID": kept["id"], "ContactID": kept["contactId"], "Position": head})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// What the HTTP layer hands the commands when it resumes a request (httpapi.perform).
+		idem := &commands.Idempotent{ID: "idem_resumed", Earlier: []commands.Outcome{{Command: "SubmitForm", Result: older}}}
+		raw, err := json.Marshal(body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req := httptest.NewRequest(http.MethodPost, "http://api.localhost"+path, bytes.NewReader(raw)).
+			WithContext(commands.WithIdempotency(context.Background(), idem))
+		req.Header.Set("Authorization", "Bearer "+acc.Key)
+		req.Header.Set("Content-Type", "application/json")
+		rec := httptest.NewRecorder()
+		svc.App.APIHandler().ServeHTTP(rec, req)
+		var answer struct {
+			Submission map[string]any `json:"submission"`
+		}
+		if rec.Code != http.StatusCreated || json.Unmarshal(rec.Body.Bytes(), &answer) != nil {
+			t.Fatalf("resumed: %d %s", rec.Code, rec.Body)
+		}
+		for _, k := range []string{"id", "formId", "contactId", "submittedAt"} {
+			if answer.Submission[k] != kept[k] {
+				t.Errorf("%s: resumed %v, kept %v", k, answer.Submission[k], kept[k])
+			}
 		}
 	})
 }

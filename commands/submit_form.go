@@ -22,9 +22,11 @@ type SubmitForm struct {
 // SubmitFormResult names the submission and its contact ("" without an email).
 type SubmitFormResult struct {
 	SubmissionID string
+	FormID       string
 	ContactID    string
 	// SubmittedAt is the submission's time as the log holds it (to the millisecond, as the read
-	// model keeps it): with the ids, all an answer shows of the submission.
+	// model keeps it): with the ids, all an answer shows of the submission. Zero in a result
+	// kept (commands.Idempotent) by a release before it.
 	SubmittedAt time.Time
 	Position    int64
 }
@@ -78,7 +80,7 @@ func (h submitFormHandler) Handle(ctx context.Context, cmd SubmitForm) (SubmitFo
 		tags = domain.ResolveTags(catalogue, domain.TagRequest{IDs: form.TagIDs()}).Tags
 	}
 
-	res := SubmitFormResult{SubmissionID: domain.NewID(submissionPrefix)}
+	res := SubmitFormResult{SubmissionID: domain.NewID(submissionPrefix), FormID: cmd.FormID}
 	primary := res.SubmissionID
 	guessed := false
 	if mapping.Email != "" {

@@ -49,8 +49,16 @@ func (s *Server) submitForm(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// The answer is built from the write, as the read model holds it since the wait: reading the
-	// row back cost a round trip per submission, the busiest write of a funnel.
-	submission := projections.Submission{ID: res.SubmissionID, FormID: mux.Vars(r)["formId"], ContactID: res.ContactID, SubmittedAt: res.SubmittedAt}
+	// row back cost a round trip per submission, the busiest write of a funnel. A request resumed
+	// from a result an earlier release kept has no time in it: that one is read back.
+	submission := projections.Submission{ID: res.SubmissionID, FormID: res.FormID, ContactID: res.ContactID, SubmittedAt: res.SubmittedAt}
+	if res.SubmittedAt.IsZero() {
+		var err error
+		if submission, err = s.deps.Read.Submissions.Get(r.Context(), principalOf(r.Context()).accountID(), res.SubmissionID); err != nil {
+			httpapi.Fail(w, r, err)
+			return
+		}
+	}
 	httpapi.Answer(w, http.StatusCreated, wire.SubmissionCreated{Success: true, Submission: submissionView(submission)})
 }
 
