@@ -131,13 +131,13 @@ func database(mode, dir, pgURL string) (string, func()) {
 // postgresDatabase creates a fresh database on the server of pgURL, named after prefix, and
 // returns its URL and what drops it.
 func postgresDatabase(pgURL, prefix string) (string, func()) {
+	// The same server and parameters (sslmode, say), another database.
+	parsed, err := url.Parse(pgURL)
+	check(err)
 	admin, err := sql.Open("pgx", pgURL)
 	check(err)
 	name := fmt.Sprintf("%s_%d", prefix, time.Now().UnixNano())
 	_, err = admin.Exec("CREATE DATABASE " + name)
-	check(err)
-	// The same server and parameters (sslmode, say), another database.
-	parsed, err := url.Parse(pgURL)
 	check(err)
 	parsed.Path = "/" + name
 	return parsed.String(), func() {
