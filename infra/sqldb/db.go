@@ -233,8 +233,10 @@ func (db *DB) Close() error {
 	for _, pool := range []*sql.DB{db.Write, db.Read, db.Projections} {
 		if !closed[pool] {
 			closed[pool] = true
-			forgetStatements(pool)
+			// Closed first: a statement prepared once a write is done (ExecDerived, the
+			// appender) then fails rather than enter the cache after it was cleared.
 			errs = append(errs, pool.Close())
+			forgetStatements(pool)
 		}
 	}
 	if db.claim != nil {
