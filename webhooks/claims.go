@@ -27,6 +27,9 @@ type claimed struct {
 	subscriptionStatus    string
 	// outsideOutbox marks a test send (sendNow): no row, so no status to check before sending.
 	outsideOutbox bool
+	// status is the delivery's own, read after its claim committed ("" when its row was not
+	// found): an erasure, or the end of its subscription, may have given it up meanwhile.
+	status string
 }
 
 // claimStatement leases ($1, until when) up to $3 deliveries due at $2; the caller closes its
@@ -125,17 +128,28 @@ func (d *Dispatcher) release(batch []claimed) {
 	}
 }
 
-// attachSubscriptions reads the target and secrets of each claimed delivery's subscription.
+// attachSubscriptions reads the target and secrets of each claimed delivery's subscription and,
+// in the same statement, the delivery's own status now that its claim is committed: one read per
+// claim, where the status took one per delivery, read again before each send.
 func (d *Dispatcher) attachSubscriptions(ctx context.Context, batch []claimed) error {
 	ids := map[string]bool{}
-	var args []any
+	var subIDs, deliveryIDs []any
 	for _, c := range batch {
 		if !ids[c.subscriptionID] {
 			ids[c.subscriptionID] = true
-			args = append(args, c.subscriptionID)
+			subIDs = append(subIDs, c.subscriptionID)
+		}
+		if !c.outsideOutbox {
+			deliveryIDs = append(deliveryIDs, c.id)
 		}
 	}
-	rows, err := d.db.Read.QueryContext(ctx, `SELECT id, url, secret, previous_secret, previous_valid_until, status, secrets_sealed FROM webhook_subscriptions WHERE id IN (`+sqldb.Placeholders(d.db.Dialect, 1, len(args))+`)`, args...)
+	query := `SELECT 's', id, url, secret, previous_secret, previous_valid_until, status, secrets_sealed FROM webhook_subscriptions WHERE id IN (` +
+		sqldb.Placeholders(d.db.Dialect, 1, len(subIDs)) + `)`
+	if len(deliveryIDs) > 0 {
+		query += ` UNION ALL SELECT 'd', id, '', '', '', 0, status, 0 FROM webhook_deliveries WHERE id IN (` +
+			sqldb.Placeholders(d.db.Dialect, len(subIDs)+1, len(deliveryIDs)) + `)`
+	}
+	rows, err := d.db.Read.QueryContext(ctx, query, append(subIDs, deliveryIDs...)...)
 	if err != nil {
 		return fmt.Errorf("webhooks: read subscriptions: %w", err)
 	}
@@ -146,12 +160,17 @@ func (d *Dispatcher) attachSubscriptions(ctx context.Context, batch []claimed) e
 		notOpened                     string
 	}
 	subs := map[string]sub{}
+	statuses := map[string]string{} // of the deliveries, by id
 	for rows.Next() {
-		var id string
+		var kind, id string
 		var s sub
 		var sealed int
-		if err := rows.Scan(&id, &s.url, &s.secret, &s.previous, &s.until, &s.status, &sealed); err != nil {
+		if err := rows.Scan(&kind, &id, &s.url, &s.secret, &s.previous, &s.until, &s.status, &sealed); err != nil {
 			return fmt.Errorf("webhooks: scan subscription: %w", err)
+		}
+		if kind == "d" {
+			statuses[id] = s.status
+			continue
 		}
 		if sealed == 1 { // else a row from before secrets were sealed, not sealed yet (SealSubscriptionSecrets)
 			secret, err := openSecret(d.opener, id, s.secret)
@@ -177,6 +196,7 @@ func (d *Dispatcher) attachSubscriptions(ctx context.Context, batch []claimed) e
 			s.status = "missing" // deliveries are recorded with their subscription: never expected
 		}
 		batch[i].url, batch[i].secret, batch[i].previous, batch[i].previousUntil, batch[i].subscriptionStatus = s.url, s.secret, s.previous, s.until, s.status
+		batch[i].status = statuses[batch[i].id]
 		if s.notOpened != "" && batch[i].notOpened == "" {
 			batch[i].notOpened = s.notOpened
 		}

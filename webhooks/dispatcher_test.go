@@ -190,3 +190,39 @@ func TestADeliveryIsNotSentOnAClaimAboutToLapse(t *testing.T) {
 		}
 	})
 }
+
+// A claimed delivery that an erasure (or the end of its subscription) gave up after its claim
+// is not sent: its body, in memory since the claim, stays there. The claim reads each delivery's
+// status again with its subscription, once the claim is committed; here the give-up lands between
+// the claim and that read.
+func TestADeliveryGivenUpWhileClaimedIsNotSent(t *testing.T) {
+	sqldbtest.Run(t, func(t *testing.T, d sqldb.Dialect) {
+		var received atomic.Int64
+		rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { received.Add(1) }))
+		defer rcv.Close()
+		db := outboxTo(t, d, rcv.URL)
+		disp := newTestDispatcher(db, &countingObserver{})
+		ctx := context.Background()
+
+		batch, err := disp.claim(ctx, 1)
+		if err != nil || len(batch) != 1 || batch[0].status != "pending" {
+			t.Fatalf("claim: %+v, %v", batch, err)
+		}
+		if _, err := db.Write.Exec(`UPDATE webhook_deliveries SET status = 'failed', last_error = 'erased', body = '' WHERE id = 'dlv_1'`); err != nil {
+			t.Fatal(err)
+		}
+		if err := disp.attachSubscriptions(ctx, batch); err != nil {
+			t.Fatal(err)
+		}
+		out := disp.send(batch[0])
+		if out.skipReason == "" || received.Load() != 0 {
+			t.Fatalf("a delivery given up while claimed was sent: %+v, %d requests", out, received.Load())
+		}
+		if _, err := disp.record([]outcome{out}); err != nil {
+			t.Fatal(err)
+		}
+		if got := readDelivery(t, db); got.status != "failed" || got.lastError != "erased" || got.attempts != 0 {
+			t.Fatalf("delivery after its skipped send = %+v, want failed (erased), unattempted", got)
+		}
+	})
+}

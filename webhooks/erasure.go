@@ -45,8 +45,9 @@ func eraseDeliveries(ctx context.Context, tx sqldb.Execer, dialect sqldb.Dialect
 // before may be in flight, its body in that dispatcher's memory. A claim ends when its attempt
 // is recorded (the record releases a delivery given up meanwhile: endedWhileSending) or when it
 // lapses, and an attempt ends before its claim does (leaseMargin); so once none is claimed, no
-// attempt carrying the person's data is in flight or can start (the sender checks the status
-// before it sends: stillPending). At most a lease (Config.Timeout + 5 s) when a receiver hangs;
+// attempt carrying the person's data is in flight or can start (the claim reads each delivery's
+// status again once it is committed, and a delivery given up by then is not sent:
+// attachSubscriptions). At most a lease (Config.Timeout + 5 s) when a receiver hangs;
 // nothing in the usual case.
 func (d *Dispatcher) WaitErasedSends(ctx context.Context, accountID, contactID string) error {
 	for {
@@ -66,17 +67,4 @@ func (d *Dispatcher) WaitErasedSends(ctx context.Context, accountID, contactID s
 		case <-time.After(10 * time.Millisecond):
 		}
 	}
-}
-
-// stillPending tells whether a claimed delivery is still to be sent: an erasure (or the end of
-// its subscription) may have given it up since it was claimed, and its body, in memory since the
-// claim, must then not leave.
-func (d *Dispatcher) stillPending(c claimed) (bool, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	var status string
-	if err := d.db.Read.QueryRowContext(ctx, `SELECT status FROM webhook_deliveries WHERE id = $1`, c.id).Scan(&status); err != nil {
-		return false, fmt.Errorf("webhooks: status of delivery %s: %w", c.id, err)
-	}
-	return status == "pending", nil
 }

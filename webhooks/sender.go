@@ -67,13 +67,14 @@ func (d *Dispatcher) send(c claimed) outcome {
 		return out
 	}
 	if !c.outsideOutbox { // a test send has no row to have been given up
-		pending, err := d.stillPending(c)
-		switch {
-		case err != nil:
-			out.unsent = true // handed back, claimed again later
+		switch c.status {
+		case "pending":
+		case "":
+			out.unsent = true // its row was not found: handed back, claimed again later
 			return out
-		case !pending:
+		default:
 			// Given up since the claim (an erasure: error "erased"); the record leaves it so.
+			// Its body, in memory since the claim, must not leave.
 			out.skipReason = "given up while claimed"
 			return out
 		}
