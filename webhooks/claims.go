@@ -17,7 +17,9 @@ import (
 // secrets.
 type claimed struct {
 	id, accountID, subscriptionID, eventType string
-	body                                     []byte
+	// orderingKey: the deliveries of one key go one at a time, in order ("" for none).
+	orderingKey string
+	body        []byte
 	// notOpened says why a sealed body could not be opened: the delivery fails unsent.
 	notOpened             string
 	attempts, maxAttempts int
@@ -71,7 +73,7 @@ func (d *Dispatcher) claim(ctx context.Context, n int) ([]claimed, error) {
 	}
 	until := now + d.lease.Milliseconds()
 	rows, err := d.db.Write.QueryContext(ctx, claimStatement+lock+`)
-		RETURNING id, account_id, subscription_id, event_type, body, body_sealed, attempts, max_attempts`,
+		RETURNING id, account_id, subscription_id, event_type, ordering_key, body, body_sealed, attempts, max_attempts`,
 		until, now, n)
 	if err != nil {
 		return nil, fmt.Errorf("webhooks: claim: %w", err)
@@ -81,7 +83,7 @@ func (d *Dispatcher) claim(ctx context.Context, n int) ([]claimed, error) {
 		var c claimed
 		var body string
 		var sealed int
-		if err := rows.Scan(&c.id, &c.accountID, &c.subscriptionID, &c.eventType, &body, &sealed, &c.attempts, &c.maxAttempts); err != nil {
+		if err := rows.Scan(&c.id, &c.accountID, &c.subscriptionID, &c.eventType, &c.orderingKey, &body, &sealed, &c.attempts, &c.maxAttempts); err != nil {
 			rows.Close()
 			return nil, fmt.Errorf("webhooks: scan claim: %w", err)
 		}
@@ -217,7 +219,9 @@ func (d *Dispatcher) record(done []outcome) (soonest time.Time, err error) {
 	attempts := map[string][]any{}
 	givenUp, notOpened := map[string]bool{}, map[string]string{} // notOpened: why, by delivery
 	var gone, unsent []claimed
-	finished := false // a delivery succeeded or was given up
+	// unblocked: a delivery of an ordering key finished (succeeded or was given up), and the next
+	// of its key may be waiting for it.
+	unblocked := false
 	for _, o := range done {
 		c := o.delivery
 		if o.unsent {
@@ -225,6 +229,7 @@ func (d *Dispatcher) record(done []outcome) (soonest time.Time, err error) {
 			continue
 		}
 		if o.skipReason != "" {
+			unblocked = unblocked || c.orderingKey != ""
 			updates = append(updates, []any{c.id, c.claimedUntil, "failed", c.attempts, now.UnixMilli(), 0, o.skipReason})
 			if o.notOpened {
 				notOpened[c.id] = o.skipReason
@@ -253,7 +258,7 @@ func (d *Dispatcher) record(done []outcome) (soonest time.Time, err error) {
 				soonest = next
 			}
 		}
-		finished = finished || status != "pending"
+		unblocked = unblocked || status != "pending" && c.orderingKey != ""
 		attempts[c.id] = []any{c.id, attempt, o.at.UnixMilli(), o.status, o.err, o.took.Milliseconds()}
 		updates = append(updates, []any{c.id, c.claimedUntil, status, attempt, next.UnixMilli(), o.status, o.err})
 		d.observer.DeliveryAttempted(result, o.took)
@@ -326,10 +331,10 @@ func (d *Dispatcher) record(done []outcome) (soonest time.Time, err error) {
 		d.observer.DeliveryNotOpened()
 		d.log.Error("webhook delivery failed unsent", zap.String("delivery", id), zap.String("reason", notOpened[id]))
 	}
-	if finished {
-		// A delivery that finished may be the one the next of its ordering key waits for
-		// (claim): claim again now rather than at the next poll, or a replayed billing
-		// subscription's events would go one per poll.
+	if unblocked {
+		// The next delivery of a key that finished waits for it (claim): claim again now
+		// rather than at the next poll, or a replayed billing subscription's events would go
+		// one per poll. A delivery of no key holds nothing back: no claim for it.
 		d.Wake()
 	}
 	d.trackFailures(ctx, done)

@@ -91,14 +91,17 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 	retryTimer := time.NewTimer(time.Hour)
 	defer retryTimer.Stop()
 	// Claim when something may have become due (a wake, a tick, a retry), or when half the
-	// sends finished: claiming on every finished send would cost a query per delivery.
-	mayClaim := true
+	// sends finished and the last claim took all it could (more may be due): claiming on every
+	// finished send would cost a query per delivery, most finding nothing. New deliveries, a
+	// finished one that held the next of its ordering key back, and retries wake it.
+	mayClaim, lastFull := true, false
 	for {
 		if free := d.cfg.Concurrency - inflight; mayClaim && free > 0 && ctx.Err() == nil {
 			batch, err := d.claim(ctx, free)
 			if err != nil && ctx.Err() == nil {
 				d.log.Error("claim deliveries", zap.Error(err))
 			}
+			lastFull = len(batch) == free
 			for _, c := range batch {
 				inflight++
 				go func() {
@@ -116,7 +119,7 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 		select {
 		case <-freed:
 			inflight--
-			mayClaim = inflight <= d.cfg.Concurrency/2
+			mayClaim = lastFull && inflight <= d.cfg.Concurrency/2
 		case <-d.wake:
 			mayClaim = true
 		case <-ticker.C:
