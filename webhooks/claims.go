@@ -135,7 +135,7 @@ func (d *Dispatcher) release(batch []claimed) {
 // claim, where the status took one per delivery, read again before each send.
 func (d *Dispatcher) attachSubscriptions(ctx context.Context, batch []claimed) error {
 	ids := map[string]bool{}
-	var subIDs, deliveryIDs []any
+	var subIDs, deliveryIDs []string
 	for _, c := range batch {
 		if !ids[c.subscriptionID] {
 			ids[c.subscriptionID] = true
@@ -145,13 +145,8 @@ func (d *Dispatcher) attachSubscriptions(ctx context.Context, batch []claimed) e
 			deliveryIDs = append(deliveryIDs, c.id)
 		}
 	}
-	query := `SELECT 's', id, url, secret, previous_secret, previous_valid_until, status, secrets_sealed FROM webhook_subscriptions WHERE id IN (` +
-		sqldb.Placeholders(d.db.Dialect, 1, len(subIDs)) + `)`
-	if len(deliveryIDs) > 0 {
-		query += ` UNION ALL SELECT 'd', id, '', '', '', 0, status, 0 FROM webhook_deliveries WHERE id IN (` +
-			sqldb.Placeholders(d.db.Dialect, len(subIDs)+1, len(deliveryIDs)) + `)`
-	}
-	rows, err := d.db.Read.QueryContext(ctx, query, append(subIDs, deliveryIDs...)...)
+	query, args := attachQuery(d.db.Dialect, subIDs, deliveryIDs)
+	rows, err := d.db.Read.QueryContext(ctx, query, args...)
 	if err != nil {
 		return fmt.Errorf("webhooks: read subscriptions: %w", err)
 	}
@@ -204,6 +199,26 @@ func (d *Dispatcher) attachSubscriptions(ctx context.Context, batch []claimed) e
 		}
 	}
 	return nil
+}
+
+// attachQuery is attachSubscriptions' statement and its arguments. On PostgreSQL the ids go in
+// as two arrays, so that one text serves every claim (pgx prepares each text it sees, in a cache
+// shared with every other statement); SQLite takes them one parameter each.
+func attachQuery(dialect sqldb.Dialect, subIDs, deliveryIDs []string) (string, []any) {
+	subs := `SELECT 's', id, url, secret, previous_secret, previous_valid_until, status, secrets_sealed FROM webhook_subscriptions WHERE `
+	deliveries := ` UNION ALL SELECT 'd', id, '', '', '', 0, status, 0 FROM webhook_deliveries WHERE `
+	if dialect == sqldb.Postgres {
+		return subs + `id = ANY($1)` + deliveries + `id = ANY($2)`, []any{subIDs, deliveryIDs}
+	}
+	query := subs + `id IN (` + sqldb.Placeholders(dialect, 1, len(subIDs)) + `)`
+	if len(deliveryIDs) > 0 {
+		query += deliveries + `id IN (` + sqldb.Placeholders(dialect, len(subIDs)+1, len(deliveryIDs)) + `)`
+	}
+	args := make([]any, 0, len(subIDs)+len(deliveryIDs))
+	for _, id := range append(subIDs, deliveryIDs...) {
+		args = append(args, id)
+	}
+	return query, args
 }
 
 // record writes the attempts and the next state of every delivery in one transaction (a few

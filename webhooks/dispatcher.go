@@ -90,10 +90,12 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 	// catches the rest (retries scheduled by other processes, a delivery that was in flight).
 	retryTimer := time.NewTimer(time.Hour)
 	defer retryTimer.Stop()
+	var retryAt time.Time // when retryTimer fires; zero once it has
 	// Claim when something may have become due (a wake, a tick, a retry), or when half the
 	// sends finished and the last claim took all it could (more may be due): claiming on every
-	// finished send would cost a query per delivery, most finding nothing. New deliveries, a
-	// finished one that held the next of its ordering key back, and retries wake it.
+	// finished send would cost a query per delivery, most finding nothing. New deliveries,
+	// claims handed back, a finished delivery that held the next of its ordering key back, and
+	// retries wake it; the ticker catches the rest.
 	mayClaim, lastFull := true, false
 	for {
 		if free := d.cfg.Concurrency - inflight; mayClaim && free > 0 && ctx.Err() == nil {
@@ -125,11 +127,13 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 		case <-ticker.C:
 			mayClaim = true
 		case <-retryTimer.C:
-			mayClaim = true
+			mayClaim, retryAt = true, time.Time{}
 		case <-ctx.Done():
 		}
-		if due := d.takeSoonest(); !due.IsZero() {
+		// Only ever earlier: a later retry must not push back one the timer waits for.
+		if due := d.takeSoonest(); !due.IsZero() && (retryAt.IsZero() || due.Before(retryAt)) {
 			retryTimer.Reset(max(due.Sub(d.cfg.Now()), 0))
+			retryAt = due
 		}
 	}
 }

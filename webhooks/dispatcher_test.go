@@ -226,3 +226,56 @@ func TestADeliveryGivenUpWhileClaimedIsNotSent(t *testing.T) {
 		}
 	})
 }
+
+// A retry due sooner is not put off by one due later: the dispatcher's timer waits for the
+// soonest, whatever order their attempts were recorded in. (The poll, an hour here, would
+// otherwise be what sends it.)
+func TestALaterRetryDoesNotPutOffASoonerOne(t *testing.T) {
+	sqldbtest.Run(t, func(t *testing.T, d sqldb.Dialect) {
+		attempts := make(chan string, 10)
+		rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			id := r.Header.Get("webhook-id")
+			attempts <- id
+			if id == "dlv_2" {
+				// Recorded after dlv_1's, and due long after it.
+				time.Sleep(300 * time.Millisecond)
+				w.Header().Set("Retry-After", "60")
+			} else {
+				w.Header().Set("Retry-After", "1")
+			}
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}))
+		defer rcv.Close()
+		db := outboxTo(t, d, rcv.URL)
+		now := time.Now().UnixMilli()
+		if _, err := db.Write.Exec(`INSERT INTO webhook_deliveries (id, account_id, subscription_id, event_id, event_type, event_position, ordering_key, body, status, attempts, max_attempts, next_attempt_at, claimed_until, last_status_code, last_error, created_at, updated_at)
+			VALUES ('dlv_2', 'acc_1', 'wh_1', 'evt_2', 'form.submitted', 3, '', '{}', 'pending', 0, 10, $1, 0, 0, '', $1, $1)`, now); err != nil {
+			t.Fatal(err)
+		}
+		disp := NewDispatcher(db, Config{Schedule: Schedule{Base: time.Second, Cap: time.Hour}, Policy: TargetPolicy{AllowPrivate: true},
+			Timeout: 5 * time.Second, Concurrency: 4, Poll: time.Hour},
+			nil, func(context.Context, string, string, string) error { return nil }, &countingObserver{}, zap.NewNop())
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- disp.Run(ctx) }()
+		defer func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Error(err)
+			}
+		}()
+		seen := map[string]int{}
+		deadline := time.After(5 * time.Second)
+		for seen["dlv_1"] < 2 {
+			select {
+			case id := <-attempts:
+				seen[id]++
+			case <-deadline:
+				t.Fatalf("attempts after 5 s: %v; dlv_1 was due again 1 s after its first", seen)
+			}
+		}
+		if seen["dlv_2"] != 1 {
+			t.Fatalf("attempts = %v, want dlv_2 once (due in 60 s)", seen)
+		}
+	})
+}

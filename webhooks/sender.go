@@ -45,7 +45,7 @@ type outcome struct {
 	header     http.Header
 	skipReason string // not sent: the subscription ended meanwhile, or the body could not be opened
 	notOpened  bool   // not sent: the body could not be opened (skipReason says why)
-	unsent     bool   // not sent: too little of the claim was left; the claim is handed back
+	unsent     bool   // not sent: too little of the claim was left, or its row is gone; the claim is handed back
 }
 
 // leaseMargin separates the end of an attempt from the end of its claim, so that the attempt is
