@@ -201,22 +201,15 @@ func (d *Dispatcher) attachSubscriptions(ctx context.Context, batch []claimed) e
 	return nil
 }
 
-// attachQuery is attachSubscriptions' statement and its arguments. On PostgreSQL the ids go in
-// as two arrays, so that one text serves every claim (pgx prepares each text it sees, in a cache
-// shared with every other statement); SQLite takes them one parameter each.
+// attachQuery is attachSubscriptions' statement and its arguments (sqldb.AnyOf: on PostgreSQL
+// one text serves every claim).
 func attachQuery(dialect sqldb.Dialect, subIDs, deliveryIDs []string) (string, []any) {
-	subs := `SELECT 's', id, url, secret, previous_secret, previous_valid_until, status, secrets_sealed FROM webhook_subscriptions WHERE `
-	deliveries := ` UNION ALL SELECT 'd', id, '', '', '', 0, status, 0 FROM webhook_deliveries WHERE `
-	if dialect == sqldb.Postgres {
-		return subs + `id = ANY($1)` + deliveries + `id = ANY($2)`, []any{subIDs, deliveryIDs}
-	}
-	query := subs + `id IN (` + sqldb.Placeholders(dialect, 1, len(subIDs)) + `)`
+	subs, args := sqldb.AnyOf(dialect, "id", 1, subIDs)
+	query := `SELECT 's', id, url, secret, previous_secret, previous_valid_until, status, secrets_sealed FROM webhook_subscriptions WHERE ` + subs
 	if len(deliveryIDs) > 0 {
-		query += deliveries + `id IN (` + sqldb.Placeholders(dialect, len(subIDs)+1, len(deliveryIDs)) + `)`
-	}
-	args := make([]any, 0, len(subIDs)+len(deliveryIDs))
-	for _, id := range append(subIDs, deliveryIDs...) {
-		args = append(args, id)
+		deliveries, more := sqldb.AnyOf(dialect, "id", len(args)+1, deliveryIDs)
+		query += ` UNION ALL SELECT 'd', id, '', '', '', 0, status, 0 FROM webhook_deliveries WHERE ` + deliveries
+		args = append(args, more...)
 	}
 	return query, args
 }

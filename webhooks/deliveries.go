@@ -185,12 +185,13 @@ func (d *Deliveries) attachAttempts(ctx context.Context, out []Delivery) error {
 		return nil
 	}
 	index := map[string]int{}
-	args := make([]any, len(out))
+	ids := make([]string, len(out))
 	for i, del := range out {
 		index[del.ID] = i
-		args[i] = del.ID
+		ids[i] = del.ID
 	}
-	rows, err := d.db.Read.QueryContext(ctx, `SELECT delivery_id, at, status_code, error, duration_ms FROM webhook_attempts WHERE delivery_id IN (`+sqldb.Placeholders(d.db.Dialect, 1, len(args))+`) ORDER BY delivery_id, attempt`, args...)
+	anyOf, args := sqldb.AnyOf(d.db.Dialect, "delivery_id", 1, ids)
+	rows, err := d.db.Read.QueryContext(ctx, `SELECT delivery_id, at, status_code, error, duration_ms FROM webhook_attempts WHERE `+anyOf+` ORDER BY delivery_id, attempt`, args...)
 	if err != nil {
 		return fmt.Errorf("webhooks: query attempts: %w", err)
 	}

@@ -213,12 +213,8 @@ func (k *personKeys) open(contactID, sealedKey string) (*sealing.Sealer, error) 
 // forOpening returns the live keys of some contacts as the database holds them now; an erased
 // contact, or one with no key, is absent.
 func (k *personKeys) forOpening(ctx context.Context, contactIDs []string) (map[string]*sealing.Sealer, error) {
-	args := make([]any, len(contactIDs))
-	for i, id := range contactIDs {
-		args[i] = id
-	}
-	rows, err := k.db.Read.QueryContext(ctx, `SELECT contact_id, sealed_key FROM person_keys WHERE sealed_key IS NOT NULL AND contact_id IN (`+
-		sqldb.Placeholders(k.db.Dialect, 1, len(args))+`)`, args...)
+	anyOf, args := sqldb.AnyOf(k.db.Dialect, "contact_id", 1, contactIDs)
+	rows, err := k.db.Read.QueryContext(ctx, `SELECT contact_id, sealed_key FROM person_keys WHERE sealed_key IS NOT NULL AND `+anyOf, args...)
 	if err != nil {
 		return nil, fmt.Errorf("eventstore: read persons' keys: %w", err)
 	}

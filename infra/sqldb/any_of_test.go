@@ -1,0 +1,89 @@
+package sqldb_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/funnelhq/funnel/infra/sqldb"
+	"github.com/funnelhq/funnel/infra/sqldb/sqldbtest"
+)
+
+// AnyOf selects the rows whose column holds one of the values, after earlier parameters, for no
+// value, one and thousands (a rebuild's window names that many contacts); on PostgreSQL with one
+// statement text whatever the number of values.
+func TestAnyOf(t *testing.T) {
+	sqldbtest.Run(t, func(t *testing.T, d sqldb.Dialect) {
+		ctx := context.Background()
+		db := sqldbtest.Open(t, d)
+		if _, err := db.Write.Exec(`CREATE TABLE any_rows (id TEXT PRIMARY KEY, kind TEXT NOT NULL)`); err != nil {
+			t.Fatal(err)
+		}
+		var rows [][]any
+		for i := range 3000 {
+			rows = append(rows, []any{fmt.Sprintf("r%04d", i), []string{"even", "odd"}[i%2]})
+		}
+		if err := sqldb.ExecRows(ctx, db.Write, d, `INSERT INTO any_rows (id, kind) VALUES `, "", rows); err != nil {
+			t.Fatal(err)
+		}
+		texts := map[string]bool{}
+		for _, n := range []int{0, 1, 2500} {
+			var values []string
+			for i := range n {
+				values = append(values, fmt.Sprintf("r%04d", i), fmt.Sprintf("missing%d", i))
+			}
+			cond, args := sqldb.AnyOf(d, "id", 2, values)
+			query := `SELECT id FROM any_rows WHERE kind = $1 AND ` + cond + ` ORDER BY id`
+			texts[query] = true
+			got, err := ids(ctx, db, query, append([]any{"even"}, args...))
+			if err != nil {
+				t.Fatalf("%d values: %v", n, err)
+			}
+			var want []string
+			for i := 0; i < n; i += 2 {
+				want = append(want, fmt.Sprintf("r%04d", i))
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("%d values: %d rows (%v...), want %d", n, len(got), got[:min(len(got), 3)], len(want))
+			}
+		}
+		if d == sqldb.Postgres && len(texts) != 1 {
+			t.Errorf("PostgreSQL got %d statement texts, want one", len(texts))
+		}
+		// The array is matched on the key's index, not by reading the table.
+		cond, args := sqldb.AnyOf(d, "id", 1, []string{"r0001", "r0002"})
+		conn, err := db.Read.Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		explain, col := `EXPLAIN SELECT id FROM any_rows WHERE `+cond, 0
+		if d == sqldb.SQLite {
+			explain, col = `EXPLAIN QUERY PLAN SELECT id FROM any_rows WHERE `+cond, 3
+		}
+		plan := sqldbtest.Plan(t, conn, explain, col, args...)
+		if !strings.Contains(plan, "any_rows_pkey") && !strings.Contains(plan, "sqlite_autoindex_any_rows_1") {
+			t.Errorf("plan of %s:\n%s\nwant the primary key's index", cond, plan)
+		}
+	})
+}
+
+// ids reads the one text column of a query's rows.
+func ids(ctx context.Context, db *sqldb.DB, query string, args []any) ([]string, error) {
+	rows, err := db.Read.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		out = append(out, id)
+	}
+	return out, rows.Err()
+}
