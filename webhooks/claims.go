@@ -34,25 +34,40 @@ type claimed struct {
 	status string
 }
 
-// claimStatement leases ($1, until when) up to $3 deliveries due at $2; the caller closes its
-// parenthesis, after PostgreSQL's row lock. The walk follows webhook_deliveries_pending_due, in
-// the order deliveries are sent, and stops once it has $3: its cost is the deliveries it takes
-// plus those it passes over (claimed, or waiting for an earlier one of their ordering key), not
-// the length of the queue. Each check for an earlier pending delivery of the same ordering key is
-// one probe of webhook_deliveries_pending_ordered. The OR (no ordering key) keeps that check
-// a per-row subplan on PostgreSQL: never an anti-join, which would read every pending delivery
-// (migration 19). Two deliveries of one event to one subscription share a position (a replay of
-// an event whose original delivery is still pending): of those the older row goes first, then the
-// smaller id, so that a key has one head and never two deliveries in flight.
+// claimStatement leases ($1, until when) up to $3 deliveries due at $2; the caller adds what it
+// returns. The walk (claimWalk) follows webhook_deliveries_pending_due, in the order deliveries
+// are sent, and stops once it has $3: its cost is the deliveries it takes plus those it passes
+// over (claimed, or waiting for an earlier one of their ordering key), not the length of the
+// queue. Each check for an earlier pending delivery of the same ordering key is one probe of
+// webhook_deliveries_pending_ordered. The OR (no ordering key) keeps that check a per-row subplan
+// on PostgreSQL: never an anti-join, which would read every pending delivery (migration 19). Two
+// deliveries of one event to one subscription share a position (a replay of an event whose
+// original delivery is still pending): of those the older row goes first, then the smaller id,
+// so that a key has one head and never two deliveries in flight.
 //
 // The limit is a subquery so that PostgreSQL plans it as a limit it does not know (it assumes a
 // tenth of the rows) rather than as the constant n: without statistics, or with statistics taken
 // before a replay, it expects a handful of pending rows, fewer than n, and then reading them all
 // through a bitmap and sorting them looked as cheap as the ordered walk. Planned for a tenth of
 // its rows, the walk wins whatever the estimate (claim_plans_test.go).
-const claimStatement = `UPDATE webhook_deliveries SET claimed_until = $1
-	WHERE id IN (
-		SELECT d.id FROM webhook_deliveries d
+//
+// On PostgreSQL the walk is an ARRAY(…), which runs once, and the rows it locked are updated by
+// their physical address (ctid, a TID scan). Written as id IN (walk), PostgreSQL may run the walk
+// again for every row of the table (a semi-join), and it did with the generic plan a prepared
+// statement keeps once made on an empty table: each claim read the whole table, and since every
+// run of the walk skips the rows the statement already updated, it took more than $3 (26 of 16
+// asked in the test). The addresses are stable: the rows stay locked by this statement until it
+// updates them.
+func claimStatement(dialect sqldb.Dialect) string {
+	if dialect == sqldb.Postgres {
+		return `UPDATE webhook_deliveries SET claimed_until = $1
+			WHERE ctid = ANY(ARRAY(SELECT d.ctid ` + claimWalk + ` FOR UPDATE OF d SKIP LOCKED))`
+	}
+	return `UPDATE webhook_deliveries SET claimed_until = $1 WHERE id IN (SELECT d.id ` + claimWalk + `)`
+}
+
+// claimWalk finds up to $3 deliveries due at $2, in the order they are sent (claimStatement).
+const claimWalk = `FROM webhook_deliveries d
 		WHERE d.status = 'pending' AND d.next_attempt_at <= $2 AND d.claimed_until < $2
 		  AND (d.ordering_key = '' OR NOT EXISTS (
 			SELECT 1 FROM webhook_deliveries e
@@ -67,12 +82,8 @@ const claimStatement = `UPDATE webhook_deliveries SET claimed_until = $1
 // same ordering key to the same subscription is still pending (decisions.md: per-resource order).
 func (d *Dispatcher) claim(ctx context.Context, n int) ([]claimed, error) {
 	now := d.cfg.Now().UnixMilli()
-	lock := ""
-	if d.db.Dialect == sqldb.Postgres {
-		lock = " FOR UPDATE OF d SKIP LOCKED"
-	}
 	until := now + d.lease.Milliseconds()
-	rows, err := d.db.Write.QueryContext(ctx, claimStatement+lock+`)
+	rows, err := d.db.Write.QueryContext(ctx, claimStatement(d.db.Dialect)+`
 		RETURNING id, account_id, subscription_id, event_type, ordering_key, body, body_sealed, attempts, max_attempts`,
 		until, now, n)
 	if err != nil {
