@@ -83,7 +83,8 @@ const claimWalk = `FROM webhook_deliveries d
 func (d *Dispatcher) claim(ctx context.Context, n int) ([]claimed, error) {
 	now := d.cfg.Now().UnixMilli()
 	until := now + d.lease.Milliseconds()
-	rows, err := d.db.Write.QueryContext(ctx, claimStatement(d.db.Dialect)+`
+	// Prepared once on SQLite, which parses a statement's text every time it runs.
+	rows, err := sqldb.Query(ctx, d.db.Write, claimStatement(d.db.Dialect)+`
 		RETURNING id, account_id, subscription_id, event_type, ordering_key, body, body_sealed, attempts, max_attempts`,
 		until, now, n)
 	if err != nil {
@@ -249,7 +250,7 @@ func (d *Dispatcher) record(done []outcome) (soonest time.Time, err error) {
 		}
 		if o.skipReason != "" {
 			unblocked = unblocked || c.orderingKey != ""
-			updates = append(updates, []any{c.id, c.claimedUntil, "failed", c.attempts, now.UnixMilli(), 0, o.skipReason})
+			updates = append(updates, []any{c.id, c.claimedUntil, "failed", c.attempts, now.UnixMilli(), 0, o.skipReason, now.UnixMilli()})
 			if o.notOpened {
 				notOpened[c.id] = o.skipReason
 			} else {
@@ -279,7 +280,7 @@ func (d *Dispatcher) record(done []outcome) (soonest time.Time, err error) {
 		}
 		unblocked = unblocked || status != "pending" && c.orderingKey != ""
 		attempts[c.id] = []any{c.id, attempt, o.at.UnixMilli(), o.status, o.err, o.took.Milliseconds()}
-		updates = append(updates, []any{c.id, c.claimedUntil, status, attempt, next.UnixMilli(), o.status, o.err})
+		updates = append(updates, []any{c.id, c.claimedUntil, status, attempt, next.UnixMilli(), o.status, o.err, now.UnixMilli()})
 		d.observer.DeliveryAttempted(result, o.took)
 	}
 	if len(unsent) > 0 {
@@ -298,15 +299,17 @@ func (d *Dispatcher) record(done []outcome) (soonest time.Time, err error) {
 	dropped := 0
 	var unopened []string
 	err = sqldb.WriteTx(ctx, d.db.Dialect, d.db.Write, func(tx sqldb.Applier) error {
-		held, err := sqldb.QueryRowsStrings(ctx, tx, d.db.Dialect, `WITH v (id, claimed_until, status, attempts, next_attempt_at, status_code, error) AS (VALUES `,
-			fmt.Sprintf(`), locked AS (SELECT id FROM webhook_deliveries WHERE id IN (SELECT id FROM v) ORDER BY id%s)
+		// The time is a value of each row, not part of the text: one text per number of rows
+		// is a statement prepared once (pgx's cache; on SQLite, sqldb's).
+		held, err := sqldb.QueryRowsStrings(ctx, tx, d.db.Dialect, `WITH v (id, claimed_until, status, attempts, next_attempt_at, status_code, error, updated_at) AS (VALUES `,
+			`), locked AS (SELECT id FROM webhook_deliveries WHERE id IN (SELECT id FROM v) ORDER BY id`+d.db.ForUpdate()+`)
 				UPDATE webhook_deliveries SET status = v.status, attempts = v.attempts, next_attempt_at = v.next_attempt_at,
-				claimed_until = 0, last_status_code = v.status_code, last_error = v.error, updated_at = %d
+				claimed_until = 0, last_status_code = v.status_code, last_error = v.error, updated_at = v.updated_at
 				FROM v JOIN locked ON locked.id = v.id
 				WHERE webhook_deliveries.id = v.id AND webhook_deliveries.claimed_until = v.claimed_until
 				  AND webhook_deliveries.status = 'pending'
-				RETURNING webhook_deliveries.id`, d.db.ForUpdate(), now.UnixMilli()),
-			updates, "TEXT", "BIGINT", "TEXT", "INTEGER", "BIGINT", "INTEGER", "TEXT")
+				RETURNING webhook_deliveries.id`,
+			updates, "TEXT", "BIGINT", "TEXT", "INTEGER", "BIGINT", "INTEGER", "TEXT", "BIGINT")
 		if err != nil {
 			return fmt.Errorf("update deliveries: %w", err)
 		}

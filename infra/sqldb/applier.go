@@ -45,9 +45,22 @@ type Rows interface {
 }
 
 // ApplierOf is tx as an Applier.
-func ApplierOf(tx *sql.Tx) Applier { return txApplier{tx} }
+func ApplierOf(tx *sql.Tx) Applier { return txApplier{Tx: tx} }
 
-type txApplier struct{ *sql.Tx }
+// txApplier is a database/sql transaction as an Applier. kept, in a transaction WriteTx runs on
+// SQLite, lends ExecRows and QueryRowsStrings the statements prepared for the pool.
+type txApplier struct {
+	*sql.Tx
+	kept *keptStatements
+}
+
+// keptStatements are the statements a SQLite pool keeps (Prepare) for a transaction on it, and
+// the queries the transaction ran without one: prepared once it ended, when the pool's one write
+// connection is free again (a pool cannot prepare while its only connection runs a transaction).
+type keptStatements struct {
+	pool    *sql.DB
+	missing []string
+}
 
 func (t txApplier) QueryRow(ctx context.Context, query string, args ...any) Row {
 	return t.QueryRowContext(ctx, query, args...)

@@ -50,6 +50,9 @@ func ExecRows(ctx context.Context, tx Execer, dialect Dialect, head, tail string
 			full.Close()
 		}
 	}()
+	if p, ok := tx.(preparer); ok && dialect == SQLite && len(rows) > 0 && len(rows) < batchRows {
+		return execEach(ctx, p, head, tail, rows, casts)
+	}
 	for start := 0; start < len(rows); start += batchRows {
 		query, args, err := rowsStatement(dialect, head, tail, rows, start, casts)
 		if err != nil {
@@ -72,6 +75,83 @@ func ExecRows(ctx context.Context, tx Execer, dialect Dialect, head, tail string
 	return nil
 }
 
+// execEach runs the one-row statement of head and tail for each row, prepared once: on SQLite,
+// where a statement's text is parsed every time it runs, parsing a VALUES list of a few rows
+// cost more than running a prepared row several times (a webhook dispatcher's record of its
+// sends, the outbox's deliveries of a batch, the appender's events).
+func execEach(ctx context.Context, p preparer, head, tail string, rows [][]any, casts []string) error {
+	query, _, err := rowsStatement(SQLite, head, tail, rows[:1], 0, casts)
+	if err != nil {
+		return err
+	}
+	stmt, err := statementFor(ctx, p, query)
+	if err != nil {
+		return err
+	}
+	defer stmt.Close()
+	for i, row := range rows {
+		if len(row) != len(rows[0]) {
+			return fmt.Errorf("sqldb: row %d has %d values, the first has %d", i, len(row), len(rows[0]))
+		}
+		if _, err := stmt.ExecContext(ctx, row...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// statementFor returns query's statement in the transaction p: the one its pool keeps, when p is
+// a transaction of WriteTx, else one prepared for p alone. Either is closed after use (a kept
+// statement stays with its pool).
+func statementFor(ctx context.Context, p preparer, query string) (*sql.Stmt, error) {
+	if t, ok := p.(txApplier); ok && t.kept != nil {
+		if stmt := InTx(ctx, t.Tx, t.kept.pool, query); stmt != nil {
+			return stmt, nil
+		}
+		t.kept.missing = append(t.kept.missing, query)
+	}
+	return p.PrepareContext(ctx, query)
+}
+
+// queryEach is execEach for QueryRowsStrings.
+func queryEach(ctx context.Context, p preparer, head, tail string, rows [][]any, casts []string) ([]string, error) {
+	query, _, err := rowsStatement(SQLite, head, tail, rows[:1], 0, casts)
+	if err != nil {
+		return nil, err
+	}
+	stmt, err := statementFor(ctx, p, query)
+	if err != nil {
+		return nil, err
+	}
+	defer stmt.Close()
+	var out []string
+	for i, row := range rows {
+		if len(row) != len(rows[0]) {
+			return nil, fmt.Errorf("sqldb: row %d has %d values, the first has %d", i, len(row), len(rows[0]))
+		}
+		result, err := stmt.QueryContext(ctx, row...)
+		if err != nil {
+			return nil, err
+		}
+		for result.Next() {
+			var v string
+			if err := result.Scan(&v); err != nil {
+				result.Close()
+				return nil, err
+			}
+			out = append(out, v)
+		}
+		err = result.Err()
+		if closeErr := result.Close(); err == nil {
+			err = closeErr
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
 // preparer is a transaction that prepares statements (a *sql.Tx).
 type preparer interface {
 	PrepareContext(ctx context.Context, query string) (*sql.Stmt, error)
@@ -80,6 +160,9 @@ type preparer interface {
 // QueryRowsStrings is ExecRows for a statement whose tail returns one text column (RETURNING
 // id): it collects what every chunk returned.
 func QueryRowsStrings(ctx context.Context, tx Applier, dialect Dialect, head, tail string, rows [][]any, casts ...string) ([]string, error) {
+	if p, ok := tx.(preparer); ok && dialect == SQLite && len(rows) > 0 && len(rows) < batchRows {
+		return queryEach(ctx, p, head, tail, rows, casts)
+	}
 	var out []string
 	for start := 0; start < len(rows); start += batchRows {
 		query, args, err := rowsStatement(dialect, head, tail, rows, start, casts)

@@ -61,14 +61,19 @@ func WriteTx(ctx context.Context, dialect Dialect, pool *sql.DB, fn func(tx Appl
 	if err != nil {
 		return fmt.Errorf("sqldb: begin: %w", err)
 	}
-	defer tx.Rollback()
-	if err := fn(ApplierOf(tx)); err != nil {
-		return err
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("sqldb: commit: %w", err)
-	}
-	return nil
+	kept := &keptStatements{pool: pool}
+	err = func() error {
+		defer tx.Rollback()
+		if err := fn(txApplier{Tx: tx, kept: kept}); err != nil {
+			return err
+		}
+		if err := tx.Commit(); err != nil {
+			return fmt.Errorf("sqldb: commit: %w", err)
+		}
+		return nil
+	}()
+	Prepare(ctx, pool, kept.missing...)
+	return err
 }
 
 // Conn is the transaction's connection, for a step that must read its answers at once (the event
