@@ -164,7 +164,7 @@ func (p *projector) write(ctx context.Context, events []domain.Recorded) error {
 		}
 	}
 	if len(events) > 0 {
-		if err := p.projection.Apply(ctx, tx, events); err != nil {
+		if err := p.applyIn(ctx, tx, events); err != nil {
 			return err
 		}
 	}
@@ -173,6 +173,15 @@ func (p *projector) write(ctx context.Context, events []domain.Recorded) error {
 	}
 	p.wrote(target, events)
 	return nil
+}
+
+// applyIn applies events in tx: through an Applier of the database (on SQLite it lends its kept
+// statements) when the projection takes one, else through Apply.
+func (p *projector) applyIn(ctx context.Context, tx *sql.Tx, events []domain.Recorded) error {
+	if pr, ok := p.projection.(appliesIn); ok {
+		return pr.ApplyIn(ctx, p.db.Applier(tx), events)
+	}
+	return p.projection.Apply(ctx, tx, events)
 }
 
 // wrote records a committed write of events through target.

@@ -3,6 +3,7 @@ package sqldb
 import (
 	"context"
 	"database/sql"
+	"sync"
 )
 
 // Applier is where a projection applies a batch of events: a database/sql transaction
@@ -47,29 +48,87 @@ type Rows interface {
 // ApplierOf is tx as an Applier.
 func ApplierOf(tx *sql.Tx) Applier { return txApplier{Tx: tx} }
 
-// txApplier is a database/sql transaction as an Applier. kept, in a transaction WriteTx runs on
-// SQLite, lends ExecRows and QueryRowsStrings the statements prepared for the pool.
+// Applier is tx, a transaction of BeginDerivedTx, as an Applier: on SQLite ExecRows and
+// QueryRowsStrings take the statements the write pool keeps through it, and those it has not yet
+// are prepared when the transaction is released.
+func (db *DB) Applier(tx *sql.Tx) Applier { return txApplier{Tx: tx, kept: db.kept} }
+
+// txApplier is a database/sql transaction as an Applier. kept, in a transaction on SQLite's write
+// pool (WriteTx, DB.Applier), lends ExecRows and QueryRowsStrings the statements prepared for it.
 type txApplier struct {
 	*sql.Tx
 	kept *keptStatements
 }
 
-// keptStatements are the statements a SQLite pool keeps (Prepare) for a transaction on it, and
-// the queries the transaction ran without one: prepared once it ended, when the pool's one write
-// connection is free again (a pool cannot prepare while its only connection runs a transaction).
+// keptStatements are the statements a SQLite pool keeps (Prepare) for the transactions on it, and
+// the queries they ran without one: prepared once a transaction ended, when the pool's one
+// write connection is free again (a pool cannot prepare while its only connection runs a
+// transaction).
 type keptStatements struct {
 	pool    *sql.DB
+	mu      sync.Mutex
 	missing []string
 }
 
+// maxKeptQuery is the longest statement a transaction has kept: a prepared statement holds its
+// compiled program outside the Go heap for the life of the process, and a long one (a chunk of a
+// hundred rows) amortizes its parse over its rows anyway.
+const maxKeptQuery = 2048
+
+// in returns query's kept statement in tx, or nil (then noting query, to keep it once tx ended).
+// A nil k keeps nothing: on PostgreSQL pgx keeps statements itself.
+func (k *keptStatements) in(ctx context.Context, tx *sql.Tx, query string) *sql.Stmt {
+	if k == nil || len(query) > maxKeptQuery {
+		return nil
+	}
+	if stmt := InTx(ctx, tx, k.pool, query); stmt != nil {
+		return stmt
+	}
+	k.miss(query)
+	return nil
+}
+
+// miss notes a query run without a kept statement.
+func (k *keptStatements) miss(query string) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.missing = append(k.missing, query)
+}
+
+// prepareMissing prepares, on the pool, the queries run without a kept statement so far. Call
+// it when no transaction holds the pool's connection.
+func (k *keptStatements) prepareMissing(ctx context.Context) {
+	k.mu.Lock()
+	missing := k.missing
+	k.missing = nil
+	k.mu.Unlock()
+	Prepare(ctx, k.pool, missing...)
+}
+
 func (t txApplier) QueryRow(ctx context.Context, query string, args ...any) Row {
+	if stmt := t.kept.in(ctx, t.Tx, query); stmt != nil {
+		return stmt.QueryRowContext(ctx, args...)
+	}
 	return t.QueryRowContext(ctx, query, args...)
 }
 
 func (t txApplier) Query(ctx context.Context, query string, args ...any) (Rows, error) {
-	rows, err := t.QueryContext(ctx, query, args...)
+	var rows *sql.Rows
+	var err error
+	if stmt := t.kept.in(ctx, t.Tx, query); stmt != nil {
+		rows, err = stmt.QueryContext(ctx, args...)
+	} else {
+		rows, err = t.QueryContext(ctx, query, args...)
+	}
 	if err != nil {
 		return nil, err // not a nil *sql.Rows in a non-nil Rows
 	}
 	return rows, nil
+}
+
+func (t txApplier) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	if stmt := t.kept.in(ctx, t.Tx, query); stmt != nil {
+		return stmt.ExecContext(ctx, args...)
+	}
+	return t.Tx.ExecContext(ctx, query, args...)
 }

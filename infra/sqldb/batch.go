@@ -39,10 +39,11 @@ func placeholder(dialect Dialect, n int) string {
 // hold no parameters. casts, when given, types each column as CAST($n AS type): the VALUES of a
 // CTE need it on PostgreSQL, and SQLite reads it as plain SQL.
 //
-// On SQLite, the statement of a full chunk is prepared once when there are several (and tx can
-// prepare: a *sql.Tx can): SQLite parses a statement on every exec of its text, and parsing a
-// hundred rows' VALUES cost as much as writing them (a rebuild writes thousands of rows a
-// transaction). pgx caches the statements of PostgreSQL by their text already.
+// On SQLite (when tx can prepare: a *sql.Tx can), the statement of a full chunk is prepared once
+// when there are several, and the rows short of a chunk run as the one-row statement, once each
+// (execEach): SQLite parses a statement on every exec of its text, and parsing a hundred rows'
+// VALUES cost as much as writing them (a rebuild writes thousands of rows a transaction). pgx
+// caches the statements of PostgreSQL by their text already.
 func ExecRows(ctx context.Context, tx Execer, dialect Dialect, head, tail string, rows [][]any, casts ...string) error {
 	var full *sql.Stmt // the statement of a full chunk, prepared
 	defer func() {
@@ -50,10 +51,10 @@ func ExecRows(ctx context.Context, tx Execer, dialect Dialect, head, tail string
 			full.Close()
 		}
 	}()
-	if p, ok := tx.(preparer); ok && dialect == SQLite && len(rows) > 0 && len(rows) < batchRows {
-		return execEach(ctx, p, head, tail, rows, casts)
-	}
 	for start := 0; start < len(rows); start += batchRows {
+		if p, ok := tx.(preparer); ok && dialect == SQLite && len(rows)-start < batchRows {
+			return execEach(ctx, p, head, tail, rows[start:], casts) // the rows short of a chunk
+		}
 		query, args, err := rowsStatement(dialect, head, tail, rows, start, casts)
 		if err != nil {
 			return err
@@ -104,11 +105,10 @@ func execEach(ctx context.Context, p preparer, head, tail string, rows [][]any, 
 // a transaction of WriteTx, else one prepared for p alone. Either is closed after use (a kept
 // statement stays with its pool).
 func statementFor(ctx context.Context, p preparer, query string) (*sql.Stmt, error) {
-	if t, ok := p.(txApplier); ok && t.kept != nil {
-		if stmt := InTx(ctx, t.Tx, t.kept.pool, query); stmt != nil {
+	if t, ok := p.(txApplier); ok {
+		if stmt := t.kept.in(ctx, t.Tx, query); stmt != nil {
 			return stmt, nil
 		}
-		t.kept.missing = append(t.kept.missing, query)
 	}
 	return p.PrepareContext(ctx, query)
 }
@@ -160,11 +160,12 @@ type preparer interface {
 // QueryRowsStrings is ExecRows for a statement whose tail returns one text column (RETURNING
 // id): it collects what every chunk returned.
 func QueryRowsStrings(ctx context.Context, tx Applier, dialect Dialect, head, tail string, rows [][]any, casts ...string) ([]string, error) {
-	if p, ok := tx.(preparer); ok && dialect == SQLite && len(rows) > 0 && len(rows) < batchRows {
-		return queryEach(ctx, p, head, tail, rows, casts)
-	}
 	var out []string
 	for start := 0; start < len(rows); start += batchRows {
+		if p, ok := tx.(preparer); ok && dialect == SQLite && len(rows)-start < batchRows {
+			rest, err := queryEach(ctx, p, head, tail, rows[start:], casts) // the rows short of a chunk
+			return append(out, rest...), err
+		}
 		query, args, err := rowsStatement(dialect, head, tail, rows, start, casts)
 		if err != nil {
 			return nil, err

@@ -11,9 +11,10 @@ import (
 
 // Multi-row statements write every row, across chunks, with the parameters of each dialect, and
 // an UPDATE … FROM (VALUES …) RETURNING reports the rows it changed: a few rows (on SQLite run as
-// a one-row statement per row) and three chunks, in a transaction of sqldb.WriteTx and in one of
-// database/sql. On SQLite a WriteTx keeps the one-row statements for its pool: every size of
-// fewer than a chunk's rows runs the same two statements, parsed once.
+// a one-row statement per row) and three chunks, in a transaction of sqldb.WriteTx, of
+// BeginDerivedTx through DB.Applier, and of database/sql. On SQLite the first two keep the one-row
+// statements for the write pool: every size of fewer than a chunk's rows runs the same two
+// statements, parsed once.
 func TestMultiRowStatements(t *testing.T) {
 	sqldbtest.Run(t, func(t *testing.T, d sqldb.Dialect) {
 		db := sqldbtest.Open(t, d)
@@ -22,24 +23,25 @@ func TestMultiRowStatements(t *testing.T) {
 		}
 		kept := sqldb.KeptStatements(db.Write)
 		for _, count := range []int{1, 7, 99, 250} {
-			writeAndUpdate(t, db, d, count, true)
-			writeAndUpdate(t, db, d, count, false)
+			for _, in := range []string{"write", "derived", "plain"} {
+				writeAndUpdate(t, db, d, count, in)
+			}
 		}
-		if got, want := sqldb.KeptStatements(db.Write)-kept, map[sqldb.Dialect]int{sqldb.SQLite: 2, sqldb.Postgres: 0}[d]; got != want {
-			t.Errorf("%d statements kept for the pool, want %d (the insert's and the update's of one row)", got, want)
+		if got, want := sqldb.KeptStatements(db.Write)-kept, map[sqldb.Dialect]int{sqldb.SQLite: 4, sqldb.Postgres: 0}[d]; got != want {
+			t.Errorf("%d statements kept for the pool, want %d (the insert's and the update's of one row, of each table written by a transaction that keeps them)", got, want)
 		}
 	})
 }
 
-// writeAndUpdate inserts count rows (ids of their own) into the table of its kind of transaction, then changes every even one
+// writeAndUpdate inserts count rows (ids of their own) into the table of its kind of transaction (in), then changes every even one
 // through an UPDATE … FROM (VALUES …) whose odd rows name ids that do not exist, in one
-// transaction (sqldb.WriteTx, or database/sql's), and checks what it returned and wrote. In a
+// transaction (sqldb.WriteTx, BeginDerivedTx, or plain database/sql), and checks what it returned and wrote. In a
 // WriteTx on PostgreSQL the inserts wait in the pipeline until the update's chunks, which read,
 // send them.
-func writeAndUpdate(t *testing.T, db *sqldb.DB, d sqldb.Dialect, count int, writeTx bool) {
+func writeAndUpdate(t *testing.T, db *sqldb.DB, d sqldb.Dialect, count int, in string) {
 	t.Helper()
 	ctx := context.Background()
-	table := fmt.Sprintf("batch_rows_%t", writeTx)
+	table := "batch_rows_" + in
 	if _, err := db.Write.Exec(`CREATE TABLE IF NOT EXISTS ` + table + ` (id TEXT PRIMARY KEY, n BIGINT NOT NULL, note TEXT NOT NULL)`); err != nil {
 		t.Fatal(err)
 	}
@@ -66,11 +68,24 @@ func writeAndUpdate(t *testing.T, db *sqldb.DB, d sqldb.Dialect, count int, writ
 			`) UPDATE `+table+` SET n = v.n FROM v WHERE `+table+`.id = v.id RETURNING `+table+`.id`, updates, "TEXT", "BIGINT")
 		return err
 	}
-	if writeTx {
+	switch in {
+	case "write":
 		if err := sqldb.WriteTx(ctx, d, db.Write, write); err != nil {
 			t.Fatal(err)
 		}
-	} else {
+	case "derived":
+		tx, release, err := db.BeginDerivedTx(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer release()
+		if err := write(db.Applier(tx)); err != nil {
+			t.Fatal(err)
+		}
+		if err := tx.Commit(); err != nil {
+			t.Fatal(err)
+		}
+	default:
 		tx, err := db.Write.BeginTx(ctx, nil)
 		if err != nil {
 			t.Fatal(err)

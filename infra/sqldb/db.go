@@ -43,6 +43,9 @@ type DB struct {
 
 	path  string   // of the SQLite file
 	claim *os.File // the lock file Claim holds, released by Close
+	// kept lends the statements the write pool keeps to the transactions of BeginDerivedTx on
+	// SQLite (Applier); nil on PostgreSQL.
+	kept *keptStatements
 }
 
 // Path is the file of a SQLite database, "" on PostgreSQL. Files that belong to the database sit
@@ -222,7 +225,7 @@ func openSQLite(ctx context.Context, path string) (*DB, error) {
 	}
 	read.SetMaxOpenConns(8)
 	read.SetMaxIdleConns(8)
-	return &DB{Dialect: SQLite, Write: write, Read: read, Projections: write, path: path}, nil
+	return &DB{Dialect: SQLite, Write: write, Read: read, Projections: write, path: path, kept: &keptStatements{pool: write}}, nil
 }
 
 // Close closes every pool, then gives up the claim on a SQLite file (Claim): only once nothing of

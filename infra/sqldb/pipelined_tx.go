@@ -72,7 +72,7 @@ func WriteTx(ctx context.Context, dialect Dialect, pool *sql.DB, fn func(tx Appl
 		}
 		return nil
 	}()
-	Prepare(ctx, pool, kept.missing...)
+	kept.prepareMissing(ctx)
 	return err
 }
 

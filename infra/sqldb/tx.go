@@ -66,6 +66,9 @@ func (db *DB) beginWithSync(ctx context.Context, level string) (*sql.Tx, func(),
 			_, _ = conn.ExecContext(context.Background(), connectionDefaults)
 		}
 		conn.Close()
+		if db.kept != nil {
+			db.kept.prepareMissing(context.Background())
+		}
 	}, nil
 }
 
