@@ -57,23 +57,7 @@ func TestClaimTakesNoMoreThanAsked(t *testing.T) {
 			if dialect == sqldb.Postgres {
 				query, args = fmt.Sprintf(`EXECUTE claim (%d, %d, 16)`, until, now), nil
 			}
-			rows, err := conn.QueryContext(ctx, query, args...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer rows.Close()
-			var ids []string
-			for rows.Next() {
-				var id string
-				if err := rows.Scan(&id); err != nil {
-					t.Fatal(err)
-				}
-				ids = append(ids, id)
-			}
-			if err := rows.Err(); err != nil {
-				t.Fatal(err)
-			}
-			return ids
+			return claimedIDs(t, conn, query, args...)
 		}
 		if dialect == sqldb.Postgres {
 			for _, stmt := range []string{`SET plan_cache_mode = force_generic_plan`,
@@ -102,6 +86,28 @@ func TestClaimTakesNoMoreThanAsked(t *testing.T) {
 			}
 		}
 	})
+}
+
+// claimedIDs runs a claim that returns the ids it took.
+func claimedIDs(t *testing.T, conn *sql.Conn, query string, args ...any) []string {
+	t.Helper()
+	rows, err := conn.QueryContext(context.Background(), query, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return ids
 }
 
 // claimTable is a connection to a new database whose deliveries PostgreSQL never analyzes by
@@ -245,22 +251,7 @@ func TestClaimTakesOneHeadPerPosition(t *testing.T) {
 		}
 		claim := func(now int64) []string {
 			t.Helper()
-			rows, err := conn.QueryContext(ctx, claimStatement(dialect)+` RETURNING id`, now+1000, now, 16)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer rows.Close()
-			var ids []string
-			for rows.Next() {
-				var id string
-				if err := rows.Scan(&id); err != nil {
-					t.Fatal(err)
-				}
-				ids = append(ids, id)
-			}
-			if err := rows.Err(); err != nil {
-				t.Fatal(err)
-			}
+			ids := claimedIDs(t, conn, claimStatement(dialect)+` RETURNING id`, now+1000, now, 16)
 			slices.Sort(ids)
 			return ids
 		}

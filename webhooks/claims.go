@@ -55,9 +55,11 @@ type claimed struct {
 // their physical address (ctid, a TID scan). Written as id IN (walk), PostgreSQL may run the walk
 // again for every row of the table (a semi-join), and it did with the generic plan a prepared
 // statement keeps once made on an empty table: each claim read the whole table, and since every
-// run of the walk skips the rows the statement already updated, it took more than $3 (26 of 16
-// asked in the test). The addresses are stable: the rows stay locked by this statement until it
-// updates them.
+// run of the walk skips the rows the statement already updated, it took more than $3 (all 300
+// due, of 16 asked, in the test). The addresses are stable: the rows stay locked by this
+// statement until it updates them. One case takes fewer: a row another transaction changed and
+// committed after this statement began is locked at its newest version, whose address the
+// statement's snapshot does not see; it is left unclaimed, for the next claim.
 func claimStatement(dialect sqldb.Dialect) string {
 	if dialect == sqldb.Postgres {
 		return `UPDATE webhook_deliveries SET claimed_until = $1

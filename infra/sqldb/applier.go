@@ -48,9 +48,9 @@ type Rows interface {
 // ApplierOf is tx as an Applier.
 func ApplierOf(tx *sql.Tx) Applier { return txApplier{Tx: tx} }
 
-// Applier is tx, a transaction of BeginDerivedTx, as an Applier: on SQLite ExecRows and
-// QueryRowsStrings take the statements the write pool keeps through it, and those it has not yet
-// are prepared when the transaction is released.
+// Applier is tx, a transaction of db's BeginDerivedTx (and of no other pool), as an Applier: on
+// SQLite its statements, and those of ExecRows and QueryRowsStrings through it, are the ones the
+// write pool keeps, and those it has not yet are prepared when the transaction is released.
 func (db *DB) Applier(tx *sql.Tx) Applier { return txApplier{Tx: tx, kept: db.kept} }
 
 // txApplier is a database/sql transaction as an Applier. kept, in a transaction on SQLite's write

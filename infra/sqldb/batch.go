@@ -52,7 +52,7 @@ func ExecRows(ctx context.Context, tx Execer, dialect Dialect, head, tail string
 		}
 	}()
 	for start := 0; start < len(rows); start += batchRows {
-		if p, ok := tx.(preparer); ok && dialect == SQLite && len(rows)-start < batchRows {
+		if p, ok := inTx(tx); ok && dialect == SQLite && len(rows)-start < batchRows {
 			return execEach(ctx, p, head, tail, rows[start:], casts) // the rows short of a chunk
 		}
 		query, args, err := rowsStatement(dialect, head, tail, rows, start, casts)
@@ -79,7 +79,9 @@ func ExecRows(ctx context.Context, tx Execer, dialect Dialect, head, tail string
 // execEach runs the one-row statement of head and tail for each row, prepared once: on SQLite,
 // where a statement's text is parsed every time it runs, parsing a VALUES list of a few rows
 // cost more than running a prepared row several times (a webhook dispatcher's record of its
-// sends, the outbox's deliveries of a batch, the appender's events).
+// sends, the outbox's deliveries of a batch, a read model's rows). Only inside a transaction
+// (inTx): there the rows commit together, and SQLite, whose one writer runs them in order, gives
+// each row what the statement of several would (the callers' rows name distinct keys).
 func execEach(ctx context.Context, p preparer, head, tail string, rows [][]any, casts []string) error {
 	query, _, err := rowsStatement(SQLite, head, tail, rows[:1], 0, casts)
 	if err != nil {
@@ -133,23 +135,28 @@ func queryEach(ctx context.Context, p preparer, head, tail string, rows [][]any,
 		if err != nil {
 			return nil, err
 		}
-		for result.Next() {
-			var v string
-			if err := result.Scan(&v); err != nil {
-				result.Close()
-				return nil, err
-			}
-			out = append(out, v)
-		}
-		err = result.Err()
-		if closeErr := result.Close(); err == nil {
-			err = closeErr
-		}
-		if err != nil {
+		if out, err = appendStrings(out, result); err != nil {
 			return nil, err
 		}
 	}
 	return out, nil
+}
+
+// appendStrings appends the one text column of every row of result to out, and closes result.
+func appendStrings(out []string, result Rows) ([]string, error) {
+	for result.Next() {
+		var v string
+		if err := result.Scan(&v); err != nil {
+			result.Close()
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	err := result.Err()
+	if closeErr := result.Close(); err == nil {
+		err = closeErr
+	}
+	return out, err
 }
 
 // preparer is a transaction that prepares statements (a *sql.Tx).
@@ -157,12 +164,24 @@ type preparer interface {
 	PrepareContext(ctx context.Context, query string) (*sql.Stmt, error)
 }
 
+// inTx returns x as a preparer when it is a database/sql transaction; a pool or a connection
+// prepares too, but there each row would be a statement, and a commit, of its own.
+func inTx(x any) (preparer, bool) {
+	switch x := x.(type) {
+	case *sql.Tx:
+		return x, true
+	case txApplier:
+		return x, true
+	}
+	return nil, false
+}
+
 // QueryRowsStrings is ExecRows for a statement whose tail returns one text column (RETURNING
 // id): it collects what every chunk returned.
 func QueryRowsStrings(ctx context.Context, tx Applier, dialect Dialect, head, tail string, rows [][]any, casts ...string) ([]string, error) {
 	var out []string
 	for start := 0; start < len(rows); start += batchRows {
-		if p, ok := tx.(preparer); ok && dialect == SQLite && len(rows)-start < batchRows {
+		if p, ok := inTx(tx); ok && dialect == SQLite && len(rows)-start < batchRows {
 			rest, err := queryEach(ctx, p, head, tail, rows[start:], casts) // the rows short of a chunk
 			return append(out, rest...), err
 		}
@@ -174,19 +193,7 @@ func QueryRowsStrings(ctx context.Context, tx Applier, dialect Dialect, head, ta
 		if err != nil {
 			return nil, err
 		}
-		for result.Next() {
-			var v string
-			if err := result.Scan(&v); err != nil {
-				result.Close()
-				return nil, err
-			}
-			out = append(out, v)
-		}
-		err = result.Err()
-		if closeErr := result.Close(); err == nil {
-			err = closeErr
-		}
-		if err != nil {
+		if out, err = appendStrings(out, result); err != nil {
 			return nil, err
 		}
 	}

@@ -12,7 +12,8 @@ import (
 // PostgreSQL. A statement is the query's text: the caller keeps the texts it sends few (values
 // go in parameters); past maxStatements a query runs unprepared.
 
-// maxStatements bounds the statements kept for all pools.
+// maxStatements bounds the statements kept for each pool: the read pool's many texts (a page's
+// limit is part of its text) cannot take the write pool's room.
 const maxStatements = 512
 
 type statementKey struct {
@@ -21,8 +22,9 @@ type statementKey struct {
 }
 
 var statements struct {
-	mu   sync.Mutex
-	byID map[statementKey]*sql.Stmt
+	mu     sync.Mutex
+	byID   map[statementKey]*sql.Stmt
+	ofPool map[*sql.DB]int // how many byID keeps for each pool
 }
 
 // Query runs query on pool, prepared once on SQLite.
@@ -72,7 +74,7 @@ func prepared(ctx context.Context, pool *sql.DB, query string) *sql.Stmt {
 	key := statementKey{pool, query}
 	statements.mu.Lock()
 	stmt, ok := statements.byID[key]
-	full := len(statements.byID) >= maxStatements
+	full := statements.ofPool[pool] >= maxStatements
 	statements.mu.Unlock()
 	if ok || full {
 		return stmt
@@ -84,13 +86,14 @@ func prepared(ctx context.Context, pool *sql.DB, query string) *sql.Stmt {
 	statements.mu.Lock()
 	defer statements.mu.Unlock()
 	if statements.byID == nil {
-		statements.byID = map[statementKey]*sql.Stmt{}
+		statements.byID, statements.ofPool = map[statementKey]*sql.Stmt{}, map[*sql.DB]int{}
 	}
 	if kept, ok := statements.byID[key]; ok { // another request prepared it meanwhile
 		_ = stmt.Close()
 		return kept
 	}
 	statements.byID[key] = stmt
+	statements.ofPool[pool]++
 	return stmt
 }
 
@@ -104,4 +107,5 @@ func forgetStatements(pool *sql.DB) {
 			delete(statements.byID, key)
 		}
 	}
+	delete(statements.ofPool, pool)
 }

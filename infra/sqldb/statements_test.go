@@ -2,6 +2,7 @@ package sqldb_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/funnelhq/funnel/infra/sqldb"
@@ -57,6 +58,38 @@ func TestPreparedQueries(t *testing.T) {
 		}
 		if got := sqldb.KeptStatements(db.Read); got != 0 {
 			t.Fatalf("%d statements kept after Close", got)
+		}
+	})
+}
+
+// Each pool keeps up to its own bound of statements on SQLite: a read pool that met many texts
+// (a page's limit is part of its text) leaves the write pool's room alone. PostgreSQL keeps none
+// (pgx does).
+func TestStatementsAreBoundedForEachPool(t *testing.T) {
+	sqldbtest.Run(t, func(t *testing.T, d sqldb.Dialect) {
+		db := sqldbtest.Open(t, d)
+		ctx := context.Background()
+		for n := 1; n <= 600; n++ {
+			rows, err := sqldb.Query(ctx, db.Read, fmt.Sprintf(`SELECT 1 LIMIT %d`, n))
+			if err != nil {
+				t.Fatal(err)
+			}
+			rows.Close()
+		}
+		bound, one := 512, 1
+		if d == sqldb.Postgres {
+			bound, one = 0, 0
+		}
+		if got := sqldb.KeptStatements(db.Read); got != bound {
+			t.Fatalf("the read pool keeps %d statements, want %d", got, bound)
+		}
+		rows, err := sqldb.Query(ctx, db.Write, `SELECT 2`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows.Close()
+		if got := sqldb.KeptStatements(db.Write); got != one {
+			t.Fatalf("the write pool keeps %d statements after the read pool's bound was reached, want %d", got, one)
 		}
 	})
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"time"
 )
 
 // BeginDerivedTx starts a transaction of state derived from the log (read models and their
@@ -66,8 +67,10 @@ func (db *DB) beginWithSync(ctx context.Context, level string) (*sql.Tx, func(),
 			_, _ = conn.ExecContext(context.Background(), connectionDefaults)
 		}
 		conn.Close()
-		if db.kept != nil {
-			db.kept.prepareMissing(context.Background())
+		if level != "FULL" && db.kept != nil { // a derived transaction: it may have used DB.Applier
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			db.kept.prepareMissing(ctx)
 		}
 	}, nil
 }
