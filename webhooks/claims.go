@@ -160,7 +160,7 @@ func (d *Dispatcher) attachSubscriptions(ctx context.Context, batch []claimed) e
 		}
 	}
 	query, args := attachQuery(d.db.Dialect, subIDs, deliveryIDs)
-	rows, err := d.db.Read.QueryContext(ctx, query, args...)
+	rows, err := sqldb.Query(ctx, d.db.Read, query, args...)
 	if err != nil {
 		return fmt.Errorf("webhooks: read subscriptions: %w", err)
 	}
@@ -215,8 +215,8 @@ func (d *Dispatcher) attachSubscriptions(ctx context.Context, batch []claimed) e
 	return nil
 }
 
-// attachQuery is attachSubscriptions' statement and its arguments (sqldb.AnyOf: on PostgreSQL
-// one text serves every claim).
+// attachQuery is attachSubscriptions' statement and its arguments (sqldb.AnyOf: one text serves
+// every claim, prepared once).
 func attachQuery(dialect sqldb.Dialect, subIDs, deliveryIDs []string) (string, []any) {
 	subs, args := sqldb.AnyOf(dialect, "id", 1, subIDs)
 	query := `SELECT 's', id, url, secret, previous_secret, previous_valid_until, status, secrets_sealed FROM webhook_subscriptions WHERE ` + subs

@@ -191,7 +191,7 @@ func (d *Deliveries) attachAttempts(ctx context.Context, out []Delivery) error {
 		ids[i] = del.ID
 	}
 	anyOf, args := sqldb.AnyOf(d.db.Dialect, "delivery_id", 1, ids)
-	rows, err := d.db.Read.QueryContext(ctx, `SELECT delivery_id, at, status_code, error, duration_ms FROM webhook_attempts WHERE `+anyOf+` ORDER BY delivery_id, attempt`, args...)
+	rows, err := sqldb.Query(ctx, d.db.Read, `SELECT delivery_id, at, status_code, error, duration_ms FROM webhook_attempts WHERE `+anyOf+` ORDER BY delivery_id, attempt`, args...)
 	if err != nil {
 		return fmt.Errorf("webhooks: query attempts: %w", err)
 	}

@@ -214,7 +214,7 @@ func (k *personKeys) open(contactID, sealedKey string) (*sealing.Sealer, error) 
 // contact, or one with no key, is absent.
 func (k *personKeys) forOpening(ctx context.Context, contactIDs []string) (map[string]*sealing.Sealer, error) {
 	anyOf, args := sqldb.AnyOf(k.db.Dialect, "contact_id", 1, contactIDs)
-	rows, err := k.db.Read.QueryContext(ctx, `SELECT contact_id, sealed_key FROM person_keys WHERE sealed_key IS NOT NULL AND `+anyOf, args...)
+	rows, err := sqldb.Query(ctx, k.db.Read, `SELECT contact_id, sealed_key FROM person_keys WHERE sealed_key IS NOT NULL AND `+anyOf, args...)
 	if err != nil {
 		return nil, fmt.Errorf("eventstore: read persons' keys: %w", err)
 	}

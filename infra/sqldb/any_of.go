@@ -1,19 +1,26 @@
 package sqldb
 
-// AnyOf returns the condition that column holds one of values, and its arguments, its parameters
-// numbered from from (the statement's earlier ones being exactly $1 to $from-1). On PostgreSQL it
-// is one array parameter, `column = ANY($from)`, so that the statement's text is the same however
-// many values it takes: pgx prepares every text it sees, in a cache of each connection that every
-// other statement shares, and a list whose length varies (a rebuild's window of contacts, a claim's
-// deliveries) filled it with texts used once. On SQLite it is an IN list of one parameter per value,
-// which its planner reads as well.
+import "encoding/json"
+
+// AnyOf returns the condition that column holds one of values, and its arguments, its parameter
+// numbered from (the statement's earlier ones being exactly $1 to $from-1). It is one parameter,
+// so that the statement's text is the same however many values it takes: pgx prepares every text
+// it sees, in a cache of each connection that every other statement shares, and a list whose
+// length varies (a rebuild's window of contacts, a claim's deliveries) filled it with texts used
+// once; SQLite parses a text each time it runs unless it is kept prepared (sqldb.Query), which a
+// text per length would defeat. On PostgreSQL it is an array, `column = ANY($from)`; on SQLite a
+// JSON array, `column IN (SELECT value FROM json_each(?))`, which its planner matches on the
+// column's index as it did an IN list.
 func AnyOf(dialect Dialect, column string, from int, values []string) (string, []any) {
 	if dialect == Postgres {
 		return column + " = ANY(" + placeholder(dialect, from) + ")", []any{values}
 	}
-	args := make([]any, len(values))
-	for i, v := range values {
-		args[i] = v
+	list, err := json.Marshal(values)
+	if err != nil { // strings always encode
+		panic(err)
 	}
-	return column + " IN (" + Placeholders(dialect, from, len(values)) + ")", args
+	if values == nil {
+		list = []byte("[]")
+	}
+	return column + " IN (SELECT value FROM json_each(" + placeholder(dialect, from) + "))", []any{string(list)}
 }
