@@ -10,7 +10,8 @@ import "encoding/json"
 // once; SQLite parses a text each time it runs unless it is kept prepared (sqldb.Query), which a
 // text per length would defeat. On PostgreSQL it is an array, `column = ANY($from)`; on SQLite a
 // JSON array, `column IN (SELECT value FROM json_each(?))`, which its planner matches on the
-// column's index as it did an IN list.
+// column's index as it did an IN list. values are ids, valid UTF-8 (JSON would replace a byte
+// that is not).
 func AnyOf(dialect Dialect, column string, from int, values []string) (string, []any) {
 	if dialect == Postgres {
 		return column + " = ANY(" + placeholder(dialect, from) + ")", []any{values}

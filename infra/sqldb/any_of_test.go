@@ -29,6 +29,7 @@ func TestAnyOf(t *testing.T) {
 			t.Fatal(err)
 		}
 		texts := map[string]bool{}
+		kept := sqldb.KeptStatements(db.Read)
 		for _, n := range []int{0, 1, 2500} {
 			var values []string
 			for i := range n {
@@ -52,6 +53,10 @@ func TestAnyOf(t *testing.T) {
 		if len(texts) != 1 {
 			t.Errorf("%d statement texts, want one", len(texts))
 		}
+		// One statement kept on SQLite for every number of values (sqldb.Query); pgx keeps its own.
+		if got, want := sqldb.KeptStatements(db.Read)-kept, map[sqldb.Dialect]int{sqldb.SQLite: 1, sqldb.Postgres: 0}[d]; got != want {
+			t.Errorf("%d statements kept for the three reads, want %d", got, want)
+		}
 		// The array is matched on the key's index, not by reading the table.
 		cond, args := sqldb.AnyOf(d, "id", 1, []string{"r0001", "r0002"})
 		conn, err := db.Read.Conn(ctx)
@@ -72,7 +77,7 @@ func TestAnyOf(t *testing.T) {
 
 // ids reads the one text column of a query's rows.
 func ids(ctx context.Context, db *sqldb.DB, query string, args []any) ([]string, error) {
-	rows, err := db.Read.QueryContext(ctx, query, args...)
+	rows, err := sqldb.Query(ctx, db.Read, query, args...)
 	if err != nil {
 		return nil, err
 	}

@@ -92,6 +92,10 @@ func prepared(ctx context.Context, pool *sql.DB, query string) *sql.Stmt {
 		_ = stmt.Close()
 		return kept
 	}
+	if statements.ofPool[pool] >= maxStatements { // others filled the pool's room meanwhile
+		_ = stmt.Close()
+		return nil
+	}
 	statements.byID[key] = stmt
 	statements.ofPool[pool]++
 	return stmt
