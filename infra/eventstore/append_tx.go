@@ -45,14 +45,11 @@ func (s *Store) inTx(ctx context.Context, fn func(appendTx) error) error {
 	if err != nil {
 		return fmt.Errorf("eventstore: begin append: %w", err)
 	}
-	appendTx := &sqlAppendTx{tx: tx, pool: s.db.Write}
 	defer func() {
 		tx.Rollback()
-		release()
-		// Once the write connection is free again, prepare what this transaction ran unprepared.
-		sqldb.Prepare(ctx, s.db.Write, appendTx.unprepared...)
+		release() // which prepares what this transaction ran unprepared (DB.Applier)
 	}()
-	return fn(appendTx)
+	return fn(&sqlAppendTx{tx: tx, kept: s.db.Applier(tx)})
 }
 
 // The versions of the streams an append writes are read on every append, where a slow plan would
@@ -204,44 +201,19 @@ func nullable(vals []any) []*string {
 }
 
 // sqlAppendTx is the append transaction over database/sql (SQLite: an immediate transaction on
-// the single write connection). Its statements are prepared once on the write pool: the appender
-// runs alone, and parsing their text anew took about a third of its time. A statement met for the
-// first time runs unprepared and is prepared after the transaction, when the connection is free.
+// the single write connection). Its statements are the ones the write pool keeps prepared
+// (DB.Applier; up to 2 KB, so those of groups of up to some 40 events): the appender runs alone,
+// and parsing their text anew took about a third of its time. A statement met for the first time
+// runs unprepared and is prepared after the transaction, when the connection is free. Its
+// multi-row INSERTs stay one statement per group (ExecRows, through kept, which cannot prepare).
 type sqlAppendTx struct {
-	tx         *sql.Tx
-	pool       *sql.DB
-	unprepared []string
+	tx   *sql.Tx
+	kept sqldb.Applier
 	committed
 }
 
-// maxPreparedQuery is the longest statement an append keeps prepared: those of groups of up to some
-// 40 events. A prepared statement holds its compiled program outside the Go heap for the life of
-// the process, and the rare big group's statements (up to 100 rows of 13 values) would hold
-// megabytes for a parse that their many rows amortize anyway.
-const maxPreparedQuery = 2048
-
-// stmt returns query's prepared statement in the transaction, or nil and notes query for later.
-func (t *sqlAppendTx) stmt(ctx context.Context, query string) *sql.Stmt {
-	stmt := sqldb.InTx(ctx, t.tx, t.pool, query)
-	if stmt == nil && len(query) <= maxPreparedQuery {
-		t.unprepared = append(t.unprepared, query)
-	}
-	return stmt
-}
-
-func (t *sqlAppendTx) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
-	if stmt := t.stmt(ctx, query); stmt != nil {
-		return stmt.QueryContext(ctx, args...)
-	}
-	return t.tx.QueryContext(ctx, query, args...)
-}
-
 func (t *sqlAppendTx) Query(ctx context.Context, query string, args ...any) (sqldb.Rows, error) {
-	rows, err := t.QueryContext(ctx, query, args...)
-	if err != nil {
-		return nil, err
-	}
-	return rows, nil
+	return t.kept.Query(ctx, query, args...)
 }
 
 func (t *sqlAppendTx) begin(ctx context.Context, streamIDs []string, _ int, _ bool) (int64, map[string]int64, error) {
@@ -271,7 +243,7 @@ func (t *sqlAppendTx) pairsOf(ctx context.Context, keys []string, queryOf func(n
 		for i, k := range part {
 			args[i] = k
 		}
-		rows, err := t.QueryContext(ctx, queryOf(len(part)), args...)
+		rows, err := t.Query(ctx, queryOf(len(part)), args...)
 		if err != nil {
 			return nil, err
 		}
@@ -306,17 +278,11 @@ func (t *sqlAppendTx) write(ctx context.Context, rows []*row) error {
 }
 
 func (t *sqlAppendTx) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	if stmt := t.stmt(ctx, query); stmt != nil {
-		return stmt.ExecContext(ctx, args...)
-	}
-	return t.tx.ExecContext(ctx, query, args...)
+	return t.kept.ExecContext(ctx, query, args...)
 }
 
 func (t *sqlAppendTx) QueryRow(ctx context.Context, query string, args ...any) sqldb.Row {
-	if stmt := t.stmt(ctx, query); stmt != nil {
-		return stmt.QueryRowContext(ctx, args...)
-	}
-	return t.tx.QueryRowContext(ctx, query, args...)
+	return t.kept.QueryRow(ctx, query, args...)
 }
 
 func (t *sqlAppendTx) commit(context.Context) error {

@@ -48,9 +48,10 @@ type Rows interface {
 // ApplierOf is tx as an Applier.
 func ApplierOf(tx *sql.Tx) Applier { return txApplier{Tx: tx} }
 
-// Applier is tx, a transaction of db's BeginDerivedTx (and of no other pool), as an Applier: on
-// SQLite its statements, and those of ExecRows and QueryRowsStrings through it, are the ones the
-// write pool keeps, and those it has not yet are prepared when the transaction is released.
+// Applier is tx, a transaction of db's BeginDerivedTx or BeginAppendTx (and of no other pool), as
+// an Applier: on SQLite its statements, and those of ExecRows and QueryRowsStrings through it,
+// are the ones the write pool keeps, and those it has not yet are prepared when the transaction
+// is released.
 func (db *DB) Applier(tx *sql.Tx) Applier { return txApplier{Tx: tx, kept: db.kept} }
 
 // txApplier is a database/sql transaction as an Applier. kept, in a transaction on SQLite's write
@@ -70,9 +71,10 @@ type keptStatements struct {
 	missing []string
 }
 
-// maxKeptQuery is the longest statement a transaction has kept: a prepared statement holds its
-// compiled program outside the Go heap for the life of the process, and a long one (a chunk of a
-// hundred rows) amortizes its parse over its rows anyway.
+// maxKeptQuery is the longest statement a transaction has kept (an append's of a group of up to
+// some 40 events): a prepared statement holds its compiled program outside the Go heap for the
+// life of the process, and a long one (a chunk of a hundred rows) would hold megabytes for a
+// parse that its rows amortize anyway.
 const maxKeptQuery = 2048
 
 // in returns query's kept statement in tx, or nil (then noting query, to keep it once tx ended).

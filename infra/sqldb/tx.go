@@ -67,7 +67,7 @@ func (db *DB) beginWithSync(ctx context.Context, level string) (*sql.Tx, func(),
 			_, _ = conn.ExecContext(context.Background(), connectionDefaults)
 		}
 		conn.Close()
-		if level != "FULL" && db.kept != nil { // a derived transaction: it may have used DB.Applier
+		if db.kept != nil { // what the transaction ran unprepared through DB.Applier
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
 			db.kept.prepareMissing(ctx)
