@@ -250,6 +250,10 @@ func (s *Store) commit(batch []*appendRequest) {
 		s.observer.Committed(events, len(batch), time.Since(start))
 		s.reportInline(last)
 		s.signal()
+	} else if err == nil {
+		// Every request refused: the positions it took are void now, and a reader that waited on
+		// them (ReadLog's ownInFlight) reads on past them.
+		s.signal()
 	}
 }
 

@@ -70,7 +70,7 @@ func (s *Store) ReadLogIn(ctx context.Context, tx *sql.Tx, after int64, limit in
 // transaction on the server may hold back behind what this process's relay read from memory.
 func (s *Store) ReadSettled(ctx context.Context, after, upto int64, limit int) ([]domain.Recorded, error) {
 	s.noteSettled(upto)
-	if events, ok, err := s.recent.read(after, limit); ok || err != nil {
+	if events, said, err := s.recent.read(after, limit); said == fromMemory || err != nil {
 		for len(events) > 0 && events[len(events)-1].Position > upto {
 			events = events[:len(events)-1]
 		}

@@ -32,8 +32,9 @@ const keptRecent = 256
 // passing over the void ones, up to the first position that is still pending or not this
 // process's: every position up to the last one returned is then settled, which is what ReadLog
 // promises, without asking the database for its horizon (which any transaction on the server
-// holds back). A read that would return nothing goes to the database: the next read after such a
-// prefix finds there what other processes committed.
+// holds back). A read that would return nothing goes to the database (the next read after such a
+// prefix finds there what other processes committed), unless the position after is pending: then
+// the log has nothing readable past it until that transaction ends, which signals the relay.
 type recent struct {
 	mu    sync.Mutex
 	last  int64 // the highest position known
@@ -115,18 +116,36 @@ func (r *recent) clear() {
 	r.mu.Unlock()
 }
 
+// answer is what memory can say of a read of the log after a position.
+type answer int
+
+const (
+	// askDatabase: the position after is another process's, or not kept; the database must answer.
+	askDatabase answer = iota
+	// fromMemory: the events returned, a prefix of what the log holds there.
+	fromMemory
+	// ownInFlight: the position after is one this process's transaction took and has not settled yet.
+	// The log holds nothing readable after it until that transaction ends, and its end (commit,
+	// failure or a commit whose outcome is unknown) signals the readers (Store.signal): a reader
+	// that waits for the signal needs no database to tell it so.
+	ownInFlight
+)
+
 // read returns up to limit committed events after a position, a prefix of what the log holds
-// there, and false when memory cannot give at least one (the position after is another
-// process's, still pending, or not kept): then the database must answer.
-func (r *recent) read(after int64, limit int) ([]domain.Recorded, bool, error) {
+// there, with what memory could say of it: fromMemory when it returns at least one.
+func (r *recent) read(after int64, limit int) ([]domain.Recorded, answer, error) {
 	r.mu.Lock()
 	var rows []*row
+	said := askDatabase
 	for p := after + 1; len(rows) < limit; p++ {
 		s, ok := r.at(p)
 		if !ok {
 			break
 		}
 		if s.pending {
+			if len(rows) == 0 {
+				said = ownInFlight
+			}
 			break
 		}
 		if s.row != nil {
@@ -135,10 +154,10 @@ func (r *recent) read(after int64, limit int) ([]domain.Recorded, bool, error) {
 	}
 	r.mu.Unlock()
 	if len(rows) == 0 {
-		// Never "nothing" from memory: a position still pending here may have committed already
-		// (its transaction's answer is on its way), and a reader that takes nothing for the end of
-		// the log (a projection catching up) would pass over it.
-		return nil, false, nil
+		// Never "nothing" as an answer from the log: a position still pending here may have
+		// committed already (its transaction's answer is on its way), and a reader that takes
+		// nothing for the end of the log (a projection catching up) would pass over it.
+		return nil, said, nil
 	}
 	out := make([]domain.Recorded, len(rows))
 	for i, w := range rows {
@@ -148,8 +167,8 @@ func (r *recent) read(after int64, limit int) ([]domain.Recorded, bool, error) {
 		}
 		// As the log stores it: what a read of the database would decode (scanEach).
 		if err := gojson.Unmarshal([]byte(w.metadata), &out[i].Metadata); err != nil {
-			return nil, false, fmt.Errorf("eventstore: event %d metadata: %w", w.position, err)
+			return nil, askDatabase, fmt.Errorf("eventstore: event %d metadata: %w", w.position, err)
 		}
 	}
-	return out, true, nil
+	return out, fromMemory, nil
 }

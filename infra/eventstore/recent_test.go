@@ -205,15 +205,63 @@ func TestReadLogFromMemoryStopsAtThisProcessesOpenAppends(t *testing.T) {
 				t.Fatal(err)
 			}
 			readsAsTheLog(head) // nothing past the open append
+			// Memory knows the position after is its own open append's: no database is asked
+			// (a cancelled context would fail it) until the append's end signals.
+			wake, stop := s.Notify()
+			cancelled, cancel := context.WithCancel(ctx)
+			cancel()
+			if got, err := s.ReadLog(cancelled, head, 10); err != nil || len(got) != 0 {
+				t.Fatalf("round %d: a read past its own open append: %s, %v; want nothing, from memory", round, describe(got), err)
+			}
 			g.end <- end
 			if err := <-slow; (err == nil) != (end == nil) {
 				t.Fatalf("round %d: slow append: %v", round, err)
 			}
+			select {
+			case <-wake:
+			case <-time.After(10 * time.Second):
+				t.Fatalf("round %d: the open append ended and the readers were not told", round)
+			}
+			stop()
 			if end != nil {
 				readsAsTheLog(head, past-1, past) // its positions passed over
 			} else {
 				readsAsTheLog(head, head+1, head+2, past-1, past)
 			}
+		}
+	})
+}
+
+// An append whose every request is refused commits no event, yet on PostgreSQL it took
+// positions, which the relay may be waiting on (ReadLog answers nothing past this process's open
+// append): its end wakes the readers too, and a read passes over those positions.
+func TestAnAppendRefusedWholeWakesTheReaders(t *testing.T) {
+	sqldbtest.Run(t, func(t *testing.T, d sqldb.Dialect) {
+		db := sqldbtest.Open(t, d)
+		s := eventstore.New(db)
+		t.Cleanup(s.Close)
+		ctx := context.Background()
+		head, err := s.Append(ctx, meta, domain.StreamAppend{StreamID: "ct_1", ExpectedVersion: 0, Events: tagged("ct_1", 1)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		wake, stop := s.Notify()
+		defer stop()
+		if _, err := s.Append(ctx, meta, domain.StreamAppend{StreamID: "ct_1", ExpectedVersion: 5, Events: tagged("ct_1", 2)}); !errors.Is(err, domain.ErrWrongVersion) {
+			t.Fatalf("an append at a stale version: %v, want %v", err, domain.ErrWrongVersion)
+		}
+		select {
+		case <-wake:
+		case <-time.After(10 * time.Second):
+			t.Fatal("an append refused whole ended and the readers were not told")
+		}
+		next, err := s.Append(ctx, meta, domain.StreamAppend{StreamID: "ct_2", ExpectedVersion: 0, Events: tagged("ct_2", 1)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.ReadLog(ctx, head, 10)
+		if err != nil || len(got) != 1 || got[0].Position != next {
+			t.Fatalf("a read after the refused append: %s, %v; want the next append's event at %d", describe(got), err, next)
 		}
 	})
 }
