@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/funnelhq/funnel/infra/sqldb"
 	"github.com/funnelhq/funnel/projections/paging"
 )
 
@@ -29,7 +30,7 @@ func (a *Accounts) List(ctx context.Context, page paging.Page) ([]Account, strin
 		acc.CreatedAt = fromMillis(created)
 		return acc, nil
 	}, fmt.Sprintf(`SELECT id, name, created_at FROM accounts
-		WHERE created_at > $1 OR (created_at = $1 AND id > $2) ORDER BY created_at, id LIMIT %d`, page.Limit+1),
+		WHERE created_at > $1 OR (created_at = $1 AND id > $2) ORDER BY created_at, id LIMIT %d`, sqldb.TextLimit(page.Limit+1)),
 		after.CreatedAt, after.ID)
 	if err != nil {
 		return nil, "", fmt.Errorf("projections: list accounts: %w", err)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/funnelhq/funnel/domain"
+	"github.com/funnelhq/funnel/infra/sqldb"
 	"github.com/funnelhq/funnel/projections/paging"
 )
 
@@ -115,7 +116,7 @@ func (a *Accounts) APIKeys(ctx context.Context, accountID string, page paging.Pa
 		}
 	}
 	keys, err := queryAll(ctx, a.db, scanAPIKey, fmt.Sprintf(`SELECT id, account_id, name, scopes, created_at, revoked_at FROM api_keys
-		WHERE account_id = $1 AND (created_at > $2 OR (created_at = $2 AND id > $3)) ORDER BY created_at, id LIMIT %d`, page.Limit+1),
+		WHERE account_id = $1 AND (created_at > $2 OR (created_at = $2 AND id > $3)) ORDER BY created_at, id LIMIT %d`, sqldb.TextLimit(page.Limit+1)),
 		accountID, after.CreatedAt, after.ID)
 	if err != nil {
 		return nil, "", fmt.Errorf("projections: list api keys: %w", err)

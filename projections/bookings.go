@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/funnelhq/funnel/domain"
+	"github.com/funnelhq/funnel/infra/sqldb"
 	"github.com/funnelhq/funnel/projections/paging"
 )
 
@@ -126,7 +127,7 @@ func (p *Bookings) List(ctx context.Context, accountID, eventTypeID string, page
 			return nil, "", err
 		}
 	}
-	out, err := queryAll(ctx, p.db, scanBooking, selectBookings+fmt.Sprintf(` WHERE account_id = $1 AND event_type_id = $2 AND seq < $3 ORDER BY seq DESC LIMIT %d`, page.Limit+1),
+	out, err := queryAll(ctx, p.db, scanBooking, selectBookings+fmt.Sprintf(` WHERE account_id = $1 AND event_type_id = $2 AND seq < $3 ORDER BY seq DESC LIMIT %d`, sqldb.TextLimit(page.Limit+1)),
 		accountID, eventTypeID, before)
 	if err != nil {
 		return nil, "", fmt.Errorf("projections: list bookings: %w", err)

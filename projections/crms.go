@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/funnelhq/funnel/domain"
+	"github.com/funnelhq/funnel/infra/sqldb"
 	"github.com/funnelhq/funnel/projections/paging"
 )
 
@@ -71,7 +72,7 @@ func (p *CRMs) List(ctx context.Context, accountID string, page paging.Page) ([]
 	if err != nil {
 		return nil, "", err
 	}
-	crms, err := p.query(ctx, selectCRMs+fmt.Sprintf(` WHERE account_id = $1 AND seq > $2 ORDER BY seq LIMIT %d`, page.Limit+1), accountID, after)
+	crms, err := p.query(ctx, selectCRMs+fmt.Sprintf(` WHERE account_id = $1 AND seq > $2 ORDER BY seq LIMIT %d`, sqldb.TextLimit(page.Limit+1)), accountID, after)
 	if err != nil {
 		return nil, "", err
 	}
@@ -87,7 +88,7 @@ func (p *CRMs) Stages(ctx context.Context, crmID string, page paging.Page) ([]do
 			return nil, "", err
 		}
 	}
-	rows, err := p.db.QueryContext(ctx, fmt.Sprintf(`SELECT id, name, sort_order FROM crm_stages WHERE crm_id = $1 AND sort_order > $2 ORDER BY sort_order LIMIT %d`, page.Limit+1), crmID, after)
+	rows, err := p.db.QueryContext(ctx, fmt.Sprintf(`SELECT id, name, sort_order FROM crm_stages WHERE crm_id = $1 AND sort_order > $2 ORDER BY sort_order LIMIT %d`, sqldb.TextLimit(page.Limit+1)), crmID, after)
 	if err != nil {
 		return nil, "", fmt.Errorf("projections: list stages: %w", err)
 	}

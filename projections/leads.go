@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/funnelhq/funnel/domain"
+	"github.com/funnelhq/funnel/infra/sqldb"
 	"github.com/funnelhq/funnel/projections/paging"
 )
 
@@ -156,7 +157,7 @@ func (p *Leads) List(ctx context.Context, accountID string, filter LeadFilter, p
 		args = append(args, filter.ContactID)
 		fmt.Fprintf(&sb, ` AND contact_id = $%d`, len(args))
 	}
-	fmt.Fprintf(&sb, ` ORDER BY seq LIMIT %d`, page.Limit+1)
+	fmt.Fprintf(&sb, ` ORDER BY seq LIMIT %d`, sqldb.TextLimit(page.Limit+1))
 	out, err := queryAll(ctx, p.db, scanLead, sb.String(), args...)
 	if err != nil {
 		return nil, "", fmt.Errorf("projections: list leads: %w", err)

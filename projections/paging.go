@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/funnelhq/funnel/domain"
+	"github.com/funnelhq/funnel/infra/sqldb"
 	"github.com/funnelhq/funnel/projections/paging"
 )
 
@@ -36,7 +37,7 @@ func listInOrderOf[T any](ctx context.Context, db *sql.DB, column string, scan f
 	if err != nil {
 		return nil, "", err
 	}
-	query := fmt.Sprintf(`%s WHERE %s AND %s > $%d ORDER BY %s LIMIT %d`, selectFrom, where, column, len(args)+1, column, page.Limit+1)
+	query := fmt.Sprintf(`%s WHERE %s AND %s > $%d ORDER BY %s LIMIT %d`, selectFrom, where, column, len(args)+1, column, sqldb.TextLimit(page.Limit+1))
 	out, err := queryAll(ctx, db, scan, query, append(args, after)...)
 	if err != nil {
 		return nil, "", err
@@ -66,7 +67,7 @@ func listNewestFirst[T any](ctx context.Context, db *sql.DB, scan func(interface
 		args = append(args, before)
 		where += fmt.Sprintf(` AND %s < $%d`, seq, len(args))
 	}
-	query := fmt.Sprintf(`%s WHERE %s ORDER BY %s DESC LIMIT %d`, selectFrom, where, seq, page.Limit+1)
+	query := fmt.Sprintf(`%s WHERE %s ORDER BY %s DESC LIMIT %d`, selectFrom, where, seq, sqldb.TextLimit(page.Limit+1))
 	// A default page and its extra row are read into one allocation; a bigger page grows as it is
 	// read, so a short list of a large limit does not hold room for 201 rows.
 	out, err := queryInto(ctx, db, make([]T, 0, min(page.Limit+1, 64)), scan, query, args...)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/funnelhq/funnel/domain"
+	"github.com/funnelhq/funnel/infra/sqldb"
 	"github.com/funnelhq/funnel/projections/paging"
 )
 
@@ -87,7 +88,7 @@ func (t *Tags) List(ctx context.Context, accountID string, page paging.Page) ([]
 		query += ` AND (sort_order > CAST($2 AS BIGINT) OR (sort_order = CAST($2 AS BIGINT) AND (name_key > $3 OR (name_key = $3 AND id > $4))))`
 		args = append(args, c.Order, c.NameKey, c.ID)
 	}
-	query += fmt.Sprintf(` ORDER BY sort_order, name_key, id LIMIT %d`, page.Limit+1)
+	query += fmt.Sprintf(` ORDER BY sort_order, name_key, id LIMIT %d`, sqldb.TextLimit(page.Limit+1))
 	tags, err := t.query(ctx, query, args...)
 	if err != nil {
 		return nil, "", err

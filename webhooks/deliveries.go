@@ -86,7 +86,7 @@ func (d *Deliveries) List(ctx context.Context, accountID string, f DeliveryFilte
 		n := len(args)
 		add(fmt.Sprintf("(event_position > $%d OR (event_position = $%d AND id > $%d))", n+1, n+1, n+2), c.Position, c.ID)
 	}
-	fmt.Fprintf(&sb, " ORDER BY event_position, id LIMIT %d", page.Limit+1)
+	fmt.Fprintf(&sb, " ORDER BY event_position, id LIMIT %d", sqldb.TextLimit(page.Limit+1))
 	out, err := d.query(ctx, sb.String(), args...)
 	if err != nil {
 		return nil, "", err

@@ -114,7 +114,7 @@ func (s *SelfService) Deliveries(ctx context.Context, accountID, subscriptionID,
 		}
 	}
 	out, err := s.deliveries.query(ctx, fmt.Sprintf(selectDeliveries+` WHERE subscription_id = $1 AND ($2 = '' OR status = $2)
-		AND (created_at < $3 OR (created_at = $3 AND id < $4)) ORDER BY created_at DESC, id DESC LIMIT %d`, page.Limit+1),
+		AND (created_at < $3 OR (created_at = $3 AND id < $4)) ORDER BY created_at DESC, id DESC LIMIT %d`, sqldb.TextLimit(page.Limit+1)),
 		subscriptionID, status, before.CreatedAt, before.ID)
 	if err != nil {
 		return nil, "", err

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/funnelhq/funnel/domain"
+	"github.com/funnelhq/funnel/infra/sqldb"
 	"github.com/funnelhq/funnel/projections/paging"
 )
 
@@ -60,7 +61,7 @@ func (s *Subscriptions) List(ctx context.Context, accountID, kind string, page p
 		}
 	}
 	subs, err := s.query(ctx, fmt.Sprintf(selectSubscriptions+` WHERE account_id = $1 AND status <> 'deleted' AND ($2 = '' OR kind = $2) AND position > $3
-		ORDER BY position LIMIT %d`, page.Limit+1), accountID, kind, after)
+		ORDER BY position LIMIT %d`, sqldb.TextLimit(page.Limit+1)), accountID, kind, after)
 	if err != nil {
 		return nil, "", err
 	}

@@ -54,20 +54,22 @@ func (s *Store) ReadAccountEvents(ctx context.Context, q AccountEventsQuery) ([]
 		args = append(args, s.settled.Load())
 		horizon = belowHorizonOr(len(args))
 	}
+	limit := sqldb.TextLimit(q.Limit) // few texts whatever the page's size; the rows past q.Limit are dropped
 	scans := make([]string, len(q.Types))
 	for i, t := range q.Types {
 		args = append(args, t)
-		scans[i] = fmt.Sprintf(`SELECT * FROM (%s) t%d`, accountTypeScan(len(args), horizon, q.Limit), i)
+		scans[i] = fmt.Sprintf(`SELECT * FROM (%s) t%d`, accountTypeScan(len(args), horizon, limit), i)
 	}
 	query := `SELECT position, event_id, stream_id, version, type, schema_version, occurred_at, data, metadata FROM (` +
-		strings.Join(scans, " UNION ALL ") + fmt.Sprintf(`) merged ORDER BY position LIMIT %d`, q.Limit)
+		strings.Join(scans, " UNION ALL ") + fmt.Sprintf(`) merged ORDER BY position LIMIT %d`, limit)
 	rows, err := s.db.Read.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("eventstore: read account events: %w", err)
 	}
 	// The feed and replays show events as webhooks delivered them: personal values opened (an
 	// erased person's read as null).
-	return s.scanOpened(ctx, rows)
+	events, err := s.scanOpened(ctx, rows)
+	return events[:min(len(events), q.Limit)], err
 }
 
 // accountTypeScan reads the events of one type ($typeArg) of an account ($1) after a position
