@@ -5,7 +5,9 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/funnelhq/funnel/infra/service/servicetest"
 )
@@ -15,12 +17,14 @@ import (
 var pageSizes = []int{1, 2, 4, 5, 6, 9, 10, 11, 13, 14, 25, 199, 200}
 
 // A list read with any limit gives pages of exactly that many (the last one fewer), and paging
-// to the end gives every row once, in the list's order: contacts (newest first), tags (by name)
-// and the event feed, whose statements read more rows than a page holds.
+// to the end gives every row once, in the list's order: contacts (newest first), tags (by name),
+// the operator's delivery log (in the events' order) and the event feed, whose statements read
+// more rows than a page holds.
 func TestEveryPageSizeGivesEveryRowOnceInOrder(t *testing.T) {
 	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
 		acc := svc.NewAccount(t)
 		pro := svc.NewProduct(t, acc.ID, proPlan())
+		hook := webhookFor(t, svc, acc.ID, newRecorder(t).URL)
 		const n = 13
 		for i := range n {
 			upsert(t, svc, acc.Key, map[string]any{"email": fmt.Sprintf("size%02d@example.com", i)}).Expect(t, http.StatusOK)
@@ -28,9 +32,24 @@ func TestEveryPageSizeGivesEveryRowOnceInOrder(t *testing.T) {
 			buyDirect(t, svc, purchaseOf(acc.ID, pro, 0, "buyer@example.com", ""))
 		}
 		idOf := func(row map[string]any) string { return row["id"].(string) }
-		for _, list := range []struct{ path, key string }{{"/api/v1/contacts", "contacts"}, {"/api/v1/tags", "tags"}} {
+		get := func(path string) servicetest.Response {
+			if strings.HasPrefix(path, "/admin/") {
+				return svc.Operator.Get(t, path, "").Expect(t, http.StatusOK)
+			}
+			return svc.API.Get(t, path, acc.Key).Expect(t, http.StatusOK)
+		}
+		deliveries := "/admin/v1/accounts/" + acc.ID + "/webhook-deliveries?webhookId=" + hook
+		for range 200 { // the outbox is written by a relayed projection
+			if len(get(deliveries+"&limit=200").List(t, "deliveries")) >= n {
+				break
+			}
+			time.Sleep(25 * time.Millisecond)
+		}
+		for _, list := range []struct{ path, key string }{
+			{"/api/v1/contacts?", "contacts"}, {"/api/v1/tags?", "tags"}, {deliveries + "&", "deliveries"},
+		} {
 			var want []string
-			for _, row := range svc.API.Get(t, list.path+"?limit=200", acc.Key).Expect(t, http.StatusOK).List(t, list.key) {
+			for _, row := range get(list.path+"limit=200").List(t, list.key) {
 				want = append(want, idOf(row))
 			}
 			if len(want) < n { // the contacts hold the buyer too
@@ -38,9 +57,9 @@ func TestEveryPageSizeGivesEveryRowOnceInOrder(t *testing.T) {
 			}
 			for _, size := range pageSizes {
 				var got []string
-				query := fmt.Sprintf("?limit=%d", size)
+				query := fmt.Sprintf("limit=%d", size)
 				for pages := 0; ; pages++ {
-					res := svc.API.Get(t, list.path+query, acc.Key).Expect(t, http.StatusOK)
+					res := get(list.path + query)
 					rows := res.List(t, list.key)
 					for _, row := range rows {
 						got = append(got, idOf(row))
@@ -52,7 +71,7 @@ func TestEveryPageSizeGivesEveryRowOnceInOrder(t *testing.T) {
 					if !more {
 						break
 					}
-					query = fmt.Sprintf("?limit=%d&cursor=%s", size, url.QueryEscape(next))
+					query = fmt.Sprintf("limit=%d&cursor=%s", size, url.QueryEscape(next))
 				}
 				if !slices.Equal(got, want) {
 					t.Fatalf("%s paged with limit %d: %v, want %v", list.path, size, got, want)

@@ -70,7 +70,7 @@ func listNewestFirst[T any](ctx context.Context, db *sql.DB, scan func(interface
 	query := fmt.Sprintf(`%s WHERE %s ORDER BY %s DESC LIMIT %d`, selectFrom, where, seq, sqldb.TextLimit(page.Limit+1))
 	// A default page and its extra row are read into one allocation; a bigger page grows as it is
 	// read, so a short list of a large limit does not hold room for 201 rows.
-	out, err := queryInto(ctx, db, make([]T, 0, min(page.Limit+1, 64)), scan, query, args...)
+	out, err := queryInto(ctx, db, make([]T, 0, min(sqldb.TextLimit(page.Limit+1), 64)), scan, query, args...)
 	if err != nil {
 		return nil, "", err
 	}

@@ -55,8 +55,14 @@ func (r *recent) at(position int64) (*slot, bool) {
 }
 
 // set records what is known of a position, dropping what was known of the position keptRecent
-// before it; a position older than what is kept is not recorded.
+// before it; a position older than what is kept is not recorded, unless its slot still holds it:
+// a transaction that took it and ends after other processes' appends moved the last position
+// on must still settle it (a slot left pending would hold the relay there, ReadLog's ownInFlight).
 func (r *recent) set(position int64, pending bool, w *row) {
+	if s, ok := r.at(position); ok {
+		*s = slot{position: position, pending: pending, row: w}
+		return
+	}
 	if position <= r.last-keptRecent {
 		return
 	}

@@ -265,3 +265,63 @@ func TestAnAppendRefusedWholeWakesTheReaders(t *testing.T) {
 		}
 	})
 }
+
+// An append of this process that stays open while other processes append more than the memory
+// of recent positions keeps (keptRecent) still settles its positions when it ends: the relay,
+// which reads nothing past this process's own open append without asking the database, then
+// reads on from it. SQLite has one writer: no append commits past an open one.
+func TestAnOpenAppendOutlivedByOtherProcessesStillSettles(t *testing.T) {
+	sqldbtest.Run(t, func(t *testing.T, d sqldb.Dialect) {
+		if d == sqldb.SQLite {
+			return
+		}
+		db := sqldbtest.Open(t, d)
+		s, other := eventstore.New(db), eventstore.New(db)
+		t.Cleanup(func() { s.Close(); other.Close() })
+		g := gate{entered: make(chan struct{}, 1), end: make(chan error)}
+		s.SetInline(g)
+		other.SetInline(g) // every store of a database applies the same inline projections; only ct_slow waits
+		t.Cleanup(func() { close(g.end) })
+		ctx := context.Background()
+		// Each store's first append catches its inline projections up, which waits for every
+		// append open: the other's is done before the slow one opens.
+		if _, err := other.Append(ctx, meta, domain.StreamAppend{StreamID: "ct_other_first", ExpectedVersion: 0, Events: tagged("ct_other_first", 1)}); err != nil {
+			t.Fatal(err)
+		}
+		head, err := s.Append(ctx, meta, domain.StreamAppend{StreamID: "ct_first", ExpectedVersion: 0, Events: tagged("ct_first", 1)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		slow := make(chan error, 1)
+		go func() {
+			_, err := s.Append(ctx, meta, domain.StreamAppend{StreamID: "ct_slow", ExpectedVersion: 0, Events: tagged("ct_slow", 2)})
+			slow <- err
+		}()
+		<-g.entered
+		if _, err := other.Append(ctx, meta, domain.StreamAppend{StreamID: "ct_other", ExpectedVersion: 0, Events: tagged("ct_other", 300)}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Append(ctx, meta, domain.StreamAppend{StreamID: "ct_after", ExpectedVersion: 0, Events: tagged("ct_after", 1)}); err != nil {
+			t.Fatal(err)
+		}
+		g.end <- nil
+		if err := <-slow; err != nil {
+			t.Fatal(err)
+		}
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+			got, err := s.ReadLog(ctx, head, 10)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) > 0 {
+				if got[0].StreamID != "ct_slow" || got[0].Position != head+1 {
+					t.Fatalf("the read after %d begins with %s at %d, want ct_slow at %d", head, got[0].StreamID, got[0].Position, head+1)
+				}
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the read after %d still returns nothing 10 s after the open append committed", head)
+			}
+		}
+	})
+}
