@@ -28,7 +28,8 @@ func TestStatisticsOfAFreshDatabaseAreTakenWithinSeconds(t *testing.T) {
 		svc := servicetest.Start(t, d, func(*service.Config) {})
 		acc := svc.NewAccount(t)
 		inserting := time.Now() // the migrations analyzed the empty tables already
-		for i := range 120 {    // more than the 50 rows plus a tenth that make a table "changed"
+		// More than the 50 rows plus a tenth that make a table "changed".
+		for i := range 120 {
 			svc.API.Post(t, "/api/v1/contacts", acc.Key, map[string]any{"email": fmt.Sprintf("s%d@example.com", i)}).Expect(t, http.StatusOK)
 		}
 		for {
