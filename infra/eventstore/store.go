@@ -213,13 +213,16 @@ func (s *Store) ReadStreamFrom(ctx context.Context, streamID string, afterVersio
 // (recent.go), and then end where this process's own run of positions does, even where another
 // process has committed more since: a later read returns those. From the database, on
 // PostgreSQL it returns only what is below the horizon (readLogBelowHorizon), so a commit shows
-// once the transactions that began before it have ended.
+// once the transactions that began before it have ended. It returns nothing, without the
+// database, while the position after is one this process's own append holds open: a reader that
+// waits on Notify is woken when that append ends.
 func (s *Store) ReadLog(ctx context.Context, after int64, limit int) ([]domain.Recorded, error) {
 	events, said, err := s.recent.read(after, limit)
 	if said == ownInFlight {
 		// Nothing is readable after a position this process's open append holds, and its end
 		// signals (Notify): the database, which would say the same, is not asked. Where two
-		// appenders commit out of order, that was half the relay's reads of the database.
+		// appenders commit out of order, those were most of the relay's reads of the database
+		// (docs/performance.md, "The relay reads its own process's commits from memory").
 		return nil, nil
 	}
 	if said == askDatabase && err == nil {
