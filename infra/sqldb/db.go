@@ -225,6 +225,8 @@ func openSQLite(ctx context.Context, path string) (*DB, error) {
 	}
 	read.SetMaxOpenConns(8)
 	read.SetMaxIdleConns(8)
+	keepStatementsOf(write)
+	keepStatementsOf(read)
 	return &DB{Dialect: SQLite, Write: write, Read: read, Projections: write, path: path, kept: &keptStatements{pool: write}}, nil
 }
 

@@ -31,3 +31,8 @@ func KeptStatements(pool *sql.DB) int {
 	}
 	return n
 }
+
+// KeepPrepared keeps stmt, prepared on pool for query, as Query does once its prepare returns.
+func KeepPrepared(pool *sql.DB, query string, stmt *sql.Stmt) *sql.Stmt {
+	return keep(statementKey{pool, query}, stmt)
+}

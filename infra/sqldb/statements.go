@@ -21,10 +21,18 @@ type statementKey struct {
 	query string
 }
 
-var statements struct {
+var statements = struct {
 	mu     sync.Mutex
 	byID   map[statementKey]*sql.Stmt
-	ofPool map[*sql.DB]int // how many byID keeps for each pool
+	ofPool map[*sql.DB]int // how many byID keeps for each open pool; a pool absent keeps none
+}{byID: map[statementKey]*sql.Stmt{}, ofPool: map[*sql.DB]int{}}
+
+// keepStatementsOf lets a SQLite pool that Open made keep its statements, until it closes
+// (forgetStatements). A pool opened elsewhere runs its queries unprepared.
+func keepStatementsOf(pool *sql.DB) {
+	statements.mu.Lock()
+	defer statements.mu.Unlock()
+	statements.ofPool[pool] = 0
 }
 
 // Query runs query on pool, prepared once on SQLite.
@@ -74,34 +82,40 @@ func prepared(ctx context.Context, pool *sql.DB, query string) *sql.Stmt {
 	key := statementKey{pool, query}
 	statements.mu.Lock()
 	stmt, ok := statements.byID[key]
-	full := statements.ofPool[pool] >= maxStatements
+	kept, open := statements.ofPool[pool]
 	statements.mu.Unlock()
-	if ok || full {
+	if ok || !open || kept >= maxStatements {
 		return stmt
 	}
 	stmt, err := pool.PrepareContext(ctx, query)
 	if err != nil {
 		return nil
 	}
+	return keep(key, stmt)
+}
+
+// keep keeps stmt, just prepared, as key's statement and returns the statement to use: stmt,
+// another request's prepared meanwhile, or nil when the pool has no room left or closed since
+// (Close forgot its statements while this one was being prepared: kept now, it would outlive
+// the pool).
+func keep(key statementKey, stmt *sql.Stmt) *sql.Stmt {
 	statements.mu.Lock()
 	defer statements.mu.Unlock()
-	if statements.byID == nil {
-		statements.byID, statements.ofPool = map[statementKey]*sql.Stmt{}, map[*sql.DB]int{}
-	}
-	if kept, ok := statements.byID[key]; ok { // another request prepared it meanwhile
+	if kept, ok := statements.byID[key]; ok {
 		_ = stmt.Close()
 		return kept
 	}
-	if statements.ofPool[pool] >= maxStatements { // others filled the pool's room meanwhile
+	if kept, open := statements.ofPool[key.pool]; !open || kept >= maxStatements {
 		_ = stmt.Close()
 		return nil
 	}
 	statements.byID[key] = stmt
-	statements.ofPool[pool]++
+	statements.ofPool[key.pool]++
 	return stmt
 }
 
-// forgetStatements closes the statements kept for pool, when it closes.
+// forgetStatements closes the statements kept for pool, when it closes, and keeps none for it
+// from then on.
 func forgetStatements(pool *sql.DB) {
 	statements.mu.Lock()
 	defer statements.mu.Unlock()

@@ -62,6 +62,29 @@ func TestPreparedQueries(t *testing.T) {
 	})
 }
 
+// A statement whose prepare returns after its pool closed (Close forgot the pool's statements
+// meanwhile) is closed rather than kept: kept, it would outlive its pool.
+func TestAStatementPreparedAsItsPoolClosesIsNotKept(t *testing.T) {
+	db := sqldbtest.Open(t, sqldb.SQLite)
+	const query = `SELECT 1`
+	stmt, err := db.Read.Prepare(query)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := sqldb.KeepPrepared(db.Read, query, stmt); got != nil {
+		t.Fatal("a statement of a closed pool was handed out")
+	}
+	if got := sqldb.KeptStatements(db.Read); got != 0 {
+		t.Fatalf("%d statements kept for a closed pool", got)
+	}
+	if err := stmt.QueryRow().Scan(new(int)); err == nil {
+		t.Fatal("the statement was left open")
+	}
+}
+
 // Each pool keeps up to its own bound of statements on SQLite: a read pool that met many texts
 // (a page's limit is part of its text) leaves the write pool's room alone. PostgreSQL keeps none
 // (pgx does).
