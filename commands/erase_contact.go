@@ -25,24 +25,27 @@ type EraseContactResult struct {
 	Written
 }
 
-// ActiveSubscriptions tells whether a contact pays a billing subscription that is still active
-// (the subscriptions read model): such a contact is not erased, the subscription would go on
-// charging someone the service no longer knows.
-type ActiveSubscriptions interface {
-	HasActiveSubscription(ctx context.Context, accountID, contactID string) (bool, error)
+// ContactSubscriptions lists, from the log, the billing subscriptions that a contact's purchases
+// started (infra/eventstore). The erasure loads each of them in its session and refuses while one
+// is active: the subscription would go on charging someone the service no longer knows. The log,
+// not the subscriptions read model: that one is relayed, and a purchase committed just before the
+// erasure may not be in it yet; and each subscription read is checked at its version when the
+// erasure commits, so a cancellation or a renewal committed meanwhile makes it decide again.
+type ContactSubscriptions interface {
+	SubscriptionsOfContact(ctx context.Context, accountID, contactID string) ([]string, error)
 }
 
 // EraseContactHandler handles EraseContact.
 type EraseContactHandler = Handler[EraseContact, EraseContactResult]
 
 // NewEraseContactHandler returns the handler of EraseContact, logged and measured.
-func NewEraseContactHandler(repo *Repository, subscriptions ActiveSubscriptions, now func() time.Time, log *zap.Logger, obs Observer) EraseContactHandler {
+func NewEraseContactHandler(repo *Repository, subscriptions ContactSubscriptions, now func() time.Time, log *zap.Logger, obs Observer) EraseContactHandler {
 	return decorate[EraseContact, EraseContactResult](eraseContactHandler{repo: repo, subscriptions: subscriptions, now: now}, log, obs)
 }
 
 type eraseContactHandler struct {
 	repo          *Repository
-	subscriptions ActiveSubscriptions
+	subscriptions ContactSubscriptions
 	now           func() time.Time
 }
 
@@ -67,14 +70,8 @@ func (h eraseContactHandler) Handle(ctx context.Context, cmd EraseContact) (Eras
 		case contact.AccountID() != cmd.Meta.AccountID:
 			return domain.Forbidden("contact belongs to another account")
 		}
-		if h.subscriptions != nil {
-			active, err := h.subscriptions.HasActiveSubscription(ctx, cmd.Meta.AccountID, cmd.ContactID)
-			if err != nil {
-				return err
-			}
-			if active {
-				return domain.Refused(domain.CodeSubscriptionActive, "%s", SubscriptionActiveMessage)
-			}
+		if err := h.refuseWhileSubscribed(ctx, s, cmd.Meta.AccountID, cmd.ContactID); err != nil {
+			return err
 		}
 		return contact.Erase(res.ErasedAt)
 	})
@@ -82,4 +79,26 @@ func (h eraseContactHandler) Handle(ctx context.Context, cmd EraseContact) (Eras
 		return EraseContactResult{}, err
 	}
 	return res, nil
+}
+
+// refuseWhileSubscribed refuses the erasure of a contact that pays an active billing
+// subscription of the account.
+func (h eraseContactHandler) refuseWhileSubscribed(ctx context.Context, s *session, accountID, contactID string) error {
+	if h.subscriptions == nil {
+		return nil
+	}
+	ids, err := h.subscriptions.SubscriptionsOfContact(ctx, accountID, contactID)
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		sub, err := loadOnce(ctx, s, id, domain.BillingSubscriptionStream)
+		if err != nil {
+			return err
+		}
+		if sub.Exists() && sub.AccountID() == accountID && sub.Status() == domain.SubscriptionStatusActive {
+			return domain.Refused(domain.CodeSubscriptionActive, "%s", SubscriptionActiveMessage)
+		}
+	}
+	return nil
 }

@@ -59,8 +59,8 @@ type Dependencies struct {
 	Targets  TargetChecker
 	Events   OutboundEvents
 	Products ProductCatalogue
-	// Subscriptions tells which contacts pay an active billing subscription (EraseContact).
-	Subscriptions ActiveSubscriptions
+	// Subscriptions lists the billing subscriptions of a contact, from the log (EraseContact).
+	Subscriptions ContactSubscriptions
 	// Sealer seals the activation token a purchase records for its webhook, and the signing
 	// secrets of webhook subscriptions.
 	Sealer   Sealer

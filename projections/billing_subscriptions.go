@@ -121,16 +121,3 @@ func (p *BillingSubscriptions) OfCustomer(ctx context.Context, customerID string
 	}
 	return out, nil
 }
-
-// HasActiveSubscription tells whether a contact pays a billing subscription of the account that
-// is still active (commands.ActiveSubscriptions: such a contact is not erased). The subscription
-// names its customer, the customer its contact.
-func (p *BillingSubscriptions) HasActiveSubscription(ctx context.Context, accountID, contactID string) (bool, error) {
-	var n int
-	err := p.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM subscriptions s JOIN customers c ON c.id = s.customer_id
-		WHERE s.account_id = $1 AND c.contact_id = $2 AND s.status = $3`, accountID, contactID, domain.SubscriptionStatusActive).Scan(&n)
-	if err != nil {
-		return false, fmt.Errorf("projections: active subscriptions of %s: %w", contactID, err)
-	}
-	return n > 0, nil
-}

@@ -58,3 +58,33 @@ func beforeOrHead(before int64) int64 {
 	}
 	return before
 }
+
+// readContactSubscriptions finds the subscriptions of a contact's purchases through the events of
+// other streams that name it (events_by_contact: CheckoutPurchased, rebills, refunds and
+// cancellations carry the subscription's id). It reads ids only, nothing sealed. The test of a
+// subscription id is written so that no index can answer it: "subscription_id IS NOT NULL" is
+// the predicate of events_by_subscription, which both planners then walked (every subscription
+// event of the log) rather than the contact's few entries (plans_test.go).
+const readContactSubscriptions = `SELECT DISTINCT subscription_id FROM events WHERE contact_id = $1 AND account_id = $2 AND COALESCE(subscription_id, '') <> ''`
+
+// SubscriptionsOfContact returns the ids of the billing subscriptions a contact's purchases
+// started, from the log (commands.ContactSubscriptions).
+func (s *Store) SubscriptionsOfContact(ctx context.Context, accountID, contactID string) ([]string, error) {
+	rows, err := s.db.Read.QueryContext(ctx, readContactSubscriptions, contactID, accountID)
+	if err != nil {
+		return nil, fmt.Errorf("eventstore: subscriptions of %s: %w", contactID, err)
+	}
+	defer rows.Close()
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("eventstore: subscriptions of %s: %w", contactID, err)
+		}
+		ids = append(ids, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("eventstore: subscriptions of %s: %w", contactID, err)
+	}
+	return ids, nil
+}

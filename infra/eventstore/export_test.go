@@ -13,10 +13,11 @@ const (
 	PGStreamVersions    = pgStreamVersions
 )
 
-// The pages of a contact's history, both ways.
+// The pages of a contact's history, both ways, and the subscriptions its purchases started.
 var (
 	ContactHistory            = readContactHistory
 	ContactHistoryNewestFirst = readContactHistoryNewestFirst
+	ContactSubscriptions      = readContactSubscriptions
 )
 
 // SQLiteVersionsOf is the versions statement of an SQLite append for n streams.

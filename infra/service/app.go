@@ -120,7 +120,7 @@ func Open(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 		now = time.Now
 	}
 	handlers := commands.NewHandlers(commands.Dependencies{Store: store, Tags: models.queries.Tags, Targets: policy, Events: webhooks.Events, Products: models.queries.Products,
-		Subscriptions: models.queries.BillingSubscriptions, Sealer: sealer, Log: log, Observer: m, Now: now})
+		Subscriptions: store, Sealer: sealer, Log: log, Observer: m, Now: now})
 	a.timer = subscriptionTimer{timers: models.queries.Timers, end: handlers.EndSubscriptionIfDue, now: now, log: log.Named("timer"), looked: m.TimerLooked}
 	// Timeout, concurrency and polling: webhooks.Config's defaults.
 	a.dispatcher = webhooks.NewDispatcher(db, webhooks.Config{
