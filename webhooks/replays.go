@@ -247,9 +247,9 @@ func (r replays) commit(ctx context.Context, id, holder string, b batch) error {
 //   - PostgreSQL, with the replay and the erasure in any processes: this transaction holds the
 //     account's erasure lock, shared, from before the check until it commits, and the cleanup
 //     takes it exclusively before it looks for deliveries (eraseDeliveries). If the cleanup
-//     holds it first, this transaction gets it only once the cleanup committed, after the
-//     erasure's append: the check, a statement that starts after the lock is granted, sees the
-//     key destroyed. Otherwise the cleanup waits until this transaction committed, and its
+//     holds it first, a batch takes it only once the cleanup committed, after the erasure's
+//     append: the check, a statement that starts after the lock is granted, sees the key
+//     destroyed. Otherwise the cleanup waits until this transaction committed, and its
 //     UPDATE, a statement that starts after that, finds and scrubs the rows. The lock is only
 //     tried (errErasing when the cleanup holds it), never waited for: a cleanup applies several
 //     erasures in one transaction, and waiting could deadlock with it.
