@@ -3,6 +3,7 @@ package webhooks
 import (
 	"context"
 	"fmt"
+	"hash/fnv"
 	"time"
 
 	"github.com/funnelhq/funnel/domain"
@@ -11,6 +12,20 @@ import (
 
 // ErasedError is the error of a delivery given up because its person was erased.
 const ErasedError = "erased"
+
+// erasureLock is the first key of the PostgreSQL advisory locks that order an erasure's cleanup
+// of the outbox (eraseDeliveries, exclusive) and the batches of a replay that carry personal
+// values (replays.noneErasedSince, shared); the second, erasureLockOf, names the account. (Locks
+// of two keys are apart from those of one, sqldb.InlineLock.) Two accounts may share a second
+// key: they then wait for each other's erasures, a few milliseconds, and nothing else.
+const erasureLock int32 = 0x65726173 // "eras"
+
+// erasureLockOf is the second key of an account's erasure lock.
+func erasureLockOf(accountID string) int32 {
+	h := fnv.New32a()
+	h.Write([]byte(accountID))
+	return int32(h.Sum32())
+}
 
 // eraseDeliveries forgets an erased contact in the outbox (decisions.md "Erasure"): every
 // delivery of one of the contact's events (its stream, and the events that name it: leads,
@@ -25,6 +40,14 @@ func eraseDeliveries(ctx context.Context, tx sqldb.Execer, dialect sqldb.Dialect
 	}
 	erased := e.(domain.ContactErased)
 	now := time.Now().UnixMilli()
+	if dialect == sqldb.Postgres {
+		// Before the UPDATE looks for the deliveries: a replay's batch that read the person's
+		// values before the erasure and has yet to commit holds the lock, and the UPDATE finds its
+		// rows once it committed (replays.noneErasedSince). Released at commit.
+		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1, $2)`, erasureLock, erasureLockOf(erased.AccountID)); err != nil {
+			return fmt.Errorf("webhooks: lock erasure of contact %s: %w", erased.ContactID, err)
+		}
+	}
 	// Locked in id order, as Dispatcher.record locks the deliveries it records (no deadlock).
 	if _, err := tx.ExecContext(ctx, `WITH locked AS (SELECT id FROM webhook_deliveries
 			WHERE account_id = $3 AND event_position IN (SELECT position FROM events WHERE account_id = $3 AND (stream_id = $4 OR contact_id = $4))

@@ -171,11 +171,33 @@ type batch struct {
 	last         bool    // the replay is recorded once this batch is
 	now          int64
 	claimedUntil int64
+	// accountID is the replay's account; persons are the contacts whose personal values the
+	// deliveries may carry: those of their events not known to be erased when the page was read.
+	accountID string
+	persons   []string
 }
+
+// erasedSinceRead is a batch that did not commit because persons whose values it carries were
+// erased since its page was read: the page is read again, their values now null.
+type erasedSinceRead struct{ persons []string }
+
+func (e erasedSinceRead) Error() string {
+	return fmt.Sprintf("webhooks: %d persons of a replay's batch were erased since it was read", len(e.persons))
+}
+
+// errErasing is a batch that did not commit because, on PostgreSQL, the webhook projector is
+// erasing a contact of the replay's account (it holds the account's erasure lock): the batch goes
+// again in a moment.
+var errErasing = errors.New("webhooks: an erasure of the replay's account is being applied")
+
+// erasingWait is how long a batch that met errErasing waits before it goes again.
+const erasingWait = 10 * time.Millisecond
 
 // commit records a batch of a replay held by holder, in one transaction: its deliveries (one
 // already recorded, by an earlier recorder, is left as it is) and the replay's progress. It
-// returns errReplayTakenOver, recording nothing, when holder no longer holds the replay.
+// returns errReplayTakenOver, recording nothing, when holder no longer holds the replay, and
+// erasedSinceRead or errErasing, recording nothing, when it cannot tell that none of its persons
+// was erased since its page was read (noneErasedSince).
 func (r replays) commit(ctx context.Context, id, holder string, b batch) error {
 	tx, err := r.db.Write.BeginTx(ctx, nil)
 	if err != nil {
@@ -197,6 +219,9 @@ func (r replays) commit(ctx context.Context, id, holder string, b batch) error {
 	} else if n == 0 {
 		return errReplayTakenOver
 	}
+	if err := r.noneErasedSince(ctx, tx, b); err != nil {
+		return err
+	}
 	if err := sqldb.ExecRows(ctx, tx, r.db.Dialect, `INSERT INTO webhook_deliveries (id, account_id, subscription_id, event_id, event_type, event_position, ordering_key, body, body_sealed,
 			status, attempts, max_attempts, next_attempt_at, claimed_until, last_status_code, last_error, created_at, updated_at) VALUES `,
 		` ON CONFLICT (id) DO NOTHING`, b.deliveries); err != nil {
@@ -204,6 +229,65 @@ func (r replays) commit(ctx context.Context, id, holder string, b batch) error {
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("webhooks: commit a batch of replay %s: %w", id, err)
+	}
+	return nil
+}
+
+// noneErasedSince checks, in a batch's transaction before it writes its deliveries, that none of
+// the persons whose values the batch carries is erased (person_keys: the key destroyed). The
+// page was read, its values opened, before this transaction; an erasure that committed since,
+// and whose cleanup of the outbox (eraseDeliveries, in the webhook projector's transaction) ran
+// before this batch commits, would not find the batch's rows, and would leave the person's values
+// in them. So one of the two must see the other:
+//
+//   - SQLite: one writer. This transaction begins with the write lock (BEGIN IMMEDIATE), so it
+//     runs wholly before or wholly after the erasure's append, whose cleanup comes after it.
+//     Before: the cleanup finds and scrubs the rows committed here. After: the check below sees
+//     the erasure.
+//   - PostgreSQL, with the replay and the erasure in any processes: this transaction holds the
+//     account's erasure lock, shared, from before the check until it commits, and the cleanup
+//     takes it exclusively before it looks for deliveries (eraseDeliveries). If the cleanup
+//     holds it first, a batch takes it only once the cleanup committed, after the erasure's
+//     append: the check, a statement that starts after the lock is granted, sees the key
+//     destroyed. Otherwise the cleanup waits until this transaction committed, and its
+//     UPDATE, a statement that starts after that, finds and scrubs the rows. The lock is only
+//     tried (errErasing when the cleanup holds it), never waited for: a cleanup applies several
+//     erasures in one transaction, and waiting could deadlock with it.
+//
+// An erased person makes it return erasedSinceRead: the caller reads the page again, which opens
+// nothing of them any more (the key is gone for every reader once its erasure committed).
+func (r replays) noneErasedSince(ctx context.Context, tx *sql.Tx, b batch) error {
+	if len(b.persons) == 0 {
+		return nil
+	}
+	if r.db.Dialect == sqldb.Postgres {
+		var locked bool
+		if err := tx.QueryRowContext(ctx, `SELECT pg_try_advisory_xact_lock_shared($1, $2)`, erasureLock, erasureLockOf(b.accountID)).Scan(&locked); err != nil {
+			return fmt.Errorf("webhooks: lock a replay's batch against erasures: %w", err)
+		}
+		if !locked {
+			return errErasing
+		}
+	}
+	anyOf, args := sqldb.AnyOf(r.db.Dialect, "contact_id", 1, b.persons)
+	rows, err := tx.QueryContext(ctx, `SELECT contact_id FROM person_keys WHERE sealed_key IS NULL AND `+anyOf, args...)
+	if err != nil {
+		return fmt.Errorf("webhooks: erasures of a replay's batch: %w", err)
+	}
+	defer rows.Close()
+	var erased []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return fmt.Errorf("webhooks: erasures of a replay's batch: %w", err)
+		}
+		erased = append(erased, id)
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("webhooks: erasures of a replay's batch: %w", err)
+	}
+	if len(erased) > 0 {
+		return erasedSinceRead{persons: erased}
 	}
 	return nil
 }

@@ -247,7 +247,9 @@ const replayWait = 50 * time.Millisecond
 
 // record records a replay held by holder from where it is, a batch at a time, and returns it
 // once recorded. A subscription disabled or deleted meanwhile ends it: the rest is not recorded.
-// It returns errReplayTakenOver when another recorder took the replay over.
+// A page of which a person was erased between its read and its batch's commit is read again, so
+// that no delivery carries an erased person's values (replays.noneErasedSince). It returns
+// errReplayTakenOver when another recorder took the replay over.
 func (s *SelfService) record(ctx context.Context, row replayRow, holder string) (Replay, error) {
 	sources, err := s.events.sourcesOf(row.types)
 	if err != nil {
@@ -257,21 +259,30 @@ func (s *SelfService) record(ctx context.Context, row replayRow, holder string) 
 		return replayDeliveryID(eventID, subscriptionID, row.id)
 	}
 	q := eventstore.AccountEventsQuery{AccountID: row.accountID, Types: sources, Since: row.since, Until: row.until, After: row.upTo, Limit: replayPage}
+	// The persons a batch found erased: erased before every later read of the log, which opens
+	// nothing of them (their values read as null), so later batches need not ask again.
+	erased := map[string]bool{}
 	for row.state == replayRecording {
 		// The subscription as it is now: a replay to one disabled or deleted meanwhile ends.
 		sub, err := s.subscriptions.Get(ctx, row.accountID, row.subscriptionID)
 		if err != nil && domain.KindOf(err) != domain.KindNotFound {
 			return Replay{}, err
 		}
-		b := batch{upTo: row.upTo, last: true}
+		b := batch{upTo: row.upTo, last: true, accountID: row.accountID}
 		if err == nil && sub.Status == "active" {
 			page, err := s.log.ReadAccountEvents(ctx, q)
 			if err != nil {
 				return Replay{}, fmt.Errorf("webhooks: replay: %w", err)
 			}
 			target := []subscriptionRow{{id: sub.ID, events: sub.Events, filters: sub.Filters}}
-			if b.deliveries, err = s.deliveriesOf(page, target, idOf); err != nil {
+			var persons []string
+			if b.deliveries, persons, err = s.deliveriesOf(page, target, idOf); err != nil {
 				return Replay{}, err
+			}
+			for _, p := range persons {
+				if !erased[p] {
+					b.persons = append(b.persons, p)
+				}
 			}
 			if len(page) > 0 {
 				b.upTo = page[len(page)-1].Position
@@ -280,7 +291,23 @@ func (s *SelfService) record(ctx context.Context, row replayRow, holder string) 
 		}
 		now := s.clock()
 		b.now, b.claimedUntil = now.UnixMilli(), now.Add(ReplayClaim).UnixMilli()
-		if err := s.replays.commit(ctx, row.id, holder, b); err != nil {
+		// The commit records nothing if a person of the page was erased since it was read, or is
+		// being erased (replays.noneErasedSince): the page is then read again, and mapped again.
+		var since erasedSinceRead
+		switch err := s.replays.commit(ctx, row.id, holder, b); {
+		case errors.As(err, &since):
+			for _, p := range since.persons {
+				erased[p] = true
+			}
+			continue
+		case errors.Is(err, errErasing):
+			select {
+			case <-ctx.Done():
+				return Replay{}, ctx.Err()
+			case <-time.After(erasingWait):
+			}
+			continue
+		case err != nil:
 			return Replay{}, err
 		}
 		row.upTo, row.count = b.upTo, row.count+len(b.deliveries)
@@ -299,27 +326,41 @@ func (s *SelfService) record(ctx context.Context, row replayRow, holder string) 
 }
 
 // deliveriesOf makes the rows of webhook_deliveries of a page of the log, for the target
-// subscription, as the projector makes live ones.
-func (s *SelfService) deliveriesOf(page []domain.Recorded, target []subscriptionRow, idOf func(eventID, subscriptionID string) string) ([][]any, error) {
+// subscription, as the projector makes live ones, and returns the persons whose personal values
+// they may carry (domain.PersonalEvent), each once.
+func (s *SelfService) deliveriesOf(page []domain.Recorded, target []subscriptionRow, idOf func(eventID, subscriptionID string) string) ([][]any, []string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	defer func() { s.rows.notOpened = nil }() // recorded failed with their reason; a replay reports nothing more
 	var rows [][]any
+	var persons []string
+	seen := map[string]bool{}
 	for _, r := range page {
-		out, ok, err := s.events.toOutbound(r, s.rows.sealer)
+		if !s.events.handles(r.Type) {
+			continue
+		}
+		e, err := r.Decode()
 		if err != nil {
-			return nil, fmt.Errorf("webhooks: replay %s at %d: %w", r.Type, r.Position, err)
+			return nil, nil, fmt.Errorf("webhooks: replay: decode %s at %d: %w", r.Type, r.Position, err)
+		}
+		out, ok, err := s.events.outboundOf(r, e, s.rows.sealer)
+		if err != nil {
+			return nil, nil, fmt.Errorf("webhooks: replay %s at %d: %w", r.Type, r.Position, err)
 		}
 		if !ok {
 			continue
 		}
 		made, err := s.rows.deliveriesOf(r, out, target, idOf)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		rows = append(rows, made...)
+		if pe, ok := e.(domain.PersonalEvent); ok && len(made) > 0 && pe.Person() != "" && !seen[pe.Person()] {
+			seen[pe.Person()] = true
+			persons = append(persons, pe.Person())
+		}
 	}
-	return rows, nil
+	return rows, persons, nil
 }
 
 // replayDeliveryID is the id of an event's delivery to a subscription made by one replay: new, so
