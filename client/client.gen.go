@@ -3455,7 +3455,8 @@ type ClientInterface interface {
 	// activation's email and `externalUserId`) becomes unreadable everywhere the service keeps
 	// it, its storage included. The contact is then 404 everywhere; its events stay in the
 	// history, their personal values `null`, followed by `ContactErased`. Transactions and
-	// subscriptions keep amounts, products and dates. Pending webhook deliveries carrying the
+	// subscriptions keep amounts, products and dates; a payment of the person can still be
+	// refunded, and its `checkout.refunded` shows the person as erased. Pending webhook deliveries carrying the
 	// person's data are given up (`failed`, error `erased`); deliveries made are not recalled,
 	// and the answer waits for an attempt in flight to end (none starts after it). A later upsert of the same email creates a new contact (`created: true`, a new id).
 	// Another account's contact: 403; none, or one already erased: 404. While a billing
@@ -4066,7 +4067,8 @@ func (c *Client) TagContactByEmail(ctx context.Context, params *TagContactByEmai
 // activation's email and `externalUserId`) becomes unreadable everywhere the service keeps
 // it, its storage included. The contact is then 404 everywhere; its events stay in the
 // history, their personal values `null`, followed by `ContactErased`. Transactions and
-// subscriptions keep amounts, products and dates. Pending webhook deliveries carrying the
+// subscriptions keep amounts, products and dates; a payment of the person can still be
+// refunded, and its `checkout.refunded` shows the person as erased. Pending webhook deliveries carrying the
 // person's data are given up (`failed`, error `erased`); deliveries made are not recalled,
 // and the answer waits for an attempt in flight to end (none starts after it). A later upsert of the same email creates a new contact (`created: true`, a new id).
 // Another account's contact: 403; none, or one already erased: 404. While a billing
@@ -7178,7 +7180,8 @@ type ClientWithResponsesInterface interface {
 	// activation's email and `externalUserId`) becomes unreadable everywhere the service keeps
 	// it, its storage included. The contact is then 404 everywhere; its events stay in the
 	// history, their personal values `null`, followed by `ContactErased`. Transactions and
-	// subscriptions keep amounts, products and dates. Pending webhook deliveries carrying the
+	// subscriptions keep amounts, products and dates; a payment of the person can still be
+	// refunded, and its `checkout.refunded` shows the person as erased. Pending webhook deliveries carrying the
 	// person's data are given up (`failed`, error `erased`); deliveries made are not recalled,
 	// and the answer waits for an attempt in flight to end (none starts after it). A later upsert of the same email creates a new contact (`created: true`, a new id).
 	// Another account's contact: 403; none, or one already erased: 404. While a billing
@@ -13525,7 +13528,8 @@ func (c *ClientWithResponses) TagContactByEmailWithResponse(ctx context.Context,
 // activation's email and `externalUserId`) becomes unreadable everywhere the service keeps
 // it, its storage included. The contact is then 404 everywhere; its events stay in the
 // history, their personal values `null`, followed by `ContactErased`. Transactions and
-// subscriptions keep amounts, products and dates. Pending webhook deliveries carrying the
+// subscriptions keep amounts, products and dates; a payment of the person can still be
+// refunded, and its `checkout.refunded` shows the person as erased. Pending webhook deliveries carrying the
 // person's data are given up (`failed`, error `erased`); deliveries made are not recalled,
 // and the answer waits for an attempt in flight to end (none starts after it). A later upsert of the same email creates a new contact (`created: true`, a new id).
 // Another account's contact: 403; none, or one already erased: 404. While a billing
