@@ -3603,7 +3603,10 @@ type ClientInterface interface {
 	// starts at the oldest event it keeps: events of the last 30 days. An event shows once every
 	// event before it is settled, so polling with the cursor while writes go on skips nothing.
 	// An activation `token` shows only to a key that also holds `checkout:read`; to any other it
-	// reads `[redacted]`, in its `url` too. Unknown types, a malformed cursor: 400.
+	// reads `[redacted]`, in its `url` too. Unknown types, a bad `limit`, a cursor this feed did
+	// not hand out: 400 `invalid_request` whose `param` names the parameter at fault (`types`,
+	// `limit`, `after`; `cursor`, the name every list uses, is taken for `after` too, and then
+	// named).
 	//
 	// Corresponds with GET /api/v1/events (the `ListEvents` operationId).
 	ListEvents(ctx context.Context, params *ListEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -4365,7 +4368,10 @@ func (c *Client) GetCustomer(ctx context.Context, customerId string, reqEditors 
 // starts at the oldest event it keeps: events of the last 30 days. An event shows once every
 // event before it is settled, so polling with the cursor while writes go on skips nothing.
 // An activation `token` shows only to a key that also holds `checkout:read`; to any other it
-// reads `[redacted]`, in its `url` too. Unknown types, a malformed cursor: 400.
+// reads `[redacted]`, in its `url` too. Unknown types, a bad `limit`, a cursor this feed did
+// not hand out: 400 `invalid_request` whose `param` names the parameter at fault (`types`,
+// `limit`, `after`; `cursor`, the name every list uses, is taken for `after` too, and then
+// named).
 //
 // Corresponds with GET /api/v1/events (the `ListEvents` operationId).
 func (c *Client) ListEvents(ctx context.Context, params *ListEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -7346,7 +7352,10 @@ type ClientWithResponsesInterface interface {
 	// starts at the oldest event it keeps: events of the last 30 days. An event shows once every
 	// event before it is settled, so polling with the cursor while writes go on skips nothing.
 	// An activation `token` shows only to a key that also holds `checkout:read`; to any other it
-	// reads `[redacted]`, in its `url` too. Unknown types, a malformed cursor: 400.
+	// reads `[redacted]`, in its `url` too. Unknown types, a bad `limit`, a cursor this feed did
+	// not hand out: 400 `invalid_request` whose `param` names the parameter at fault (`types`,
+	// `limit`, `after`; `cursor`, the name every list uses, is taken for `after` too, and then
+	// named).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -13784,7 +13793,10 @@ func (c *ClientWithResponses) GetCustomerWithResponse(ctx context.Context, custo
 // starts at the oldest event it keeps: events of the last 30 days. An event shows once every
 // event before it is settled, so polling with the cursor while writes go on skips nothing.
 // An activation `token` shows only to a key that also holds `checkout:read`; to any other it
-// reads `[redacted]`, in its `url` too. Unknown types, a malformed cursor: 400.
+// reads `[redacted]`, in its `url` too. Unknown types, a bad `limit`, a cursor this feed did
+// not hand out: 400 `invalid_request` whose `param` names the parameter at fault (`types`,
+// `limit`, `after`; `cursor`, the name every list uses, is taken for `after` too, and then
+// named).
 //
 // Returns a wrapper object for the known response body format(s).
 //
