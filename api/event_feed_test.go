@@ -154,6 +154,29 @@ func TestEventFeedPagesWhileWritesGoOn(t *testing.T) {
 	})
 }
 
+// A bad limit or cursor of the feed is a 400 invalid_request whose param names the query
+// parameter at fault (decisions.md "Error codes"), as every other list's does: limit, and the
+// cursor's parameter as it was sent, after or the cursor every list takes.
+func TestEventFeedErrorsNameTheParameterAtFault(t *testing.T) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
+		acc := svc.NewAccount(t)
+		// The convention of every other list:
+		if p := svc.API.Get(t, "/api/v1/webhooks/subscriptions?limit=0", acc.Key).Expect(t, http.StatusBadRequest).Body["param"]; p != "limit" {
+			t.Fatalf("subscriptions ?limit=0 param = %v", p)
+		}
+		for _, c := range []struct{ query, param string }{
+			{"?limit=0", "limit"}, {"?limit=-3", "limit"}, {"?limit=abc", "limit"}, {"?after=bogus", "after"},
+			{"?cursor=bogus", "cursor"}, {"?after=bogus&cursor=bogus", "after"}, {"?after=&cursor=bogus", "cursor"},
+			{"?after=eyJwIjoieCJ9" /* {"p":"x"} */, "after"},
+		} {
+			res := svc.API.Get(t, "/api/v1/events"+c.query, acc.Key).Expect(t, http.StatusBadRequest)
+			if res.Body["param"] != c.param || res.Body["code"] != "invalid_request" {
+				t.Errorf("GET /api/v1/events%s -> %s, want invalid_request with param %q", c.query, res.Raw, c.param)
+			}
+		}
+	})
+}
+
 func mustJSON(t *testing.T, v any) []byte {
 	t.Helper()
 	b, err := json.Marshal(v)

@@ -2138,7 +2138,7 @@ type ListContactsParams struct {
 	// Limit Page size. Default 50, at most 200 (a larger value is taken as 200); 0, negative or non-integer is a 400.
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
 
-	// Cursor The `nextCursor` of the previous page. It stays valid while writes go on; an unreadable one is a 400.
+	// Cursor The `nextCursor` of the previous page. It stays valid while writes go on; one no page of this list handed out (unreadable, `null`, another list's) is a 400 `invalid_request` with `param` `cursor`.
 	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
@@ -2203,7 +2203,7 @@ type ListCrmsParams struct {
 	// Limit Page size. Default 50, at most 200 (a larger value is taken as 200); 0, negative or non-integer is a 400.
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
 
-	// Cursor The `nextCursor` of the previous page. It stays valid while writes go on; an unreadable one is a 400.
+	// Cursor The `nextCursor` of the previous page. It stays valid while writes go on; one no page of this list handed out (unreadable, `null`, another list's) is a 400 `invalid_request` with `param` `cursor`.
 	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
@@ -2212,7 +2212,7 @@ type ListLeadsParams struct {
 	// Limit Page size. Default 50, at most 200 (a larger value is taken as 200); 0, negative or non-integer is a 400.
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
 
-	// Cursor The `nextCursor` of the previous page. It stays valid while writes go on; an unreadable one is a 400.
+	// Cursor The `nextCursor` of the previous page. It stays valid while writes go on; one no page of this list handed out (unreadable, `null`, another list's) is a 400 `invalid_request` with `param` `cursor`.
 	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
@@ -2249,7 +2249,7 @@ type ListCrmStagesParams struct {
 	// Limit Page size. Default 50, at most 200 (a larger value is taken as 200); 0, negative or non-integer is a 400.
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
 
-	// Cursor The `nextCursor` of the previous page. It stays valid while writes go on; an unreadable one is a 400.
+	// Cursor The `nextCursor` of the previous page. It stays valid while writes go on; one no page of this list handed out (unreadable, `null`, another list's) is a 400 `invalid_request` with `param` `cursor`.
 	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
@@ -2258,7 +2258,7 @@ type ListCustomFieldsParams struct {
 	// Limit Page size. Default 50, at most 200 (a larger value is taken as 200); 0, negative or non-integer is a 400.
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
 
-	// Cursor The `nextCursor` of the previous page. It stays valid while writes go on; an unreadable one is a 400.
+	// Cursor The `nextCursor` of the previous page. It stays valid while writes go on; one no page of this list handed out (unreadable, `null`, another list's) is a 400 `invalid_request` with `param` `cursor`.
 	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
@@ -2270,13 +2270,13 @@ type ListCustomersParams struct {
 	// Limit Page size. Default 50, at most 200 (a larger value is taken as 200); 0, negative or non-integer is a 400.
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
 
-	// Cursor The `nextCursor` of the previous page. It stays valid while writes go on; an unreadable one is a 400.
+	// Cursor The `nextCursor` of the previous page. It stays valid while writes go on; one no page of this list handed out (unreadable, `null`, another list's) is a 400 `invalid_request` with `param` `cursor`.
 	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
 // ListEventsParams defines parameters for ListEvents.
 type ListEventsParams struct {
-	// After The `nextCursor` of the previous call; absent, the oldest event kept. An unreadable one is a 400.
+	// After The `nextCursor` of the previous call; absent, the oldest event kept. One the feed did not hand out (unreadable, `null`, another list's) is a 400 `invalid_request` with `param` `after`.
 	After *string `form:"after,omitempty" json:"after,omitempty"`
 
 	// Types Comma-separated outbound event types (`checkout.paid` stands for `checkout.purchased`); absent, every type. An unknown one is a 400.
@@ -2291,7 +2291,7 @@ type ListFormsParams struct {
 	// Limit Page size. Default 50, at most 200 (a larger value is taken as 200); 0, negative or non-integer is a 400.
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
 
-	// Cursor The `nextCursor` of the previous page. It stays valid while writes go on; an unreadable one is a 400.
+	// Cursor The `nextCursor` of the previous page. It stays valid while writes go on; one no page of this list handed out (unreadable, `null`, another list's) is a 400 `invalid_request` with `param` `cursor`.
 	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
@@ -2314,7 +2314,7 @@ type ListProductsParams struct {
 	// Limit Page size. Default 50, at most 200 (a larger value is taken as 200); 0, negative or non-integer is a 400.
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
 
-	// Cursor The `nextCursor` of the previous page. It stays valid while writes go on; an unreadable one is a 400.
+	// Cursor The `nextCursor` of the previous page. It stays valid while writes go on; one no page of this list handed out (unreadable, `null`, another list's) is a 400 `invalid_request` with `param` `cursor`.
 	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
@@ -2323,7 +2323,7 @@ type ListEventTypesParams struct {
 	// Limit Page size. Default 50, at most 200 (a larger value is taken as 200); 0, negative or non-integer is a 400.
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
 
-	// Cursor The `nextCursor` of the previous page. It stays valid while writes go on; an unreadable one is a 400.
+	// Cursor The `nextCursor` of the previous page. It stays valid while writes go on; one no page of this list handed out (unreadable, `null`, another list's) is a 400 `invalid_request` with `param` `cursor`.
 	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
@@ -2346,7 +2346,7 @@ type ListTagsParams struct {
 	// Limit Page size. Default 50, at most 200 (a larger value is taken as 200); 0, negative or non-integer is a 400.
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
 
-	// Cursor The `nextCursor` of the previous page. It stays valid while writes go on; an unreadable one is a 400.
+	// Cursor The `nextCursor` of the previous page. It stays valid while writes go on; one no page of this list handed out (unreadable, `null`, another list's) is a 400 `invalid_request` with `param` `cursor`.
 	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
@@ -2355,7 +2355,7 @@ type ListWebhookSubscriptionsParams struct {
 	// Limit Page size. Default 50, at most 200 (a larger value is taken as 200); 0, negative or non-integer is a 400.
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
 
-	// Cursor The `nextCursor` of the previous page. It stays valid while writes go on; an unreadable one is a 400.
+	// Cursor The `nextCursor` of the previous page. It stays valid while writes go on; one no page of this list handed out (unreadable, `null`, another list's) is a 400 `invalid_request` with `param` `cursor`.
 	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
@@ -2378,7 +2378,7 @@ type ListWebhookDeliveriesParams struct {
 	// Limit Page size. Default 50, at most 200 (a larger value is taken as 200); 0, negative or non-integer is a 400.
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
 
-	// Cursor The `nextCursor` of the previous page. It stays valid while writes go on; an unreadable one is a 400.
+	// Cursor The `nextCursor` of the previous page. It stays valid while writes go on; one no page of this list handed out (unreadable, `null`, another list's) is a 400 `invalid_request` with `param` `cursor`.
 	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
 
 	// Status Only the deliveries in this state.
@@ -3455,7 +3455,8 @@ type ClientInterface interface {
 	// activation's email and `externalUserId`) becomes unreadable everywhere the service keeps
 	// it, its storage included. The contact is then 404 everywhere; its events stay in the
 	// history, their personal values `null`, followed by `ContactErased`. Transactions and
-	// subscriptions keep amounts, products and dates. Pending webhook deliveries carrying the
+	// subscriptions keep amounts, products and dates; a payment of the person can still be
+	// refunded, and its `checkout.refunded` shows the person as erased. Pending webhook deliveries carrying the
 	// person's data are given up (`failed`, error `erased`); deliveries made are not recalled,
 	// and the answer waits for an attempt in flight to end (none starts after it). A later upsert of the same email creates a new contact (`created: true`, a new id).
 	// Another account's contact: 403; none, or one already erased: 404. While a billing
@@ -3602,7 +3603,10 @@ type ClientInterface interface {
 	// starts at the oldest event it keeps: events of the last 30 days. An event shows once every
 	// event before it is settled, so polling with the cursor while writes go on skips nothing.
 	// An activation `token` shows only to a key that also holds `checkout:read`; to any other it
-	// reads `[redacted]`, in its `url` too. Unknown types, a malformed cursor: 400.
+	// reads `[redacted]`, in its `url` too. Unknown types, a bad `limit`, a cursor this feed did
+	// not hand out: 400 `invalid_request` whose `param` names the parameter at fault (`types`,
+	// `limit`, `after`; `cursor`, the name every list uses, is taken for `after` too, and then
+	// named).
 	//
 	// Corresponds with GET /api/v1/events (the `ListEvents` operationId).
 	ListEvents(ctx context.Context, params *ListEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -4066,7 +4070,8 @@ func (c *Client) TagContactByEmail(ctx context.Context, params *TagContactByEmai
 // activation's email and `externalUserId`) becomes unreadable everywhere the service keeps
 // it, its storage included. The contact is then 404 everywhere; its events stay in the
 // history, their personal values `null`, followed by `ContactErased`. Transactions and
-// subscriptions keep amounts, products and dates. Pending webhook deliveries carrying the
+// subscriptions keep amounts, products and dates; a payment of the person can still be
+// refunded, and its `checkout.refunded` shows the person as erased. Pending webhook deliveries carrying the
 // person's data are given up (`failed`, error `erased`); deliveries made are not recalled,
 // and the answer waits for an attempt in flight to end (none starts after it). A later upsert of the same email creates a new contact (`created: true`, a new id).
 // Another account's contact: 403; none, or one already erased: 404. While a billing
@@ -4363,7 +4368,10 @@ func (c *Client) GetCustomer(ctx context.Context, customerId string, reqEditors 
 // starts at the oldest event it keeps: events of the last 30 days. An event shows once every
 // event before it is settled, so polling with the cursor while writes go on skips nothing.
 // An activation `token` shows only to a key that also holds `checkout:read`; to any other it
-// reads `[redacted]`, in its `url` too. Unknown types, a malformed cursor: 400.
+// reads `[redacted]`, in its `url` too. Unknown types, a bad `limit`, a cursor this feed did
+// not hand out: 400 `invalid_request` whose `param` names the parameter at fault (`types`,
+// `limit`, `after`; `cursor`, the name every list uses, is taken for `after` too, and then
+// named).
 //
 // Corresponds with GET /api/v1/events (the `ListEvents` operationId).
 func (c *Client) ListEvents(ctx context.Context, params *ListEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -7178,7 +7186,8 @@ type ClientWithResponsesInterface interface {
 	// activation's email and `externalUserId`) becomes unreadable everywhere the service keeps
 	// it, its storage included. The contact is then 404 everywhere; its events stay in the
 	// history, their personal values `null`, followed by `ContactErased`. Transactions and
-	// subscriptions keep amounts, products and dates. Pending webhook deliveries carrying the
+	// subscriptions keep amounts, products and dates; a payment of the person can still be
+	// refunded, and its `checkout.refunded` shows the person as erased. Pending webhook deliveries carrying the
 	// person's data are given up (`failed`, error `erased`); deliveries made are not recalled,
 	// and the answer waits for an attempt in flight to end (none starts after it). A later upsert of the same email creates a new contact (`created: true`, a new id).
 	// Another account's contact: 403; none, or one already erased: 404. While a billing
@@ -7343,7 +7352,10 @@ type ClientWithResponsesInterface interface {
 	// starts at the oldest event it keeps: events of the last 30 days. An event shows once every
 	// event before it is settled, so polling with the cursor while writes go on skips nothing.
 	// An activation `token` shows only to a key that also holds `checkout:read`; to any other it
-	// reads `[redacted]`, in its `url` too. Unknown types, a malformed cursor: 400.
+	// reads `[redacted]`, in its `url` too. Unknown types, a bad `limit`, a cursor this feed did
+	// not hand out: 400 `invalid_request` whose `param` names the parameter at fault (`types`,
+	// `limit`, `after`; `cursor`, the name every list uses, is taken for `after` too, and then
+	// named).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -13525,7 +13537,8 @@ func (c *ClientWithResponses) TagContactByEmailWithResponse(ctx context.Context,
 // activation's email and `externalUserId`) becomes unreadable everywhere the service keeps
 // it, its storage included. The contact is then 404 everywhere; its events stay in the
 // history, their personal values `null`, followed by `ContactErased`. Transactions and
-// subscriptions keep amounts, products and dates. Pending webhook deliveries carrying the
+// subscriptions keep amounts, products and dates; a payment of the person can still be
+// refunded, and its `checkout.refunded` shows the person as erased. Pending webhook deliveries carrying the
 // person's data are given up (`failed`, error `erased`); deliveries made are not recalled,
 // and the answer waits for an attempt in flight to end (none starts after it). A later upsert of the same email creates a new contact (`created: true`, a new id).
 // Another account's contact: 403; none, or one already erased: 404. While a billing
@@ -13780,7 +13793,10 @@ func (c *ClientWithResponses) GetCustomerWithResponse(ctx context.Context, custo
 // starts at the oldest event it keeps: events of the last 30 days. An event shows once every
 // event before it is settled, so polling with the cursor while writes go on skips nothing.
 // An activation `token` shows only to a key that also holds `checkout:read`; to any other it
-// reads `[redacted]`, in its `url` too. Unknown types, a malformed cursor: 400.
+// reads `[redacted]`, in its `url` too. Unknown types, a bad `limit`, a cursor this feed did
+// not hand out: 400 `invalid_request` whose `param` names the parameter at fault (`types`,
+// `limit`, `after`; `cursor`, the name every list uses, is taken for `after` too, and then
+// named).
 //
 // Returns a wrapper object for the known response body format(s).
 //

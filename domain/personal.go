@@ -60,6 +60,22 @@ func PersonalTypes() map[string]bool {
 	return out
 }
 
+// RecordKeptAfterErasure is implemented by the personal events that record money of a
+// transaction that outlives its person (decisions.md "Erasure": transactions and subscriptions
+// keep their amounts, products and dates, financial records, without the person's data). One can
+// still happen after the person's erasure, a refund of an erased buyer's purchase: it is no write
+// to the person, so the event store records it with the person's values null, as the log reads
+// every other event of an erased person, instead of refusing it as a write to an erased contact
+// (ErrContactErased). The other events of a sale cannot come after the erasure: it is refused
+// while a subscription is active, and a subscription no longer active records nothing more
+// (Rebill, Cancel: a conflict).
+type RecordKeptAfterErasure interface {
+	PersonalEvent
+	keptAfterErasure()
+}
+
+func (CheckoutRefunded) keptAfterErasure() {}
+
 // ErasingEvent is implemented by the event that erases a person: appending it destroys the
 // person's key in the same transaction (infra/eventstore), so the erasure and its record commit
 // together or not at all.

@@ -76,7 +76,7 @@ func Fail(w http.ResponseWriter, r *http.Request, err error) {
 	case IsNotFound(err):
 		WriteError(w, http.StatusNotFound, "not found")
 	case errors.Is(err, paging.ErrBadCursor):
-		WriteFieldError(w, "cursor", "cursor is invalid")
+		writeBadCursor(w, "cursor")
 	case errors.Is(err, domain.ErrAlreadyPerformed):
 		// A retry raced the first attempt of its Idempotency-Key to the log, and lost: that
 		// attempt answers (Idempotent answers this request itself).
@@ -97,6 +97,22 @@ func Fail(w http.ResponseWriter, r *http.Request, err error) {
 			zap.String("method", r.Method), zap.String("path", r.URL.Path), zap.Error(err))
 		WriteError(w, http.StatusInternalServerError, "internal error")
 	}
+}
+
+// FailList is Fail for a list whose cursor came in the query parameter cursorParam rather than
+// in cursor (the event feed's after): a cursor this service did not hand out is a 400 whose
+// param names the parameter the client sent it in.
+func FailList(w http.ResponseWriter, r *http.Request, err error, cursorParam string) {
+	if errors.Is(err, paging.ErrBadCursor) {
+		writeBadCursor(w, cursorParam)
+		return
+	}
+	Fail(w, r, err)
+}
+
+// writeBadCursor answers a cursor this service did not hand out, sent in the query parameter param.
+func writeBadCursor(w http.ResponseWriter, param string) {
+	WriteFieldError(w, param, param+" is not a cursor this list handed out")
 }
 
 // IsNotFound tells whether a lookup found nothing, in a read model or in the webhook tables.

@@ -21,14 +21,15 @@ func (s *Server) listEvents(w http.ResponseWriter, r *http.Request) {
 	if !given {
 		limit = []string{""}
 	}
-	// after is the feed's cursor; cursor, the name every list uses, is accepted too.
-	after := q.Get("after")
-	if after == "" {
-		after = q.Get("cursor")
+	// after is the feed's cursor; cursor, the name every list uses, is accepted too. An error
+	// names the one the cursor came in (decisions.md "Error codes": param).
+	cursorParam, after := "after", q.Get("after")
+	if after == "" && q.Get("cursor") != "" {
+		cursorParam, after = "cursor", q.Get("cursor")
 	}
 	page, err := paging.Parse(limit[0], given, after)
 	if err != nil {
-		httpapi.WriteError(w, http.StatusBadRequest, err.Error())
+		httpapi.WriteFieldError(w, "limit", err.Error())
 		return
 	}
 	types, ok := typesParam(w, q["types"])
@@ -41,7 +42,7 @@ func (s *Server) listEvents(w http.ResponseWriter, r *http.Request) {
 		RevealSecrets: p.key.HasScope(domain.ScopeCheckoutRead),
 	})
 	if err != nil {
-		httpapi.Fail(w, r, err)
+		httpapi.FailList(w, r, err, cursorParam)
 		return
 	}
 	answer := wire.EventFeed{Success: true, Events: make([]wire.WebhookEvent, len(events)), NextCursor: next}

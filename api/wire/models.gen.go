@@ -2129,7 +2129,7 @@ type ListContactsParams struct {
 	// Limit Page size. Default 50, at most 200 (a larger value is taken as 200); 0, negative or non-integer is a 400.
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
 
-	// Cursor The `nextCursor` of the previous page. It stays valid while writes go on; an unreadable one is a 400.
+	// Cursor The `nextCursor` of the previous page. It stays valid while writes go on; one no page of this list handed out (unreadable, `null`, another list's) is a 400 `invalid_request` with `param` `cursor`.
 	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
@@ -2194,7 +2194,7 @@ type ListCrmsParams struct {
 	// Limit Page size. Default 50, at most 200 (a larger value is taken as 200); 0, negative or non-integer is a 400.
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
 
-	// Cursor The `nextCursor` of the previous page. It stays valid while writes go on; an unreadable one is a 400.
+	// Cursor The `nextCursor` of the previous page. It stays valid while writes go on; one no page of this list handed out (unreadable, `null`, another list's) is a 400 `invalid_request` with `param` `cursor`.
 	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
@@ -2203,7 +2203,7 @@ type ListLeadsParams struct {
 	// Limit Page size. Default 50, at most 200 (a larger value is taken as 200); 0, negative or non-integer is a 400.
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
 
-	// Cursor The `nextCursor` of the previous page. It stays valid while writes go on; an unreadable one is a 400.
+	// Cursor The `nextCursor` of the previous page. It stays valid while writes go on; one no page of this list handed out (unreadable, `null`, another list's) is a 400 `invalid_request` with `param` `cursor`.
 	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
@@ -2240,7 +2240,7 @@ type ListCrmStagesParams struct {
 	// Limit Page size. Default 50, at most 200 (a larger value is taken as 200); 0, negative or non-integer is a 400.
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
 
-	// Cursor The `nextCursor` of the previous page. It stays valid while writes go on; an unreadable one is a 400.
+	// Cursor The `nextCursor` of the previous page. It stays valid while writes go on; one no page of this list handed out (unreadable, `null`, another list's) is a 400 `invalid_request` with `param` `cursor`.
 	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
@@ -2249,7 +2249,7 @@ type ListCustomFieldsParams struct {
 	// Limit Page size. Default 50, at most 200 (a larger value is taken as 200); 0, negative or non-integer is a 400.
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
 
-	// Cursor The `nextCursor` of the previous page. It stays valid while writes go on; an unreadable one is a 400.
+	// Cursor The `nextCursor` of the previous page. It stays valid while writes go on; one no page of this list handed out (unreadable, `null`, another list's) is a 400 `invalid_request` with `param` `cursor`.
 	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
@@ -2261,13 +2261,13 @@ type ListCustomersParams struct {
 	// Limit Page size. Default 50, at most 200 (a larger value is taken as 200); 0, negative or non-integer is a 400.
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
 
-	// Cursor The `nextCursor` of the previous page. It stays valid while writes go on; an unreadable one is a 400.
+	// Cursor The `nextCursor` of the previous page. It stays valid while writes go on; one no page of this list handed out (unreadable, `null`, another list's) is a 400 `invalid_request` with `param` `cursor`.
 	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
 // ListEventsParams defines parameters for ListEvents.
 type ListEventsParams struct {
-	// After The `nextCursor` of the previous call; absent, the oldest event kept. An unreadable one is a 400.
+	// After The `nextCursor` of the previous call; absent, the oldest event kept. One the feed did not hand out (unreadable, `null`, another list's) is a 400 `invalid_request` with `param` `after`.
 	After *string `form:"after,omitempty" json:"after,omitempty"`
 
 	// Types Comma-separated outbound event types (`checkout.paid` stands for `checkout.purchased`); absent, every type. An unknown one is a 400.
@@ -2282,7 +2282,7 @@ type ListFormsParams struct {
 	// Limit Page size. Default 50, at most 200 (a larger value is taken as 200); 0, negative or non-integer is a 400.
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
 
-	// Cursor The `nextCursor` of the previous page. It stays valid while writes go on; an unreadable one is a 400.
+	// Cursor The `nextCursor` of the previous page. It stays valid while writes go on; one no page of this list handed out (unreadable, `null`, another list's) is a 400 `invalid_request` with `param` `cursor`.
 	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
@@ -2305,7 +2305,7 @@ type ListProductsParams struct {
 	// Limit Page size. Default 50, at most 200 (a larger value is taken as 200); 0, negative or non-integer is a 400.
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
 
-	// Cursor The `nextCursor` of the previous page. It stays valid while writes go on; an unreadable one is a 400.
+	// Cursor The `nextCursor` of the previous page. It stays valid while writes go on; one no page of this list handed out (unreadable, `null`, another list's) is a 400 `invalid_request` with `param` `cursor`.
 	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
@@ -2314,7 +2314,7 @@ type ListEventTypesParams struct {
 	// Limit Page size. Default 50, at most 200 (a larger value is taken as 200); 0, negative or non-integer is a 400.
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
 
-	// Cursor The `nextCursor` of the previous page. It stays valid while writes go on; an unreadable one is a 400.
+	// Cursor The `nextCursor` of the previous page. It stays valid while writes go on; one no page of this list handed out (unreadable, `null`, another list's) is a 400 `invalid_request` with `param` `cursor`.
 	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
@@ -2337,7 +2337,7 @@ type ListTagsParams struct {
 	// Limit Page size. Default 50, at most 200 (a larger value is taken as 200); 0, negative or non-integer is a 400.
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
 
-	// Cursor The `nextCursor` of the previous page. It stays valid while writes go on; an unreadable one is a 400.
+	// Cursor The `nextCursor` of the previous page. It stays valid while writes go on; one no page of this list handed out (unreadable, `null`, another list's) is a 400 `invalid_request` with `param` `cursor`.
 	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
@@ -2346,7 +2346,7 @@ type ListWebhookSubscriptionsParams struct {
 	// Limit Page size. Default 50, at most 200 (a larger value is taken as 200); 0, negative or non-integer is a 400.
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
 
-	// Cursor The `nextCursor` of the previous page. It stays valid while writes go on; an unreadable one is a 400.
+	// Cursor The `nextCursor` of the previous page. It stays valid while writes go on; one no page of this list handed out (unreadable, `null`, another list's) is a 400 `invalid_request` with `param` `cursor`.
 	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
@@ -2369,7 +2369,7 @@ type ListWebhookDeliveriesParams struct {
 	// Limit Page size. Default 50, at most 200 (a larger value is taken as 200); 0, negative or non-integer is a 400.
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
 
-	// Cursor The `nextCursor` of the previous page. It stays valid while writes go on; an unreadable one is a 400.
+	// Cursor The `nextCursor` of the previous page. It stays valid while writes go on; one no page of this list handed out (unreadable, `null`, another list's) is a 400 `invalid_request` with `param` `cursor`.
 	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
 
 	// Status Only the deliveries in this state.

@@ -132,13 +132,13 @@ func (s *Store) encode(ctx context.Context, meta domain.Metadata, appends []doma
 			if err != nil {
 				return nil, fmt.Errorf("eventstore: event id: %w", err)
 			}
-			stored, err := s.sealPersonal(ctx, meta.AccountID, id.String(), e, data, fresh)
+			stored, plain, err := s.sealPersonal(ctx, meta.AccountID, id.String(), e, data, fresh)
 			if err != nil {
 				return nil, err
 			}
 			r := &row{
 				eventID: id.String(), streamID: a.StreamID, eventType: typ, schemaVersion: version,
-				occurredAt: now, accountID: meta.AccountID, data: string(stored), plain: string(data), metadata: string(metaJSON), meta: &meta,
+				occurredAt: now, accountID: meta.AccountID, data: string(stored), plain: string(plain), metadata: string(metaJSON), meta: &meta,
 			}
 			if ee, ok := e.(domain.ErasingEvent); ok {
 				r.erases = ee.ErasedPerson()

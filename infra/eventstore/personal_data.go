@@ -248,33 +248,44 @@ func (k *personKeys) forget(contactID string) {
 const eraseKey = `INSERT INTO person_keys (contact_id, account_id, sealed_key, erased_at) VALUES ($1, $2, NULL, $3)
 ON CONFLICT (contact_id) DO UPDATE SET sealed_key = NULL, erased_at = excluded.erased_at`
 
-// sealPersonal returns the data to store for an event: data itself, or, for an event with
-// personal values of a contact, data with those values null and sealed under the contact's key,
-// bound to the event's id.
+// sealPersonal returns the data to store for an event, and its plain data (for the inline
+// projections and the recent events): data itself, twice, or, for an event with personal values
+// of a contact, data with those values null and sealed under the contact's key, bound to the
+// event's id, and data as it is.
+//
+// An erased contact's values are refused (domain.ErrContactErased: a write to the contact after
+// its erasure is a 404), except in an event that records money of a transaction outliving its
+// person (domain.RecordKeptAfterErasure, a refund): that one is recorded with the values null,
+// stored and plain alike, as every event of the person reads since the erasure, so that neither
+// the log nor what the projections and webhooks make of the event holds any of them.
 //
 // fresh holds the keys made by earlier events of the same append, by contact: one append makes
 // at most one key per contact, and adds to it the one it makes here.
-func (s *Store) sealPersonal(ctx context.Context, accountID, eventID string, e domain.Event, data []byte, fresh map[string]*newPersonKey) ([]byte, error) {
+func (s *Store) sealPersonal(ctx context.Context, accountID, eventID string, e domain.Event, data []byte, fresh map[string]*newPersonKey) (stored, plain []byte, err error) {
 	pe, ok := e.(domain.PersonalEvent)
 	if !ok || s.keys == nil || pe.Person() == "" {
-		return data, nil
+		return data, data, nil
 	}
 	paths := domain.PersonalPaths(e.EventType())
 	if paths == nil {
-		return data, nil
+		return data, data, nil
 	}
 	values := personalValuesOf(data, paths)
 	if len(values) == 0 {
-		return data, nil
+		return data, data, nil
 	}
 	var key *sealing.Sealer
 	if made := fresh[pe.Person()]; made != nil {
 		key = made.key
 	} else {
 		var made *newPersonKey
-		var err error
-		if key, made, err = s.keys.forSealing(ctx, accountID, pe.Person()); err != nil {
-			return nil, err
+		key, made, err = s.keys.forSealing(ctx, accountID, pe.Person())
+		if _, kept := e.(domain.RecordKeptAfterErasure); kept && errors.Is(err, domain.ErrContactErased) {
+			erased := withNulls(data, values)
+			return erased, erased, nil
+		}
+		if err != nil {
+			return nil, nil, err
 		}
 		if made != nil {
 			fresh[pe.Person()] = made
@@ -282,17 +293,17 @@ func (s *Store) sealPersonal(ctx context.Context, accountID, eventID string, e d
 	}
 	sealed, err := key.Seal(encodeValues(values), []byte(eventID))
 	if err != nil {
-		return nil, fmt.Errorf("eventstore: %s: %w", e.EventType(), err)
+		return nil, nil, fmt.Errorf("eventstore: %s: %w", e.EventType(), err)
 	}
 	member, err := json.Marshal(sealedPersonal{ContactID: pe.Person(), Sealed: sealed})
 	if err != nil {
-		return nil, fmt.Errorf("eventstore: %s: %w", e.EventType(), err)
+		return nil, nil, fmt.Errorf("eventstore: %s: %w", e.EventType(), err)
 	}
-	stored, err := sealedData(data, values, `"`+personalMember+`":`+string(member))
+	stored, err = sealedData(data, values, `"`+personalMember+`":`+string(member))
 	if err != nil {
-		return nil, fmt.Errorf("eventstore: %s: %w", e.EventType(), err)
+		return nil, nil, fmt.Errorf("eventstore: %s: %w", e.EventType(), err)
 	}
-	return stored, nil
+	return stored, data, nil
 }
 
 // OpenPersonal puts the sealed personal values of events back in their data, in place; the

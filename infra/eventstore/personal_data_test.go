@@ -131,6 +131,81 @@ func TestPersonalValuesAreSealedAndErasedWithTheirKey(t *testing.T) {
 	})
 }
 
+// A refund of an erased person's transaction (domain.RecordKeptAfterErasure) is no write to the
+// person: it is recorded, with the person's values null, in the log and in what the appending
+// store hands its readers alike, even when the command decided it on values read before the
+// erasure; a write to the contact itself stays refused (ErrContactErased).
+func TestARefundOfAnErasedPersonIsRecordedWithItsValuesNull(t *testing.T) {
+	sqldbtest.Run(t, func(t *testing.T, dialect sqldb.Dialect) {
+		ctx := context.Background()
+		db := sqldbtest.Open(t, dialect)
+		_, server := sealingtest.NewKey(t)
+		s, other := eventstore.New(db), eventstore.New(db)
+		t.Cleanup(s.Close)
+		t.Cleanup(other.Close)
+		s.SealPersonalData(server)
+		other.SealPersonalData(server)
+
+		created := domain.ContactCreated{ContactID: "ct_r", AccountID: "acc_test", Email: "quokka.refund@example.com", FirstName: "Quokkaline"}
+		if _, err := s.Append(ctx, meta, domain.StreamAppend{StreamID: "ct_r", Events: []domain.Event{created}}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Append(ctx, meta, domain.StreamAppend{StreamID: "ct_r", ExpectedVersion: 1,
+			Events: []domain.Event{domain.ContactErased{ContactID: "ct_r", AccountID: "acc_test", ErasedAt: time.Now()}}}); err != nil {
+			t.Fatal(err)
+		}
+		sale := domain.Sale{
+			Product:     domain.SaleProduct{ID: "prod_1", Name: "Book"},
+			Transaction: domain.SaleTransaction{ID: "txn_1", TxnID: "txn_1", Amount: 1000, Currency: "EUR", Status: domain.TransactionRefunded},
+			Customer:    domain.SaleCustomer{Email: "quokka.refund@example.com", Name: "Quokkaline Refund", ContactID: "ct_r"},
+			Contact:     domain.SaleContact{ContactID: "ct_r", Email: "quokka.refund@example.com", FirstName: "Quokkaline"},
+		}
+		refund := domain.CheckoutRefunded{AccountID: "acc_test", CustomerID: "cus_1", Sale: sale, Refund: domain.Refund{AmountCents: 1000, FullyRefunded: true}}
+		position, err := s.Append(ctx, meta, domain.StreamAppend{StreamID: "txn_1", ExpectedVersion: domain.AnyVersion, Events: []domain.Event{refund}})
+		if err != nil {
+			t.Fatalf("the refund of the erased person's transaction: %v", err)
+		}
+		if raw := storedData(t, db); strings.Contains(strings.ToLower(raw), "quokka") {
+			t.Errorf("the log stores the erased person's values: %s", raw)
+		}
+		for _, store := range []*eventstore.Store{s, other} {
+			events, err := store.ReadStream(ctx, "txn_1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(events) != 1 || strings.Contains(strings.ToLower(string(events[0].Data)), "quokka") {
+				t.Fatalf("the refund reads %s", events[0].Data)
+			}
+			var data struct {
+				Customer    map[string]any `json:"customer"`
+				Transaction map[string]any `json:"transaction"`
+			}
+			if err := json.Unmarshal(events[0].Data, &data); err != nil {
+				t.Fatal(err)
+			}
+			if data.Customer["email"] != nil || data.Customer["name"] != nil || data.Customer["contactId"] != "ct_r" || data.Transaction["amount"] != float64(1000) {
+				t.Errorf("the refund reads customer %v, transaction %v", data.Customer, data.Transaction)
+			}
+		}
+		// What the appending store hands its inline projections and the relay (plain data from
+		// its memory of its own commits, not read back from the database) holds none either.
+		recent, err := s.ReadLog(ctx, position-1, 1)
+		if err != nil || len(recent) != 1 {
+			t.Fatalf("ReadLog after %d: %v, %v", position-1, recent, err)
+		}
+		for _, e := range recent {
+			if strings.Contains(strings.ToLower(string(e.Data)), "quokka") {
+				t.Errorf("%s at %d reads %s", e.Type, e.Position, e.Data)
+			}
+		}
+		name := "Quokkaline"
+		updated := domain.ContactUpdated{ContactID: "ct_r", FirstName: &name}
+		if _, err := s.Append(ctx, meta, domain.StreamAppend{StreamID: "ct_r", ExpectedVersion: domain.AnyVersion, Events: []domain.Event{updated}}); err != domain.ErrContactErased {
+			t.Fatalf("a write to the erased contact: %v, want ErrContactErased", err)
+		}
+	})
+}
+
 // Two stores that seal for one new contact at once each make a key; one key is stored, and the
 // append sealed under the other seals again under it: every append succeeds, and no value is
 // left that no stored key opens.

@@ -101,7 +101,7 @@ func TestSealedDataHoldsNoPersonalValueAndOpensAsItWasWritten(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		stored, err := s.sealPersonal(context.Background(), "acc_fx", e.ID, ev, e.Plain, map[string]*newPersonKey{"ct_fx": {contactID: "ct_fx", key: key}})
+		stored, _, err := s.sealPersonal(context.Background(), "acc_fx", e.ID, ev, e.Plain, map[string]*newPersonKey{"ct_fx": {contactID: "ct_fx", key: key}})
 		if err != nil {
 			t.Fatalf("%s: %v", e.Type, err)
 		}
@@ -141,7 +141,7 @@ func BenchmarkSealPersonal(b *testing.B) {
 		b.Run(e.Type, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := s.sealPersonal(context.Background(), "acc_fx", e.ID, ev, e.Plain, fresh); err != nil {
+				if _, _, err := s.sealPersonal(context.Background(), "acc_fx", e.ID, ev, e.Plain, fresh); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -8,6 +8,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -63,22 +65,105 @@ func EncodeCursor(key any) string {
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
-// DecodeCursor reads a cursor back into its sort key. A cursor is the client's input: one that
-// is not valid JSON of the key's shape, or that holds a string PostgreSQL cannot compare (NUL,
-// invalid UTF-8), is refused here rather than by the database.
+// DecodeCursor reads a cursor back into its sort key (key points to it). A cursor is the client's
+// input, and one this service did not hand out is refused (ErrBadCursor) rather than read as
+// some page: not valid JSON of the key's shape, JSON null anywhere (json.Unmarshal would leave
+// the zero key, the start of the list), an object with a member the key lacks or without one
+// it has (another list's cursor, or a cursor cut short: json.Unmarshal would ignore or zero
+// them), member names in another case, or a string PostgreSQL cannot compare (NUL, invalid
+// UTF-8), which the database would otherwise refuse. A key is a plain value: a number, a string,
+// or a struct of them whose members each cursor carries (EncodeCursor writes them all).
 func DecodeCursor(cursor string, key any) error {
 	b, err := base64.RawURLEncoding.DecodeString(cursor)
 	if err != nil || !utf8.Valid(b) {
 		return ErrBadCursor
 	}
 	var values any
-	if err := json.Unmarshal(b, &values); err != nil || hasNUL(values) {
+	if err := json.Unmarshal(b, &values); err != nil || hasNUL(values) || !shapedAs(values, reflect.TypeOf(key).Elem()) {
 		return ErrBadCursor
 	}
 	if err := json.Unmarshal(b, key); err != nil {
 		return ErrBadCursor
 	}
 	return nil
+}
+
+// shapedAs tells whether a decoded JSON value has the shape of a key of type t: no null, and an
+// object for a struct with exactly the struct's members, by their exact JSON names (those
+// marked omitempty may be left out). What else the type demands (a number that fits, a string)
+// json.Unmarshal checks.
+func shapedAs(v any, t reflect.Type) bool {
+	if v == nil {
+		return false
+	}
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		obj, ok := v.(map[string]any)
+		if !ok {
+			return false
+		}
+		members := cursorMembers(t)
+		for name := range obj {
+			if _, known := members[name]; !known {
+				return false
+			}
+		}
+		for name, m := range members {
+			switch item, present := obj[name]; {
+			case !present && !m.optional:
+				return false
+			case present && !shapedAs(item, m.typ):
+				return false
+			}
+		}
+		return true
+	case reflect.Slice, reflect.Array:
+		items, ok := v.([]any)
+		if !ok {
+			return false
+		}
+		for _, item := range items {
+			if !shapedAs(item, t.Elem()) {
+				return false
+			}
+		}
+		return true
+	}
+	return true
+}
+
+// cursorMember is a member of a struct key: its type, and whether a cursor may leave it out.
+type cursorMember struct {
+	typ      reflect.Type
+	optional bool
+}
+
+// cursorMembers are the JSON members of a struct key by name, as encoding/json names them
+// (untagged embedded structs flattened).
+func cursorMembers(t reflect.Type) map[string]cursorMember {
+	out := map[string]cursorMember{}
+	for f := range t.Fields() {
+		tag := f.Tag.Get("json")
+		if tag == "-" {
+			continue
+		}
+		name, opts, _ := strings.Cut(tag, ",")
+		if f.Anonymous && name == "" && f.Type.Kind() == reflect.Struct {
+			maps.Copy(out, cursorMembers(f.Type))
+			continue
+		}
+		if !f.IsExported() {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		out[name] = cursorMember{typ: f.Type, optional: slices.Contains(strings.Split(opts, ","), "omitempty")}
+	}
+	return out
 }
 
 // Cut trims a list read with one row more than the page holds, and returns the cursor of the

@@ -1754,7 +1754,7 @@ type ListAccountsParams struct {
 	// Limit Page size. Default 50, at most 200 (a larger value is taken as 200); 0, negative or non-integer is a 400.
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
 
-	// Cursor The `nextCursor` of the previous page; an unreadable one is a 400.
+	// Cursor The `nextCursor` of the previous page; one no page of this list handed out (unreadable, `null`, another list's) is a 400 `invalid_request` with `param` `cursor`.
 	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
@@ -1776,7 +1776,7 @@ type ListApiKeysParams struct {
 	// Limit Page size. Default 50, at most 200 (a larger value is taken as 200); 0, negative or non-integer is a 400.
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
 
-	// Cursor The `nextCursor` of the previous page; an unreadable one is a 400.
+	// Cursor The `nextCursor` of the previous page; one no page of this list handed out (unreadable, `null`, another list's) is a 400 `invalid_request` with `param` `cursor`.
 	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
@@ -1852,7 +1852,7 @@ type ListContactsParams struct {
 	// Limit Page size. Default 50, at most 200 (a larger value is taken as 200); 0, negative or non-integer is a 400.
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
 
-	// Cursor The `nextCursor` of the previous page; an unreadable one is a 400.
+	// Cursor The `nextCursor` of the previous page; one no page of this list handed out (unreadable, `null`, another list's) is a 400 `invalid_request` with `param` `cursor`.
 	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
@@ -1874,7 +1874,7 @@ type ListCrmsParams struct {
 	// Limit Page size. Default 50, at most 200 (a larger value is taken as 200); 0, negative or non-integer is a 400.
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
 
-	// Cursor The `nextCursor` of the previous page; an unreadable one is a 400.
+	// Cursor The `nextCursor` of the previous page; one no page of this list handed out (unreadable, `null`, another list's) is a 400 `invalid_request` with `param` `cursor`.
 	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
@@ -1899,7 +1899,7 @@ type ListLeadsParams struct {
 	// Limit Page size. Default 50, at most 200 (a larger value is taken as 200); 0, negative or non-integer is a 400.
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
 
-	// Cursor The `nextCursor` of the previous page; an unreadable one is a 400.
+	// Cursor The `nextCursor` of the previous page; one no page of this list handed out (unreadable, `null`, another list's) is a 400 `invalid_request` with `param` `cursor`.
 	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
@@ -1908,7 +1908,7 @@ type ListCustomFieldsParams struct {
 	// Limit Page size. Default 50, at most 200 (a larger value is taken as 200); 0, negative or non-integer is a 400.
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
 
-	// Cursor The `nextCursor` of the previous page; an unreadable one is a 400.
+	// Cursor The `nextCursor` of the previous page; one no page of this list handed out (unreadable, `null`, another list's) is a 400 `invalid_request` with `param` `cursor`.
 	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
@@ -1930,7 +1930,7 @@ type ListEventTypesParams struct {
 	// Limit Page size. Default 50, at most 200 (a larger value is taken as 200); 0, negative or non-integer is a 400.
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
 
-	// Cursor The `nextCursor` of the previous page; an unreadable one is a 400.
+	// Cursor The `nextCursor` of the previous page; one no page of this list handed out (unreadable, `null`, another list's) is a 400 `invalid_request` with `param` `cursor`.
 	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
@@ -1952,7 +1952,7 @@ type ListBookingsParams struct {
 	// Limit Page size. Default 50, at most 200 (a larger value is taken as 200); 0, negative or non-integer is a 400.
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
 
-	// Cursor The `nextCursor` of the previous page; an unreadable one is a 400.
+	// Cursor The `nextCursor` of the previous page; one no page of this list handed out (unreadable, `null`, another list's) is a 400 `invalid_request` with `param` `cursor`.
 	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
@@ -1961,7 +1961,7 @@ type ListFormsParams struct {
 	// Limit Page size. Default 50, at most 200 (a larger value is taken as 200); 0, negative or non-integer is a 400.
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
 
-	// Cursor The `nextCursor` of the previous page; an unreadable one is a 400.
+	// Cursor The `nextCursor` of the previous page; one no page of this list handed out (unreadable, `null`, another list's) is a 400 `invalid_request` with `param` `cursor`.
 	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
@@ -1983,7 +1983,7 @@ type ListSubmissionsParams struct {
 	// Limit Page size. Default 50, at most 200 (a larger value is taken as 200); 0, negative or non-integer is a 400.
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
 
-	// Cursor The `nextCursor` of the previous page; an unreadable one is a 400.
+	// Cursor The `nextCursor` of the previous page; one no page of this list handed out (unreadable, `null`, another list's) is a 400 `invalid_request` with `param` `cursor`.
 	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
@@ -2003,7 +2003,7 @@ type GetHistoryParams struct {
 	// Limit Page size. Default 50, at most 200 (a larger value is taken as 200); 0, negative or non-integer is a 400.
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
 
-	// Cursor The `nextCursor` of the previous page; an unreadable one is a 400.
+	// Cursor The `nextCursor` of the previous page; one no page of this list handed out (unreadable, `null`, another list's) is a 400 `invalid_request` with `param` `cursor`.
 	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
@@ -2015,7 +2015,7 @@ type ListProductsParams struct {
 	// Limit Page size. Default 50, at most 200 (a larger value is taken as 200); 0, negative or non-integer is a 400.
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
 
-	// Cursor The `nextCursor` of the previous page; an unreadable one is a 400.
+	// Cursor The `nextCursor` of the previous page; one no page of this list handed out (unreadable, `null`, another list's) is a 400 `invalid_request` with `param` `cursor`.
 	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
@@ -2037,7 +2037,7 @@ type ListTagsParams struct {
 	// Limit Page size. Default 50, at most 200 (a larger value is taken as 200); 0, negative or non-integer is a 400.
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
 
-	// Cursor The `nextCursor` of the previous page; an unreadable one is a 400.
+	// Cursor The `nextCursor` of the previous page; one no page of this list handed out (unreadable, `null`, another list's) is a 400 `invalid_request` with `param` `cursor`.
 	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
@@ -2065,7 +2065,7 @@ type ListWebhookDeliveriesParams struct {
 	// Limit Page size. Default 50, at most 200 (a larger value is taken as 200); 0, negative or non-integer is a 400.
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
 
-	// Cursor The `nextCursor` of the previous page; an unreadable one is a 400.
+	// Cursor The `nextCursor` of the previous page; one no page of this list handed out (unreadable, `null`, another list's) is a 400 `invalid_request` with `param` `cursor`.
 	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
@@ -2090,7 +2090,7 @@ type ListWebhooksParams struct {
 	// Limit Page size. Default 50, at most 200 (a larger value is taken as 200); 0, negative or non-integer is a 400.
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
 
-	// Cursor The `nextCursor` of the previous page; an unreadable one is a 400.
+	// Cursor The `nextCursor` of the previous page; one no page of this list handed out (unreadable, `null`, another list's) is a 400 `invalid_request` with `param` `cursor`.
 	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
@@ -2151,7 +2151,7 @@ type ListProjectionsParams struct {
 	// Limit Page size. Default 50, at most 200 (a larger value is taken as 200); 0, negative or non-integer is a 400.
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
 
-	// Cursor The `nextCursor` of the previous page; an unreadable one is a 400.
+	// Cursor The `nextCursor` of the previous page; one no page of this list handed out (unreadable, `null`, another list's) is a 400 `invalid_request` with `param` `cursor`.
 	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 

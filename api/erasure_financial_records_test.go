@@ -1,0 +1,111 @@
+package api_test
+
+import (
+	"net/http"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/funnelhq/funnel/infra/service/servicetest"
+)
+
+// A transaction outlives its buyer's erasure (decisions.md "Erasure": transactions keep their
+// amounts, products and dates, without the person's data), so its refund is still recorded: 200,
+// and checkout.refunded goes to the webhooks and the feed showing the person as erased, as the
+// erased purchase does, its values null in the log.
+func TestARefundOfAnErasedBuyersTransactionIsRecordedWithoutThePerson(t *testing.T) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
+		acc := svc.NewAccount(t)
+		admin := "/admin/v1/accounts/" + acc.ID
+		rcv := newRecorder(t)
+		svc.Operator.Post(t, admin+"/webhooks", "", map[string]any{"url": rcv.URL, "events": []string{"checkout.refunded"}}).Expect(t, http.StatusCreated)
+		product := svc.NewProduct(t, acc.ID, simpleProduct("Book"))
+		const email, name = "qzrefunded.buyer@example.com", "Qzrefunda Buyerly"
+		bought := buy(t, svc, acc.ID, map[string]any{"productId": product.ID, "pricingTierId": product.TierIDs[0], "email": email, "name": name})
+		contactID := bought.Object(t, "customer")["contactId"].(string)
+		txn := bought.Object(t, "transaction")["id"].(string)
+		svc.Operator.Post(t, admin+"/contacts/"+contactID+"/erase", "", nil).Expect(t, http.StatusOK)
+
+		refunded := svc.Operator.Post(t, admin+"/checkout/transactions/"+txn+"/refund", "", map[string]any{"amountCents": 400}).Expect(t, http.StatusOK)
+		if tr := refunded.Object(t, "transaction"); tr["status"] != "partially_refunded" || refunded.Object(t, "refund")["amountCents"] != float64(400) {
+			t.Fatalf("refund answer: %s", refunded.Raw)
+		}
+		// The rest too: the transaction's stream, not the person, decides what remains.
+		svc.Operator.Post(t, admin+"/checkout/transactions/"+txn+"/refund", "", map[string]any{}).Expect(t, http.StatusOK)
+		svc.Operator.Post(t, admin+"/checkout/transactions/"+txn+"/refund", "", map[string]any{}).ExpectError(t, http.StatusConflict)
+
+		showsPerson := func(raw []byte) bool {
+			lower := strings.ToLower(string(raw))
+			return strings.Contains(lower, strings.ToLower(email)) || strings.Contains(lower, strings.ToLower(name))
+		}
+		delivered := rcv.waitFor(t, 2)
+		for _, d := range delivered {
+			if d.kind != "checkout.refunded" || showsPerson(d.body) {
+				t.Errorf("delivery %s %s", d.kind, d.body)
+			}
+		}
+		events, _ := feedPage(t, svc, acc.Key, "?types=checkout.purchased,checkout.refunded")
+		if len(events) != 3 || events[0]["type"] != "checkout.purchased" {
+			t.Fatalf("the feed holds %d events, want the purchase and 2 refunds", len(events))
+		}
+		// The refunds show the person as the erased purchase does.
+		erased := events[0]["data"].(map[string]any)
+		for _, e := range events[1:] {
+			data := e["data"].(map[string]any)
+			customer, contact := data["customer"].(map[string]any), data["contact"].(map[string]any)
+			tr := data["transaction"].(map[string]any)
+			if !reflect.DeepEqual(customer, erased["customer"]) || !reflect.DeepEqual(contact, erased["contact"]) || customer["contactId"] != contactID ||
+				customer["email"] != "" || customer["name"] != "" || contact["email"] != "" || contact["firstName"] != "" || contact["lastName"] != "" {
+				t.Errorf("the refund shows the person as customer %v, contact %v; the erased purchase as %v, %v", customer, contact, erased["customer"], erased["contact"])
+			}
+			if tr["id"] != txn || tr["amount"] != float64(1000) || data["product"].(map[string]any)["id"] != product.ID || data["refund"] == nil {
+				t.Errorf("the refund lost its financial record: %v", data)
+			}
+		}
+		if raw := mustJSON(t, events); showsPerson(raw) {
+			t.Errorf("the feed shows the erased person: %s", raw)
+		}
+		// The contact's history lists the refunds after its erasure, their values null.
+		events = history(t, svc, acc.ID, contactID)
+		if types := countTypes(events); types["CheckoutRefunded"] != 2 || types["ContactErased"] != 1 {
+			t.Errorf("history after the refunds: %v", types)
+		}
+		for _, e := range events {
+			if e["type"] != "CheckoutRefunded" {
+				continue
+			}
+			data := e["data"].(map[string]any)
+			customer, contact := data["customer"].(map[string]any), data["contact"].(map[string]any)
+			if customer["email"] != nil || customer["name"] != nil || contact["email"] != nil || contact["firstName"] != nil {
+				t.Errorf("history: %s shows customer %v, contact %v", e["type"], customer, contact)
+			}
+		}
+		if raw := mustJSON(t, events); showsPerson(raw) {
+			t.Errorf("the history shows the erased person: %s", raw)
+		}
+	})
+}
+
+// After a cancelled subscription's buyer is erased, nothing more of the subscription is recorded
+// (it is over: a rebill or a cancellation is the conflict it was before the erasure, not a
+// "contact not found"), while its payments can still be refunded.
+func TestACancelledSubscriptionOfAnErasedBuyer(t *testing.T) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
+		acc := svc.NewAccount(t)
+		admin := "/admin/v1/accounts/" + acc.ID
+		product := svc.NewProduct(t, acc.ID, map[string]any{"name": "Club",
+			"pricingTiers": []any{map[string]any{"name": "Monthly", "amount": 900, "currency": "EUR", "interval": "month"}}})
+		bought := buy(t, svc, acc.ID, map[string]any{"productId": product.ID, "pricingTierId": product.TierIDs[0], "email": "qzclub.member@example.com"})
+		contactID := bought.Object(t, "customer")["contactId"].(string)
+		subscription := bought.Object(t, "subscription")["id"].(string)
+		rebill := svc.Operator.Post(t, admin+"/checkout/subscriptions/"+subscription+"/rebill", "", map[string]any{}).Expect(t, http.StatusCreated)
+		renewal := rebill.Object(t, "transaction")["id"].(string)
+		svc.Operator.Post(t, admin+"/checkout/subscriptions/"+subscription+"/cancel", "", map[string]any{"atPeriodEnd": false}).Expect(t, http.StatusOK)
+		svc.Operator.Post(t, admin+"/contacts/"+contactID+"/erase", "", nil).Expect(t, http.StatusOK)
+
+		svc.Operator.Post(t, admin+"/checkout/subscriptions/"+subscription+"/rebill", "", map[string]any{}).ExpectError(t, http.StatusConflict)
+		svc.Operator.Post(t, admin+"/checkout/subscriptions/"+subscription+"/cancel", "", map[string]any{"atPeriodEnd": false}).ExpectError(t, http.StatusConflict)
+		svc.Operator.Post(t, admin+"/checkout/transactions/"+renewal+"/refund", "", map[string]any{}).Expect(t, http.StatusOK)
+		svc.Operator.Post(t, admin+"/checkout/transactions/"+bought.Object(t, "transaction")["id"].(string)+"/refund", "", map[string]any{}).Expect(t, http.StatusOK)
+	})
+}
