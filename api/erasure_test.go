@@ -533,3 +533,125 @@ func TestAKeyedErasureRetriedGetsItsAnswer(t *testing.T) {
 		svc.Operator.Post(t, "/admin/v1/accounts/"+acc.ID+"/contacts/"+contactID+"/erase", "", nil).ExpectError(t, http.StatusNotFound)
 	})
 }
+
+// The kept answer of a keyed completion of an activation shows the buyer's email and
+// externalUserId, and names no contact, only the activation and its customer (its kept outcome,
+// only the activation). The erasure reaches it all the same, through the contact's customers and
+// activations (idempotency.ContactStreams): a retry with the same key is told the contact is
+// gone. So is the retry of one whose erasure was cut short after its record (no kept answer
+// rewritten), which is checked at replay.
+func TestAKeptActivationAnswerShowsNothingAfterAnErasure(t *testing.T) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
+		ctx := context.Background()
+		acc := svc.NewAccount(t)
+		pro := svc.NewProduct(t, acc.ID, map[string]any{"name": "Pro", "forwarding": "saas_signup", "activationBaseUrl": "https://app.example.com/signup",
+			"pricingTiers": []any{map[string]any{"name": "Once", "amount": 1000, "currency": "EUR", "interval": "one_time"}}})
+		complete := func(email, external string) (string, servicetest.Request) {
+			bought := buy(t, svc, acc.ID, map[string]any{"productId": pro.ID, "pricingTierId": pro.TierIDs[0], "email": email})
+			token := bought.Object(t, "activation")["token"].(string)
+			req := servicetest.Request{Method: http.MethodPost, Path: "/api/v1/checkout/activations/" + token + "/complete", Token: acc.Key,
+				Headers: map[string]string{"Idempotency-Key": "complete-" + external}, Body: map[string]any{"externalUserId": external}}
+			done := svc.API.Do(t, req).Expect(t, http.StatusOK)
+			if a := done.Object(t, "activation"); a["email"] != email || a["externalUserId"] != external {
+				t.Fatalf("the completion answers %s", done.Raw)
+			}
+			return bought.Object(t, "customer")["contactId"].(string), req
+		}
+		showsNothing := func(req servicetest.Request, values ...string) {
+			t.Helper()
+			replay := svc.API.Do(t, req)
+			if msg := replay.ExpectError(t, http.StatusNotFound); msg != "contact not found" {
+				t.Errorf("after the erasure the keyed retry of the activation's completion answers %q", msg)
+			}
+			for _, v := range values {
+				if strings.Contains(string(replay.Raw), v) {
+					t.Errorf("after the erasure the keyed retry of the activation's completion shows %q: %s", v, replay.Raw)
+				}
+			}
+		}
+
+		const email, external = "qzkeptactivation@example.com", "qzkept-external-user"
+		contactID, req := complete(email, external)
+		svc.API.Delete(t, "/api/v1/contacts/"+contactID, acc.Key).Expect(t, http.StatusOK)
+		showsNothing(req, email, external)
+
+		// The erasure, cut short after its record (TestAnErasureCutShortAfterItsRecordShowsNothing).
+		const cutEmail, cutExternal = "qzcutactivation@example.com", "qzcut-external-user"
+		cutID, cutReq := complete(cutEmail, cutExternal)
+		pos, err := svc.App.Store().Append(ctx, domain.Metadata{AccountID: acc.ID, Actor: string(domain.OperatorActor)},
+			domain.StreamAppend{StreamID: cutID, ExpectedVersion: domain.AnyVersion, Events: []domain.Event{
+				domain.ContactErased{ContactID: cutID, AccountID: acc.ID, ErasedAt: time.Now().UTC()}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := svc.App.ReadModels().WaitReadModels(ctx, pos); err != nil {
+			t.Fatal(err)
+		}
+		showsNothing(cutReq, cutEmail, cutExternal)
+	})
+}
+
+// No keyed write of a person shows anything of the person when retried after its erasure,
+// whichever id its answer names: an upsert, a form submission, a booking, a lead, a purchase, a
+// refund, an activation's completion. One whose answer showed the person's values is told the
+// contact is gone (a refund's shows only the transaction, a financial record, and is replayed).
+func TestKeptAnswersOfEveryKeyedWriteShowNothingAfterAnErasure(t *testing.T) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
+		acc := svc.NewAccount(t)
+		admin := "/admin/v1/accounts/" + acc.ID
+		formID, ff := svc.NewForm(t, acc.ID, "Signup", nil,
+			servicetest.Field{"label": "Email", "type": "email", "contactField": "builtin:email"},
+			servicetest.Field{"label": "Plant", "type": "text"})
+		eventTypeID, q := svc.NewEventType(t, acc.ID, "Call", 30,
+			servicetest.Field{"label": "Email", "type": "email", "contactField": "builtin:email"},
+			servicetest.Field{"label": "Spice", "type": "text"})
+		crm := svc.NewCRM(t, acc.ID, "Sales", "New")
+		pro := svc.NewProduct(t, acc.ID, map[string]any{"name": "Pro", "forwarding": "saas_signup", "activationBaseUrl": "https://app.example.com/signup",
+			"pricingTiers": []any{map[string]any{"name": "Once", "amount": 1000, "currency": "EUR", "interval": "one_time"}}})
+		const email, name, plant, spice, external = "qzeverykeyed@example.com", "Qzevery Keyed", "Qzplant-Keyed", "Qzspice-Keyed", "qzevery-external"
+		values := []string{email, "Qzevery", plant, spice, external}
+
+		shows := func(raw []byte) bool {
+			for _, v := range append(values, name) {
+				if strings.Contains(string(raw), v) {
+					return true
+				}
+			}
+			return false
+		}
+		type write struct {
+			client *servicetest.Client
+			req    servicetest.Request
+			showed bool
+		}
+		var writes []write
+		do := func(client *servicetest.Client, path string, body map[string]any) servicetest.Response {
+			t.Helper()
+			req := servicetest.Request{Method: http.MethodPost, Path: path, Headers: map[string]string{"Idempotency-Key": "every-" + path}, Body: body}
+			if client == svc.API {
+				req.Token = acc.Key
+			}
+			res := client.Do(t, req)
+			if res.Status/100 != 2 {
+				t.Fatalf("POST %s answers %d %s", path, res.Status, res.Raw)
+			}
+			writes = append(writes, write{client, req, shows(res.Raw)})
+			return res
+		}
+		contactID := do(svc.API, "/api/v1/contacts", map[string]any{"email": email, "firstName": "Qzevery"}).Object(t, "contact")["id"].(string)
+		do(svc.API, "/api/v1/forms/"+formID+"/submissions", map[string]any{"values": map[string]any{ff[0]: email, ff[1]: plant}})
+		do(svc.API, "/api/v1/scheduling/"+eventTypeID+"/bookings", map[string]any{"startTime": futureSlot(5), "answers": map[string]any{q[0]: email, q[1]: spice}})
+		do(svc.API, "/api/v1/crms/"+crm.ID+"/leads", map[string]any{"contactEmail": email, "stageId": crm.Stages[0], "title": "Qzlead"})
+		bought := do(svc.Operator, admin+"/checkout/purchases", map[string]any{"productId": pro.ID, "pricingTierId": pro.TierIDs[0], "email": email, "name": name})
+		do(svc.Operator, admin+"/checkout/transactions/"+bought.Object(t, "transaction")["id"].(string)+"/refund", map[string]any{})
+		do(svc.API, "/api/v1/checkout/activations/"+bought.Object(t, "activation")["token"].(string)+"/complete", map[string]any{"externalUserId": external})
+
+		svc.API.Delete(t, "/api/v1/contacts/"+contactID, acc.Key).Expect(t, http.StatusOK)
+
+		for _, w := range writes {
+			if replay := w.client.Do(t, w.req); shows(replay.Raw) || w.showed && replay.Status != http.StatusNotFound {
+				t.Errorf("after the erasure the keyed retry of POST %s answers %d %s, want 404 contact not found", w.req.Path, replay.Status, replay.Raw)
+			}
+		}
+	})
+}
