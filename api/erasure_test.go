@@ -655,3 +655,46 @@ func TestKeptAnswersOfEveryKeyedWriteShowNothingAfterAnErasure(t *testing.T) {
 		}
 	})
 }
+
+// The operator's history by email shows the email's current contact, as commands find it: never
+// an erased one (decisions.md "Erasure": lists and filters don't find it). While the email's only
+// contact is erased, the email is answered as an unknown one (404), the erased contact's history
+// still read by its id; once the email has a new contact, its history is the new one's.
+func TestHistoryByEmailStepsOverErasedContacts(t *testing.T) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
+		acc := svc.NewAccount(t)
+		admin := "/admin/v1/accounts/" + acc.ID
+		byEmail := func(email string) servicetest.Response {
+			return svc.Operator.Get(t, admin+"/history?email="+url.QueryEscape(email), "")
+		}
+		const email = "qzhistorybyemail@example.com"
+		erased := upsert(t, svc, acc.Key, map[string]any{"email": email, "firstName": "Qzold"}).Expect(t, http.StatusOK).Object(t, "contact")["id"].(string)
+		if events := byEmail(email).Expect(t, http.StatusOK).List(t, "events"); len(events) == 0 || events[0]["streamId"] != erased {
+			t.Fatalf("history?email= before the erasure lists %v, want the contact %s", events, erased)
+		}
+		svc.API.Delete(t, "/api/v1/contacts/"+erased, acc.Key).Expect(t, http.StatusOK)
+
+		unknown := byEmail("qzhistory-nobody@example.com").ExpectError(t, http.StatusNotFound)
+		if msg := byEmail(email).ExpectError(t, http.StatusNotFound); msg != unknown {
+			t.Errorf("history?email= of an email whose contact is erased answers %q, want the 404 of an unknown email (%q)", msg, unknown)
+		}
+		if events := history(t, svc, acc.ID, erased); len(events) == 0 || events[len(events)-1]["type"] != "ContactErased" {
+			t.Errorf("the erased contact's history by id lists %v", events)
+		}
+
+		again := upsert(t, svc, acc.Key, map[string]any{"email": email, "firstName": "Qznew"}).Expect(t, http.StatusOK)
+		current := again.Object(t, "contact")["id"].(string)
+		if again.Body["created"] != true || current == erased {
+			t.Fatalf("the email's upsert after the erasure: %s", again.Raw)
+		}
+		events := byEmail(email).Expect(t, http.StatusOK).List(t, "events")
+		for _, e := range events {
+			if e["streamId"] != current {
+				t.Errorf("history?email= lists an event of stream %v, want only the email's current contact %s (not the erased %s)", e["streamId"], current, erased)
+			}
+		}
+		if len(events) == 0 {
+			t.Errorf("history?email= lists nothing, want the current contact %s", current)
+		}
+	})
+}

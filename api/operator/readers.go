@@ -6,10 +6,12 @@ import (
 	"github.com/funnelhq/funnel/domain"
 )
 
-// History reads an entity's history straight from the event log (the event store), and the
-// account of a stream ("" when there is none). An interface, so that this package imports no
+// History reads an entity's history straight from the event log (the event store), the account
+// of a stream ("" when there is none), and whether a contact was erased (a look-up by email steps
+// over erased contacts: ContactIDForEmail). An interface, so that this package imports no
 // adapter.
 type History interface {
+	Erased(ctx context.Context, contactID string) (bool, error)
 	ReadContactHistory(ctx context.Context, accountID, contactID string, after int64, limit int) ([]domain.Recorded, error)
 	ReadSubscriptionHistory(ctx context.Context, accountID, subscriptionID string, after int64, limit int) ([]domain.Recorded, error)
 	// The same, newest first: the events before a position (0: from the head).
