@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -119,7 +120,8 @@ func TestErasureLeavesNothingOfThePersonInTheStorage(t *testing.T) {
 			}
 		}
 		export := exported.Object(t, "export")
-		for member, want := range map[string]int{"events": len(before), "submissions": 1, "bookings": 1, "customers": 1, "transactions": 1} {
+		// The events are the history's and the buyer's customer's creation (its own stream).
+		for member, want := range map[string]int{"events": len(before) + 1, "submissions": 1, "bookings": 1, "customers": 1, "transactions": 1} {
 			if got := len(export[member].([]any)); got != want {
 				t.Errorf("the export has %d %s, want %d", got, member, want)
 			}
@@ -695,6 +697,69 @@ func TestHistoryByEmailStepsOverErasedContacts(t *testing.T) {
 		}
 		if len(events) == 0 {
 			t.Errorf("history?email= lists nothing, want the current contact %s", current)
+		}
+	})
+}
+
+// The export holds what the contact's customers and activations recorded of it, though their
+// streams name the contact only in their first event: an activation's externalUserId
+// (ActivationCompleted is not in the contact's history) and a customer's new name
+// (CustomerRenamed), as this build records them and as builds before erasure did (without
+// contactId). Nothing of another buyer's is in it.
+func TestExportHoldsWhatTheContactsCustomersAndActivationsRecorded(t *testing.T) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
+		ctx := context.Background()
+		acc := svc.NewAccount(t)
+		admin := "/admin/v1/accounts/" + acc.ID
+		pro := svc.NewProduct(t, acc.ID, map[string]any{"name": "Pro", "forwarding": "saas_signup", "activationBaseUrl": "https://app.example.com/signup",
+			"pricingTiers": []any{map[string]any{"name": "Once", "amount": 1000, "currency": "EUR", "interval": "one_time"}}})
+		export := func(contactID string) servicetest.Response {
+			return svc.Operator.Get(t, admin+"/contacts/"+contactID+"/export", "").Expect(t, http.StatusOK)
+		}
+
+		bought := buy(t, svc, acc.ID, map[string]any{"productId": pro.ID, "pricingTierId": pro.TierIDs[0], "email": "qzexportext@example.com", "name": "Qzexport Buyer"})
+		contactID := bought.Object(t, "customer")["contactId"].(string)
+		const external = "qzexport-external-user-77"
+		svc.API.Post(t, "/api/v1/checkout/activations/"+bought.Object(t, "activation")["token"].(string)+"/complete", acc.Key,
+			map[string]any{"externalUserId": external}).Expect(t, http.StatusOK)
+
+		// Another buyer, whose completion and rename are recorded as builds before erasure did.
+		other := buy(t, svc, acc.ID, map[string]any{"productId": pro.ID, "pricingTierId": pro.TierIDs[0], "email": "qzexportold@example.com", "name": "Qzold Name"})
+		otherID, otherCustomer := other.Object(t, "customer")["contactId"].(string), other.Object(t, "customer")["id"].(string)
+		otherActivation := domain.ActivationIDFor(other.Object(t, "activation")["token"].(string))
+		const oldExternal, renamed = "qzexport-old-external", "Qzrenamed Legacy"
+		pos, err := svc.App.Store().Append(ctx, domain.Metadata{AccountID: acc.ID, Actor: string(domain.OperatorActor)},
+			domain.StreamAppend{StreamID: otherActivation, ExpectedVersion: domain.AnyVersion, Events: []domain.Event{
+				domain.ActivationCompleted{ActivationID: otherActivation, ExternalUserID: oldExternal, CompletedAt: time.Now().UTC()}}},
+			domain.StreamAppend{StreamID: otherCustomer, ExpectedVersion: domain.AnyVersion, Events: []domain.Event{
+				domain.CustomerRenamed{CustomerID: otherCustomer, Name: renamed}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := svc.App.ReadModels().WaitReadModels(ctx, pos); err != nil {
+			t.Fatal(err)
+		}
+
+		for contact, want := range map[string][]string{contactID: {external, "qzexportext@example.com"}, otherID: {oldExternal, renamed}} {
+			res := export(contact)
+			for _, v := range want {
+				if !strings.Contains(string(res.Raw), v) {
+					t.Errorf("the export of %s misses %q: %.2000s", contact, v, res.Raw)
+				}
+			}
+			var types []string
+			for _, e := range res.Object(t, "export")["events"].([]any) {
+				types = append(types, e.(map[string]any)["type"].(string))
+			}
+			if !slices.Contains(types, "ActivationCompleted") || !slices.Contains(types, "CustomerCreated") {
+				t.Errorf("the export of %s lists the events %v, want its activation's completion and its customer's creation among them", contact, types)
+			}
+		}
+		if res := export(contactID); strings.Contains(string(res.Raw), oldExternal) || strings.Contains(string(res.Raw), "qzexportold") {
+			t.Errorf("the export of %s shows another buyer's data: %.2000s", contactID, res.Raw)
+		}
+		if customers := export(otherID).Object(t, "export")["customers"].([]any); len(customers) != 1 || customers[0].(map[string]any)["name"] != renamed {
+			t.Errorf("the export's customers are %v, want the one customer with its new name %q", customers, renamed)
 		}
 	})
 }

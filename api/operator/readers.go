@@ -18,4 +18,9 @@ type History interface {
 	ReadContactHistoryNewestFirst(ctx context.Context, accountID, contactID string, before int64, limit int) ([]domain.Recorded, error)
 	ReadSubscriptionHistoryNewestFirst(ctx context.Context, accountID, subscriptionID string, before int64, limit int) ([]domain.Recorded, error)
 	StreamAccount(ctx context.Context, streamID string) (string, error)
+	// StreamsOfContact and ReadStream read a contact's customers and activations, whose later
+	// events (a rename, a completion) hold the person's values without being in the contact's
+	// history (the export).
+	StreamsOfContact(ctx context.Context, accountID, contactID string) ([]string, error)
+	ReadStream(ctx context.Context, streamID string) ([]domain.Recorded, error)
 }
