@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -119,7 +120,8 @@ func TestErasureLeavesNothingOfThePersonInTheStorage(t *testing.T) {
 			}
 		}
 		export := exported.Object(t, "export")
-		for member, want := range map[string]int{"events": len(before), "submissions": 1, "bookings": 1, "customers": 1, "transactions": 1} {
+		// The events are the history's and the buyer's customer's creation (its own stream).
+		for member, want := range map[string]int{"events": len(before) + 1, "submissions": 1, "bookings": 1, "customers": 1, "transactions": 1} {
 			if got := len(export[member].([]any)); got != want {
 				t.Errorf("the export has %d %s, want %d", got, member, want)
 			}
@@ -531,5 +533,233 @@ func TestAKeyedErasureRetriedGetsItsAnswer(t *testing.T) {
 			t.Errorf("the upsert's retry answers %s", replay.Raw)
 		}
 		svc.Operator.Post(t, "/admin/v1/accounts/"+acc.ID+"/contacts/"+contactID+"/erase", "", nil).ExpectError(t, http.StatusNotFound)
+	})
+}
+
+// The kept answer of a keyed completion of an activation shows the buyer's email and
+// externalUserId, and names no contact, only the activation and its customer (its kept outcome,
+// only the activation). The erasure reaches it all the same, through the contact's customers and
+// activations (idempotency.ContactStreams): a retry with the same key is told the contact is
+// gone. So is the retry of one whose erasure was cut short after its record (no kept answer
+// rewritten), which is checked at replay.
+func TestAKeptActivationAnswerShowsNothingAfterAnErasure(t *testing.T) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
+		ctx := context.Background()
+		acc := svc.NewAccount(t)
+		pro := svc.NewProduct(t, acc.ID, map[string]any{"name": "Pro", "forwarding": "saas_signup", "activationBaseUrl": "https://app.example.com/signup",
+			"pricingTiers": []any{map[string]any{"name": "Once", "amount": 1000, "currency": "EUR", "interval": "one_time"}}})
+		complete := func(email, external string) (string, servicetest.Request) {
+			bought := buy(t, svc, acc.ID, map[string]any{"productId": pro.ID, "pricingTierId": pro.TierIDs[0], "email": email})
+			token := bought.Object(t, "activation")["token"].(string)
+			req := servicetest.Request{Method: http.MethodPost, Path: "/api/v1/checkout/activations/" + token + "/complete", Token: acc.Key,
+				Headers: map[string]string{"Idempotency-Key": "complete-" + external}, Body: map[string]any{"externalUserId": external}}
+			done := svc.API.Do(t, req).Expect(t, http.StatusOK)
+			if a := done.Object(t, "activation"); a["email"] != email || a["externalUserId"] != external {
+				t.Fatalf("the completion answers %s", done.Raw)
+			}
+			return bought.Object(t, "customer")["contactId"].(string), req
+		}
+		showsNothing := func(req servicetest.Request, values ...string) {
+			t.Helper()
+			replay := svc.API.Do(t, req)
+			if msg := replay.ExpectError(t, http.StatusNotFound); msg != "contact not found" {
+				t.Errorf("after the erasure the keyed retry of the activation's completion answers %q", msg)
+			}
+			for _, v := range values {
+				if strings.Contains(string(replay.Raw), v) {
+					t.Errorf("after the erasure the keyed retry of the activation's completion shows %q: %s", v, replay.Raw)
+				}
+			}
+		}
+
+		const email, external = "qzkeptactivation@example.com", "qzkept-external-user"
+		contactID, req := complete(email, external)
+		svc.API.Delete(t, "/api/v1/contacts/"+contactID, acc.Key).Expect(t, http.StatusOK)
+		showsNothing(req, email, external)
+
+		// The erasure, cut short after its record (TestAnErasureCutShortAfterItsRecordShowsNothing).
+		const cutEmail, cutExternal = "qzcutactivation@example.com", "qzcut-external-user"
+		cutID, cutReq := complete(cutEmail, cutExternal)
+		pos, err := svc.App.Store().Append(ctx, domain.Metadata{AccountID: acc.ID, Actor: string(domain.OperatorActor)},
+			domain.StreamAppend{StreamID: cutID, ExpectedVersion: domain.AnyVersion, Events: []domain.Event{
+				domain.ContactErased{ContactID: cutID, AccountID: acc.ID, ErasedAt: time.Now().UTC()}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := svc.App.ReadModels().WaitReadModels(ctx, pos); err != nil {
+			t.Fatal(err)
+		}
+		showsNothing(cutReq, cutEmail, cutExternal)
+	})
+}
+
+// No keyed write of a person shows anything of the person when retried after its erasure,
+// whichever id its answer names: an upsert, a form submission, a booking, a lead, a purchase, a
+// refund, an activation's completion. One whose answer showed the person's values is told the
+// contact is gone (a refund's shows only the transaction, a financial record, and is replayed).
+func TestKeptAnswersOfEveryKeyedWriteShowNothingAfterAnErasure(t *testing.T) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
+		acc := svc.NewAccount(t)
+		admin := "/admin/v1/accounts/" + acc.ID
+		formID, ff := svc.NewForm(t, acc.ID, "Signup", nil,
+			servicetest.Field{"label": "Email", "type": "email", "contactField": "builtin:email"},
+			servicetest.Field{"label": "Plant", "type": "text"})
+		eventTypeID, q := svc.NewEventType(t, acc.ID, "Call", 30,
+			servicetest.Field{"label": "Email", "type": "email", "contactField": "builtin:email"},
+			servicetest.Field{"label": "Spice", "type": "text"})
+		crm := svc.NewCRM(t, acc.ID, "Sales", "New")
+		pro := svc.NewProduct(t, acc.ID, map[string]any{"name": "Pro", "forwarding": "saas_signup", "activationBaseUrl": "https://app.example.com/signup",
+			"pricingTiers": []any{map[string]any{"name": "Once", "amount": 1000, "currency": "EUR", "interval": "one_time"}}})
+		const email, name, plant, spice, external = "qzeverykeyed@example.com", "Qzevery Keyed", "Qzplant-Keyed", "Qzspice-Keyed", "qzevery-external"
+		values := []string{email, "Qzevery", plant, spice, external}
+
+		shows := func(raw []byte) bool {
+			for _, v := range append(values, name) {
+				if strings.Contains(string(raw), v) {
+					return true
+				}
+			}
+			return false
+		}
+		type write struct {
+			client *servicetest.Client
+			req    servicetest.Request
+			showed bool
+		}
+		var writes []write
+		do := func(client *servicetest.Client, path string, body map[string]any) servicetest.Response {
+			t.Helper()
+			req := servicetest.Request{Method: http.MethodPost, Path: path, Headers: map[string]string{"Idempotency-Key": "every-" + path}, Body: body}
+			if client == svc.API {
+				req.Token = acc.Key
+			}
+			res := client.Do(t, req)
+			if res.Status/100 != 2 {
+				t.Fatalf("POST %s answers %d %s", path, res.Status, res.Raw)
+			}
+			writes = append(writes, write{client, req, shows(res.Raw)})
+			return res
+		}
+		contactID := do(svc.API, "/api/v1/contacts", map[string]any{"email": email, "firstName": "Qzevery"}).Object(t, "contact")["id"].(string)
+		do(svc.API, "/api/v1/forms/"+formID+"/submissions", map[string]any{"values": map[string]any{ff[0]: email, ff[1]: plant}})
+		do(svc.API, "/api/v1/scheduling/"+eventTypeID+"/bookings", map[string]any{"startTime": futureSlot(5), "answers": map[string]any{q[0]: email, q[1]: spice}})
+		do(svc.API, "/api/v1/crms/"+crm.ID+"/leads", map[string]any{"contactEmail": email, "stageId": crm.Stages[0], "title": "Qzlead"})
+		bought := do(svc.Operator, admin+"/checkout/purchases", map[string]any{"productId": pro.ID, "pricingTierId": pro.TierIDs[0], "email": email, "name": name})
+		do(svc.Operator, admin+"/checkout/transactions/"+bought.Object(t, "transaction")["id"].(string)+"/refund", map[string]any{})
+		do(svc.API, "/api/v1/checkout/activations/"+bought.Object(t, "activation")["token"].(string)+"/complete", map[string]any{"externalUserId": external})
+
+		svc.API.Delete(t, "/api/v1/contacts/"+contactID, acc.Key).Expect(t, http.StatusOK)
+
+		for _, w := range writes {
+			if replay := w.client.Do(t, w.req); shows(replay.Raw) || w.showed && replay.Status != http.StatusNotFound {
+				t.Errorf("after the erasure the keyed retry of POST %s answers %d %s, want 404 contact not found", w.req.Path, replay.Status, replay.Raw)
+			}
+		}
+	})
+}
+
+// The operator's history by email shows the email's current contact, as commands find it: never
+// an erased one (decisions.md "Erasure": lists and filters don't find it). While the email's only
+// contact is erased, the email is answered as an unknown one (404), the erased contact's history
+// still read by its id; once the email has a new contact, its history is the new one's.
+func TestHistoryByEmailStepsOverErasedContacts(t *testing.T) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
+		acc := svc.NewAccount(t)
+		admin := "/admin/v1/accounts/" + acc.ID
+		byEmail := func(email string) servicetest.Response {
+			return svc.Operator.Get(t, admin+"/history?email="+url.QueryEscape(email), "")
+		}
+		const email = "qzhistorybyemail@example.com"
+		erased := upsert(t, svc, acc.Key, map[string]any{"email": email, "firstName": "Qzold"}).Expect(t, http.StatusOK).Object(t, "contact")["id"].(string)
+		if events := byEmail(email).Expect(t, http.StatusOK).List(t, "events"); len(events) == 0 || events[0]["streamId"] != erased {
+			t.Fatalf("history?email= before the erasure lists %v, want the contact %s", events, erased)
+		}
+		svc.API.Delete(t, "/api/v1/contacts/"+erased, acc.Key).Expect(t, http.StatusOK)
+
+		unknown := byEmail("qzhistory-nobody@example.com").ExpectError(t, http.StatusNotFound)
+		if msg := byEmail(email).ExpectError(t, http.StatusNotFound); msg != unknown {
+			t.Errorf("history?email= of an email whose contact is erased answers %q, want the 404 of an unknown email (%q)", msg, unknown)
+		}
+		if events := history(t, svc, acc.ID, erased); len(events) == 0 || events[len(events)-1]["type"] != "ContactErased" {
+			t.Errorf("the erased contact's history by id lists %v", events)
+		}
+
+		again := upsert(t, svc, acc.Key, map[string]any{"email": email, "firstName": "Qznew"}).Expect(t, http.StatusOK)
+		current := again.Object(t, "contact")["id"].(string)
+		if again.Body["created"] != true || current == erased {
+			t.Fatalf("the email's upsert after the erasure: %s", again.Raw)
+		}
+		events := byEmail(email).Expect(t, http.StatusOK).List(t, "events")
+		for _, e := range events {
+			if e["streamId"] != current {
+				t.Errorf("history?email= lists an event of stream %v, want only the email's current contact %s (not the erased %s)", e["streamId"], current, erased)
+			}
+		}
+		if len(events) == 0 {
+			t.Errorf("history?email= lists nothing, want the current contact %s", current)
+		}
+	})
+}
+
+// The export holds what the contact's customers and activations recorded of it, though their
+// streams name the contact only in their first event: an activation's externalUserId
+// (ActivationCompleted is not in the contact's history) and a customer's new name
+// (CustomerRenamed), as this build records them and as builds before erasure did (without
+// contactId). Nothing of another buyer's is in it.
+func TestExportHoldsWhatTheContactsCustomersAndActivationsRecorded(t *testing.T) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
+		ctx := context.Background()
+		acc := svc.NewAccount(t)
+		admin := "/admin/v1/accounts/" + acc.ID
+		pro := svc.NewProduct(t, acc.ID, map[string]any{"name": "Pro", "forwarding": "saas_signup", "activationBaseUrl": "https://app.example.com/signup",
+			"pricingTiers": []any{map[string]any{"name": "Once", "amount": 1000, "currency": "EUR", "interval": "one_time"}}})
+		export := func(contactID string) servicetest.Response {
+			return svc.Operator.Get(t, admin+"/contacts/"+contactID+"/export", "").Expect(t, http.StatusOK)
+		}
+
+		bought := buy(t, svc, acc.ID, map[string]any{"productId": pro.ID, "pricingTierId": pro.TierIDs[0], "email": "qzexportext@example.com", "name": "Qzexport Buyer"})
+		contactID := bought.Object(t, "customer")["contactId"].(string)
+		const external = "qzexport-external-user-77"
+		svc.API.Post(t, "/api/v1/checkout/activations/"+bought.Object(t, "activation")["token"].(string)+"/complete", acc.Key,
+			map[string]any{"externalUserId": external}).Expect(t, http.StatusOK)
+
+		// Another buyer, whose completion and rename are recorded as builds before erasure did.
+		other := buy(t, svc, acc.ID, map[string]any{"productId": pro.ID, "pricingTierId": pro.TierIDs[0], "email": "qzexportold@example.com", "name": "Qzold Name"})
+		otherID, otherCustomer := other.Object(t, "customer")["contactId"].(string), other.Object(t, "customer")["id"].(string)
+		otherActivation := domain.ActivationIDFor(other.Object(t, "activation")["token"].(string))
+		const oldExternal, renamed = "qzexport-old-external", "Qzrenamed Legacy"
+		pos, err := svc.App.Store().Append(ctx, domain.Metadata{AccountID: acc.ID, Actor: string(domain.OperatorActor)},
+			domain.StreamAppend{StreamID: otherActivation, ExpectedVersion: domain.AnyVersion, Events: []domain.Event{
+				domain.ActivationCompleted{ActivationID: otherActivation, ExternalUserID: oldExternal, CompletedAt: time.Now().UTC()}}},
+			domain.StreamAppend{StreamID: otherCustomer, ExpectedVersion: domain.AnyVersion, Events: []domain.Event{
+				domain.CustomerRenamed{CustomerID: otherCustomer, Name: renamed}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := svc.App.ReadModels().WaitReadModels(ctx, pos); err != nil {
+			t.Fatal(err)
+		}
+
+		for contact, want := range map[string][]string{contactID: {external, "qzexportext@example.com"}, otherID: {oldExternal, renamed}} {
+			res := export(contact)
+			for _, v := range want {
+				if !strings.Contains(string(res.Raw), v) {
+					t.Errorf("the export of %s misses %q: %.2000s", contact, v, res.Raw)
+				}
+			}
+			var types []string
+			for _, e := range res.Object(t, "export")["events"].([]any) {
+				types = append(types, e.(map[string]any)["type"].(string))
+			}
+			if !slices.Contains(types, "ActivationCompleted") || !slices.Contains(types, "CustomerCreated") {
+				t.Errorf("the export of %s lists the events %v, want its activation's completion and its customer's creation among them", contact, types)
+			}
+		}
+		if res := export(contactID); strings.Contains(string(res.Raw), oldExternal) || strings.Contains(string(res.Raw), "qzexportold") {
+			t.Errorf("the export of %s shows another buyer's data: %.2000s", contactID, res.Raw)
+		}
+		if customers := export(otherID).Object(t, "export")["customers"].([]any); len(customers) != 1 || customers[0].(map[string]any)["name"] != renamed {
+			t.Errorf("the export's customers are %v, want the one customer with its new name %q", customers, renamed)
+		}
 	})
 }

@@ -46,34 +46,15 @@ type NewContactHint interface {
 	MayBeNewContact(contactID string)
 }
 
-// maxErasures bounds how many erased contacts of one email a look-up steps over.
-const maxErasures = 1000
-
-// contactIDAndErasures is contactIDFor, and how many contacts of the email were erased before it.
+// contactIDAndErasures is contactIDFor, and how many contacts of the email were erased before it
+// (domain.CurrentContactID, as the operator's history by email finds it too).
 func (r *Repository) contactIDAndErasures(ctx context.Context, accountID, email string) (string, int, error) {
-	id := domain.ContactIDFor(accountID, email)
-	legacy, changed := domain.LegacyContactIDFor(accountID, email)
-	if changed {
-		exists, err := r.exists(ctx, domain.ContactStream(legacy))
-		if err != nil {
-			return "", 0, err
-		}
-		if exists {
-			id = legacy
-		}
+	exists := func(id string) (bool, error) { return r.exists(ctx, domain.ContactStream(id)) }
+	var erased func(string) (bool, error)
+	if erasures, ok := r.store.(ErasedContacts); ok {
+		erased = func(id string) (bool, error) { return erasures.Erased(ctx, id) }
 	}
-	erasures, ok := r.store.(ErasedContacts)
-	if !ok {
-		return id, 0, nil
-	}
-	for n := 1; n <= maxErasures; n++ {
-		erased, err := erasures.Erased(ctx, id)
-		if err != nil || !erased {
-			return id, n - 1, err
-		}
-		id = domain.ContactIDAfterErasures(accountID, email, n)
-	}
-	return "", 0, domain.Conflict("this email's contact was erased too many times")
+	return domain.CurrentContactID(accountID, email, exists, erased)
 }
 
 // ErasedContacts tells whether a contact was erased (the event store keeps it with the contact's

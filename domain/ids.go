@@ -39,6 +39,41 @@ func ContactIDAfterErasures(accountID, email string, n int) string {
 	return derivedID("ct", accountID, "contact", EmailKey(email)+"\x00"+strconv.Itoa(n))
 }
 
+// MaxErasures bounds how many erased contacts of one email a look-up steps over.
+const MaxErasures = 1000
+
+// CurrentContactID is the contact of an email in an account, as every look-up by email finds it
+// (the commands, the operator's history): the contact created under the email's old key, when
+// the normalisation changed it and that contact exists (LegacyContactIDFor), else ContactIDFor;
+// and, while that one was erased, the email's next (ContactIDAfterErasures), so that an erased
+// contact is never found by its email again. exists tells whether a contact exists (asked only of
+// the old key's); erased whether one was erased (nil: no contact ever was). It returns the id and
+// how many contacts of the email were erased before it. When every contact of the email was
+// erased, the id is that of the next, which does not exist yet.
+func CurrentContactID(accountID, email string, exists, erased func(contactID string) (bool, error)) (string, int, error) {
+	id := ContactIDFor(accountID, email)
+	if legacy, changed := LegacyContactIDFor(accountID, email); changed {
+		found, err := exists(legacy)
+		if err != nil {
+			return "", 0, err
+		}
+		if found {
+			id = legacy
+		}
+	}
+	if erased == nil {
+		return id, 0, nil
+	}
+	for n := 1; n <= MaxErasures; n++ {
+		gone, err := erased(id)
+		if err != nil || !gone {
+			return id, n - 1, err
+		}
+		id = ContactIDAfterErasures(accountID, email, n)
+	}
+	return "", 0, Conflict("this email's contact was erased too many times")
+}
+
 // CustomerIDAfterErasures is ContactIDAfterErasures for the customer of an email.
 func CustomerIDAfterErasures(accountID, email string, n int) string {
 	return derivedID("cus", accountID, "customer", EmailKey(email)+"\x00"+strconv.Itoa(n))

@@ -1,9 +1,11 @@
 package operator
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"net/http"
+	"slices"
 
 	"github.com/gorilla/mux"
 
@@ -15,10 +17,13 @@ import (
 
 // exportContact serves GET /admin/v1/accounts/{a}/contacts/{contactId}/export (decisions.md
 // "Erasure and export": GDPR access and portability): every personal value held about the
-// contact, from the log. The contact as the API shows it, then every event of its history
-// (personal values opened, secrets redacted), and what those events recorded of it: its form
-// submissions, bookings, leads, and as a buyer its customers and transactions. An erased
-// contact, or none: 404; another account's: 403.
+// contact, from the log. The contact as the API shows it, then every event of its history and of
+// its customers' and activations' streams (personal values opened, secrets redacted), in log
+// order, and what those events recorded of it: its form submissions, bookings, leads, and as a
+// buyer its customers and transactions. The streams of its customers and activations name the
+// contact only in their first event, so their later ones (a customer's new name, an activation's
+// externalUserId) are not in its history. An erased contact, or none: 404; another account's:
+// 403.
 func (s *Server) exportContact(w http.ResponseWriter, r *http.Request) {
 	account := accountOf(r)
 	contactID := mux.Vars(r)["contactId"]
@@ -32,6 +37,10 @@ func (s *Server) exportContact(w http.ResponseWriter, r *http.Request) {
 		httpapi.Fail(w, r, err)
 		return
 	}
+	if events, err = s.withContactStreams(r.Context(), account.ID, contactID, events); err != nil {
+		httpapi.Fail(w, r, err)
+		return
+	}
 	var answer admin.ContactExportResponse
 	answer.Success = true
 	export := &answer.Export
@@ -39,7 +48,7 @@ func (s *Server) exportContact(w http.ResponseWriter, r *http.Request) {
 	export.Events = make([]admin.ExportedEvent, 0, len(events))
 	export.Submissions, export.Bookings, export.Leads = []admin.ExportedSubmission{}, []admin.ExportedBooking{}, []admin.ExportedLead{}
 	export.Customers, export.Transactions = []admin.ExportedCustomer{}, []admin.ExportedTransaction{}
-	seenCustomers := map[string]bool{}
+	seenCustomers := map[string]int{}
 	for i := range events {
 		if err := redact(&events[i]); err != nil {
 			httpapi.Fail(w, r, err)
@@ -75,8 +84,47 @@ func (s *Server) wholeContactHistory(ctx context.Context, accountID, contactID s
 	}
 }
 
+// withContactStreams adds to a contact's history the events of its customers' and activations'
+// streams (StreamsOfContact) that it lacks, in log order. A stream whose first event names
+// another contact is left out.
+func (s *Server) withContactStreams(ctx context.Context, accountID, contactID string, history []domain.Recorded) ([]domain.Recorded, error) {
+	streams, err := s.deps.History.StreamsOfContact(ctx, accountID, contactID)
+	if err != nil || len(streams) == 0 {
+		return history, err
+	}
+	have := make(map[int64]bool, len(history))
+	for _, e := range history {
+		have[e.Position] = true
+	}
+	all := history
+	for _, id := range streams {
+		events, err := s.deps.History.ReadStream(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		if len(events) == 0 || events[0].Metadata.AccountID != accountID {
+			continue
+		}
+		first, err := events[0].Decode()
+		if err != nil {
+			return nil, err
+		}
+		if owner, ok := first.(domain.PersonalEvent); !ok || owner.Person() != contactID {
+			continue
+		}
+		for _, e := range events {
+			if !have[e.Position] {
+				have[e.Position] = true
+				all = append(all, e)
+			}
+		}
+	}
+	slices.SortFunc(all, func(a, b domain.Recorded) int { return cmp.Compare(a.Position, b.Position) })
+	return all, nil
+}
+
 // exportEvent adds what one of the contact's events recorded of it to the export.
-func exportEvent(x *admin.ContactExport, seenCustomers map[string]bool, e domain.Event) {
+func exportEvent(x *admin.ContactExport, seenCustomers map[string]int, e domain.Event) {
 	switch e := e.(type) {
 	case domain.FormSubmitted:
 		fields := make([]admin.ExportedAnswer, 0, len(e.Fields))
@@ -93,15 +141,27 @@ func exportEvent(x *admin.ContactExport, seenCustomers map[string]bool, e domain
 		exportSale(x, seenCustomers, e.CustomerID, e.Sale)
 	case domain.CheckoutRebilled:
 		exportSale(x, seenCustomers, e.CustomerID, e.Sale)
+	case domain.CustomerCreated:
+		exportCustomer(x, seenCustomers, admin.ExportedCustomer{Id: e.CustomerID, Email: e.Email, Name: e.Name})
+	case domain.CustomerRenamed:
+		if i, ok := seenCustomers[e.CustomerID]; ok {
+			x.Customers[i].Name = e.Name
+		}
 	}
 }
 
-// exportSale adds a payment of the contact, and its customer the first time.
-func exportSale(x *admin.ContactExport, seenCustomers map[string]bool, customerID string, s domain.Sale) {
-	if !seenCustomers[customerID] {
-		seenCustomers[customerID] = true
-		x.Customers = append(x.Customers, admin.ExportedCustomer{Id: customerID, Email: s.Customer.Email, Name: s.Customer.Name})
+// exportCustomer adds a customer of the contact, the first time it is met.
+func exportCustomer(x *admin.ContactExport, seenCustomers map[string]int, c admin.ExportedCustomer) {
+	if _, ok := seenCustomers[c.Id]; !ok {
+		seenCustomers[c.Id] = len(x.Customers)
+		x.Customers = append(x.Customers, c)
 	}
+}
+
+// exportSale adds a payment of the contact, and its customer the first time (as the sale shows
+// it; the customer's own events, read first in log order, show it as it was created and renamed).
+func exportSale(x *admin.ContactExport, seenCustomers map[string]int, customerID string, s domain.Sale) {
+	exportCustomer(x, seenCustomers, admin.ExportedCustomer{Id: customerID, Email: s.Customer.Email, Name: s.Customer.Name})
 	x.Transactions = append(x.Transactions, admin.ExportedTransaction{Id: s.Transaction.ID, CustomerId: customerID, ProductId: s.Product.ID,
 		Amount: s.Transaction.Amount, Currency: s.Transaction.Currency, Status: s.Transaction.Status})
 }

@@ -49,7 +49,7 @@ func (s *Server) history(w http.ResponseWriter, r *http.Request) {
 	case q.Get("email") != "":
 		what, read = "contact", s.contactReader(newest)
 		var err error
-		if id, err = ContactIDForEmail(r.Context(), account.ID, q.Get("email"), s.deps.History.ReadContactHistory); err != nil {
+		if id, err = ContactIDForEmail(r.Context(), account.ID, q.Get("email"), s.deps.History); err != nil {
 			httpapi.Fail(w, r, err)
 			return
 		}

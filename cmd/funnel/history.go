@@ -11,6 +11,7 @@ import (
 
 	"github.com/funnelhq/funnel/api/operator"
 	"github.com/funnelhq/funnel/domain"
+	"github.com/funnelhq/funnel/infra/eventstore"
 	"github.com/funnelhq/funnel/infra/service"
 	"github.com/funnelhq/funnel/infra/sqldb"
 )
@@ -47,19 +48,26 @@ var historyCommand = &cli.Command{
 			return err
 		}
 		defer store.Close()
-		entity := cmd.String("subscription")
-		read := store.ReadSubscriptionHistory
-		switch {
-		case cmd.String("contact") != "":
-			entity, read = cmd.String("contact"), store.ReadContactHistory
-		case cmd.String("email") != "":
-			read = store.ReadContactHistory
-			if entity, err = operator.ContactIDForEmail(ctx, account, cmd.String("email"), read); err != nil {
-				return err
-			}
+		entity, read, err := historyEntity(ctx, store, account, cmd.String("contact"), cmd.String("email"), cmd.String("subscription"))
+		if err != nil {
+			return err
 		}
 		return printHistory(ctx, os.Stdout, account, entity, read)
 	},
+}
+
+// historyEntity is the entity whose history `funnel history` prints, and how to read it: a
+// contact by id, the current contact of an email as the operator's history finds it
+// (operator.ContactIDForEmail: never an erased one), or a subscription.
+func historyEntity(ctx context.Context, store *eventstore.Store, account, contact, email, subscription string) (string, operator.HistoryReader, error) {
+	switch {
+	case contact != "":
+		return contact, store.ReadContactHistory, nil
+	case email != "":
+		id, err := operator.ContactIDForEmail(ctx, account, email, store)
+		return id, store.ReadContactHistory, err
+	}
+	return subscription, store.ReadSubscriptionHistory, nil
 }
 
 // historyPage is how many events `funnel history` reads at a time: a long history is streamed,

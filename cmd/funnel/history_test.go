@@ -76,3 +76,49 @@ func TestHistoryStreamsALongHistoryInPages(t *testing.T) {
 		}
 	})
 }
+
+// `funnel history --email` finds the email's current contact as the operator's history does, never
+// an erased one: while the email's only contact is erased it prints no history (as for an unknown
+// email), and once the email has a new contact it prints the new one's. The erased contact's
+// history is still printed by its id.
+func TestHistoryByEmailStepsOverErasedContacts(t *testing.T) {
+	sqldbtest.Run(t, func(t *testing.T, d sqldb.Dialect) {
+		store := eventstore.New(sqldbtest.Open(t, d))
+		t.Cleanup(store.Close)
+		ctx := context.Background()
+		const account, email = "acc_h", "qzcli@example.com"
+		meta := domain.Metadata{AccountID: account, Actor: "test"}
+		printed := func(contact, email string) (string, error) {
+			entity, read, err := historyEntity(ctx, store, account, contact, email, "")
+			if err != nil {
+				return "", err
+			}
+			var out bytes.Buffer
+			err = printHistory(ctx, &out, account, entity, read)
+			return out.String(), err
+		}
+		created := func(id string) {
+			if _, err := store.Append(ctx, meta, domain.StreamAppend{StreamID: id, Events: []domain.Event{domain.ContactCreated{ContactID: id, AccountID: account, Email: email}}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		erased := domain.ContactIDFor(account, email)
+		created(erased)
+		if _, err := store.Append(ctx, meta, domain.StreamAppend{StreamID: erased, ExpectedVersion: domain.AnyVersion,
+			Events: []domain.Event{domain.ContactErased{ContactID: erased, AccountID: account}}}); err != nil {
+			t.Fatal(err)
+		}
+		if out, err := printed("", email); err == nil || !strings.Contains(err.Error(), "no history") {
+			t.Errorf("history --email of an email whose contact is erased: %v, printed %s", err, out)
+		}
+		if out, err := printed(erased, ""); err != nil || !strings.Contains(out, "ContactErased") {
+			t.Errorf("history --contact of the erased contact: %v, printed %s", err, out)
+		}
+		current := domain.ContactIDAfterErasures(account, email, 1)
+		created(current)
+		out, err := printed("", email)
+		if err != nil || !strings.Contains(out, current) || strings.Contains(out, erased) {
+			t.Errorf("history --email after the email's new contact %s: %v, printed %s", current, err, out)
+		}
+	})
+}

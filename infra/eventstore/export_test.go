@@ -13,11 +13,13 @@ const (
 	PGStreamVersions    = pgStreamVersions
 )
 
-// The pages of a contact's history, both ways, and the subscriptions its purchases started.
+// The pages of a contact's history, both ways, the subscriptions its purchases started, and its
+// customers and activations.
 var (
 	ContactHistory            = readContactHistory
 	ContactHistoryNewestFirst = readContactHistoryNewestFirst
 	ContactSubscriptions      = readContactSubscriptions
+	ContactStreams            = readContactStreams
 )
 
 // SQLiteVersionsOf is the versions statement of an SQLite append for n streams.

@@ -144,11 +144,11 @@ func checkLargeLogPlans(t *testing.T, db *sqldb.DB, state string) {
 	defer conn.Close()
 	relay, head, end := eventstore.ReadLogBelowHorizon, sqldb.PGLogHead, `SELECT COALESCE(MAX(position), 0) FROM events`
 	inTx, history, newest := eventstore.ReadLogQuery, eventstore.ContactHistory, eventstore.ContactHistoryNewestFirst
-	subscriptions := eventstore.ContactSubscriptions
+	subscriptions, streams := eventstore.ContactSubscriptions, eventstore.ContactStreams
 	if db.Dialect == sqldb.SQLite {
 		inTx = strings.NewReplacer("$1", "?", "$2", "?").Replace(eventstore.ReadLogQuery)
 		numbered := strings.NewReplacer("$1", "?1", "$2", "?2", "$3", "?3", "$4", "?4")
-		history, newest, subscriptions = numbered.Replace(history), numbered.Replace(newest), numbered.Replace(subscriptions)
+		history, newest, subscriptions, streams = numbered.Replace(history), numbered.Replace(newest), numbered.Replace(subscriptions), numbered.Replace(streams)
 		relay, head = inTx, end
 	}
 	for _, c := range []struct {
@@ -161,6 +161,7 @@ func checkLargeLogPlans(t *testing.T, db *sqldb.DB, state string) {
 		{"history of a contact", explain(t, conn, db.Dialect, history, "ct_42", "acc_plans", int64(0), int64(100))},
 		{"history of a contact, newest first", explain(t, conn, db.Dialect, newest, "ct_42", "acc_plans", int64(math.MaxInt64), int64(100))},
 		{"subscriptions of a contact (an erasure's check)", explain(t, conn, db.Dialect, subscriptions, "ct_42", "acc_plans")},
+		{"customers and activations of a contact (an erasure's kept answers, an export)", explain(t, conn, db.Dialect, streams, "ct_42", "acc_plans")},
 		{"end of the log (inline catch-up, SQLite's next position)", explain(t, conn, db.Dialect, end)},
 		{"read inside a catch-up or swap", explain(t, conn, db.Dialect, inTx, int64(logSize/2), int64(1000))},
 		{"rebuild window", explain(t, conn, db.Dialect, eventstore.ReadRangeQuery(db.Dialect, 1), int64(logSize/2), int64(logSize/2+8192), "TagApplied")},
@@ -179,7 +180,8 @@ func checkLargeLogPlans(t *testing.T, db *sqldb.DB, state string) {
 			}
 			// The subscriptions of a contact are found through its entries, not through every
 			// subscription event of the log (events_by_subscription holds them all).
-			if strings.HasPrefix(c.name, "subscriptions of a contact") && !strings.Contains(plan, "events_by_contact") {
+			if (strings.HasPrefix(c.name, "subscriptions of a contact") || strings.HasPrefix(c.name, "customers and activations of a contact")) &&
+				!strings.Contains(plan, "events_by_contact") {
 				t.Errorf("%s, %s: the plan does not walk the contact's entries:\n%s", state, c.name, plan)
 			}
 		}

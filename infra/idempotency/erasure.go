@@ -16,13 +16,26 @@ var erasedAnswer = []byte(`{"code":"not_found","error":"contact not found"}` + "
 
 // ForgetContact rewrites the kept answers and outcomes that show an erased contact
 // (decisions.md "Erasure": the Idempotency-Key answers keep nothing of the person). Every answer
-// that names the contact's id is one that shows it (a contact, a submission, a booking, a
-// customer name it by id), so the account's kept answers, at most a day's, and the operator's,
-// are opened in memory and those naming it are replaced by a 404 "contact not found": a retry of
-// the request is told the contact is gone, and is still not performed twice. The erasure's own
-// answer or outcome (erasureOwn) is left as it is: a retry of the erasure gets its answer again.
-// It returns how many it rewrote.
+// that shows the person names the contact's id (a contact, a submission, a booking, a lead, a
+// purchase's customer name it) or the id of one of its customers or activations (an
+// activation's completion shows the buyer's email and externalUserId, and names only the
+// activation and its customer; its kept outcome only the activation): the log tells those ids
+// (ContactStreams), in one read of the contact's entries. The account's kept answers, at most a
+// day's, and the operator's, are opened in memory and those naming any of these ids are
+// replaced by a 404 "contact not found": a retry of the request is told the contact is gone, and
+// is still not performed twice. The erasure's own answer or outcome (erasureOwn) is left as it
+// is: a retry of the erasure gets its answer again. It returns how many it rewrote.
 func (s *Store) ForgetContact(ctx context.Context, accountID, contactID string) (int, error) {
+	ids := [][]byte{[]byte(contactID)}
+	if streams, ok := s.log.(ContactStreams); ok {
+		more, err := streams.StreamsOfContact(ctx, accountID, contactID)
+		if err != nil {
+			return 0, fmt.Errorf("idempotency: forget contact %s: %w", contactID, err)
+		}
+		for _, id := range more {
+			ids = append(ids, []byte(id))
+		}
+	}
 	rows, err := s.db.Read.QueryContext(ctx, `SELECT scope, key_hash, claim_id, state, outcome, body FROM idempotency_keys
 		WHERE scope = $1 OR scope LIKE 'operator:%'`, "account:"+accountID)
 	if err != nil {
@@ -46,7 +59,7 @@ func (s *Store) ForgetContact(ctx context.Context, accountID, contactID string) 
 			if err != nil {
 				continue // sealed under a retired key: unreadable already
 			}
-			if bytes.Contains(plain, []byte(contactID)) && !erasureOwn(plain) {
+			if namesAny(plain, ids) && !erasureOwn(plain) {
 				showing = append(showing, c)
 				break
 			}
@@ -62,6 +75,16 @@ func (s *Store) ForgetContact(ctx context.Context, accountID, contactID string) 
 		}
 	}
 	return len(showing), nil
+}
+
+// namesAny tells whether a kept answer or outcome names one of ids.
+func namesAny(plain []byte, ids [][]byte) bool {
+	for _, id := range ids {
+		if bytes.Contains(plain, id) {
+			return true
+		}
+	}
+	return false
 }
 
 // keepErasedAnswer makes erasedAnswer the kept answer of a claim, in place of its answer or
@@ -83,14 +106,25 @@ type Erasures interface {
 	Erased(ctx context.Context, contactID string) (bool, error)
 }
 
-// contactIDs finds the contact ids an answer names (domain.IsContactID's form).
-var contactIDs = regexp.MustCompile(`ct_[a-z0-9]{26}`)
+// ContactStreams finds the customers and activations of a contact, whose answers show the
+// person without naming the contact's id, and the contact of such a stream. The Log given to New
+// (the event store) answers it; with a Log that does not, only answers naming the contact are
+// found.
+type ContactStreams interface {
+	StreamsOfContact(ctx context.Context, accountID, contactID string) ([]string, error)
+	ContactOfStream(ctx context.Context, streamID string) (string, error)
+}
 
-// namesErased tells whether a kept answer or outcome names an erased contact. ForgetContact
-// rewrites such answers when an erasure finishes; an erasure that a crash interrupted after its
-// ContactErased was recorded never ran it, and its client may never retry. So every replay asks
-// too, and so does every resumption of kept outcomes, whose answer would be rebuilt from them
-// (only retries: a retry's cost, one look-up per contact named): no kept answer shows a contact
+// personIDs finds the ids an answer names that stand for a person: a contact's
+// (domain.IsContactID's form), a customer's or an activation's.
+var personIDs = regexp.MustCompile(`(?:ct|cus|act)_[a-z0-9]{26}`)
+
+// namesErased tells whether a kept answer or outcome names an erased contact, or a customer or
+// an activation of one. ForgetContact rewrites such answers when an erasure finishes; an erasure
+// that a crash interrupted after its ContactErased was recorded never ran it, and its client may
+// never retry. So every replay asks too, and so does every resumption of kept outcomes, whose
+// answer would be rebuilt from them (only retries: a retry's cost, one look-up per contact
+// named, and one per customer or activation, for its contact): no kept answer shows a contact
 // once its erasure is in the log, whatever became of the process that recorded it.
 //
 // The erasure's own answer or outcome names the contact it erased, and is replayed or resumed as
@@ -100,13 +134,29 @@ func (s *Store) namesErased(ctx context.Context, plain []byte) (bool, error) {
 	if !ok || erasureOwn(plain) {
 		return false, nil
 	}
+	streams, _ := s.log.(ContactStreams)
 	seen := map[string]bool{}
-	for _, id := range contactIDs.FindAll(plain, -1) {
-		if seen[string(id)] {
+	for _, found := range personIDs.FindAll(plain, -1) {
+		id := string(found)
+		if seen[id] {
 			continue
 		}
-		seen[string(id)] = true
-		erased, err := erasures.Erased(ctx, string(id))
+		seen[id] = true
+		if !bytes.HasPrefix(found, []byte("ct_")) {
+			if streams == nil {
+				continue
+			}
+			contact, err := streams.ContactOfStream(ctx, id)
+			if err != nil {
+				return false, fmt.Errorf("idempotency: %w", err)
+			}
+			if contact == "" || seen[contact] {
+				continue
+			}
+			id = contact
+			seen[id] = true
+		}
+		erased, err := erasures.Erased(ctx, id)
 		if err != nil {
 			return false, fmt.Errorf("idempotency: %w", err)
 		}

@@ -420,3 +420,60 @@ func TestKeptOutcomeOfAnErasedContactIsNotResumed(t *testing.T) {
 		f.claim(t, erase, idempotent.Resume)
 	})
 }
+
+// A kept answer or outcome may show a person while naming only one of the contact's customers or
+// activations (an activation's completion answers with the activation and its customer, and
+// keeps the activation's view as its outcome). ForgetContact rewrites them with those naming the
+// contact, found through the contact's purchase in the log; and a replay or a resumption checks
+// them as it checks a contact it names, for an erasure that never got to ForgetContact.
+func TestKeptAnswersNamingAnErasedContactsCustomerOrActivation(t *testing.T) {
+	sqldbtest.Run(t, func(t *testing.T, d sqldb.Dialect) {
+		for _, forget := range []bool{true, false} {
+			f := newFixture(t, d)
+			ctx := context.Background()
+			contactID, customerID, activationID, transactionID := domain.NewID("ct"), domain.NewID("cus"), domain.NewID("act"), domain.NewID("txn")
+			meta := domain.Metadata{AccountID: "acc_1", Actor: "operator"}
+			sale := domain.Sale{Transaction: domain.SaleTransaction{ID: transactionID}, Customer: domain.SaleCustomer{Email: "qzbuyer@example.com", ContactID: contactID},
+				Contact: domain.SaleContact{ContactID: contactID, Email: "qzbuyer@example.com"}}
+			if _, err := f.log.Append(ctx, meta,
+				domain.StreamAppend{StreamID: contactID, Events: []domain.Event{domain.ContactCreated{ContactID: contactID, AccountID: "acc_1", Email: "qzbuyer@example.com"}}},
+				domain.StreamAppend{StreamID: customerID, Events: []domain.Event{domain.CustomerCreated{CustomerID: customerID, AccountID: "acc_1", Email: "qzbuyer@example.com", ContactID: contactID}}},
+				domain.StreamAppend{StreamID: transactionID, Events: []domain.Event{domain.CheckoutPurchased{AccountID: "acc_1", CustomerID: customerID, Sale: sale,
+					Activation: &domain.SealedActivationGrant{ActivationID: activationID}}}},
+				domain.StreamAppend{StreamID: activationID, Events: []domain.Event{domain.ActivationIssued{ActivationID: activationID, AccountID: "acc_1",
+					Email: "qzbuyer@example.com", ContactID: contactID, CustomerID: customerID}}},
+			); err != nil {
+				t.Fatal(err)
+			}
+			answer := f.claim(t, request("answer", "body"), idempotent.Perform)
+			if err := f.keys.Complete(ctx, answer, idempotent.Response{Status: 200, ContentType: "application/json",
+				Body: []byte(`{"activation":{"customerId":"` + customerID + `","email":"qzbuyer@example.com","externalUserId":"qzuser"}}`)}); err != nil {
+				t.Fatal(err)
+			}
+			outcome := f.claim(t, request("outcome", "body"), idempotent.Perform)
+			if err := f.keys.KeepOutcomes(ctx, outcome, []byte(`[{"command":"CompleteActivation","result":{"ActivationID":"`+activationID+`","Email":"qzbuyer@example.com"}}]`)); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := f.log.Append(ctx, meta, domain.StreamAppend{StreamID: contactID, ExpectedVersion: domain.AnyVersion,
+				Events: []domain.Event{domain.ContactErased{ContactID: contactID, AccountID: "acc_1", ErasedAt: f.clock.Now()}}}); err != nil {
+				t.Fatal(err)
+			}
+			if forget {
+				if n, err := f.keys.ForgetContact(ctx, "acc_1", contactID); err != nil || n != 2 {
+					t.Fatalf("ForgetContact rewrote %d kept answers (%v), want 2", n, err)
+				}
+				var kept int
+				if err := f.db.Read.QueryRowContext(ctx, `SELECT COUNT(*) FROM idempotency_keys WHERE status = 404 AND state = 'done' AND outcome = ''`).Scan(&kept); err != nil || kept != 2 {
+					t.Fatalf("%d keys keep the 404 (%v), want 2", kept, err)
+				}
+			}
+			f.clock.Advance(idempotency.Lease) // the outcome's attempt stopped unanswered
+			for _, key := range []string{"answer", "outcome"} {
+				replay := f.claim(t, request(key, "body"), idempotent.Replay)
+				if replay.Response.Status != 404 || strings.Contains(string(replay.Response.Body), "qzbuyer") {
+					t.Errorf("ForgetContact run %v: the retry of %q answers %d %s", forget, key, replay.Response.Status, replay.Response.Body)
+				}
+			}
+		}
+	})
+}
