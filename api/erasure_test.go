@@ -175,6 +175,23 @@ func TestErasureLeavesNothingOfThePersonInTheStorage(t *testing.T) {
 		if data := after[0]["data"].(map[string]any); data["email"] != nil || data["contactId"] != contactID {
 			t.Errorf("the erased ContactCreated reads %v, want email null", data)
 		}
+		// The purchase too, though the history shows it encoded anew (its activation token
+		// redacted): an erased value is null there, not "".
+		purchases := 0
+		for _, e := range after {
+			if e["type"] != "CheckoutPurchased" {
+				continue
+			}
+			purchases++
+			data := e["data"].(map[string]any)
+			customer, contact := data["customer"].(map[string]any), data["contact"].(map[string]any)
+			if customer["email"] != nil || customer["name"] != nil || contact["email"] != nil || contact["firstName"] != nil {
+				t.Errorf("the erased purchase reads customer %v, contact %v, want their values null", customer, contact)
+			}
+		}
+		if purchases == 0 {
+			t.Error("the history shows no purchase")
+		}
 
 		if found := storageHolds(t, dialect, databaseURL, db); len(found) > 0 {
 			t.Errorf("after the erasure the storage still holds %v", found)

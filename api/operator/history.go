@@ -124,7 +124,8 @@ func redact(e *domain.Recorded) error {
 	if err != nil {
 		return err
 	}
-	e.Data, e.SchemaVersion = data, version // decoding upcast it to the current version
+	// Decoding upcast it to the current version; an erased person's values stay null.
+	e.Data, e.SchemaVersion = keepNulls(e.Data, data), version
 	return nil
 }
 
