@@ -130,3 +130,37 @@ func TestAFreshProcessUpsertsAnErasedEmailAsANewContact(t *testing.T) {
 		}
 	})
 }
+
+// An erased buyer's activation is not completed by another process either, though that process
+// still holds the buyer's key from an earlier write, and the completion writes nothing to the
+// contact's stream: 404, as in the process that erased, and nothing recorded.
+func TestAnotherProcessDoesNotCompleteAnErasedBuyersActivation(t *testing.T) {
+	url := sqldbtest.URL(t, sqldb.Postgres)
+	noLimits := func(c *service.Config) { c.RateLimits = false }
+	first := servicetest.StartOn(t, url, noLimits)
+	second := servicetest.StartOn(t, url, noLimits)
+	acc := first.NewAccount(t)
+	pro := first.NewProduct(t, acc.ID, map[string]any{"name": "Pro", "forwarding": "saas_signup", "activationBaseUrl": "https://app.example.com/signup",
+		"pricingTiers": []any{map[string]any{"name": "Once", "amount": 1000, "currency": "EUR", "interval": "one_time"}}})
+	const email = "qzother.activation@example.com"
+	bought := buy(t, first, acc.ID, map[string]any{"productId": pro.ID, "pricingTierId": pro.TierIDs[0], "email": email})
+	contactID := bought.Object(t, "customer")["contactId"].(string)
+	token := bought.Object(t, "activation")["token"].(string)
+	// The second process seals a value of the buyer's: it keeps the buyer's key.
+	second.API.Post(t, "/api/v1/contacts", acc.Key, map[string]any{"email": email, "firstName": "Qzelda"}).Expect(t, http.StatusOK)
+
+	first.API.Delete(t, "/api/v1/contacts/"+contactID, acc.Key).Expect(t, http.StatusOK)
+
+	done := second.API.Do(t, servicetest.Request{Method: http.MethodPost, Path: "/api/v1/checkout/activations/" + token + "/complete", Token: acc.Key,
+		Headers: map[string]string{"Idempotency-Key": "complete-after-erasure"}, Body: map[string]any{"externalUserId": "qzother-external"}})
+	if msg := done.ExpectError(t, http.StatusNotFound); msg != "contact not found" {
+		t.Errorf("the other process's completion of the erased buyer's activation answers %q", msg)
+	}
+	var completed int
+	if err := second.App.DB().Read.QueryRow(`SELECT COUNT(*) FROM events WHERE account_id = $1 AND type = 'ActivationCompleted'`, acc.ID).Scan(&completed); err != nil {
+		t.Fatal(err)
+	}
+	if completed != 0 {
+		t.Errorf("%d completions recorded for the erased buyer", completed)
+	}
+}

@@ -40,6 +40,9 @@ func (h completeActivationHandler) Handle(ctx context.Context, cmd CompleteActiv
 		if err != nil {
 			return err
 		}
+		if err := refuseErasedBuyer(ctx, h.repo, activation); err != nil {
+			return err
+		}
 		// An expired activation is refused after its expiry is committed, not instead of it.
 		if activation.Status() != domain.ActivationStatusExpired {
 			if err := activation.Complete(cmd.ExternalUserID, h.now()); err != nil {
@@ -57,4 +60,24 @@ func (h completeActivationHandler) Handle(ctx context.Context, cmd CompleteActiv
 	}
 	view.Position = pos
 	return view, nil
+}
+
+// refuseErasedBuyer refuses to complete the activation of an erased buyer, as a write to the
+// contact is refused (domain.ErrContactErased). The store refuses it too, when it seals the
+// externalUserId under the buyer's destroyed key; but another process than the one that erased
+// may still hold that key, and the completion writes nothing to the contact's stream whose
+// version would tell it. So it asks the log.
+func refuseErasedBuyer(ctx context.Context, repo *Repository, activation *domain.Activation) error {
+	erasures, ok := repo.store.(ErasedContacts)
+	if !ok || activation.ContactID() == "" {
+		return nil
+	}
+	erased, err := erasures.Erased(ctx, activation.ContactID())
+	if err != nil {
+		return err
+	}
+	if erased {
+		return domain.ErrContactErased
+	}
+	return nil
 }

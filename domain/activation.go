@@ -151,6 +151,9 @@ func (a *Activation) ProductName() string { return a.productName }
 // ExpiresAt is seven days after the activation was issued.
 func (a *Activation) ExpiresAt() time.Time { return a.expiresAt }
 
+// ContactID is the buyer's contact ("" for an activation issued before it was recorded).
+func (a *Activation) ContactID() string { return a.contactID }
+
 // ExternalUserID is the integrating app's user id given on completion ("" when none).
 func (a *Activation) ExternalUserID() string { return a.externalUserID }
 
