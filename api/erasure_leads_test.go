@@ -40,8 +40,9 @@ func dataOf(events []map[string]any, eventType string) []map[string]any {
 // email): a lead opened without one (a tag's crm.move, or POST /api/v1/crms/:crmId/leads without
 // "title") is titled with the contact's email, and a title set later often names the person. The
 // contact's erasure blanks the titles of its leads everywhere: the leads endpoints, the history
-// (null), a copy of the storage, and a rebuild of the leads read model. The leads keep their
-// CRM, stage and amount, and still move and take amounts; another person's lead keeps its title.
+// (null), a kept Idempotency-Key answer, a copy of the storage, and a rebuild of the leads read
+// model. The leads keep their CRM, stage and amount, and still move and take amounts; another
+// person's lead keeps its title.
 func TestErasureBlanksTheTitlesOfTheContactsLeads(t *testing.T) {
 	sqldbtest.Run(t, func(t *testing.T, dialect sqldb.Dialect) {
 		ctx := context.Background()
@@ -59,8 +60,9 @@ func TestErasureBlanksTheTitlesOfTheContactsLeads(t *testing.T) {
 		// The tag's crm.move opens a lead in Sales, titled with the email; so does a lead posted
 		// without a title in Support.
 		contactID := upsert(t, svc, acc.Key, map[string]any{"email": email, "tagIds": []string{tag}}).Expect(t, http.StatusOK).Object(t, "contact")["id"].(string)
-		supportLead := svc.API.Post(t, "/api/v1/crms/"+support.ID+"/leads", acc.Key, map[string]any{"contactEmail": email, "stageId": support.Stages[0]}).
-			Expect(t, http.StatusCreated).Object(t, "lead")
+		openSupportLead := servicetest.Request{Method: http.MethodPost, Path: "/api/v1/crms/" + support.ID + "/leads", Token: acc.Key,
+			Headers: map[string]string{"Idempotency-Key": "lead-title-1"}, Body: map[string]any{"contactEmail": email, "stageId": support.Stages[0]}}
+		supportLead := svc.API.Do(t, openSupportLead).Expect(t, http.StatusCreated).Object(t, "lead")
 		salesLeads := svc.API.Get(t, "/api/v1/crms/"+sales.ID+"/leads", acc.Key).Expect(t, http.StatusOK).List(t, "leads")
 		if len(salesLeads) != 1 || salesLeads[0]["title"] != email || supportLead["title"] != email {
 			t.Fatalf("the leads opened without a title: %v and %v, want both titled %s", salesLeads, supportLead, email)
@@ -77,6 +79,10 @@ func TestErasureBlanksTheTitlesOfTheContactsLeads(t *testing.T) {
 		}
 
 		svc.API.Delete(t, "/api/v1/contacts/"+contactID, acc.Key).Expect(t, http.StatusOK)
+		// The answer kept for the key showed the title: a retry is told the contact is gone.
+		if msg := svc.API.Do(t, openSupportLead).ExpectError(t, http.StatusNotFound); msg != "contact not found" {
+			t.Errorf("a retry of the keyed lead after the erasure answers %q", msg)
+		}
 
 		check := func(when string) {
 			t.Helper()
