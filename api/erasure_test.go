@@ -29,11 +29,17 @@ var personal = []string{
 	"Plumbago-Quasar", "Tamarind-Nebula",
 }
 
-// storageHolds returns the personal values a copy of the storage holds, in any spelling the
-// service could have stored them: as written, lower-cased, or JSON-escaped. On SQLite the copy is
-// the database file and its WAL as they are on disk, free pages and old frames included; on
-// PostgreSQL a pg_dump.
+// storageHolds returns the personal values a copy of the storage holds (storageHoldsOf).
 func storageHolds(t *testing.T, dialect sqldb.Dialect, databaseURL string, db *sqldb.DB) []string {
+	t.Helper()
+	return storageHoldsOf(t, dialect, databaseURL, db, personal)
+}
+
+// storageHoldsOf returns which of values a copy of the storage holds, in any spelling the service
+// could have stored them: as written, lower-cased, or JSON-escaped. On SQLite the copy is the
+// database file and its WAL as they are on disk, free pages and old frames included; on
+// PostgreSQL a pg_dump.
+func storageHoldsOf(t *testing.T, dialect sqldb.Dialect, databaseURL string, db *sqldb.DB, values []string) []string {
 	t.Helper()
 	var raw []byte
 	if dialect == sqldb.SQLite {
@@ -58,7 +64,7 @@ func storageHolds(t *testing.T, dialect sqldb.Dialect, databaseURL string, db *s
 	}
 	lower := bytes.ToLower(raw)
 	var found []string
-	for _, v := range personal {
+	for _, v := range values {
 		escaped, _ := json.Marshal(v)
 		if bytes.Contains(raw, []byte(v)) || bytes.Contains(lower, []byte(strings.ToLower(v))) ||
 			bytes.Contains(raw, bytes.Trim(escaped, `"`)) {

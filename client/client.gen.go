@@ -1478,7 +1478,10 @@ type Lead struct {
 	CrmId     string    `json:"crmId"`
 	Id        string    `json:"id"`
 	StageId   string    `json:"stageId"`
-	Title     string    `json:"title"`
+
+	// Title Personal data of the contact: by default its email. Blank (`""`) once the contact
+	// is erased.
+	Title string `json:"title"`
 
 	// UpdatedAt RFC 3339 in UTC with milliseconds, such as 2026-11-23T10:15:30.123Z.
 	UpdatedAt Timestamp `json:"updatedAt"`
@@ -3452,13 +3455,16 @@ type ClientInterface interface {
 	//
 	// Forgets the person: every personal value held about the contact (email, names, phone,
 	// custom field values, form answers, booking answers, the buyer's email and name, an
-	// activation's email and `externalUserId`) becomes unreadable everywhere the service keeps
-	// it, its storage included. The contact is then 404 everywhere; its events stay in the
-	// history, their personal values `null`, followed by `ContactErased`. Transactions and
-	// subscriptions keep amounts, products and dates; a payment of the person can still be
-	// refunded, and its `checkout.refunded` shows the person as erased. Pending webhook deliveries carrying the
-	// person's data are given up (`failed`, error `erased`); deliveries made are not recalled,
-	// and the answer waits for an attempt in flight to end (none starts after it). A later upsert of the same email creates a new contact (`created: true`, a new id).
+	// activation's email and `externalUserId`, the titles of its leads) becomes unreadable
+	// everywhere the service keeps it, its storage included. The contact is then 404
+	// everywhere; its events stay in the history, their personal values `null`, followed by
+	// `ContactErased`. Transactions and subscriptions keep amounts, products and dates; a
+	// payment of the person can still be refunded, and its `checkout.refunded` shows the person
+	// as erased. Its leads keep their CRM, stage and amount, their titles blank. Pending webhook
+	// deliveries carrying the person's data are given up (`failed`, error `erased`); deliveries
+	// made are not recalled, and the answer waits for an attempt in flight to end (none starts
+	// after it). A later upsert of the same email creates a new contact (`created: true`, a new
+	// id).
 	// Another account's contact: 403; none, or one already erased: 404. While a billing
 	// subscription of the person is active: 409 (cancel it first; nothing is erased). Without
 	// an answer (a timeout, a restart), ask again until 200 or 404: a 404 then means the
@@ -3510,7 +3516,8 @@ type ClientInterface interface {
 	//
 	// Creates a lead in this CRM and upserts the contact of `contactEmail` in one atomic change.
 	// Every call creates a lead, even for a contact that has one in this CRM already. `title`
-	// defaults to the contact's email; `stageId` (a stage of this CRM, else 400) to the first
+	// defaults to the contact's email; it is the contact's personal data, blanked when the
+	// contact is erased. `stageId` (a stage of this CRM, else 400) to the first
 	// stage. `tagIds` are add-only, unknown ids skipped; their automations run after the lead
 	// exists, so a `crm.move` into this CRM moves this lead.
 	//
@@ -3523,7 +3530,8 @@ type ClientInterface interface {
 	//
 	// Creates a lead in this CRM and upserts the contact of `contactEmail` in one atomic change.
 	// Every call creates a lead, even for a contact that has one in this CRM already. `title`
-	// defaults to the contact's email; `stageId` (a stage of this CRM, else 400) to the first
+	// defaults to the contact's email; it is the contact's personal data, blanked when the
+	// contact is erased. `stageId` (a stage of this CRM, else 400) to the first
 	// stage. `tagIds` are add-only, unknown ids skipped; their automations run after the lead
 	// exists, so a `crm.move` into this CRM moves this lead.
 	//
@@ -3544,7 +3552,8 @@ type ClientInterface interface {
 	//
 	// Any of `title`, `stageId` (a stage of this CRM, else 400) and `amount`; none of them is a
 	// 400. Only the members sent change; `"title": ""` clears the title. A lead of another
-	// account: 403; unknown, or not in this CRM: 404.
+	// account: 403; unknown, or not in this CRM: 404; a new title for a lead whose contact was
+	// erased: 404 (its stage and amount still change).
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -3555,7 +3564,8 @@ type ClientInterface interface {
 	//
 	// Any of `title`, `stageId` (a stage of this CRM, else 400) and `amount`; none of them is a
 	// 400. Only the members sent change; `"title": ""` clears the title. A lead of another
-	// account: 403; unknown, or not in this CRM: 404.
+	// account: 403; unknown, or not in this CRM: 404; a new title for a lead whose contact was
+	// erased: 404 (its stage and amount still change).
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -4067,13 +4077,16 @@ func (c *Client) TagContactByEmail(ctx context.Context, params *TagContactByEmai
 //
 // Forgets the person: every personal value held about the contact (email, names, phone,
 // custom field values, form answers, booking answers, the buyer's email and name, an
-// activation's email and `externalUserId`) becomes unreadable everywhere the service keeps
-// it, its storage included. The contact is then 404 everywhere; its events stay in the
-// history, their personal values `null`, followed by `ContactErased`. Transactions and
-// subscriptions keep amounts, products and dates; a payment of the person can still be
-// refunded, and its `checkout.refunded` shows the person as erased. Pending webhook deliveries carrying the
-// person's data are given up (`failed`, error `erased`); deliveries made are not recalled,
-// and the answer waits for an attempt in flight to end (none starts after it). A later upsert of the same email creates a new contact (`created: true`, a new id).
+// activation's email and `externalUserId`, the titles of its leads) becomes unreadable
+// everywhere the service keeps it, its storage included. The contact is then 404
+// everywhere; its events stay in the history, their personal values `null`, followed by
+// `ContactErased`. Transactions and subscriptions keep amounts, products and dates; a
+// payment of the person can still be refunded, and its `checkout.refunded` shows the person
+// as erased. Its leads keep their CRM, stage and amount, their titles blank. Pending webhook
+// deliveries carrying the person's data are given up (`failed`, error `erased`); deliveries
+// made are not recalled, and the answer waits for an attempt in flight to end (none starts
+// after it). A later upsert of the same email creates a new contact (`created: true`, a new
+// id).
 // Another account's contact: 403; none, or one already erased: 404. While a billing
 // subscription of the person is active: 409 (cancel it first; nothing is erased). Without
 // an answer (a timeout, a restart), ask again until 200 or 404: a 404 then means the
@@ -4185,7 +4198,8 @@ func (c *Client) ListLeads(ctx context.Context, crmId CrmId, params *ListLeadsPa
 //
 // Creates a lead in this CRM and upserts the contact of `contactEmail` in one atomic change.
 // Every call creates a lead, even for a contact that has one in this CRM already. `title`
-// defaults to the contact's email; `stageId` (a stage of this CRM, else 400) to the first
+// defaults to the contact's email; it is the contact's personal data, blanked when the
+// contact is erased. `stageId` (a stage of this CRM, else 400) to the first
 // stage. `tagIds` are add-only, unknown ids skipped; their automations run after the lead
 // exists, so a `crm.move` into this CRM moves this lead.
 //
@@ -4208,7 +4222,8 @@ func (c *Client) CreateLeadWithBody(ctx context.Context, crmId CrmId, params *Cr
 //
 // Creates a lead in this CRM and upserts the contact of `contactEmail` in one atomic change.
 // Every call creates a lead, even for a contact that has one in this CRM already. `title`
-// defaults to the contact's email; `stageId` (a stage of this CRM, else 400) to the first
+// defaults to the contact's email; it is the contact's personal data, blanked when the
+// contact is erased. `stageId` (a stage of this CRM, else 400) to the first
 // stage. `tagIds` are add-only, unknown ids skipped; their automations run after the lead
 // exists, so a `crm.move` into this CRM moves this lead.
 //
@@ -4249,7 +4264,8 @@ func (c *Client) GetLead(ctx context.Context, crmId CrmId, leadId string, reqEdi
 //
 // Any of `title`, `stageId` (a stage of this CRM, else 400) and `amount`; none of them is a
 // 400. Only the members sent change; `"title": ""` clears the title. A lead of another
-// account: 403; unknown, or not in this CRM: 404.
+// account: 403; unknown, or not in this CRM: 404; a new title for a lead whose contact was
+// erased: 404 (its stage and amount still change).
 //
 // Takes any type of body and a specified content type.
 //
@@ -4270,7 +4286,8 @@ func (c *Client) UpdateLeadWithBody(ctx context.Context, crmId CrmId, leadId str
 //
 // Any of `title`, `stageId` (a stage of this CRM, else 400) and `amount`; none of them is a
 // 400. Only the members sent change; `"title": ""` clears the title. A lead of another
-// account: 403; unknown, or not in this CRM: 404.
+// account: 403; unknown, or not in this CRM: 404; a new title for a lead whose contact was
+// erased: 404 (its stage and amount still change).
 //
 // Takes a body of the `application/json` content type.
 //
@@ -7183,13 +7200,16 @@ type ClientWithResponsesInterface interface {
 	//
 	// Forgets the person: every personal value held about the contact (email, names, phone,
 	// custom field values, form answers, booking answers, the buyer's email and name, an
-	// activation's email and `externalUserId`) becomes unreadable everywhere the service keeps
-	// it, its storage included. The contact is then 404 everywhere; its events stay in the
-	// history, their personal values `null`, followed by `ContactErased`. Transactions and
-	// subscriptions keep amounts, products and dates; a payment of the person can still be
-	// refunded, and its `checkout.refunded` shows the person as erased. Pending webhook deliveries carrying the
-	// person's data are given up (`failed`, error `erased`); deliveries made are not recalled,
-	// and the answer waits for an attempt in flight to end (none starts after it). A later upsert of the same email creates a new contact (`created: true`, a new id).
+	// activation's email and `externalUserId`, the titles of its leads) becomes unreadable
+	// everywhere the service keeps it, its storage included. The contact is then 404
+	// everywhere; its events stay in the history, their personal values `null`, followed by
+	// `ContactErased`. Transactions and subscriptions keep amounts, products and dates; a
+	// payment of the person can still be refunded, and its `checkout.refunded` shows the person
+	// as erased. Its leads keep their CRM, stage and amount, their titles blank. Pending webhook
+	// deliveries carrying the person's data are given up (`failed`, error `erased`); deliveries
+	// made are not recalled, and the answer waits for an attempt in flight to end (none starts
+	// after it). A later upsert of the same email creates a new contact (`created: true`, a new
+	// id).
 	// Another account's contact: 403; none, or one already erased: 404. While a billing
 	// subscription of the person is active: 409 (cancel it first; nothing is erased). Without
 	// an answer (a timeout, a restart), ask again until 200 or 404: a 404 then means the
@@ -7249,7 +7269,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// Creates a lead in this CRM and upserts the contact of `contactEmail` in one atomic change.
 	// Every call creates a lead, even for a contact that has one in this CRM already. `title`
-	// defaults to the contact's email; `stageId` (a stage of this CRM, else 400) to the first
+	// defaults to the contact's email; it is the contact's personal data, blanked when the
+	// contact is erased. `stageId` (a stage of this CRM, else 400) to the first
 	// stage. `tagIds` are add-only, unknown ids skipped; their automations run after the lead
 	// exists, so a `crm.move` into this CRM moves this lead.
 	//
@@ -7262,7 +7283,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// Creates a lead in this CRM and upserts the contact of `contactEmail` in one atomic change.
 	// Every call creates a lead, even for a contact that has one in this CRM already. `title`
-	// defaults to the contact's email; `stageId` (a stage of this CRM, else 400) to the first
+	// defaults to the contact's email; it is the contact's personal data, blanked when the
+	// contact is erased. `stageId` (a stage of this CRM, else 400) to the first
 	// stage. `tagIds` are add-only, unknown ids skipped; their automations run after the lead
 	// exists, so a `crm.move` into this CRM moves this lead.
 	//
@@ -7285,7 +7307,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// Any of `title`, `stageId` (a stage of this CRM, else 400) and `amount`; none of them is a
 	// 400. Only the members sent change; `"title": ""` clears the title. A lead of another
-	// account: 403; unknown, or not in this CRM: 404.
+	// account: 403; unknown, or not in this CRM: 404; a new title for a lead whose contact was
+	// erased: 404 (its stage and amount still change).
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -7296,7 +7319,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// Any of `title`, `stageId` (a stage of this CRM, else 400) and `amount`; none of them is a
 	// 400. Only the members sent change; `"title": ""` clears the title. A lead of another
-	// account: 403; unknown, or not in this CRM: 404.
+	// account: 403; unknown, or not in this CRM: 404; a new title for a lead whose contact was
+	// erased: 404 (its stage and amount still change).
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -13534,13 +13558,16 @@ func (c *ClientWithResponses) TagContactByEmailWithResponse(ctx context.Context,
 //
 // Forgets the person: every personal value held about the contact (email, names, phone,
 // custom field values, form answers, booking answers, the buyer's email and name, an
-// activation's email and `externalUserId`) becomes unreadable everywhere the service keeps
-// it, its storage included. The contact is then 404 everywhere; its events stay in the
-// history, their personal values `null`, followed by `ContactErased`. Transactions and
-// subscriptions keep amounts, products and dates; a payment of the person can still be
-// refunded, and its `checkout.refunded` shows the person as erased. Pending webhook deliveries carrying the
-// person's data are given up (`failed`, error `erased`); deliveries made are not recalled,
-// and the answer waits for an attempt in flight to end (none starts after it). A later upsert of the same email creates a new contact (`created: true`, a new id).
+// activation's email and `externalUserId`, the titles of its leads) becomes unreadable
+// everywhere the service keeps it, its storage included. The contact is then 404
+// everywhere; its events stay in the history, their personal values `null`, followed by
+// `ContactErased`. Transactions and subscriptions keep amounts, products and dates; a
+// payment of the person can still be refunded, and its `checkout.refunded` shows the person
+// as erased. Its leads keep their CRM, stage and amount, their titles blank. Pending webhook
+// deliveries carrying the person's data are given up (`failed`, error `erased`); deliveries
+// made are not recalled, and the answer waits for an attempt in flight to end (none starts
+// after it). A later upsert of the same email creates a new contact (`created: true`, a new
+// id).
 // Another account's contact: 403; none, or one already erased: 404. While a billing
 // subscription of the person is active: 409 (cancel it first; nothing is erased). Without
 // an answer (a timeout, a restart), ask again until 200 or 404: a 404 then means the
@@ -13636,7 +13663,8 @@ func (c *ClientWithResponses) ListLeadsWithResponse(ctx context.Context, crmId C
 //
 // Creates a lead in this CRM and upserts the contact of `contactEmail` in one atomic change.
 // Every call creates a lead, even for a contact that has one in this CRM already. `title`
-// defaults to the contact's email; `stageId` (a stage of this CRM, else 400) to the first
+// defaults to the contact's email; it is the contact's personal data, blanked when the
+// contact is erased. `stageId` (a stage of this CRM, else 400) to the first
 // stage. `tagIds` are add-only, unknown ids skipped; their automations run after the lead
 // exists, so a `crm.move` into this CRM moves this lead.
 //
@@ -13655,7 +13683,8 @@ func (c *ClientWithResponses) CreateLeadWithBodyWithResponse(ctx context.Context
 //
 // Creates a lead in this CRM and upserts the contact of `contactEmail` in one atomic change.
 // Every call creates a lead, even for a contact that has one in this CRM already. `title`
-// defaults to the contact's email; `stageId` (a stage of this CRM, else 400) to the first
+// defaults to the contact's email; it is the contact's personal data, blanked when the
+// contact is erased. `stageId` (a stage of this CRM, else 400) to the first
 // stage. `tagIds` are add-only, unknown ids skipped; their automations run after the lead
 // exists, so a `crm.move` into this CRM moves this lead.
 //
@@ -13690,7 +13719,8 @@ func (c *ClientWithResponses) GetLeadWithResponse(ctx context.Context, crmId Crm
 //
 // Any of `title`, `stageId` (a stage of this CRM, else 400) and `amount`; none of them is a
 // 400. Only the members sent change; `"title": ""` clears the title. A lead of another
-// account: 403; unknown, or not in this CRM: 404.
+// account: 403; unknown, or not in this CRM: 404; a new title for a lead whose contact was
+// erased: 404 (its stage and amount still change).
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -13707,7 +13737,8 @@ func (c *ClientWithResponses) UpdateLeadWithBodyWithResponse(ctx context.Context
 //
 // Any of `title`, `stageId` (a stage of this CRM, else 400) and `amount`; none of them is a
 // 400. Only the members sent change; `"title": ""` clears the title. A lead of another
-// account: 403; unknown, or not in this CRM: 404.
+// account: 403; unknown, or not in this CRM: 404; a new title for a lead whose contact was
+// erased: 404 (its stage and amount still change).
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //

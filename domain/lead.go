@@ -106,7 +106,8 @@ func (l *Lead) when(e Event) {
 	}
 }
 
-// LeadCreated opens a lead.
+// LeadCreated opens a lead. Its title is a personal value of the lead's contact: it defaults to
+// the contact's email, and a title given routinely names the person (decisions.md "Erasure").
 type LeadCreated struct {
 	LeadID    string `json:"leadId"`
 	AccountID string `json:"accountId"`
@@ -125,7 +126,9 @@ type LeadMoved struct {
 	ToStageID   string `json:"toStageId"`
 }
 
-// LeadUpdated changes a lead's title or amount; absent members did not change.
+// LeadUpdated changes a lead's title or amount; absent members did not change. A new title is a
+// personal value of the lead's contact, as LeadCreated's is; every LeadUpdated ever recorded
+// names that contact (contactId), so its title is sealed under the contact's key.
 type LeadUpdated struct {
 	LeadID    string  `json:"leadId"`
 	ContactID string  `json:"contactId"`
@@ -144,8 +147,10 @@ func (e LeadUpdated) ContactRef() string { return e.ContactID }
 
 func init() {
 	register(LeadCreated{}, 1, nil)
+	personal(LeadCreated{}, "title")
 	register(LeadMoved{}, 1, nil)
 	register(LeadUpdated{}, 1, nil)
+	personal(LeadUpdated{}, "title")
 }
 
 // leadStateFormat numbers the layout of leadState: change it with the struct.

@@ -101,6 +101,8 @@ func (e CustomerCreated) Person() string             { return e.ContactID }
 func (e CustomerRenamed) Person() string             { return e.ContactID }
 func (e ActivationIssued) Person() string            { return e.ContactID }
 func (e ActivationCompleted) Person() string         { return e.ContactID }
+func (e LeadCreated) Person() string                 { return e.ContactID }
+func (e LeadUpdated) Person() string                 { return e.ContactID }
 
 // buyer is the contact a sale's personal values belong to.
 func (s Sale) buyer() string {

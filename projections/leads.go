@@ -24,6 +24,7 @@ func NewLeads(db *sql.DB) *Leads {
 		on((*leadBatch).created),
 		on((*leadBatch).moved),
 		on((*leadBatch).updated),
+		on((*leadBatch).erased),
 	)}
 }
 
@@ -46,6 +47,7 @@ type Lead struct {
 type leadBatch struct {
 	writer
 	leads touchedRows[Lead]
+	gone  []domain.ContactErased // their leads' titles are blanked, after the batch's leads are written
 }
 
 func newLeadBatch(w writer) *leadBatch { return &leadBatch{writer: w} }
@@ -81,6 +83,15 @@ func (b *leadBatch) updated(r domain.Recorded, e domain.LeadUpdated) error {
 	return nil
 }
 
+// erased blanks the titles of an erased contact's leads: a title is the contact's personal value
+// (domain.LeadCreated), often its email. The lead keeps its id, CRM, stage, amount and times. A
+// rebuild reads those titles as null (their key destroyed), "" already; blanking them again
+// changes nothing.
+func (b *leadBatch) erased(_ domain.Recorded, e domain.ContactErased) error {
+	b.gone = append(b.gone, e)
+	return nil
+}
+
 // changed returns the lead an event changes, read from the transaction the first time the batch
 // touches it, with its updated time moved to the event's.
 func (b *leadBatch) changed(id string, r domain.Recorded) (*Lead, error) {
@@ -94,16 +105,25 @@ func (b *leadBatch) changed(id string, r domain.Recorded) (*Lead, error) {
 	return l, nil
 }
 
-// flush writes the touched leads, a multi-row statement per 100.
+// flush writes the touched leads, a multi-row statement per 100, then blanks the titles of the
+// erased contacts' leads.
 func (b *leadBatch) flush() error {
 	leads := b.leads.inOrder()
 	rows := make([][]any, len(leads))
 	for i, l := range leads {
 		rows[i] = []any{l.ID, l.AccountID, l.CRMID, l.StageID, l.ContactID, l.Title, l.Amount, millis(l.CreatedAt), millis(l.UpdatedAt), l.seq}
 	}
-	return b.insertRows("leads",
+	if err := b.insertRows("leads",
 		[]string{"id", "account_id", "crm_id", "stage_id", "contact_id", "title", "amount", "created_at", "updated_at", "seq"}, rows,
-		`ON CONFLICT (id) DO UPDATE SET stage_id = excluded.stage_id, title = excluded.title, amount = excluded.amount, updated_at = excluded.updated_at`)
+		`ON CONFLICT (id) DO UPDATE SET stage_id = excluded.stage_id, title = excluded.title, amount = excluded.amount, updated_at = excluded.updated_at`); err != nil {
+		return err
+	}
+	for _, e := range b.gone {
+		if err := b.exec(`UPDATE leads SET title = '' WHERE account_id = $1 AND contact_id = $2 AND title <> ''`, e.AccountID, e.ContactID); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 const selectLeads = `SELECT id, account_id, crm_id, stage_id, contact_id, title, amount, created_at, updated_at, seq FROM leads`

@@ -1469,7 +1469,10 @@ type Lead struct {
 	CrmId     string    `json:"crmId"`
 	Id        string    `json:"id"`
 	StageId   string    `json:"stageId"`
-	Title     string    `json:"title"`
+
+	// Title Personal data of the contact: by default its email. Blank (`""`) once the contact
+	// is erased.
+	Title string `json:"title"`
 
 	// UpdatedAt RFC 3339 in UTC with milliseconds, such as 2026-11-23T10:15:30.123Z.
 	UpdatedAt Timestamp `json:"updatedAt"`

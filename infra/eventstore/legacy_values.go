@@ -23,25 +23,40 @@ type legacyScrub struct {
 
 // legacyFollowers are the event types that name their contact only through an earlier event of
 // their stream (recorded before they carried contactId): a customer's renames, an activation's
-// completion.
+// completion. A lead's title changes are none: every LeadUpdated ever recorded names its
+// contact (contactId), as LeadCreated does.
 var legacyFollowers = map[string]string{"CustomerCreated": "CustomerRenamed", "ActivationIssued": "ActivationCompleted"}
 
+// laterPersonalTypes are the event types whose values became personal after sealing began: a
+// lead's title (domain.LeadCreated). A contact sealed from its start may still have them in the
+// clear, recorded before its leads' titles were sealed; they name the contact (contactId, and
+// events.contact_id: lead events live on the lead's stream).
+var laterPersonalTypes = []any{"LeadCreated", "LeadUpdated"}
+
 // legacyScrubs finds the events of a contact that hold its personal values in the clear, and
-// returns their data with those values nulled. A contact created since sealing began has none:
-// its creation tells, in one look-up.
+// returns their data with those values nulled. For a contact created since sealing began, its
+// creation tells in one look-up, only the types made personal since can hold any: they are
+// looked for by the contact (events_by_contact), not through the account's events.
 func (s *Store) legacyScrubs(ctx context.Context, accountID, contactID string) ([]legacyScrub, error) {
 	var first string
 	err := s.db.Read.QueryRowContext(ctx, `SELECT data FROM events WHERE stream_id = $1 AND version = 1`, contactID).Scan(&first)
-	if err != nil || strings.Contains(first, `"`+personalMember+`"`) {
-		return nil, nil // no such stream (nothing to scrub), or sealed from its start
+	if err != nil {
+		return nil, nil // no such stream: nothing to scrub
 	}
-	var types []any
-	for t := range domain.PersonalTypes() {
-		types = append(types, t)
+	var found []plainEvent
+	if strings.Contains(first, `"`+personalMember+`"`) { // sealed from its start
+		args := append([]any{contactID, accountID}, laterPersonalTypes...)
+		found, err = s.plainEvents(ctx, `SELECT position, type, schema_version, data, stream_id FROM events WHERE contact_id = $1 AND account_id = $2 AND type IN (`+
+			sqldb.Placeholders(s.db.Dialect, 3, len(laterPersonalTypes))+`)`, args...)
+	} else {
+		var types []any
+		for t := range domain.PersonalTypes() {
+			types = append(types, t)
+		}
+		args := append([]any{accountID, "%" + contactID + "%"}, types...)
+		found, err = s.plainEvents(ctx, `SELECT position, type, schema_version, data, stream_id FROM events WHERE account_id = $1 AND data LIKE $2 AND type IN (`+
+			sqldb.Placeholders(s.db.Dialect, 3, len(types))+`)`, args...)
 	}
-	args := append([]any{accountID, "%" + contactID + "%"}, types...)
-	found, err := s.plainEvents(ctx, `SELECT position, type, schema_version, data, stream_id FROM events WHERE account_id = $1 AND data LIKE $2 AND type IN (`+
-		sqldb.Placeholders(s.db.Dialect, 3, len(types))+`)`, args...)
 	if err != nil {
 		return nil, err
 	}
