@@ -449,22 +449,12 @@ func TestFormSubmittedAfterAnErasureIsANewContacts(t *testing.T) {
 // finishing it. TestErasureSurvivesACrash (cmd/funnel) does the same with a real kill -9.
 func TestAnErasureCutShortAfterItsRecordShowsNothing(t *testing.T) {
 	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
-		ctx := context.Background()
 		acc := svc.NewAccount(t)
 		upsert := servicetest.Request{Method: http.MethodPost, Path: "/api/v1/contacts", Token: acc.Key, Headers: map[string]string{"Idempotency-Key": "cut-short-1"},
 			Body: map[string]any{"email": "qzcutshort@example.com", "firstName": "Qzcutshort"}}
 		contactID := svc.API.Do(t, upsert).Expect(t, http.StatusOK).Object(t, "contact")["id"].(string)
 
-		// What the erasure command appends, and nothing of what its wrapper does after.
-		pos, err := svc.App.Store().Append(ctx, domain.Metadata{AccountID: acc.ID, Actor: string(domain.OperatorActor)},
-			domain.StreamAppend{StreamID: contactID, ExpectedVersion: domain.AnyVersion, Events: []domain.Event{
-				domain.ContactErased{ContactID: contactID, AccountID: acc.ID, ErasedAt: time.Now().UTC()}}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := svc.App.ReadModels().WaitReadModels(ctx, pos); err != nil {
-			t.Fatal(err)
-		}
+		recordErasureOnly(t, svc, acc.ID, contactID)
 		replay := svc.API.Do(t, upsert)
 		if msg := replay.ExpectError(t, http.StatusNotFound); msg != "contact not found" || strings.Contains(string(replay.Raw), "Qzcutshort") {
 			t.Errorf("the kept answer of the erased contact's upsert replays as %s", replay.Raw)
@@ -567,7 +557,6 @@ func TestAKeyedErasureRetriedGetsItsAnswer(t *testing.T) {
 // rewritten), which is checked at replay.
 func TestAKeptActivationAnswerShowsNothingAfterAnErasure(t *testing.T) {
 	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
-		ctx := context.Background()
 		acc := svc.NewAccount(t)
 		pro := svc.NewProduct(t, acc.ID, map[string]any{"name": "Pro", "forwarding": "saas_signup", "activationBaseUrl": "https://app.example.com/signup",
 			"pricingTiers": []any{map[string]any{"name": "Once", "amount": 1000, "currency": "EUR", "interval": "one_time"}}})
@@ -603,15 +592,7 @@ func TestAKeptActivationAnswerShowsNothingAfterAnErasure(t *testing.T) {
 		// The erasure, cut short after its record (TestAnErasureCutShortAfterItsRecordShowsNothing).
 		const cutEmail, cutExternal = "qzcutactivation@example.com", "qzcut-external-user"
 		cutID, cutReq := complete(cutEmail, cutExternal)
-		pos, err := svc.App.Store().Append(ctx, domain.Metadata{AccountID: acc.ID, Actor: string(domain.OperatorActor)},
-			domain.StreamAppend{StreamID: cutID, ExpectedVersion: domain.AnyVersion, Events: []domain.Event{
-				domain.ContactErased{ContactID: cutID, AccountID: acc.ID, ErasedAt: time.Now().UTC()}}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := svc.App.ReadModels().WaitReadModels(ctx, pos); err != nil {
-			t.Fatal(err)
-		}
+		recordErasureOnly(t, svc, acc.ID, cutID)
 		showsNothing(cutReq, cutEmail, cutExternal)
 	})
 }
@@ -785,4 +766,21 @@ func TestExportHoldsWhatTheContactsCustomersAndActivationsRecorded(t *testing.T)
 			t.Errorf("the export's customers are %v, want the one customer with its new name %q", customers, renamed)
 		}
 	})
+}
+
+// recordErasureOnly appends what the erasure command appends, ContactErased, and waits for the
+// read models, but does nothing of what its wrapper does after (the kept answers' rewrite): an
+// erasure cut short by a crash after its record.
+func recordErasureOnly(t *testing.T, svc *servicetest.Service, accountID, contactID string) {
+	t.Helper()
+	ctx := context.Background()
+	pos, err := svc.App.Store().Append(ctx, domain.Metadata{AccountID: accountID, Actor: string(domain.OperatorActor)},
+		domain.StreamAppend{StreamID: contactID, ExpectedVersion: domain.AnyVersion, Events: []domain.Event{
+			domain.ContactErased{ContactID: contactID, AccountID: accountID, ErasedAt: time.Now().UTC()}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := svc.App.ReadModels().WaitReadModels(ctx, pos); err != nil {
+		t.Fatal(err)
+	}
 }
