@@ -61,11 +61,13 @@ func beforeOrHead(before int64) int64 {
 
 // readContactSubscriptions finds the subscriptions of a contact's purchases through the events of
 // other streams that name it (events_by_contact: CheckoutPurchased, rebills, refunds and
-// cancellations carry the subscription's id). It reads ids only, nothing sealed. The test of a
-// subscription id is written so that no index can answer it: "subscription_id IS NOT NULL" is
-// the predicate of events_by_subscription, which both planners then walked (every subscription
-// event of the log) rather than the contact's few entries (plans_test.go).
-const readContactSubscriptions = `SELECT DISTINCT subscription_id FROM events WHERE contact_id = $1 AND account_id = $2 AND COALESCE(subscription_id, '') <> ''`
+// cancellations carry the subscription's id). It reads ids only, nothing sealed. The account and
+// the subscription id are tested in a form no index can use, so that only the contact's few
+// entries are read: "subscription_id IS NOT NULL" is the predicate of events_by_subscription,
+// which both planners then walked (every subscription event of the log), and PostgreSQL without
+// statistics ANDed the contact's entries with every event of the account
+// (events_by_account_type; plans_test.go).
+const readContactSubscriptions = `SELECT DISTINCT subscription_id FROM events WHERE contact_id = $1 AND COALESCE(account_id, '') = $2 AND COALESCE(subscription_id, '') <> ''`
 
 // SubscriptionsOfContact returns the ids of the billing subscriptions a contact's purchases
 // started, from the log (commands.ContactSubscriptions).

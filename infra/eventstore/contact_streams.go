@@ -20,11 +20,11 @@ import (
 // logs written before these events carried contactId are read the same.
 
 // readContactStreams reads the events naming a contact (events_by_contact) that name one of its
-// customers or activations. The type test is written so that no index can answer it, as in
+// customers or activations. The account and the type are tested in a form no index can use, as in
 // readContactSubscriptions: "account_id = ? AND type IN (…)" is events_by_account_type's, every
 // purchase of the account, where the contact's few entries are what to read (plans_test.go
 // checks the plan).
-const readContactStreams = `SELECT data FROM events WHERE contact_id = $1 AND account_id = $2
+const readContactStreams = `SELECT data FROM events WHERE contact_id = $1 AND COALESCE(account_id, '') = $2
 	AND COALESCE(type, '') IN ('ActivationIssued', 'CheckoutPurchased', 'CheckoutRebilled', 'CheckoutRefunded')`
 
 // contactStreamPaths are where those events name the customer or the activation.

@@ -20,6 +20,7 @@ var (
 	ContactHistoryNewestFirst = readContactHistoryNewestFirst
 	ContactSubscriptions      = readContactSubscriptions
 	ContactStreams            = readContactStreams
+	LaterPersonalQuery        = laterPersonalQuery
 )
 
 // SQLiteVersionsOf is the versions statement of an SQLite append for n streams.

@@ -46,8 +46,7 @@ func (s *Store) legacyScrubs(ctx context.Context, accountID, contactID string) (
 	var found []plainEvent
 	if strings.Contains(first, `"`+personalMember+`"`) { // sealed from its start
 		args := append([]any{contactID, accountID}, laterPersonalTypes...)
-		found, err = s.plainEvents(ctx, `SELECT position, type, schema_version, data, stream_id FROM events WHERE contact_id = $1 AND account_id = $2 AND type IN (`+
-			sqldb.Placeholders(s.db.Dialect, 3, len(laterPersonalTypes))+`)`, args...)
+		found, err = s.plainEvents(ctx, laterPersonalQuery(s.db.Dialect), args...)
 	} else {
 		var types []any
 		for t := range domain.PersonalTypes() {
@@ -134,4 +133,14 @@ func scrubbed(e plainEvent) (legacyScrub, bool, error) {
 	}
 	data := withNulls([]byte(e.data), values)
 	return legacyScrub{position: e.position, data: string(data)}, true, nil
+}
+
+
+// laterPersonalQuery reads the events of laterPersonalTypes that name a contact. Only
+// events_by_contact may answer it: the account and the types are tested in a form no index
+// can use, since PostgreSQL without statistics otherwise walked events_by_account_type, every
+// lead event of the account, or ANDed it with the contact's entries (plans_test.go).
+func laterPersonalQuery(dialect sqldb.Dialect) string {
+	return `SELECT position, type, schema_version, data, stream_id FROM events WHERE contact_id = $1 AND COALESCE(account_id, '') = $2 AND COALESCE(type, '') IN (` +
+		sqldb.Placeholders(dialect, 3, len(laterPersonalTypes)) + `)`
 }
