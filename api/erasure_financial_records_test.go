@@ -6,7 +6,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/funnelhq/funnel/infra/cluster"
+	"github.com/funnelhq/funnel/infra/service"
 	"github.com/funnelhq/funnel/infra/service/servicetest"
+	"github.com/funnelhq/funnel/infra/sqldb"
+	"github.com/funnelhq/funnel/infra/sqldb/sqldbtest"
 )
 
 // A transaction outlives its buyer's erasure (decisions.md "Erasure": transactions keep their
@@ -108,4 +112,37 @@ func TestACancelledSubscriptionOfAnErasedBuyer(t *testing.T) {
 		svc.Operator.Post(t, admin+"/checkout/transactions/"+renewal+"/refund", "", map[string]any{}).Expect(t, http.StatusOK)
 		svc.Operator.Post(t, admin+"/checkout/transactions/"+bought.Object(t, "transaction")["id"].(string)+"/refund", "", map[string]any{}).Expect(t, http.StatusOK)
 	})
+}
+
+// A refund recorded by another process than the one that erased the buyer, a process that held
+// the buyer's key and transaction from the purchase it recorded itself and that builds the
+// webhooks from its memory of what it appended, carries nothing of the person either: the webhook
+// shows the person as erased. (That process forgets the key when its relay applies the erasure;
+// sealPersonal asks person_keys for a refund, for the moment before.)
+func TestARefundInAnotherProcessThanTheErasureCarriesNothingOfThePerson(t *testing.T) {
+	url := sqldbtest.URL(t, sqldb.Postgres)
+	noLimits := func(c *service.Config) { c.RateLimits = false }
+	buyer := servicetest.StartOn(t, url, noLimits)
+	// An API process only: the buyer's process runs the relay and the webhooks, from its memory
+	// of what it appended.
+	eraser := servicetest.StartOn(t, url, func(c *service.Config) { noLimits(c); c.Role = cluster.RoleAPI })
+	acc := buyer.NewAccount(t)
+	admin := "/admin/v1/accounts/" + acc.ID
+	rcv := newRecorder(t)
+	buyer.Operator.Post(t, admin+"/webhooks", "", map[string]any{"url": rcv.URL, "events": []string{"checkout.refunded"}}).Expect(t, http.StatusCreated)
+	product := buyer.NewProduct(t, acc.ID, simpleProduct("Book"))
+	const email, name = "qzrefund.elsewhere@example.com", "Qzelsewhere Buyer"
+	bought := buy(t, buyer, acc.ID, map[string]any{"productId": product.ID, "pricingTierId": product.TierIDs[0], "email": email, "name": name})
+	contactID := bought.Object(t, "customer")["contactId"].(string)
+	txn := bought.Object(t, "transaction")["id"].(string)
+
+	eraser.Operator.Post(t, admin+"/contacts/"+contactID+"/erase", "", nil).Expect(t, http.StatusOK)
+	buyer.Operator.Post(t, admin+"/checkout/transactions/"+txn+"/refund", "", map[string]any{}).Expect(t, http.StatusOK)
+
+	for _, d := range rcv.waitFor(t, 1) {
+		lower := strings.ToLower(string(d.body))
+		if d.kind != "checkout.refunded" || strings.Contains(lower, strings.ToLower(email)) || strings.Contains(lower, strings.ToLower(name)) {
+			t.Errorf("delivery %s %s", d.kind, d.body)
+		}
+	}
 }

@@ -40,7 +40,7 @@ func (h completeActivationHandler) Handle(ctx context.Context, cmd CompleteActiv
 		if err != nil {
 			return err
 		}
-		if err := refuseErasedBuyer(ctx, h.repo, activation); err != nil {
+		if err := refuseErasedBuyer(ctx, s, activation); err != nil {
 			return err
 		}
 		// An expired activation is refused after its expiry is committed, not instead of it.
@@ -65,18 +65,17 @@ func (h completeActivationHandler) Handle(ctx context.Context, cmd CompleteActiv
 // refuseErasedBuyer refuses to complete the activation of an erased buyer, as a write to the
 // contact is refused (domain.ErrContactErased). The store refuses it too, when it seals the
 // externalUserId under the buyer's destroyed key; but another process than the one that erased
-// may still hold that key, and the completion writes nothing to the contact's stream whose
-// version would tell it. So it asks the log.
-func refuseErasedBuyer(ctx context.Context, repo *Repository, activation *domain.Activation) error {
-	erasures, ok := repo.store.(ErasedContacts)
-	if !ok || activation.ContactID() == "" {
+// may still hold that key. So the session reads the buyer's contact, whose version the commit
+// then checks: an erasure committed in between, in any process, makes it decide again, and refuse.
+func refuseErasedBuyer(ctx context.Context, s *session, activation *domain.Activation) error {
+	if activation.ContactID() == "" {
 		return nil
 	}
-	erased, err := erasures.Erased(ctx, activation.ContactID())
+	contact, err := loadOnce(ctx, s, activation.ContactID(), domain.ContactStream)
 	if err != nil {
 		return err
 	}
-	if erased {
+	if contact.Erased() {
 		return domain.ErrContactErased
 	}
 	return nil

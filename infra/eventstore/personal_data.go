@@ -278,6 +278,19 @@ func (s *Store) sealPersonal(ctx context.Context, accountID, eventID string, e d
 	if made := fresh[pe.Person()]; made != nil {
 		key = made.key
 	} else {
+		if _, kept := e.(domain.RecordKeptAfterErasure); kept {
+			// Asked of the database, not of a key this process kept: another process may have
+			// erased the person a moment ago, before this process's relay applied the erasure and
+			// forgot the key, and the event's plain copy feeds the webhooks.
+			erased, err := s.Erased(ctx, pe.Person())
+			if err != nil {
+				return nil, nil, err
+			}
+			if erased {
+				nulled := withNulls(data, values)
+				return nulled, nulled, nil
+			}
+		}
 		var made *newPersonKey
 		key, made, err = s.keys.forSealing(ctx, accountID, pe.Person())
 		if _, kept := e.(domain.RecordKeptAfterErasure); kept && errors.Is(err, domain.ErrContactErased) {
@@ -420,6 +433,9 @@ func (s *Store) Erased(ctx context.Context, contactID string) (bool, error) {
 			return false, err
 		}
 		s.keys.keep(contactID, key)
+	}
+	if s.keys != nil && erasedAt.Valid { // erased by another process since this one kept its key
+		s.keys.forget(contactID)
 	}
 	return erasedAt.Valid, nil
 }
