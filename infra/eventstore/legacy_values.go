@@ -135,7 +135,6 @@ func scrubbed(e plainEvent) (legacyScrub, bool, error) {
 	return legacyScrub{position: e.position, data: string(data)}, true, nil
 }
 
-
 // laterPersonalQuery reads the events of laterPersonalTypes that name a contact. Only
 // events_by_contact may answer it: the account and the types are tested in a form no index
 // can use, since PostgreSQL without statistics otherwise walked events_by_account_type, every
