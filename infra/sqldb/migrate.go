@@ -14,9 +14,9 @@ import (
 )
 
 // The schema is plain SQL that both PostgreSQL and SQLite accept (BIGINT, TEXT, INTEGER, unique
-// and partial indexes), so there is one history of migrations for both storage modes. The two
-// exceptions, migrations 8 and 12, are Go (subscription_history_migration.go,
-// lock_free_log_migration.go).
+// and partial indexes), so there is one history of migrations for both storage modes. The three
+// exceptions, migrations 8, 12 and 22, are Go (subscription_history_migration.go,
+// lock_free_log_migration.go, erased_lead_titles_migration.go).
 //
 //go:embed migrations/*.sql
 var migrations embed.FS
@@ -95,7 +95,7 @@ func MigrationNames() ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sqldb: migrations: %w", err)
 	}
-	names := []string{subscriptionHistoryMigration(SQLite).Source, lockFreeLogMigration(SQLite).Source}
+	names := []string{subscriptionHistoryMigration(SQLite).Source, lockFreeLogMigration(SQLite).Source, erasedLeadTitlesMigration(SQLite).Source}
 	for _, e := range entries {
 		names = append(names, e.Name())
 	}
@@ -109,7 +109,7 @@ func (db *DB) migrations() (*goose.Provider, error) {
 		return nil, fmt.Errorf("sqldb: migrations: %w", err)
 	}
 	dialect := goose.DialectSQLite3
-	opts := []goose.ProviderOption{goose.WithGoMigrations(subscriptionHistoryMigration(db.Dialect), lockFreeLogMigration(db.Dialect))}
+	opts := []goose.ProviderOption{goose.WithGoMigrations(subscriptionHistoryMigration(db.Dialect), lockFreeLogMigration(db.Dialect), erasedLeadTitlesMigration(db.Dialect))}
 	if db.Dialect == Postgres {
 		dialect = goose.DialectPostgres
 		locker, err := lock.NewPostgresSessionLocker()
