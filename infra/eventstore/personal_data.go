@@ -243,6 +243,19 @@ func (k *personKeys) forget(contactID string) {
 	k.mu.Unlock()
 }
 
+// forgetIfKept is forget when this process still keeps the contact's key for sealing, and
+// nothing otherwise: Erased finds erased contacts on every look-up of an email whose earlier
+// contacts were erased, and emptying the opened keys each time would make every read open them
+// again.
+func (k *personKeys) forgetIfKept(contactID string) {
+	k.mu.Lock()
+	_, kept := k.sealing[contactID]
+	k.mu.Unlock()
+	if kept {
+		k.forget(contactID)
+	}
+}
+
 // eraseKey destroys a contact's key in the append transaction of its ContactErased; a contact
 // that never had one (its events predate sealing) gets the row that says it is erased.
 const eraseKey = `INSERT INTO person_keys (contact_id, account_id, sealed_key, erased_at) VALUES ($1, $2, NULL, $3)
@@ -435,7 +448,7 @@ func (s *Store) Erased(ctx context.Context, contactID string) (bool, error) {
 		s.keys.keep(contactID, key)
 	}
 	if s.keys != nil && erasedAt.Valid { // erased by another process since this one kept its key
-		s.keys.forget(contactID)
+		s.keys.forgetIfKept(contactID)
 	}
 	return erasedAt.Valid, nil
 }
