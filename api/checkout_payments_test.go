@@ -244,3 +244,43 @@ func TestOperatorRefund(t *testing.T) {
 		svc.Operator.Post(t, refund, "", map[string]any{}).ExpectError(t, http.StatusConflict)
 	})
 }
+
+// The cancellation events of a subscription report its latest payment (data.transaction) as it
+// is now: once that payment was refunded, checkout.subscription_cancel_scheduled and
+// checkout.subscription_cancelled say "refunded", as GET /api/v1/customers/:id and
+// checkout.refunded do, not "succeeded" as when it was paid.
+func TestCancellationEventsReportTheLatestPaymentAsItIsNow(t *testing.T) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
+		acc := svc.NewAccount(t)
+		pro := svc.NewProduct(t, acc.ID, proPlan())
+		res := buy(t, svc, acc.ID, map[string]any{"productId": pro.ID, "pricingTierId": pro.TierIDs[1], "email": "refunded@example.com"})
+		subID := res.Object(t, "subscription")["id"].(string)
+		txnID := res.Object(t, "transaction")["id"].(string)
+		customerID := res.Object(t, "customer")["id"].(string)
+
+		svc.Operator.Post(t, checkoutPath(acc.ID, "transactions/"+txnID+"/refund"), "", map[string]any{}).Expect(t, http.StatusOK)
+		svc.Operator.Post(t, checkoutPath(acc.ID, "subscriptions/"+subID+"/cancel"), "", map[string]any{"atPeriodEnd": false}).Expect(t, http.StatusOK)
+
+		// The transaction as the API shows it.
+		var status string
+		for _, tx := range svc.API.Get(t, "/api/v1/customers/"+customerID, acc.Key).Expect(t, http.StatusOK).Object(t, "customer")["transactions"].([]any) {
+			if tx := tx.(map[string]any); tx["id"] == txnID {
+				status = tx["status"].(string)
+			}
+		}
+		if status != "refunded" {
+			t.Fatalf("transaction status = %q, want refunded", status)
+		}
+		events := svc.API.Get(t, "/api/v1/events?limit=200&types=checkout.subscription_cancel_scheduled,checkout.subscription_cancelled", acc.Key).
+			Expect(t, http.StatusOK).List(t, "events")
+		if len(events) != 2 {
+			t.Fatalf("%d cancellation events, want 2", len(events))
+		}
+		for _, e := range events {
+			txn := e["data"].(map[string]any)["transaction"].(map[string]any)
+			if txn["id"] != txnID || txn["status"] != "refunded" {
+				t.Errorf("%s data.transaction = %v, want transaction %s with status refunded (as the API shows it)", e["type"], txn, txnID)
+			}
+		}
+	})
+}

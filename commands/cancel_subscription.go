@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/funnelhq/funnel/domain"
 )
 
 // CancelSubscription cancels a checkout subscription
@@ -46,6 +48,9 @@ func (h cancelSubscriptionHandler) Handle(ctx context.Context, cmd CancelSubscri
 		if err != nil {
 			return err
 		}
+		if err := seeLatestPayment(ctx, s, sub); err != nil {
+			return err
+		}
 		if err := sub.Cancel(cmd.AtPeriodEnd, h.now()); err != nil {
 			return err
 		}
@@ -57,4 +62,20 @@ func (h cancelSubscriptionHandler) Handle(ctx context.Context, cmd CancelSubscri
 	}
 	res.Position = pos
 	return res, nil
+}
+
+// seeLatestPayment reads the transaction of the subscription's latest payment in the session, so
+// that its cancellation events report that payment's status as it is now (a refund since), and
+// the commit checks that transaction's version: a refund committed meanwhile makes it decide
+// again.
+func seeLatestPayment(ctx context.Context, s *session, sub *domain.BillingSubscription) error {
+	if sub.LatestPaymentID() == "" {
+		return nil
+	}
+	txn, err := loadOnce(ctx, s, sub.LatestPaymentID(), domain.TransactionStream)
+	if err != nil {
+		return err
+	}
+	sub.SeeLatestPayment(txn)
+	return nil
 }

@@ -49,6 +49,9 @@ func (h endSubscriptionHandler) Handle(ctx context.Context, cmd EndSubscriptionI
 		if err != nil {
 			return err
 		}
+		if err := seeLatestPayment(ctx, s, sub); err != nil {
+			return err
+		}
 		// Each attempt says anew: one that lost the race decides again on the reloaded stream.
 		res.Ended = sub.EndIfDue(h.now())
 		return nil

@@ -93,6 +93,21 @@ func (s *BillingSubscription) Rebill(txn *Transaction, pay Payment) error {
 	return nil
 }
 
+// LatestPaymentID is the transaction of the subscription's latest payment, which its
+// cancellation events report.
+func (s *BillingSubscription) LatestPaymentID() string { return s.sale.Transaction.ID }
+
+// SeeLatestPayment takes the status of the latest payment from its transaction as it stands now:
+// a refund is recorded on the transaction's stream alone, and the cancellation events report the
+// payment (integration-api.md, checkout events: `transaction`) as checkout.refunded and the
+// customer show it, not as it was when paid. Call it before Cancel or EndIfDue with the
+// transaction the session read; another transaction is ignored.
+func (s *BillingSubscription) SeeLatestPayment(latest *Transaction) {
+	if latest != nil && latest.Exists() && latest.StreamID() == s.sale.Transaction.ID {
+		s.sale.Transaction.Status = latest.Status()
+	}
+}
+
 // Cancel stops the subscription: at the end of the current period (it stays active until then,
 // with cancelAtPeriodEnd) or at once. Either way the cancellation is scheduled first, which is
 // when checkout.subscription_cancel_scheduled fires. Cancelling at period end twice changes
