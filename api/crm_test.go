@@ -254,3 +254,24 @@ func TestUpdateLead(t *testing.T) {
 		}
 	})
 }
+
+// A blank stage name is refused with the stage's JSON path, and a lead read under another
+// account's CRM is 403, as every other path naming that CRM is.
+func TestCRMRefusalsNameTheirPlace(t *testing.T) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
+		acc := svc.NewAccount(t)
+		res := svc.Operator.Post(t, "/admin/v1/accounts/"+acc.ID+"/crms", "", map[string]any{"name": "X", "stages": []map[string]any{{"name": "A"}, {"name": " "}}})
+		res.ExpectError(t, http.StatusBadRequest)
+		if res.Body["param"] != "stages[1].name" {
+			t.Errorf("blank stage name: %s, want param stages[1].name", res.Raw)
+		}
+		other := svc.NewAccount(t)
+		crm := svc.NewCRM(t, acc.ID, "Sales", "A")
+		foreign := svc.NewCRM(t, other.ID, "Theirs", "A")
+		own := svc.API.Post(t, "/api/v1/crms/"+crm.ID+"/leads", acc.Key, map[string]any{"contactEmail": "fc@example.com"}).Expect(t, http.StatusCreated).Object(t, "lead")
+		path := "/api/v1/crms/" + foreign.ID + "/leads/" + own["id"].(string)
+		svc.API.Patch(t, path, acc.Key, map[string]any{"title": "x"}).ExpectError(t, http.StatusForbidden)
+		svc.API.Get(t, path, acc.Key).ExpectError(t, http.StatusForbidden)
+		svc.API.Get(t, "/api/v1/crms/"+crm.ID+"/leads/"+own["id"].(string), acc.Key).Expect(t, http.StatusOK)
+	})
+}

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/funnelhq/funnel/commands"
 	"github.com/funnelhq/funnel/infra/service/servicetest"
@@ -347,6 +348,51 @@ func TestSubmissionResumedFromAnOlderKeptResult(t *testing.T) {
 		for _, k := range []string{"id", "formId", "contactId", "submittedAt"} {
 			if answer.Submission[k] != kept[k] {
 				t.Errorf("%s: resumed %v, kept %v", k, answer.Submission[k], kept[k])
+			}
+		}
+	})
+}
+
+// A number answered with "NaN", "Inf" or "-Infinity" (text a float parser takes, JSON has no
+// such number) is a 400 naming the answer, as any other answer that is no number.
+func TestANumberAnswerMustBeFinite(t *testing.T) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
+		acc := svc.NewAccount(t)
+		formID, f := svc.NewForm(t, acc.ID, "Seats", nil,
+			servicetest.Field{"label": "Email", "type": "email", "contactField": "builtin:email"},
+			servicetest.Field{"label": "Seats", "type": "number"},
+		)
+		for _, v := range []string{"NaN", "Inf", "-Infinity", "1e999"} {
+			res := svc.API.Post(t, "/api/v1/forms/"+formID+"/submissions", acc.Key, map[string]any{"values": map[string]any{f[0]: "nan@example.com", f[1]: v}})
+			res.ExpectError(t, http.StatusBadRequest)
+			if res.Body["code"] != "invalid_request" || res.Body["param"] != "values."+f[1] {
+				t.Errorf("number %q: %s, want invalid_request with param values.%s", v, res.Raw, f[1])
+			}
+		}
+		callID, q := svc.NewEventType(t, acc.ID, "Call", 60,
+			servicetest.Field{"label": "Email", "type": "email", "contactField": "builtin:email"},
+			servicetest.Field{"label": "Team size", "type": "number"})
+		start := time.Now().UTC().Add(30 * 24 * time.Hour).Truncate(time.Hour).Format(time.RFC3339)
+		res := svc.API.Post(t, "/api/v1/scheduling/"+callID+"/bookings", acc.Key, map[string]any{"startTime": start, "answers": map[string]any{q[0]: "nanb@example.com", q[1]: "NaN"}})
+		res.ExpectError(t, http.StatusBadRequest)
+		if res.Body["param"] != "answers."+q[1] {
+			t.Errorf("booking: %s, want param answers.%s", res.Raw, q[1])
+		}
+	})
+}
+
+// A field mapped to builtin:email must hold an email (decisions.md): a number or checkbox field
+// never does, so such a mapping is refused when the form is defined.
+func TestOnlyATextFieldMapsToTheEmail(t *testing.T) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
+		acc := svc.NewAccount(t)
+		for _, typ := range []string{"number", "checkbox"} {
+			res := svc.Operator.Post(t, "/admin/v1/accounts/"+acc.ID+"/forms", "", map[string]any{"name": "N " + typ, "fields": []any{
+				map[string]any{"label": "Email", "type": "email"},
+				map[string]any{"label": "Ticket", "type": typ, "contactField": "builtin:email"}}})
+			res.ExpectError(t, http.StatusBadRequest)
+			if res.Body["param"] != "fields[1].contactField" {
+				t.Errorf("a %s field mapped to builtin:email: %s, want param fields[1].contactField", typ, res.Raw)
 			}
 		}
 	})

@@ -1,6 +1,9 @@
 package domain
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+)
 
 // maxStages bounds the stages of one CRM pipeline.
 const maxStages = 50
@@ -61,7 +64,7 @@ func (c *CRM) Create(accountID, name string, stageNames []string, newID func() s
 	stages := make([]Stage, len(stageNames))
 	for i, n := range stageNames {
 		n = strings.TrimSpace(n)
-		if err := requireName("stages.name", n); err != nil {
+		if err := requireName(fmt.Sprintf("stages[%d].name", i), n); err != nil {
 			return err
 		}
 		stages[i] = Stage{ID: newID(), Name: n, Order: i + 1}

@@ -2,6 +2,7 @@ package domain
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -63,6 +64,9 @@ func defineFields(what string, specs []FieldSpec, account *Account, newID func()
 		if err := checkContactField(what, s.ContactField, account); err != nil {
 			return nil, AtParam(err, at+".contactField")
 		}
+		if s.ContactField == ContactFieldEmail && !holdsText(s.Type) {
+			return nil, InvalidField(at+".contactField", "%s: a %s field cannot hold an email; map builtin:email to a text or email field", at, s.Type)
+		}
 		for _, target := range contactTargets(s.ContactField) {
 			if other, taken := filledBy[target]; taken {
 				return nil, InvalidField(at+".contactField", "%s: %q and %q both fill %s; map each contact field once", what, other, label, target)
@@ -73,6 +77,10 @@ func defineFields(what string, specs []FieldSpec, account *Account, newID func()
 	}
 	return fields, nil
 }
+
+// holdsText tells whether a field of a type answers with text: a checkbox answers true, a number
+// field a number, neither of which is an email.
+func holdsText(fieldType string) bool { return fieldType != "checkbox" && fieldType != "number" }
 
 // contactTargets are the contact fields a mapping writes: builtin:fullName writes first and last
 // name.
@@ -145,6 +153,10 @@ func CheckAnswers(what string, fields []Field, answers map[string]any) (Answers,
 // normalizeAnswer checks one value against its field; nil means "not answered".
 func normalizeAnswer(what string, f Field, v any) (any, error) {
 	name := fmt.Sprintf("%s.%s", what, f.ID)
+	if f.ContactField == ContactFieldEmail && !holdsText(f.Type) && v != nil {
+		// A form defined before such a mapping was refused: its answer is no email either.
+		return nil, InvalidField(name, "%s must be an email address", name)
+	}
 	switch f.Type {
 	case "checkbox":
 		switch b := v.(type) {
@@ -168,7 +180,7 @@ func normalizeAnswer(what string, f Field, v any) (any, error) {
 				return nil, nil
 			}
 			parsed, err := strconv.ParseFloat(strings.TrimSpace(n), 64)
-			if err != nil {
+			if err != nil || math.IsNaN(parsed) || math.IsInf(parsed, 0) { // JSON has no NaN nor infinity
 				return nil, InvalidField(name, "%s must be a number", name)
 			}
 			return parsed, nil

@@ -36,11 +36,16 @@ func (s *Server) listLeads(w http.ResponseWriter, r *http.Request) {
 	}, leadView)
 }
 
-// getLead serves GET /api/v1/crms/{crmId}/leads/{leadId}. Another account's lead is 403; a lead
-// of another CRM of the account is not found under this one.
+// getLead serves GET /api/v1/crms/{crmId}/leads/{leadId}. Another account's CRM or lead is 403,
+// as for the CRM's other paths; a lead of another CRM of the account is not found under this one.
 func (s *Server) getLead(w http.ResponseWriter, r *http.Request) {
 	vars := mux.Vars(r)
-	lead, err := s.deps.Read.Leads.Get(r.Context(), principalOf(r.Context()).accountID(), vars["leadId"])
+	account := principalOf(r.Context()).accountID()
+	if _, err := s.deps.Read.CRMs.Get(r.Context(), account, vars["crmId"]); err != nil {
+		httpapi.Fail(w, r, err)
+		return
+	}
+	lead, err := s.deps.Read.Leads.Get(r.Context(), account, vars["leadId"])
 	if err != nil {
 		httpapi.Fail(w, r, err)
 		return
