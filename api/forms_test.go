@@ -397,3 +397,35 @@ func TestOnlyATextFieldMapsToTheEmail(t *testing.T) {
 		}
 	})
 }
+
+// An answer too long for the contact field it fills is refused naming the answer
+// (values.<fieldId>), the member the request has, not the contact's field.
+func TestAMappedAnswerTooLongNamesTheAnswer(t *testing.T) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
+		acc := svc.NewAccount(t)
+		formID, f := svc.NewForm(t, acc.ID, "Signup", nil,
+			servicetest.Field{"label": "Email", "type": "email", "contactField": "builtin:email", "required": true},
+			servicetest.Field{"label": "Name", "type": "text", "contactField": "builtin:fullName"},
+			servicetest.Field{"label": "Phone", "type": "phone", "contactField": "builtin:phone"},
+		)
+		path := "/api/v1/forms/" + formID + "/submissions"
+		for _, c := range []struct {
+			field, value string
+		}{{f[2], strings.Repeat("1", 60)}, {f[1], strings.Repeat("n", 300)}, {f[1], "Ada " + strings.Repeat("n", 300)}} {
+			res := svc.API.Post(t, path, acc.Key, map[string]any{"values": map[string]any{f[0]: "p@example.com", c.field: c.value}})
+			res.ExpectError(t, http.StatusBadRequest)
+			if res.Body["param"] != "values."+c.field {
+				t.Errorf("%.20s…: %s, want param values.%s", c.value, res.Raw, c.field)
+			}
+		}
+		callID, q := svc.NewEventType(t, acc.ID, "Call", 60,
+			servicetest.Field{"label": "Email", "type": "email", "contactField": "builtin:email"},
+			servicetest.Field{"label": "Phone", "type": "phone", "contactField": "builtin:phone"})
+		start := time.Now().UTC().Add(30 * 24 * time.Hour).Truncate(time.Hour).Format(time.RFC3339)
+		res := svc.API.Post(t, "/api/v1/scheduling/"+callID+"/bookings", acc.Key, map[string]any{"startTime": start, "answers": map[string]any{q[0]: "b@example.com", q[1]: strings.Repeat("1", 60)}})
+		res.ExpectError(t, http.StatusBadRequest)
+		if res.Body["param"] != "answers."+q[1] {
+			t.Errorf("booking: %s, want param answers.%s", res.Raw, q[1])
+		}
+	})
+}

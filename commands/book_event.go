@@ -65,6 +65,9 @@ func (h bookEventHandler) Handle(ctx context.Context, cmd BookEvent) (BookEventR
 			return err
 		}
 		req := domain.BookingRequest{Start: cmd.Start, Timezone: cmd.Timezone, Answers: answers, Contact: domain.MapToContact(eventType.Questions(), answers)}
+		if err := req.Contact.Validate("answers", eventType.Questions()); err != nil {
+			return err
+		}
 		if req.Contact.Email != "" {
 			account, err := loadAccount(ctx, s, cmd.Meta.AccountID)
 			if err != nil {

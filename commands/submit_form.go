@@ -67,7 +67,7 @@ func (h submitFormHandler) Handle(ctx context.Context, cmd SubmitForm) (SubmitFo
 		return SubmitFormResult{}, err
 	}
 	mapping := domain.MapToContact(form.Fields(), answers)
-	if err := mapping.Profile.Validate(); err != nil {
+	if err := mapping.Validate("values", form.Fields()); err != nil {
 		return SubmitFormResult{}, err
 	}
 	var tags []domain.TagRef

@@ -1,8 +1,10 @@
 package domain
 
 import (
+	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -220,6 +222,42 @@ type ContactMapping struct {
 	Profile ContactProfile
 	// Values are the answers by contactField, as the scheduling.booked payload shows them.
 	Values map[string]any
+}
+
+// Validate checks the contact fields the answers fill (their lengths), and names the answer at
+// fault, what.<fieldId> as the request holds it, rather than the contact field, which the
+// request does not have.
+func (m ContactMapping) Validate(what string, fields []Field) error {
+	err := m.Profile.Validate()
+	var de *Error
+	if err == nil || !errors.As(err, &de) {
+		return err
+	}
+	for _, f := range fields {
+		if slices.Contains(profileParams(f.ContactField), de.Param) {
+			return AtParam(err, what+"."+f.ID)
+		}
+	}
+	return err
+}
+
+// profileParams are the params ContactProfile.Validate names for the contact fields a mapping
+// fills.
+func profileParams(cf string) []string {
+	switch cf {
+	case ContactFieldFirstName:
+		return []string{"firstName"}
+	case ContactFieldLastName:
+		return []string{"lastName"}
+	case ContactFieldFullName:
+		return []string{"firstName", "lastName"}
+	case ContactFieldPhone:
+		return []string{"phone"}
+	}
+	if id, ok := strings.CutPrefix(cf, customFieldPrefix); ok {
+		return []string{"customFields." + id}
+	}
+	return nil
 }
 
 // MapToContact applies the field mapping: builtin fields to the contact's own fields,
