@@ -7,6 +7,7 @@ import (
 
 	"github.com/funnelhq/funnel/api/httpapi"
 	"github.com/funnelhq/funnel/api/wire"
+	"github.com/funnelhq/funnel/domain"
 	"github.com/funnelhq/funnel/projections"
 	"github.com/funnelhq/funnel/projections/paging"
 )
@@ -36,21 +37,22 @@ func (s *Server) listLeads(w http.ResponseWriter, r *http.Request) {
 	}, leadView)
 }
 
-// getLead serves GET /api/v1/crms/{crmId}/leads/{leadId}. Another account's CRM or lead is 403,
-// as for the CRM's other paths; a lead of another CRM of the account is not found under this one.
+// getLead serves GET /api/v1/crms/{crmId}/leads/{leadId}. Another account's lead is 403, a lead
+// that exists nowhere 404; a lead of the account under another account's CRM is 403 too, as
+// every other path naming that CRM is, and under another CRM of the account it is not found.
 func (s *Server) getLead(w http.ResponseWriter, r *http.Request) {
 	vars := mux.Vars(r)
 	account := principalOf(r.Context()).accountID()
-	if _, err := s.deps.Read.CRMs.Get(r.Context(), account, vars["crmId"]); err != nil {
-		httpapi.Fail(w, r, err)
-		return
-	}
 	lead, err := s.deps.Read.Leads.Get(r.Context(), account, vars["leadId"])
 	if err != nil {
 		httpapi.Fail(w, r, err)
 		return
 	}
 	if lead.CRMID != vars["crmId"] {
+		if _, err := s.deps.Read.CRMs.Get(r.Context(), account, vars["crmId"]); domain.KindOf(err) == domain.KindForbidden {
+			httpapi.Fail(w, r, err)
+			return
+		}
 		httpapi.WriteError(w, http.StatusNotFound, "lead not found in this crm")
 		return
 	}
