@@ -169,9 +169,11 @@ func (s *BillingSubscription) when(e Event) {
 	case SubscriptionCompleted:
 		s.status = SubscriptionStatusCompleted
 	case SubscriptionCancelScheduled:
-		s.cancelAtPeriodEnd = e.Subscription.CancelAtPeriodEnd
+		// The latest payment's status as the event reported it (SeeLatestPayment): replaying
+		// the log gives the state the command kept.
+		s.cancelAtPeriodEnd, s.sale.Transaction.Status = e.Subscription.CancelAtPeriodEnd, e.Sale.Transaction.Status
 	case SubscriptionCancelled:
-		s.status = SubscriptionStatusCancelled
+		s.status, s.sale.Transaction.Status = SubscriptionStatusCancelled, e.Sale.Transaction.Status
 	}
 }
 

@@ -464,3 +464,36 @@ func TestActivationExpiresSevenDaysAfterIssue(t *testing.T) {
 	}
 	wantKind(t, a.Complete("", jan31.Add(ActivationTTL)), KindInvalid, "expired")
 }
+
+// The cancellation events report the latest payment as its transaction stands (a refund since),
+// and replaying them gives the subscription the command kept.
+func TestCancellationReportsTheLatestPaymentAsRefunded(t *testing.T) {
+	txn, sub := purchase(t, "tier_2")
+	if _, err := txn.Refund(nil, jan31.Add(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	sub.SeeLatestPayment(txn)
+	if err := sub.Cancel(false, jan31.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	events := sub.Changes()
+	scheduled, cancelled := events[1].(SubscriptionCancelScheduled), events[2].(SubscriptionCancelled)
+	if scheduled.Sale.Transaction.Status != TransactionRefunded || cancelled.Sale.Transaction.Status != TransactionRefunded {
+		t.Fatalf("the cancellation reports the payment as %s and %s, want refunded", scheduled.Sale.Transaction.Status, cancelled.Sale.Transaction.Status)
+	}
+	replayed := BillingSubscriptionStream(sub.StreamID())
+	for _, e := range events {
+		replayed.Replay(e)
+	}
+	kept, err := sub.EncodeState()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fromLog, err := replayed.EncodeState()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(kept) != string(fromLog) {
+		t.Errorf("kept state %s, replayed %s", kept, fromLog)
+	}
+}

@@ -155,9 +155,13 @@ func CheckAnswers(what string, fields []Field, answers map[string]any) (Answers,
 // normalizeAnswer checks one value against its field; nil means "not answered".
 func normalizeAnswer(what string, f Field, v any) (any, error) {
 	name := fmt.Sprintf("%s.%s", what, f.ID)
-	if f.ContactField == ContactFieldEmail && !holdsText(f.Type) && v != nil {
-		// A form defined before such a mapping was refused: its answer is no email either.
-		return nil, InvalidField(name, "%s must be an email address", name)
+	// A checkbox or number field mapped to builtin:email, defined before such a mapping was
+	// refused (defineFields): an answer to it is no email. Unanswered stays unanswered.
+	answered := func(normalized any) (any, error) {
+		if f.ContactField == ContactFieldEmail {
+			return nil, InvalidField(name, "%s must be an email address", name)
+		}
+		return normalized, nil
 	}
 	switch f.Type {
 	case "checkbox":
@@ -168,7 +172,7 @@ func normalizeAnswer(what string, f Field, v any) (any, error) {
 			if !b {
 				return nil, nil // an unticked box does not answer a required one
 			}
-			return true, nil
+			return answered(true)
 		}
 		return nil, InvalidField(name, "%s must be a boolean", name)
 	case "number":
@@ -176,7 +180,7 @@ func normalizeAnswer(what string, f Field, v any) (any, error) {
 		case nil:
 			return nil, nil
 		case float64:
-			return n, nil
+			return answered(n)
 		case string:
 			if strings.TrimSpace(n) == "" {
 				return nil, nil
@@ -185,7 +189,7 @@ func normalizeAnswer(what string, f Field, v any) (any, error) {
 			if err != nil || math.IsNaN(parsed) || math.IsInf(parsed, 0) { // JSON has no NaN nor infinity
 				return nil, InvalidField(name, "%s must be a number", name)
 			}
-			return parsed, nil
+			return answered(parsed)
 		}
 		return nil, InvalidField(name, "%s must be a number", name)
 	}

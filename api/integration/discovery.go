@@ -49,8 +49,8 @@ func (s *Server) getLead(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if lead.CRMID != vars["crmId"] {
-		if _, err := s.deps.Read.CRMs.Get(r.Context(), account, vars["crmId"]); domain.KindOf(err) == domain.KindForbidden {
-			httpapi.Fail(w, r, err)
+		if _, err := s.deps.Read.CRMs.Get(r.Context(), account, vars["crmId"]); err != nil && domain.KindOf(err) != domain.KindNotFound {
+			httpapi.Fail(w, r, err) // another account's CRM: 403; the database failing: 5xx
 			return
 		}
 		httpapi.WriteError(w, http.StatusNotFound, "lead not found in this crm")
