@@ -45,10 +45,11 @@ func (s *Server) getAccount(w http.ResponseWriter, r *http.Request) {
 	httpapi.Answer(w, http.StatusOK, admin.AccountResponse{Success: true, Account: accountView(accountOf(r))})
 }
 
-// issueAPIKey serves POST /admin/v1/accounts/{accountId}/api-keys.
+// issueAPIKey serves POST /admin/v1/accounts/{accountId}/api-keys {name?, scopes?}; an empty
+// body is {}, as for every endpoint whose members are all optional.
 func (s *Server) issueAPIKey(w http.ResponseWriter, r *http.Request) {
 	var req admin.IssueApiKeyRequest
-	if !httpapi.Decode(w, r, &req) {
+	if !httpapi.DecodeOptional(w, r, &req) {
 		return
 	}
 	res, err := s.deps.Commands.IssueAPIKey.Handle(r.Context(), commands.IssueAPIKey{Meta: operatorMeta(r), Name: wire.Value(req.Name), Scopes: scopes(req.Scopes)})

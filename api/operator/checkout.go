@@ -96,12 +96,12 @@ func (s *Server) subscriptionIfAny(w http.ResponseWriter, r *http.Request, id st
 }
 
 // rebill serves POST /admin/v1/accounts/{accountId}/checkout/subscriptions/{subscriptionId}/rebill
-// {txnId?} → 201 {transaction, subscription}: a rebill creates a transaction, and the
+// {txnId?} (an empty body is {}) → 201 {transaction, subscription}: a rebill creates a transaction, and the
 // subscription shows the period it paid (or that a split plan is now paid in full). A txnId the
 // account recorded already answers 200 with that payment, and records nothing.
 func (s *Server) rebill(w http.ResponseWriter, r *http.Request) {
 	var req admin.RebillRequest
-	if !httpapi.Decode(w, r, &req) {
+	if !httpapi.DecodeOptional(w, r, &req) {
 		return
 	}
 	res, err := s.deps.Commands.Rebill.Handle(r.Context(), commands.Rebill{
@@ -128,10 +128,10 @@ func (s *Server) rebill(w http.ResponseWriter, r *http.Request) {
 }
 
 // refund serves POST /admin/v1/accounts/{accountId}/checkout/transactions/{transactionId}/refund
-// {amountCents?} (default: all that remains) → {transaction, refund}.
+// {amountCents?} (default: all that remains; an empty body is {}) → {transaction, refund}.
 func (s *Server) refund(w http.ResponseWriter, r *http.Request) {
 	var req admin.RefundRequest // amountCents the JSON as it came (overlay.yaml)
-	if !httpapi.Decode(w, r, &req) {
+	if !httpapi.DecodeOptional(w, r, &req) {
 		return
 	}
 	amount, ok := refundAmount(w, req.AmountCents)
