@@ -408,11 +408,7 @@ func TestConsoleOpensALongTimelineAtOnce(t *testing.T) {
 		}
 
 		tab := newTab(t, browser)
-		run(t, tab, "sign in",
-			chromedp.Navigate(svc.Operator.URL()+"/console/"),
-			chromedp.SendKeys(css("#token"), servicetest.AdminToken),
-			chromedp.Click(css(`form.login button[type="submit"]`)),
-			chromedp.WaitVisible(css("main table a")))
+		signIn(t, svc, tab)
 		var shown int
 		var pages []string
 		historyPages := into(&pages, chromedp.Evaluate[[]string](`performance.getEntriesByType('resource').map((e) => e.name).filter((u) => u.includes('/history?'))`))
@@ -438,6 +434,47 @@ func TestConsoleOpensALongTimelineAtOnce(t *testing.T) {
 			historyPages)
 		if shown != 100 || len(pages) != 2 || !strings.Contains(pages[1], "limit=50") || !strings.Contains(pages[1], "cursor=") {
 			t.Errorf("after the next page: %d events shown, history read as %q, want 100 from a second page of 50", shown, pages)
+		}
+	})
+}
+
+// Amounts are kept in the currency's minor unit (decisions.md "Checkout"), and the minor unit is
+// not a hundredth everywhere: a yen has no smaller unit (ISO 4217 exponent 0) and a Kuwaiti dinar
+// has a thousandth (exponent 3). Beside the contact's timeline, a purchase of 5000 JPY reads
+// ¥5,000 and one of 5000 KWD reads 5.000 KWD: a console dividing every amount by 100 showed ¥50
+// and 50.000 KWD, financial records wrong by a factor of 100 and 10.
+func TestTheConsoleShowsAmountsInTheCurrencysMinorUnit(t *testing.T) {
+	browser := startChromium(t)
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
+		acc := svc.NewAccount(t)
+		var contact string
+		for _, p := range []struct{ name, currency string }{{"Yen plan", "JPY"}, {"Dinar plan", "KWD"}} {
+			product := svc.NewProduct(t, acc.ID, map[string]any{"name": p.name, "pricingTiers": []any{
+				map[string]any{"name": "Once", "amount": 5000, "currency": p.currency, "interval": "one_time"},
+			}})
+			bought := svc.Operator.Post(t, "/admin/v1/accounts/"+acc.ID+"/checkout/purchases", "", map[string]any{
+				"productId": product.ID, "pricingTierId": product.TierIDs[0], "email": "minor@example.com", "name": "Minor Units"}).Expect(t, http.StatusCreated)
+			if tx := bought.Object(t, "transaction"); tx["amount"] != float64(5000) || tx["currency"] != p.currency {
+				t.Fatalf("the purchase of %s: %v", p.name, tx)
+			}
+			contact = bought.Object(t, "customer")["contactId"].(string)
+		}
+
+		tab := newTab(t, browser)
+		signIn(t, svc, tab)
+		var purchases []string
+		run(t, tab, "the contact's purchases",
+			goTo("#/accounts/"+acc.ID+"/contacts/"+contact),
+			chromedp.WaitVisible(css(".facts dl")),
+			into(&purchases, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll('.facts ul.plain li')).map((li) => li.textContent)`)))
+		for _, want := range []struct{ product, amount string }{{"Yen plan", "¥5,000"}, {"Dinar plan", "5.000"}} {
+			found := false
+			for _, p := range purchases {
+				found = found || (strings.HasPrefix(p, want.product) && strings.Contains(p, want.amount))
+			}
+			if !found {
+				t.Errorf("the purchases read %q: want %s for 5000 in minor units", purchases, want.amount)
+			}
 		}
 	})
 }
