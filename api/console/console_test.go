@@ -2,6 +2,7 @@ package console_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -477,4 +478,96 @@ func TestTheConsoleShowsAmountsInTheCurrencysMinorUnit(t *testing.T) {
 			}
 		}
 	})
+}
+
+// Tags and custom fields are shown by name (docs/operator-api.md "Console"), including those made
+// after the operator opened the account: integrators make tags all the time, and a console that
+// read the names once per tab showed every later one as its id (tag_…) until the tab was
+// reloaded. Here a tag made while the contact's page was open is named on the contact's page
+// when it is opened again, and another made after that is named on the contacts list.
+func TestTheConsoleNamesTagsMadeAfterTheAccountWasOpened(t *testing.T) {
+	browser := startChromium(t)
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
+		acc := svc.NewAccount(t)
+		newsletter := svc.NewTag(t, acc.ID, "Newsletter")
+		contact := svc.API.Post(t, "/api/v1/contacts", acc.Key, map[string]any{"email": "late@example.com", "tagIds": []string{newsletter}}).
+			Object(t, "contact")["id"].(string)
+		page := "#/accounts/" + acc.ID + "/contacts/" + contact
+		tag := func(name string, tags int) {
+			t.Helper()
+			id := svc.NewTag(t, acc.ID, name)
+			svc.API.Post(t, "/api/v1/contacts", acc.Key, map[string]any{"email": "late@example.com", "tagIds": []string{id}}).Expect(t, http.StatusOK)
+			waitForTags(t, svc, acc.ID, contact, tags)
+		}
+		tab := newTab(t, browser)
+		signIn(t, svc, tab)
+		run(t, tab, "the contact with its one tag", goTo(page), chromedp.WaitVisible(css(".facts .chips .chip")))
+
+		tag("VIP", 2)
+		var onPage []string
+		run(t, tab, "the contact again",
+			goTo("#/accounts/"+acc.ID+"/webhooks"),
+			chromedp.WaitVisible(css("#main .tabs")),
+			goTo(page),
+			chromedp.WaitVisible(css(".facts .chips .chip:nth-child(2)")),
+			into(&onPage, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll('.facts .chips .chip')).map((c) => c.textContent)`)))
+		slices.Sort(onPage)
+		if !slices.Equal(onPage, []string{"Newsletter", "VIP"}) {
+			t.Errorf("the contact's tags read %q, want Newsletter and VIP by name", onPage)
+		}
+
+		tag("Gold", 3)
+		var listed []string
+		run(t, tab, "the contacts list",
+			goTo("#/accounts/"+acc.ID+"/contacts"),
+			chromedp.WaitVisible(css("table.contacts tbody tr .chip:nth-child(3)")),
+			into(&listed, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll('table.contacts tbody tr .chip')).map((c) => c.textContent)`)))
+		slices.Sort(listed)
+		if !slices.Equal(listed, []string{"Gold", "Newsletter", "VIP"}) {
+			t.Errorf("the contacts list shows the tags %q, want Gold, Newsletter and VIP by name", listed)
+		}
+	})
+}
+
+// The names are every one the account has, read a page at a time as the API pages them: a
+// console that read the first 200 of each list showed a tag past the 200th of the account as its
+// id.
+func TestTheConsoleNamesEveryTagOfABigAccount(t *testing.T) {
+	browser := startChromium(t)
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
+		acc := svc.NewAccount(t)
+		var last string
+		for i := 0; i <= 200; i++ {
+			last = svc.NewTag(t, acc.ID, fmt.Sprintf("Tag %03d", i))
+		}
+		contact := svc.API.Post(t, "/api/v1/contacts", acc.Key, map[string]any{"email": "many@example.com", "tagIds": []string{last}}).
+			Object(t, "contact")["id"].(string)
+		waitForTags(t, svc, acc.ID, contact, 1)
+
+		tab := newTab(t, browser)
+		signIn(t, svc, tab)
+		var chips []string
+		run(t, tab, "the contact's tag",
+			goTo("#/accounts/"+acc.ID+"/contacts/"+contact),
+			chromedp.WaitVisible(css(".facts .chips .chip")),
+			into(&chips, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll('.facts .chips .chip')).map((c) => c.textContent)`)))
+		if len(chips) != 1 || chips[0] != "Tag 200" {
+			t.Errorf("the contact's tag, the account's 201st, reads %q, want %q", chips, "Tag 200")
+		}
+	})
+}
+
+// waitForTags waits until the operator API shows the contact with n tags (its read model caught
+// up), so that the page then reads them.
+func waitForTags(t *testing.T, svc *servicetest.Service, accountID, contactID string, n int) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		c := svc.Operator.Get(t, "/admin/v1/accounts/"+accountID+"/contacts/"+contactID, "").Expect(t, http.StatusOK).Object(t, "contact")
+		if tags, _ := c["tagIds"].([]any); len(tags) == n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the contact never had %d tags: %v", n, c["tagIds"])
+		}
+	}
 }

@@ -24,6 +24,7 @@ export async function contactsPage(main, accountId, query) {
   const names = await catalog(accountId);
   pager(section, body, async (cursor, limit) => {
     const page = await get('/accounts/' + enc(accountId) + '/contacts', { email, limit, cursor });
+    await names.know(page.contacts.flatMap((c) => c.tagIds));
     return { items: page.contacts, next: page.nextCursor };
   }, (c) => h('tr', {},
     h('td', {}, h('a', { href: '#/accounts/' + enc(accountId) + '/contacts/' + enc(c.id) }, c.email)),
@@ -55,6 +56,9 @@ export async function contactPage(main, accountId, contactId) {
     erased = true;
   }
   const names = await catalog(accountId);
+  if (contact) {
+    await names.know(namedIds(contact));
+  }
   main.querySelector('h1').textContent = contact ? contact.email : 'Contact ' + contactId;
   layout.append(h('div', { class: 'main-col' }, h('h2', {}, 'Timeline'), timeline(accountId, { contactId }, { erased })), aside);
   if (!contact) {
@@ -62,6 +66,24 @@ export async function contactPage(main, accountId, contactId) {
     return;
   }
   replace(aside, facts(accountId, contact, names));
+}
+
+// namedIds are the ids of a contact that its page shows by name: tags, custom fields, CRMs and
+// stages of its leads, products and tiers of its purchases and subscriptions.
+function namedIds(c) {
+  const ids = [...c.tagIds, ...Object.keys(c.customFields || {})];
+  for (const l of c.leads) {
+    ids.push(l.crmId, l.stageId);
+  }
+  for (const customer of c.customers) {
+    for (const t of customer.transactions) {
+      ids.push(t.productId, t.pricingTierId);
+    }
+    for (const s of customer.subscriptions) {
+      ids.push(s.productId);
+    }
+  }
+  return ids;
 }
 
 function facts(accountId, c, names) {
