@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -570,4 +572,86 @@ func waitForTags(t *testing.T, svc *servicetest.Service, accountID, contactID st
 			t.Fatalf("the contact never had %d tags: %v", n, c["tagIds"])
 		}
 	}
+}
+
+// A retry is sent in the background (the API answers it pending) and a receiver may take up to
+// 10 s to answer, so after Retry the deliveries page reads the log again until the retried
+// attempt is in it: here a receiver that takes 4 s shows as succeeded once the API has it so (a
+// page that read the log at 0, 1 and 3 s only kept showing it pending). Then the page stops
+// reading, and it stops too when the reader leaves it before the attempt is done.
+func TestTheConsoleShowsTheRetriedAttemptOfASlowReceiver(t *testing.T) {
+	browser := startChromium(t)
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
+		var recovered atomic.Bool
+		receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if !recovered.Load() {
+				http.Error(w, "down", http.StatusInternalServerError)
+				return
+			}
+			time.Sleep(4 * time.Second) // slow, within the 10 s a delivery may take
+		}))
+		t.Cleanup(receiver.Close)
+		acc := svc.NewAccount(t)
+		base := "/admin/v1/accounts/" + acc.ID
+		product := svc.NewProduct(t, acc.ID, map[string]any{"name": "Plan", "pricingTiers": []any{
+			map[string]any{"name": "Once", "amount": 1000, "currency": "USD", "interval": "one_time"},
+		}})
+		webhook := svc.Operator.Post(t, base+"/webhooks", "", map[string]any{"url": receiver.URL + "/hook", "events": []string{"checkout.purchased"}}).
+			Expect(t, http.StatusCreated).Object(t, "webhook")["id"].(string)
+		svc.Operator.Post(t, base+"/checkout/purchases", "", map[string]any{"productId": product.ID, "pricingTierId": product.TierIDs[0], "email": "slow@example.com"}).
+			Expect(t, http.StatusCreated)
+		deliveries := func() []map[string]any {
+			return svc.Operator.Get(t, base+"/webhook-deliveries?webhookId="+webhook, "").Expect(t, http.StatusOK).List(t, "deliveries")
+		}
+		var delivery string
+		for deadline := time.Now().Add(15 * time.Second); delivery == ""; time.Sleep(50 * time.Millisecond) {
+			if list := deliveries(); len(list) == 1 && len(list[0]["attempts"].([]any)) >= 1 {
+				delivery = list[0]["id"].(string)
+			} else if time.Now().After(deadline) {
+				t.Fatalf("the purchase's delivery was not attempted: %v", list)
+			}
+		}
+
+		tab := newTab(t, browser)
+		signIn(t, svc, tab)
+		page := "#/accounts/" + acc.ID + "/webhooks/" + webhook
+		row := `tr.delivery[data-delivery="` + delivery + `"]`
+		// How many times the page read the delivery log.
+		logReads := chromedp.Evaluate[int](`performance.getEntriesByType('resource').filter((e) => e.name.includes('/webhook-deliveries?')).length`)
+		retry := []chromedp.Action[chromedp.Void]{
+			chromedp.Click(css(row + ` button.retry`)),
+			chromedp.WaitVisible(css(`#confirm[open] #confirm-ok`)),
+			chromedp.Click(css(`#confirm-ok`)),
+			chromedp.WaitVisible(css(`[role="status"]`)),
+		}
+		run(t, tab, "the failing delivery", goTo(page), chromedp.WaitVisible(css(row+`[data-status="pending"]`)))
+		recovered.Store(true)
+		run(t, tab, "retry it", retry...)
+		for deadline := time.Now().Add(12 * time.Second); deliveries()[0]["status"] != "succeeded"; time.Sleep(100 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("the retried delivery did not succeed: %v", deliveries())
+			}
+		}
+		// The page reads the log every 1.5 s: it shows the success within 3 s of the API.
+		shown, cancel := context.WithTimeout(tab, 3*time.Second)
+		defer cancel()
+		if err := chromedp.Do(shown, chromedp.WaitVisible(css(row+`[data-status="succeeded"]`))); err != nil {
+			t.Fatalf("the API has the retried delivery succeeded; the page still shows it as it was (%v)", err)
+		}
+
+		var before, after int
+		run(t, tab, "once the attempt shows", into(&before, logReads), chromedp.Sleep(3*time.Second), into(&after, logReads))
+		if after != before {
+			t.Errorf("the page read the log %d times more after the retried attempt showed, want it to stop", after-before)
+		}
+
+		// Retried again, the page reads the log (its notice says so); the reader leaves at once.
+		var ignored any
+		run(t, tab, "retry it again and leave", append([]chromedp.Action[chromedp.Void]{into(&ignored, chromedp.Evaluate[any](`document.querySelector('[role="status"]').remove()`))},
+			append(retry, goTo("#/accounts/"+acc.ID+"/contacts"), into(&before, logReads))...)...)
+		run(t, tab, "on another page", chromedp.Sleep(3*time.Second), into(&after, logReads))
+		if after > before+1 {
+			t.Errorf("the page read the log %d times more after the reader left it, want it to stop", after-before)
+		}
+	})
 }
