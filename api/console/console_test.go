@@ -655,3 +655,51 @@ func TestTheConsoleShowsTheRetriedAttemptOfASlowReceiver(t *testing.T) {
 		}
 	})
 }
+
+// The search field has the focus on the contacts page (docs/operator-api.md "Console",
+// Keyboard), on the page of a search's results too, with the email searched selected: a
+// keyboard user types the next search straight over it. A search used to leave the focus on
+// the page's body, so the field had to be found again for every search.
+func TestTheConsoleKeepsTheFocusInTheSearchFieldAfterASearch(t *testing.T) {
+	browser := startChromium(t)
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
+		acc := svc.NewAccount(t)
+		for _, email := range []string{"first@example.com", "second@example.com"} {
+			svc.API.Post(t, "/api/v1/contacts", acc.Key, map[string]any{"email": email}).Expect(t, http.StatusOK)
+		}
+
+		tab := newTab(t, browser)
+		signIn(t, svc, tab)
+		// Where the focus is: the focused element's id, and the part of its text selected.
+		focus := chromedp.Evaluate[string](`(() => {
+			const e = document.activeElement;
+			return (e && e.id) + ' [' + (e && e.value !== undefined ? e.value.slice(e.selectionStart, e.selectionEnd) : '') + ']';
+		})()`)
+		var before, after, next string
+		var found []string
+		run(t, tab, "search by email with the keyboard",
+			goTo("#/accounts/"+acc.ID+"/contacts"),
+			chromedp.WaitVisible(css("table.contacts tbody tr")),
+			into(&before, focus),
+			chromedp.KeyEvent("first@example.com\r"),
+			chromedp.WaitVisible(css(`table.contacts[data-search="first@example.com"] tbody tr`)),
+			into(&after, focus))
+		if before != "email-search []" {
+			t.Errorf("on the contacts page the focus is on %q, want the search field", before)
+		}
+		if after != "email-search [first@example.com]" {
+			t.Fatalf("on the page of a search the focus is on %q, want the search field with the email searched selected", after)
+		}
+		run(t, tab, "search again, typed over the first",
+			chromedp.KeyEvent("second@example.com\r"),
+			chromedp.WaitVisible(css(`table.contacts[data-search="second@example.com"] tbody tr`)),
+			into(&next, focus),
+			into(&found, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll('table.contacts tbody tr')).map((r) => r.cells[0].textContent)`)))
+		if next != "email-search [second@example.com]" {
+			t.Errorf("on the page of the second search the focus is on %q, want the search field with the email searched selected", next)
+		}
+		if !slices.Equal(found, []string{"second@example.com"}) {
+			t.Errorf("the second search, typed over the first, found %q", found)
+		}
+	})
+}

@@ -21,6 +21,10 @@ export async function contactsPage(main, accountId, query) {
     h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Email'), h('th', { scope: 'col' }, 'Name'), h('th', { scope: 'col' }, 'Tags'), h('th', { scope: 'col' }, 'Created'))),
     body)));
   main.append(form, email ? h('h2', {}, 'Contacts with the email ' + email) : h('h2', {}, 'Contacts, newest first'), section);
+  // The search field has the focus, on the page of a search too, with what was searched selected:
+  // the next search is typed straight over it.
+  input.focus();
+  input.select();
   const names = await catalog(accountId);
   pager(section, body, async (cursor, limit) => {
     const page = await get('/accounts/' + enc(accountId) + '/contacts', { email, limit, cursor });
@@ -31,9 +35,6 @@ export async function contactsPage(main, accountId, query) {
     h('td', {}, [c.firstName, c.lastName].filter(Boolean).join(' ')),
     h('td', {}, c.tagIds.map((t) => h('span', { class: 'chip' }, names.name(t)))),
     h('td', {}, when(c.createdAt))), { empty: email ? 'No contact has that email.' : 'No contacts yet.' });
-  if (!email) {
-    input.focus();
-  }
 }
 
 // contactPage shows one contact: its timeline from the event log, and beside it what the read
