@@ -703,3 +703,55 @@ func TestTheConsoleKeepsTheFocusInTheSearchFieldAfterASearch(t *testing.T) {
 		}
 	})
 }
+
+// Erased values are shown as erased (operator-api.md "Console"), on a billing subscription's
+// timeline too: a buyer erased after the subscription ended leaves the sale's events with the
+// buyer's values null, and the timeline shows them as erased, as the buyer's own timeline does,
+// with a notice naming the erased buyer; not as a null that reads like a value never given.
+func TestTheConsoleShowsAnErasedBuyersValuesAsErasedOnTheSubscriptionsTimeline(t *testing.T) {
+	browser := startChromium(t)
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
+		acc := svc.NewAccount(t)
+		base := "/admin/v1/accounts/" + acc.ID
+		product := svc.NewProduct(t, acc.ID, map[string]any{"name": "Monthly plan", "pricingTiers": []any{
+			map[string]any{"name": "Monthly", "amount": 1500, "currency": "USD", "interval": "month"},
+		}})
+		bought := svc.Operator.Post(t, base+"/checkout/purchases", "", map[string]any{
+			"productId": product.ID, "pricingTierId": product.TierIDs[0], "email": "erin@example.com", "name": "Erin Erased"}).Expect(t, http.StatusCreated)
+		subscription := bought.Object(t, "subscription")["id"].(string)
+		buyer := bought.Object(t, "customer")["contactId"].(string)
+		// A buyer cannot be erased while a subscription is active: it ends first.
+		svc.Operator.Post(t, base+"/checkout/subscriptions/"+subscription+"/cancel", "", map[string]any{"atPeriodEnd": false}).Expect(t, http.StatusOK)
+		svc.Operator.Post(t, base+"/contacts/"+buyer+"/erase", "", map[string]any{}).Expect(t, http.StatusOK)
+
+		tab := newTab(t, browser)
+		signIn(t, svc, tab)
+		var types, data []string
+		var notice string
+		run(t, tab, "the subscription's timeline",
+			goTo("#/accounts/"+acc.ID+"/subscriptions/"+subscription),
+			chromedp.WaitVisible(css(`.events .event[data-type="SubscriptionCancelled"]`)),
+			into(&notice, chromedp.Evaluate[string](`Array.from(document.querySelectorAll('main p.notice')).map((p) => p.textContent).join(' ')`)),
+			into(&types, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll('.events .event')).map((e) => e.dataset.type)`)),
+			into(&data, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll('.events .event details > pre.json:first-of-type')).map((p) => p.textContent)`)))
+		if !slices.Contains(types, "CheckoutPurchased") || !slices.Contains(types, "SubscriptionStarted") {
+			t.Errorf("the subscription's timeline: %v", types)
+		}
+		if !strings.Contains(notice, buyer) || !strings.Contains(notice, "erased") {
+			t.Errorf("the subscription's page says %q, want that its buyer %s was erased", notice, buyer)
+		}
+		if len(data) != len(types) {
+			t.Fatalf("%d events, %d of them with data", len(types), len(data))
+		}
+		for i, d := range data {
+			for _, gone := range []string{"erin@example.com", "Erin", "null"} {
+				if strings.Contains(d, gone) {
+					t.Errorf("the data of %s shows %q: %s", types[i], gone, d)
+				}
+			}
+			if types[i] == "CheckoutPurchased" && (!strings.Contains(d, `"email": erased`) || !strings.Contains(d, `"name": erased`)) {
+				t.Errorf("the purchase's data: %s, want the buyer's email and name shown as erased", d)
+			}
+		}
+	})
+}

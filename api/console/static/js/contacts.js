@@ -119,10 +119,56 @@ function facts(accountId, c, names) {
 }
 
 // subscriptionPage shows the timeline of a billing subscription (kind "billing") or of a webhook
-// subscription (kind "webhook": its stream).
+// subscription (kind "webhook": its stream). A billing subscription whose buyer was erased shows
+// the buyer's erased values marked as erased, as the buyer's own timeline does.
 export async function subscriptionPage(main, accountId, subscriptionId, kind) {
   const crumb = h('span', {}, ' › ', h('span', { class: 'mono' }, subscriptionId));
   await accountHeader(main, accountId, kind === 'billing' ? 'contacts' : 'webhooks', crumb);
   main.querySelector('h1').textContent = (kind === 'billing' ? 'Billing subscription ' : 'Webhook subscription ') + subscriptionId;
-  main.append(h('h2', {}, 'Timeline'), timeline(accountId, { subscriptionId }));
+  const erasedBuyer = kind === 'billing' ? await erasedBuyerOf(accountId, subscriptionId) : '';
+  if (erasedBuyer) {
+    main.append(h('p', { class: 'notice' }, 'The buyer (contact ', h('a', { class: 'mono', href: '#/accounts/' + enc(accountId) + '/contacts/' + enc(erasedBuyer) }, erasedBuyer),
+      ') was erased: the buyer\'s values are shown as erased. Amounts, products and dates are kept.'));
+  }
+  main.append(h('h2', {}, 'Timeline'), timeline(accountId, { subscriptionId }, { erased: Boolean(erasedBuyer) }));
+}
+
+// erasedBuyerOf answers the contact id of a billing subscription's buyer when that contact was
+// erased, and '' otherwise. The subscription's first event (its purchase) names the buyer; the
+// buyer was erased when its contact is not found (404) while its history stays, as on the
+// contact's page. A history the API refuses is left to the timeline, which shows the API's answer.
+async function erasedBuyerOf(accountId, subscriptionId) {
+  let first;
+  try {
+    first = (await get('/accounts/' + enc(accountId) + '/history', { subscriptionId, limit: 1 })).events[0];
+  } catch (err) {
+    if (err instanceof APIError && err.status !== 401) {
+      return '';
+    }
+    throw err;
+  }
+  const buyer = first ? buyerOf(first.data) : '';
+  if (!buyer) {
+    return '';
+  }
+  try {
+    await get('/accounts/' + enc(accountId) + '/contacts/' + enc(buyer));
+    return '';
+  } catch (err) {
+    if (err instanceof APIError && err.status === 404) {
+      return buyer;
+    }
+    throw err;
+  }
+}
+
+// buyerOf is the contact a sale event's data names as its buyer (its contact, else its
+// customer's), whether the sale is the data itself (CheckoutPurchased, …) or its member `sale`
+// (SubscriptionStarted, …).
+function buyerOf(data) {
+  const sale = data && typeof data.sale === 'object' && data.sale ? data.sale : data;
+  if (!sale || typeof sale !== 'object') {
+    return '';
+  }
+  return (sale.contact && sale.contact.contactId) || (sale.customer && sale.customer.contactId) || '';
 }
