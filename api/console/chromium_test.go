@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/funnelhq/funnel/infra/service/servicetest"
 )
 
 // chromiumPath is Debian's chromium, which `make test` installs (.ci/install-chromium); the
@@ -118,4 +120,15 @@ func quote(s string) string {
 		b = append(b, string(r)...)
 	}
 	return string(append(b, '\''))
+}
+
+// signIn opens the console in tab and signs in with the operator token, as far as the accounts.
+func signIn(t *testing.T, svc *servicetest.Service, tab context.Context) {
+	t.Helper()
+	run(t, tab, "sign in",
+		chromedp.Navigate(svc.Operator.URL()+"/console/"),
+		chromedp.WaitVisible(css("#token")),
+		chromedp.SendKeys(css("#token"), servicetest.AdminToken),
+		chromedp.Click(css(`form.login button[type="submit"]`)),
+		chromedp.WaitVisible(css("main table a")))
 }

@@ -2,11 +2,14 @@ package console_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -408,11 +411,7 @@ func TestConsoleOpensALongTimelineAtOnce(t *testing.T) {
 		}
 
 		tab := newTab(t, browser)
-		run(t, tab, "sign in",
-			chromedp.Navigate(svc.Operator.URL()+"/console/"),
-			chromedp.SendKeys(css("#token"), servicetest.AdminToken),
-			chromedp.Click(css(`form.login button[type="submit"]`)),
-			chromedp.WaitVisible(css("main table a")))
+		signIn(t, svc, tab)
 		var shown int
 		var pages []string
 		historyPages := into(&pages, chromedp.Evaluate[[]string](`performance.getEntriesByType('resource').map((e) => e.name).filter((u) => u.includes('/history?'))`))
@@ -438,6 +437,321 @@ func TestConsoleOpensALongTimelineAtOnce(t *testing.T) {
 			historyPages)
 		if shown != 100 || len(pages) != 2 || !strings.Contains(pages[1], "limit=50") || !strings.Contains(pages[1], "cursor=") {
 			t.Errorf("after the next page: %d events shown, history read as %q, want 100 from a second page of 50", shown, pages)
+		}
+	})
+}
+
+// Amounts are kept in the currency's minor unit (decisions.md "Checkout"), and the minor unit is
+// not a hundredth everywhere: a yen has no smaller unit (ISO 4217 exponent 0) and a Kuwaiti dinar
+// has a thousandth (exponent 3). Beside the contact's timeline, a purchase of 5000 JPY reads
+// ¥5,000 and one of 5000 KWD reads 5.000 KWD: a console dividing every amount by 100 showed ¥50
+// and 50.000 KWD, financial records wrong by a factor of 100 and 10.
+func TestTheConsoleShowsAmountsInTheCurrencysMinorUnit(t *testing.T) {
+	browser := startChromium(t)
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
+		acc := svc.NewAccount(t)
+		var contact string
+		for _, p := range []struct{ name, currency string }{{"Yen plan", "JPY"}, {"Dinar plan", "KWD"}} {
+			product := svc.NewProduct(t, acc.ID, map[string]any{"name": p.name, "pricingTiers": []any{
+				map[string]any{"name": "Once", "amount": 5000, "currency": p.currency, "interval": "one_time"},
+			}})
+			bought := svc.Operator.Post(t, "/admin/v1/accounts/"+acc.ID+"/checkout/purchases", "", map[string]any{
+				"productId": product.ID, "pricingTierId": product.TierIDs[0], "email": "minor@example.com", "name": "Minor Units"}).Expect(t, http.StatusCreated)
+			if tx := bought.Object(t, "transaction"); tx["amount"] != float64(5000) || tx["currency"] != p.currency {
+				t.Fatalf("the purchase of %s: %v", p.name, tx)
+			}
+			contact = bought.Object(t, "customer")["contactId"].(string)
+		}
+
+		tab := newTab(t, browser)
+		signIn(t, svc, tab)
+		var purchases []string
+		run(t, tab, "the contact's purchases",
+			goTo("#/accounts/"+acc.ID+"/contacts/"+contact),
+			chromedp.WaitVisible(css(".facts dl")),
+			into(&purchases, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll('.facts ul.plain li')).map((li) => li.textContent)`)))
+		for _, want := range []struct{ product, amount string }{{"Yen plan", "¥5,000"}, {"Dinar plan", "5.000"}} {
+			found := false
+			for _, p := range purchases {
+				found = found || (strings.HasPrefix(p, want.product) && strings.Contains(p, want.amount))
+			}
+			if !found {
+				t.Errorf("the purchases read %q: want %s for 5000 in minor units", purchases, want.amount)
+			}
+		}
+	})
+}
+
+// Tags and custom fields are shown by name (docs/operator-api.md "Console"), including those made
+// after the operator opened the account: integrators make tags all the time, and a console that
+// read the names once per tab showed every later one as its id (tag_…) until the tab was
+// reloaded. Here a tag made while the contact's page was open is named on the contact's page
+// when it is opened again, and another made after that is named on the contacts list.
+func TestTheConsoleNamesTagsMadeAfterTheAccountWasOpened(t *testing.T) {
+	browser := startChromium(t)
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
+		acc := svc.NewAccount(t)
+		newsletter := svc.NewTag(t, acc.ID, "Newsletter")
+		contact := svc.API.Post(t, "/api/v1/contacts", acc.Key, map[string]any{"email": "late@example.com", "tagIds": []string{newsletter}}).
+			Object(t, "contact")["id"].(string)
+		page := "#/accounts/" + acc.ID + "/contacts/" + contact
+		tag := func(name string, tags int) {
+			t.Helper()
+			id := svc.NewTag(t, acc.ID, name)
+			svc.API.Post(t, "/api/v1/contacts", acc.Key, map[string]any{"email": "late@example.com", "tagIds": []string{id}}).Expect(t, http.StatusOK)
+			waitForTags(t, svc, acc.ID, contact, tags)
+		}
+		tab := newTab(t, browser)
+		signIn(t, svc, tab)
+		run(t, tab, "the contact with its one tag", goTo(page), chromedp.WaitVisible(css(".facts .chips .chip")))
+
+		tag("VIP", 2)
+		var onPage []string
+		run(t, tab, "the contact again",
+			goTo("#/accounts/"+acc.ID+"/webhooks"),
+			chromedp.WaitVisible(css("#main .tabs")),
+			goTo(page),
+			chromedp.WaitVisible(css(".facts .chips .chip:nth-child(2)")),
+			into(&onPage, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll('.facts .chips .chip')).map((c) => c.textContent)`)))
+		slices.Sort(onPage)
+		if !slices.Equal(onPage, []string{"Newsletter", "VIP"}) {
+			t.Errorf("the contact's tags read %q, want Newsletter and VIP by name", onPage)
+		}
+
+		tag("Gold", 3)
+		var listed []string
+		run(t, tab, "the contacts list",
+			goTo("#/accounts/"+acc.ID+"/contacts"),
+			chromedp.WaitVisible(css("table.contacts tbody tr .chip:nth-child(3)")),
+			into(&listed, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll('table.contacts tbody tr .chip')).map((c) => c.textContent)`)))
+		slices.Sort(listed)
+		if !slices.Equal(listed, []string{"Gold", "Newsletter", "VIP"}) {
+			t.Errorf("the contacts list shows the tags %q, want Gold, Newsletter and VIP by name", listed)
+		}
+	})
+}
+
+// The names are every one the account has, read a page at a time as the API pages them: a
+// console that read the first 200 of each list showed a tag past the 200th of the account as its
+// id.
+func TestTheConsoleNamesEveryTagOfABigAccount(t *testing.T) {
+	browser := startChromium(t)
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
+		acc := svc.NewAccount(t)
+		var last string
+		for i := 0; i <= 200; i++ {
+			last = svc.NewTag(t, acc.ID, fmt.Sprintf("Tag %03d", i))
+		}
+		contact := svc.API.Post(t, "/api/v1/contacts", acc.Key, map[string]any{"email": "many@example.com", "tagIds": []string{last}}).
+			Object(t, "contact")["id"].(string)
+		waitForTags(t, svc, acc.ID, contact, 1)
+
+		tab := newTab(t, browser)
+		signIn(t, svc, tab)
+		var chips []string
+		run(t, tab, "the contact's tag",
+			goTo("#/accounts/"+acc.ID+"/contacts/"+contact),
+			chromedp.WaitVisible(css(".facts .chips .chip")),
+			into(&chips, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll('.facts .chips .chip')).map((c) => c.textContent)`)))
+		if len(chips) != 1 || chips[0] != "Tag 200" {
+			t.Errorf("the contact's tag, the account's 201st, reads %q, want %q", chips, "Tag 200")
+		}
+	})
+}
+
+// waitForTags waits until the operator API shows the contact with n tags (its read model caught
+// up), so that the page then reads them.
+func waitForTags(t *testing.T, svc *servicetest.Service, accountID, contactID string, n int) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		c := svc.Operator.Get(t, "/admin/v1/accounts/"+accountID+"/contacts/"+contactID, "").Expect(t, http.StatusOK).Object(t, "contact")
+		if tags, _ := c["tagIds"].([]any); len(tags) == n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the contact never had %d tags: %v", n, c["tagIds"])
+		}
+	}
+}
+
+// A retry is sent in the background (the API answers it pending) and a receiver may take up to
+// 10 s to answer, so after Retry the deliveries page reads the log again until the retried
+// attempt is in it: here a receiver that takes 4 s shows as succeeded once the API has it so (a
+// page that read the log at 0, 1 and 3 s only kept showing it pending). Then the page stops
+// reading, and it stops too when the reader leaves it before the attempt is done.
+func TestTheConsoleShowsTheRetriedAttemptOfASlowReceiver(t *testing.T) {
+	browser := startChromium(t)
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
+		var recovered atomic.Bool
+		receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if !recovered.Load() {
+				http.Error(w, "down", http.StatusInternalServerError)
+				return
+			}
+			time.Sleep(4 * time.Second) // slow, within the 10 s a delivery may take
+		}))
+		t.Cleanup(receiver.Close)
+		acc := svc.NewAccount(t)
+		base := "/admin/v1/accounts/" + acc.ID
+		product := svc.NewProduct(t, acc.ID, map[string]any{"name": "Plan", "pricingTiers": []any{
+			map[string]any{"name": "Once", "amount": 1000, "currency": "USD", "interval": "one_time"},
+		}})
+		webhook := svc.Operator.Post(t, base+"/webhooks", "", map[string]any{"url": receiver.URL + "/hook", "events": []string{"checkout.purchased"}}).
+			Expect(t, http.StatusCreated).Object(t, "webhook")["id"].(string)
+		svc.Operator.Post(t, base+"/checkout/purchases", "", map[string]any{"productId": product.ID, "pricingTierId": product.TierIDs[0], "email": "slow@example.com"}).
+			Expect(t, http.StatusCreated)
+		deliveries := func() []map[string]any {
+			return svc.Operator.Get(t, base+"/webhook-deliveries?webhookId="+webhook, "").Expect(t, http.StatusOK).List(t, "deliveries")
+		}
+		var delivery string
+		for deadline := time.Now().Add(15 * time.Second); delivery == ""; time.Sleep(50 * time.Millisecond) {
+			if list := deliveries(); len(list) == 1 && len(list[0]["attempts"].([]any)) >= 1 {
+				delivery = list[0]["id"].(string)
+			} else if time.Now().After(deadline) {
+				t.Fatalf("the purchase's delivery was not attempted: %v", list)
+			}
+		}
+
+		tab := newTab(t, browser)
+		signIn(t, svc, tab)
+		page := "#/accounts/" + acc.ID + "/webhooks/" + webhook
+		row := `tr.delivery[data-delivery="` + delivery + `"]`
+		// How many times the page read the delivery log.
+		logReads := chromedp.Evaluate[int](`performance.getEntriesByType('resource').filter((e) => e.name.includes('/webhook-deliveries?')).length`)
+		retry := []chromedp.Action[chromedp.Void]{
+			chromedp.Click(css(row + ` button.retry`)),
+			chromedp.WaitVisible(css(`#confirm[open] #confirm-ok`)),
+			chromedp.Click(css(`#confirm-ok`)),
+			chromedp.WaitVisible(css(`[role="status"]`)),
+		}
+		run(t, tab, "the failing delivery", goTo(page), chromedp.WaitVisible(css(row+`[data-status="pending"]`)))
+		recovered.Store(true)
+		run(t, tab, "retry it", retry...)
+		for deadline := time.Now().Add(12 * time.Second); deliveries()[0]["status"] != "succeeded"; time.Sleep(100 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("the retried delivery did not succeed: %v", deliveries())
+			}
+		}
+		// The page reads the log every 1.5 s: it shows the success within 3 s of the API.
+		shown, cancel := context.WithTimeout(tab, 3*time.Second)
+		defer cancel()
+		if err := chromedp.Do(shown, chromedp.WaitVisible(css(row+`[data-status="succeeded"]`))); err != nil {
+			t.Fatalf("the API has the retried delivery succeeded; the page still shows it as it was (%v)", err)
+		}
+
+		var before, after int
+		run(t, tab, "once the attempt shows", into(&before, logReads), chromedp.Sleep(3*time.Second), into(&after, logReads))
+		if after != before {
+			t.Errorf("the page read the log %d times more after the retried attempt showed, want it to stop", after-before)
+		}
+
+		// Retried again, the page reads the log (its notice says so); the reader leaves at once.
+		var ignored any
+		run(t, tab, "retry it again and leave", append([]chromedp.Action[chromedp.Void]{into(&ignored, chromedp.Evaluate[any](`document.querySelector('[role="status"]').remove()`))},
+			append(retry, goTo("#/accounts/"+acc.ID+"/contacts"), into(&before, logReads))...)...)
+		run(t, tab, "on another page", chromedp.Sleep(3*time.Second), into(&after, logReads))
+		if after > before+1 {
+			t.Errorf("the page read the log %d times more after the reader left it, want it to stop", after-before)
+		}
+	})
+}
+
+// The search field has the focus on the contacts page (docs/operator-api.md "Console",
+// Keyboard), on the page of a search's results too, with the email searched selected: a
+// keyboard user types the next search straight over it. A search used to leave the focus on
+// the page's body, so the field had to be found again for every search.
+func TestTheConsoleKeepsTheFocusInTheSearchFieldAfterASearch(t *testing.T) {
+	browser := startChromium(t)
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
+		acc := svc.NewAccount(t)
+		for _, email := range []string{"first@example.com", "second@example.com"} {
+			svc.API.Post(t, "/api/v1/contacts", acc.Key, map[string]any{"email": email}).Expect(t, http.StatusOK)
+		}
+
+		tab := newTab(t, browser)
+		signIn(t, svc, tab)
+		// Where the focus is: the focused element's id, and the part of its text selected.
+		focus := chromedp.Evaluate[string](`(() => {
+			const e = document.activeElement;
+			return (e && e.id) + ' [' + (e && e.value !== undefined ? e.value.slice(e.selectionStart, e.selectionEnd) : '') + ']';
+		})()`)
+		var before, after, next string
+		var found []string
+		run(t, tab, "search by email with the keyboard",
+			goTo("#/accounts/"+acc.ID+"/contacts"),
+			chromedp.WaitVisible(css("table.contacts tbody tr")),
+			into(&before, focus),
+			chromedp.KeyEvent("first@example.com\r"),
+			chromedp.WaitVisible(css(`table.contacts[data-search="first@example.com"] tbody tr`)),
+			into(&after, focus))
+		if before != "email-search []" {
+			t.Errorf("on the contacts page the focus is on %q, want the search field", before)
+		}
+		if after != "email-search [first@example.com]" {
+			t.Fatalf("on the page of a search the focus is on %q, want the search field with the email searched selected", after)
+		}
+		run(t, tab, "search again, typed over the first",
+			chromedp.KeyEvent("second@example.com\r"),
+			chromedp.WaitVisible(css(`table.contacts[data-search="second@example.com"] tbody tr`)),
+			into(&next, focus),
+			into(&found, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll('table.contacts tbody tr')).map((r) => r.cells[0].textContent)`)))
+		if next != "email-search [second@example.com]" {
+			t.Errorf("on the page of the second search the focus is on %q, want the search field with the email searched selected", next)
+		}
+		if !slices.Equal(found, []string{"second@example.com"}) {
+			t.Errorf("the second search, typed over the first, found %q", found)
+		}
+	})
+}
+
+// Erased values are shown as erased (operator-api.md "Console"), on a billing subscription's
+// timeline too: a buyer erased after the subscription ended leaves the sale's events with the
+// buyer's values null, and the timeline shows them as erased, as the buyer's own timeline does,
+// with a notice naming the erased buyer; not as a null that reads like a value never given.
+func TestTheConsoleShowsAnErasedBuyersValuesAsErasedOnTheSubscriptionsTimeline(t *testing.T) {
+	browser := startChromium(t)
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
+		acc := svc.NewAccount(t)
+		base := "/admin/v1/accounts/" + acc.ID
+		product := svc.NewProduct(t, acc.ID, map[string]any{"name": "Monthly plan", "pricingTiers": []any{
+			map[string]any{"name": "Monthly", "amount": 1500, "currency": "USD", "interval": "month"},
+		}})
+		bought := svc.Operator.Post(t, base+"/checkout/purchases", "", map[string]any{
+			"productId": product.ID, "pricingTierId": product.TierIDs[0], "email": "erin@example.com", "name": "Erin Erased"}).Expect(t, http.StatusCreated)
+		subscription := bought.Object(t, "subscription")["id"].(string)
+		buyer := bought.Object(t, "customer")["contactId"].(string)
+		// A buyer cannot be erased while a subscription is active: it ends first.
+		svc.Operator.Post(t, base+"/checkout/subscriptions/"+subscription+"/cancel", "", map[string]any{"atPeriodEnd": false}).Expect(t, http.StatusOK)
+		svc.Operator.Post(t, base+"/contacts/"+buyer+"/erase", "", map[string]any{}).Expect(t, http.StatusOK)
+
+		tab := newTab(t, browser)
+		signIn(t, svc, tab)
+		var types, data []string
+		var notice string
+		run(t, tab, "the subscription's timeline",
+			goTo("#/accounts/"+acc.ID+"/subscriptions/"+subscription),
+			chromedp.WaitVisible(css(`.events .event[data-type="SubscriptionCancelled"]`)),
+			into(&notice, chromedp.Evaluate[string](`Array.from(document.querySelectorAll('main p.notice')).map((p) => p.textContent).join(' ')`)),
+			into(&types, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll('.events .event')).map((e) => e.dataset.type)`)),
+			into(&data, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll('.events .event details > pre.json:first-of-type')).map((p) => p.textContent)`)))
+		if !slices.Contains(types, "CheckoutPurchased") || !slices.Contains(types, "SubscriptionStarted") {
+			t.Errorf("the subscription's timeline: %v", types)
+		}
+		if !strings.Contains(notice, buyer) || !strings.Contains(notice, "erased") {
+			t.Errorf("the subscription's page says %q, want that its buyer %s was erased", notice, buyer)
+		}
+		if len(data) != len(types) {
+			t.Fatalf("%d events, %d of them with data", len(types), len(data))
+		}
+		for i, d := range data {
+			for _, gone := range []string{"erin@example.com", "Erin", "null"} {
+				if strings.Contains(d, gone) {
+					t.Errorf("the data of %s shows %q: %s", types[i], gone, d)
+				}
+			}
+			if types[i] == "CheckoutPurchased" && (!strings.Contains(d, `"email": erased`) || !strings.Contains(d, `"name": erased`)) {
+				t.Errorf("the purchase's data: %s, want the buyer's email and name shown as erased", d)
+			}
 		}
 	})
 }

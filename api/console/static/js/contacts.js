@@ -21,18 +21,20 @@ export async function contactsPage(main, accountId, query) {
     h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Email'), h('th', { scope: 'col' }, 'Name'), h('th', { scope: 'col' }, 'Tags'), h('th', { scope: 'col' }, 'Created'))),
     body)));
   main.append(form, email ? h('h2', {}, 'Contacts with the email ' + email) : h('h2', {}, 'Contacts, newest first'), section);
+  // The search field has the focus, on the page of a search too, with what was searched selected:
+  // the next search is typed straight over it.
+  input.focus();
+  input.select();
   const names = await catalog(accountId);
   pager(section, body, async (cursor, limit) => {
     const page = await get('/accounts/' + enc(accountId) + '/contacts', { email, limit, cursor });
+    await names.know(page.contacts.flatMap((c) => c.tagIds));
     return { items: page.contacts, next: page.nextCursor };
   }, (c) => h('tr', {},
     h('td', {}, h('a', { href: '#/accounts/' + enc(accountId) + '/contacts/' + enc(c.id) }, c.email)),
     h('td', {}, [c.firstName, c.lastName].filter(Boolean).join(' ')),
     h('td', {}, c.tagIds.map((t) => h('span', { class: 'chip' }, names.name(t)))),
     h('td', {}, when(c.createdAt))), { empty: email ? 'No contact has that email.' : 'No contacts yet.' });
-  if (!email) {
-    input.focus();
-  }
 }
 
 // contactPage shows one contact: its timeline from the event log, and beside it what the read
@@ -55,6 +57,9 @@ export async function contactPage(main, accountId, contactId) {
     erased = true;
   }
   const names = await catalog(accountId);
+  if (contact) {
+    await names.know(namedIds(contact));
+  }
   main.querySelector('h1').textContent = contact ? contact.email : 'Contact ' + contactId;
   layout.append(h('div', { class: 'main-col' }, h('h2', {}, 'Timeline'), timeline(accountId, { contactId }, { erased })), aside);
   if (!contact) {
@@ -62,6 +67,24 @@ export async function contactPage(main, accountId, contactId) {
     return;
   }
   replace(aside, facts(accountId, contact, names));
+}
+
+// namedIds are the ids of a contact that its page shows by name: tags, custom fields, CRMs and
+// stages of its leads, products and tiers of its purchases and subscriptions.
+function namedIds(c) {
+  const ids = [...c.tagIds, ...Object.keys(c.customFields || {})];
+  for (const l of c.leads) {
+    ids.push(l.crmId, l.stageId);
+  }
+  for (const customer of c.customers) {
+    for (const t of customer.transactions) {
+      ids.push(t.productId, t.pricingTierId);
+    }
+    for (const s of customer.subscriptions) {
+      ids.push(s.productId);
+    }
+  }
+  return ids;
 }
 
 function facts(accountId, c, names) {
@@ -96,10 +119,56 @@ function facts(accountId, c, names) {
 }
 
 // subscriptionPage shows the timeline of a billing subscription (kind "billing") or of a webhook
-// subscription (kind "webhook": its stream).
+// subscription (kind "webhook": its stream). A billing subscription whose buyer was erased shows
+// the buyer's erased values marked as erased, as the buyer's own timeline does.
 export async function subscriptionPage(main, accountId, subscriptionId, kind) {
   const crumb = h('span', {}, ' › ', h('span', { class: 'mono' }, subscriptionId));
   await accountHeader(main, accountId, kind === 'billing' ? 'contacts' : 'webhooks', crumb);
   main.querySelector('h1').textContent = (kind === 'billing' ? 'Billing subscription ' : 'Webhook subscription ') + subscriptionId;
-  main.append(h('h2', {}, 'Timeline'), timeline(accountId, { subscriptionId }));
+  const erasedBuyer = kind === 'billing' ? await erasedBuyerOf(accountId, subscriptionId) : '';
+  if (erasedBuyer) {
+    main.append(h('p', { class: 'notice' }, 'The buyer (contact ', h('a', { class: 'mono', href: '#/accounts/' + enc(accountId) + '/contacts/' + enc(erasedBuyer) }, erasedBuyer),
+      ') was erased: the buyer\'s values are shown as erased. Amounts, products and dates are kept.'));
+  }
+  main.append(h('h2', {}, 'Timeline'), timeline(accountId, { subscriptionId }, { erased: Boolean(erasedBuyer) }));
+}
+
+// erasedBuyerOf answers the contact id of a billing subscription's buyer when that contact was
+// erased, and '' otherwise. The subscription's first event (its purchase) names the buyer; the
+// buyer was erased when its contact is not found (404) while its history stays, as on the
+// contact's page. A history the API refuses is left to the timeline, which shows the API's answer.
+async function erasedBuyerOf(accountId, subscriptionId) {
+  let first;
+  try {
+    first = (await get('/accounts/' + enc(accountId) + '/history', { subscriptionId, limit: 1 })).events[0];
+  } catch (err) {
+    if (err instanceof APIError && err.status !== 401) {
+      return '';
+    }
+    throw err;
+  }
+  const buyer = first ? buyerOf(first.data) : '';
+  if (!buyer) {
+    return '';
+  }
+  try {
+    await get('/accounts/' + enc(accountId) + '/contacts/' + enc(buyer));
+    return '';
+  } catch (err) {
+    if (err instanceof APIError && err.status === 404) {
+      return buyer;
+    }
+    throw err;
+  }
+}
+
+// buyerOf is the contact a sale event's data names as its buyer (its contact, else its
+// customer's), whether the sale is the data itself (CheckoutPurchased, …) or its member `sale`
+// (SubscriptionStarted, …).
+function buyerOf(data) {
+  const sale = data && typeof data.sale === 'object' && data.sale ? data.sale : data;
+  if (!sale || typeof sale !== 'object') {
+    return '';
+  }
+  return (sale.contact && sale.contact.contactId) || (sale.customer && sale.customer.contactId) || '';
 }

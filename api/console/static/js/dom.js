@@ -96,11 +96,24 @@ export function actor(metadata) {
   return 'by ' + a;
 }
 
-// money shows minor units in a currency.
+// minorDigits are the ISO 4217 exponents other than 2: how many digits of an amount in the
+// currency's minor unit (as the API keeps every amount) come after the decimal point, so that
+// 5000 JPY is ¥5,000 and 5000 KWD is 5.000 KWD. Every other currency has 2. A table rather than
+// Intl's digits: CLDR shows some currencies with fewer digits than their minor unit (HUF, IQD,
+// …), which would round the amount shown.
+const minorDigits = {
+  BIF: 0, CLP: 0, DJF: 0, GNF: 0, ISK: 0, JPY: 0, KMF: 0, KRW: 0, PYG: 0, RWF: 0, UGX: 0, UYI: 0, VND: 0, VUV: 0, XAF: 0, XOF: 0, XPF: 0,
+  BHD: 3, IQD: 3, JOD: 3, KWD: 3, LYD: 3, OMR: 3, TND: 3,
+  CLF: 4, UYW: 4,
+};
+
+// money shows an amount in the currency's minor unit as the currency's amount, to the minor unit.
 export function money(amount, currency) {
+  const digits = Object.hasOwn(minorDigits, currency) ? minorDigits[currency] : 2;
+  const major = amount / 10 ** digits;
   try {
-    return new Intl.NumberFormat(undefined, { style: 'currency', currency }).format(amount / 100);
+    return new Intl.NumberFormat(undefined, { style: 'currency', currency, minimumFractionDigits: digits, maximumFractionDigits: digits }).format(major);
   } catch {
-    return (amount / 100).toFixed(2) + ' ' + currency;
+    return major.toFixed(digits) + ' ' + currency;
   }
 }

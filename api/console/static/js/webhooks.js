@@ -72,21 +72,75 @@ export async function deliveriesPage(main, accountId, webhookId, query) {
   main.append(
     webhookSummary(accountId, webhook, enabled), enabled,
     h('p', { class: 'links' }, h('a', { href: base + '/timeline' }, 'Timeline of this subscription')),
-    replayForm(accountId, webhookId, webhook, () => reloadSoon()),
+    replayForm(accountId, webhookId, webhook, () => follow(nothingDue)),
     h('h2', { id: 'log-title' }, 'Delivery log'),
     h('div', { class: 'row between' }, filter, refresh), notice, section);
+  const shown = new Map(); // the deliveries of the log as last read, by id
   const reload = pager(section, body, async (cursor, limit) => {
     const page = await get('/accounts/' + enc(accountId) + '/webhook-deliveries', { webhookId, status, limit, cursor });
+    if (!cursor) {
+      shown.clear();
+    }
+    for (const d of page.deliveries) {
+      shown.set(d.id, d);
+    }
     return { items: page.deliveries, next: page.nextCursor };
-  }, (d) => deliveryRows(accountId, d, notice, () => reloadSoon()), { empty: 'No deliveries' + (status ? ' with that status' : '') + '.' });
+  }, (d) => deliveryRows(accountId, d, notice, (retried) => follow(attempted(retried))), { empty: 'No deliveries' + (status ? ' with that status' : '') + '.' });
   refresh.addEventListener('click', () => reload());
-  // After a retry or a replay the attempts happen at once in the background: look again shortly
-  // after.
-  function reloadSoon() {
-    reload();
-    setTimeout(() => { if (body.isConnected) reload(); }, 1000);
-    setTimeout(() => { if (body.isConnected) reload(); }, 3000);
+
+  // After a retry or a replay the attempts happen in the background, as soon as the dispatcher
+  // takes them, and a receiver may take up to 10 s to answer: the page reads the log again every
+  // 1.5 s until each action's attempts are done (done(shown) says so) or 15 s have passed since
+  // the action, and stops as soon as the reader leaves the page.
+  const watches = [];
+  let polling = false;
+  function follow(done) {
+    watches.push({ done, until: Date.now() + 15000 });
+    if (!polling) {
+      poll();
+    }
   }
+  async function poll() {
+    polling = true;
+    try {
+      while (watches.length && body.isConnected) {
+        await reload();
+        for (let i = watches.length - 1; i >= 0; i--) {
+          if (watches[i].done(shown) || Date.now() >= watches[i].until) {
+            watches.splice(i, 1);
+          }
+        }
+        if (watches.length) {
+          await new Promise((resolve) => setTimeout(resolve, 1500));
+        }
+      }
+    } finally {
+      watches.length = 0;
+      polling = false;
+    }
+  }
+}
+
+// attempted says when the attempt a retry asked for is done: the delivery (as the retry answered
+// it) has one attempt more in the log, or is no longer pending.
+function attempted(retried) {
+  return (shown) => {
+    const now = shown.get(retried.id);
+    return Boolean(now) && (now.attempts.length > retried.attempts.length || now.status !== 'pending');
+  };
+}
+
+// nothingDue says when the deliveries a replay recorded are sent: no delivery in the log is
+// pending and due (never attempted, or its next attempt within a few seconds, which allows for
+// the reader's clock being behind the service's); one waiting for a later retry is done for now.
+function nothingDue(shown) {
+  const soon = Date.now() + 5000;
+  for (const d of shown.values()) {
+    if (d.status === 'pending' && (d.attempts.length === 0 || !d.nextAttemptAt || Date.parse(d.nextAttemptAt) <= soon)) {
+      return false;
+    }
+  }
+  return true;
 }
 
 // findWebhook reads the account's webhooks a page at a time until it finds this one, for its URL,
@@ -213,9 +267,9 @@ function deliveryRows(accountId, d, notice, afterRetry) {
     }
     retry.disabled = true;
     try {
-      await post('/accounts/' + enc(accountId) + '/webhook-deliveries/' + enc(d.id) + '/retry');
-      notice.replaceChildren(h('p', { class: 'ok', role: 'status' }, 'Delivery ' + d.id + ' is being sent again; the log below shows how it went.'));
-      afterRetry();
+      const res = await post('/accounts/' + enc(accountId) + '/webhook-deliveries/' + enc(d.id) + '/retry');
+      notice.replaceChildren(h('p', { class: 'ok', role: 'status' }, 'Delivery ' + d.id + ' is being sent again; the log below shows how it goes.'));
+      afterRetry(res.delivery || d);
     } catch (err) {
       notice.replaceChildren(errorBox(err));
       retry.disabled = false;
