@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
+	"unicode/utf8"
 )
 
 const (
@@ -109,7 +110,8 @@ func (w *WebhookSubscription) Subscribe(accountID string, spec WebhookSubscripti
 	if err != nil {
 		return err
 	}
-	if len(spec.Secret) < minSecretLength || len(spec.Secret) > maxSecretLength {
+	// Characters, as the contract counts them (and the OpenAPI's minLength): not bytes.
+	if n := utf8.RuneCountInString(spec.Secret); n < minSecretLength || n > maxSecretLength {
 		return InvalidField("secret", "secret must be %d to %d characters", minSecretLength, maxSecretLength)
 	}
 	if spec.SealedSecret == "" {

@@ -2,12 +2,14 @@ package webhooks
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/cenkalti/backoff/v5"
 	"go.uber.org/zap"
 
 	"github.com/funnelhq/funnel/infra/sqldb"
@@ -228,12 +230,13 @@ func attachQuery(dialect sqldb.Dialect, subIDs, deliveryIDs []string) (string, [
 	return query, args
 }
 
-// record writes the attempts and the next state of every delivery in one transaction (a few
-// multi-row statements), then disables the subscriptions whose target is gone. A delivery is
+// record writes the attempts and the next state of every delivery (keepRecording), then
+// disables the subscriptions whose target is gone. It returns the error of the records it could
+// not write, whose deliveries are sent again once their claims lapse. A delivery is
 // only updated while this dispatcher's claim on it holds: if it lapsed (a record that came too
 // late) and another claim took the delivery, that claim's own record decides. It returns when
 // the soonest retry is due.
-func (d *Dispatcher) record(done []outcome) (soonest time.Time, err error) {
+func (d *Dispatcher) record(stop context.Context, done []outcome) (soonest time.Time, err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	now := d.cfg.Now()
@@ -296,58 +299,7 @@ func (d *Dispatcher) record(done []outcome) (soonest time.Time, err error) {
 	// deliveries at once does (Projector.stop, eraseDeliveries): two of them meeting on the same
 	// deliveries wait for each other instead of deadlocking.
 	slices.SortFunc(updates, func(a, b []any) int { return strings.Compare(a[0].(string), b[0].(string)) })
-	// One transaction; on PostgreSQL pipelined (sqldb.WriteTx): BEGIN and the update in one round
-	// trip, the attempts with the COMMIT in the next, where each statement took one.
-	dropped := 0
-	var unopened []string
-	err = sqldb.WriteTx(ctx, d.db.Dialect, d.db.Write, func(tx sqldb.Applier) error {
-		// The time is a value of each row, not part of the text: one text per number of rows
-		// is a statement prepared once (pgx's cache; on SQLite, sqldb's).
-		held, err := sqldb.QueryRowsStrings(ctx, tx, d.db.Dialect, `WITH v (id, claimed_until, status, attempts, next_attempt_at, status_code, error, updated_at) AS (VALUES `,
-			`), locked AS (SELECT id FROM webhook_deliveries WHERE id IN (SELECT id FROM v) ORDER BY id`+d.db.ForUpdate()+`)
-				UPDATE webhook_deliveries SET status = v.status, attempts = v.attempts, next_attempt_at = v.next_attempt_at,
-				claimed_until = 0, last_status_code = v.status_code, last_error = v.error, updated_at = v.updated_at
-				FROM v JOIN locked ON locked.id = v.id
-				WHERE webhook_deliveries.id = v.id AND webhook_deliveries.claimed_until = v.claimed_until
-				  AND webhook_deliveries.status = 'pending'
-				RETURNING webhook_deliveries.id`,
-			updates, "TEXT", "BIGINT", "TEXT", "INTEGER", "BIGINT", "INTEGER", "TEXT", "BIGINT")
-		if err != nil {
-			return fmt.Errorf("update deliveries: %w", err)
-		}
-		ended, err := d.endedWhileSending(ctx, tx, updates, held)
-		if err != nil {
-			return err
-		}
-		var attempted [][]any
-		for _, id := range held {
-			if a, ok := attempts[id]; ok {
-				attempted = append(attempted, a)
-			}
-			if givenUp[id] {
-				dropped++
-			}
-			if _, ok := notOpened[id]; ok {
-				unopened = append(unopened, id)
-			}
-		}
-		for _, id := range ended {
-			if a, ok := attempts[id]; ok {
-				attempted = append(attempted, a)
-			}
-		}
-		if lapsed := len(updates) - len(held) - len(ended); lapsed > 0 {
-			d.log.Warn("attempts recorded after their claim lapsed; the deliveries were claimed again and are recorded by that claim", zap.Int("deliveries", lapsed))
-		}
-		if err := sqldb.ExecRows(ctx, tx, d.db.Dialect, `INSERT INTO webhook_attempts (delivery_id, attempt, at, status_code, error, duration_ms) VALUES `,
-			` ON CONFLICT (delivery_id, attempt) DO NOTHING`, attempted); err != nil {
-			return fmt.Errorf("insert attempts: %w", err)
-		}
-		return nil
-	})
-	if err != nil {
-		return soonest, fmt.Errorf("webhooks: record attempts: %w", err)
-	}
+	dropped, unopened, err := d.keepRecording(stop, records{updates: updates, attempts: attempts, givenUp: givenUp, notOpened: notOpened})
 	for range dropped {
 		d.observer.DeliveryGivenUp()
 	}
@@ -367,7 +319,119 @@ func (d *Dispatcher) record(done []outcome) (soonest time.Time, err error) {
 			d.log.Error("disable subscription after 410", zap.String("subscription", c.subscriptionID), zap.Error(err))
 		}
 	}
-	return soonest, nil
+	return soonest, err
+}
+
+// records are what record writes of a batch of attempts: a row of each delivery's next state
+// (updates, in id order), the attempt of each delivery sent, the deliveries given up and those
+// whose body could not be opened (with why).
+type records struct {
+	updates   [][]any
+	attempts  map[string][]any
+	givenUp   map[string]bool
+	notOpened map[string]string
+}
+
+// only is the records of one delivery, its row u.
+func (r records) only(u []any) records {
+	return records{updates: [][]any{u}, attempts: r.attempts, givenUp: r.givenUp, notOpened: r.notOpened}
+}
+
+// keepRecording writes records. A record lost lets its delivery's claim lapse, and the delivery
+// is sent again, to a receiver that may have taken it already (each attempt once,
+// operator-api.md): so when the database refuses the batch, each delivery's record is written
+// alone, that one row the database cannot take loses no other, and tried again with a backoff
+// until its claim lapses (a moment without the database). Once the dispatcher stops (stop ends),
+// each is tried once: a stopping process does not wait for the database.
+func (d *Dispatcher) keepRecording(stop context.Context, r records) (dropped int, unopened []string, err error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	dropped, unopened, err = d.writeRecords(ctx, r)
+	if err == nil || len(r.updates) == 1 && stop.Err() != nil {
+		return dropped, unopened, err
+	}
+	d.log.Warn("record delivery attempts: trying again one delivery at a time", zap.Error(err))
+	var failed []error
+	for _, u := range r.updates {
+		lapses := time.UnixMilli(u[1].(int64)).Sub(d.cfg.Now())
+		_, err := backoff.Retry(ctx, func() (struct{}, error) {
+			n, ids, err := d.writeRecords(ctx, r.only(u))
+			if err != nil && stop.Err() != nil {
+				return struct{}{}, backoff.Permanent(err)
+			}
+			if err == nil {
+				dropped, unopened = dropped+n, append(unopened, ids...)
+			}
+			return struct{}{}, err
+		}, backoff.WithBackOff(recordBackOff()), backoff.WithMaxElapsedTime(max(lapses, time.Millisecond)))
+		if err != nil {
+			failed = append(failed, err)
+		}
+	}
+	return dropped, unopened, errors.Join(failed...)
+}
+
+// recordBackOff paces keepRecording's tries: soon at first, at most a second apart.
+func recordBackOff() backoff.BackOff {
+	b := backoff.NewExponentialBackOff()
+	b.InitialInterval, b.MaxInterval = 50*time.Millisecond, time.Second
+	return b
+}
+
+// writeRecords writes records in one transaction (a few multi-row statements) and returns how
+// many deliveries it gave up and which could not be opened.
+func (d *Dispatcher) writeRecords(ctx context.Context, r records) (dropped int, unopened []string, err error) {
+	// One transaction; on PostgreSQL pipelined (sqldb.WriteTx): BEGIN and the update in one round
+	// trip, the attempts with the COMMIT in the next, where each statement took one.
+	err = sqldb.WriteTx(ctx, d.db.Dialect, d.db.Write, func(tx sqldb.Applier) error {
+		// The time is a value of each row, not part of the text: one text per number of rows
+		// is a statement prepared once (pgx's cache; on SQLite, sqldb's).
+		held, err := sqldb.QueryRowsStrings(ctx, tx, d.db.Dialect, `WITH v (id, claimed_until, status, attempts, next_attempt_at, status_code, error, updated_at) AS (VALUES `,
+			`), locked AS (SELECT id FROM webhook_deliveries WHERE id IN (SELECT id FROM v) ORDER BY id`+d.db.ForUpdate()+`)
+				UPDATE webhook_deliveries SET status = v.status, attempts = v.attempts, next_attempt_at = v.next_attempt_at,
+				claimed_until = 0, last_status_code = v.status_code, last_error = v.error, updated_at = v.updated_at
+				FROM v JOIN locked ON locked.id = v.id
+				WHERE webhook_deliveries.id = v.id AND webhook_deliveries.claimed_until = v.claimed_until
+				  AND webhook_deliveries.status = 'pending'
+				RETURNING webhook_deliveries.id`,
+			r.updates, "TEXT", "BIGINT", "TEXT", "INTEGER", "BIGINT", "INTEGER", "TEXT", "BIGINT")
+		if err != nil {
+			return fmt.Errorf("update deliveries: %w", err)
+		}
+		ended, err := d.endedWhileSending(ctx, tx, r.updates, held)
+		if err != nil {
+			return err
+		}
+		var attempted [][]any
+		for _, id := range held {
+			if a, ok := r.attempts[id]; ok {
+				attempted = append(attempted, a)
+			}
+			if r.givenUp[id] {
+				dropped++
+			}
+			if _, ok := r.notOpened[id]; ok {
+				unopened = append(unopened, id)
+			}
+		}
+		for _, id := range ended {
+			if a, ok := r.attempts[id]; ok {
+				attempted = append(attempted, a)
+			}
+		}
+		if lapsed := len(r.updates) - len(held) - len(ended); lapsed > 0 {
+			d.log.Warn("attempts recorded after their claim lapsed; the deliveries were claimed again and are recorded by that claim", zap.Int("deliveries", lapsed))
+		}
+		if err := sqldb.ExecRows(ctx, tx, d.db.Dialect, `INSERT INTO webhook_attempts (delivery_id, attempt, at, status_code, error, duration_ms) VALUES `,
+			` ON CONFLICT (delivery_id, attempt) DO NOTHING`, attempted); err != nil {
+			return fmt.Errorf("insert attempts: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, nil, fmt.Errorf("webhooks: record attempts: %w", err)
+	}
+	return dropped, unopened, nil
 }
 
 // endedWhileSending releases the claims on deliveries that their subscription's end gave up while

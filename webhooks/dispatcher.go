@@ -81,7 +81,7 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 	recorded := make(chan struct{})
 	go func() {
 		defer close(recorded)
-		d.recordResults(results)
+		d.recordResults(ctx, results)
 	}()
 	inflight := 0
 	ticker := time.NewTicker(d.cfg.Poll)
@@ -138,8 +138,9 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 	}
 }
 
-// recordResults records attempts as they come, in batches, until results is closed.
-func (d *Dispatcher) recordResults(results <-chan outcome) {
+// recordResults records attempts as they come, in batches, until results is closed. stop ends
+// when the dispatcher stops (keepRecording).
+func (d *Dispatcher) recordResults(stop context.Context, results <-chan outcome) {
 	for r := range results {
 		done := []outcome{r}
 	drain:
@@ -154,7 +155,7 @@ func (d *Dispatcher) recordResults(results <-chan outcome) {
 				break drain
 			}
 		}
-		soonest, err := d.record(done)
+		soonest, err := d.record(stop, done)
 		if err != nil {
 			// The claims lapse and the deliveries are sent again: never lost, maybe repeated.
 			d.log.Error("record delivery attempts", zap.Error(err))

@@ -128,13 +128,13 @@ func TestALateResultDoesNotOverwriteALaterClaim(t *testing.T) {
 			t.Fatalf("second claim: %+v, %v", fresh, err)
 		}
 
-		if _, err := first.record([]outcome{{delivery: stale[0], at: time.Now(), status: 200}}); err != nil {
+		if _, err := first.record(context.Background(), []outcome{{delivery: stale[0], at: time.Now(), status: 200}}); err != nil {
 			t.Fatal(err)
 		}
 		if got := readDelivery(t, db); got.status != "pending" || got.attempts != 0 || got.claimedUntil != fresh[0].claimedUntil {
 			t.Fatalf("a lapsed claim's result was recorded over the live claim: %+v", got)
 		}
-		if _, err := second.record([]outcome{{delivery: fresh[0], at: time.Now(), status: 500, err: "HTTP 500"}}); err != nil {
+		if _, err := second.record(context.Background(), []outcome{{delivery: fresh[0], at: time.Now(), status: 500, err: "HTTP 500"}}); err != nil {
 			t.Fatal(err)
 		}
 		got := readDelivery(t, db)
@@ -174,7 +174,7 @@ func TestADeliveryIsNotSentOnAClaimAboutToLapse(t *testing.T) {
 		if !out.unsent || received.Load() != 0 {
 			t.Fatalf("a claim about to lapse was sent: unsent %v, %d requests", out.unsent, received.Load())
 		}
-		if _, err := disp.record([]outcome{out}); err != nil {
+		if _, err := disp.record(context.Background(), []outcome{out}); err != nil {
 			t.Fatal(err)
 		}
 		if got := readDelivery(t, db); got != (deliveryRow{status: "pending"}) {
@@ -218,7 +218,7 @@ func TestADeliveryGivenUpWhileClaimedIsNotSent(t *testing.T) {
 		if out.skipReason == "" || received.Load() != 0 {
 			t.Fatalf("a delivery given up while claimed was sent: %+v, %d requests", out, received.Load())
 		}
-		if _, err := disp.record([]outcome{out}); err != nil {
+		if _, err := disp.record(context.Background(), []outcome{out}); err != nil {
 			t.Fatal(err)
 		}
 		if got := readDelivery(t, db); got.status != "failed" || got.lastError != "erased" || got.attempts != 0 {

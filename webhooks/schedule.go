@@ -41,7 +41,12 @@ func (s Schedule) retryAfter(status int, header http.Header, now time.Time) (tim
 		return 0, false
 	}
 	if secs, err := strconv.Atoi(v); err == nil && secs >= 0 {
-		return min(time.Duration(secs)*time.Second, s.Cap), true
+		// Capped in seconds before it becomes a Duration, which a huge number would overflow
+		// to a negative wait: every attempt at once.
+		if secs >= int(s.Cap/time.Second) {
+			return s.Cap, true
+		}
+		return time.Duration(secs) * time.Second, true
 	}
 	if at, err := http.ParseTime(v); err == nil {
 		return min(max(at.Sub(now), 0), s.Cap), true

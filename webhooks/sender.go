@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/funnelhq/funnel/webhooks/verify"
 )
@@ -150,9 +151,21 @@ func describe(err error) string {
 	case strings.Contains(err.Error(), "connection refused"):
 		return "connection refused"
 	}
-	msg := err.Error()
-	if len(msg) > 300 {
-		msg = msg[:300]
+	return logText(err.Error(), 300)
+}
+
+// logText is s as the delivery log can keep it: valid UTF-8 without NUL, at most limit bytes, cut
+// on a character's boundary. A transport error may quote the receiver's own bytes (a malformed
+// answer), and PostgreSQL refuses a text that is not UTF-8: one such error failed the record of
+// every attempt of its batch, so those deliveries were sent again and again.
+func logText(s string, limit int) string {
+	s = strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "")
+	if len(s) <= limit {
+		return s
 	}
-	return msg
+	cut := limit
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut]
 }

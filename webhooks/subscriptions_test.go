@@ -80,16 +80,17 @@ func TestRESTHookLifecycle(t *testing.T) {
 		}
 
 		for name, body := range map[string]map[string]any{
-			"no url":               {"event": "form.submitted"},
-			"no event":             {"url": rcv.URL},
-			"unknown event":        {"url": rcv.URL, "event": "contact.created"},
-			"ftp url":              {"url": "ftp://example.com/x", "event": "form.submitted"},
-			"url with credentials": {"url": "https://user:pw@example.com/x", "event": "form.submitted"},
-			"another account form": {"url": rcv.URL, "event": "form.submitted", "formIds": []string{newForm(t, svc, other.ID, "Theirs")}},
-			"unknown calendar":     {"url": rcv.URL, "event": "scheduling.booked", "eventTypeIds": []string{"evt_nope"}},
-			"__none__ on products": {"url": rcv.URL, "event": "checkout.purchased", "productIds": []string{"__none__"}},
-			"short secret":         {"url": rcv.URL, "event": "form.submitted", "secret": "short"},
-			"events not strings":   {"url": rcv.URL, "events": []any{1}},
+			"no url":                             {"event": "form.submitted"},
+			"no event":                           {"url": rcv.URL},
+			"unknown event":                      {"url": rcv.URL, "event": "contact.created"},
+			"ftp url":                            {"url": "ftp://example.com/x", "event": "form.submitted"},
+			"url with credentials":               {"url": "https://user:pw@example.com/x", "event": "form.submitted"},
+			"another account form":               {"url": rcv.URL, "event": "form.submitted", "formIds": []string{newForm(t, svc, other.ID, "Theirs")}},
+			"unknown calendar":                   {"url": rcv.URL, "event": "scheduling.booked", "eventTypeIds": []string{"evt_nope"}},
+			"__none__ on products":               {"url": rcv.URL, "event": "checkout.purchased", "productIds": []string{"__none__"}},
+			"short secret":                       {"url": rcv.URL, "event": "form.submitted", "secret": "short"},
+			"secret of 8 characters in 16 bytes": {"url": rcv.URL, "event": "form.submitted", "secret": strings.Repeat("é", 8)},
+			"events not strings":                 {"url": rcv.URL, "events": []any{1}},
 		} {
 			t.Run(name, func(t *testing.T) {
 				svc.API.Post(t, "/api/v1/webhooks/subscriptions", acc.Key, body).ExpectError(t, http.StatusBadRequest)
@@ -98,6 +99,9 @@ func TestRESTHookLifecycle(t *testing.T) {
 		if hooks := svc.Operator.Get(t, "/admin/v1/accounts/"+acc.ID+"/webhooks", "").List(t, "webhooks"); len(hooks) != 1 {
 			t.Fatalf("refused requests created subscriptions: %v", hooks)
 		}
+		// 16 to 256 characters, not bytes: 200 characters in 400 bytes are a secret.
+		svc.API.Post(t, "/api/v1/webhooks/subscriptions", acc.Key, map[string]any{"url": rcv.URL, "event": "form.submitted", "secret": strings.Repeat("é", 200)}).
+			Expect(t, http.StatusCreated)
 	})
 }
 

@@ -1,0 +1,83 @@
+package webhooks_test
+
+import (
+	"bufio"
+	"net"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/funnelhq/funnel/infra/service"
+	"github.com/funnelhq/funnel/infra/service/servicetest"
+)
+
+// garblingReceiver answers every request with a line that is not HTTP, of "ä" (two bytes each):
+// Go's client quotes it in its error (malformed HTTP response "äää…"), which the delivery log
+// keeps, cut to a few hundred bytes.
+func garblingReceiver(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				r := bufio.NewReader(c)
+				for {
+					line, err := r.ReadString('\n')
+					if err != nil || line == "\r\n" {
+						break
+					}
+				}
+				_, _ = c.Write([]byte(strings.Repeat("ä", 400) + "\r\n\r\n"))
+			}()
+		}
+	}()
+	return "http://" + l.Addr().String()
+}
+
+// The error of an attempt quotes what the receiver answered, cut to fit the log. Cut in the
+// middle of a character, it was not UTF-8, which PostgreSQL refuses: the record failed, with
+// every attempt of its batch, and the delivery was sent again each time its claim lapsed, never
+// backed off nor given up. Two paths of different lengths put the cut at both parities.
+func TestAnAttemptWhoseAnswerIsGarbledIsRecorded(t *testing.T) {
+	run(t, func(c *service.Config) {
+		c.WebhookBackoffBase, c.WebhookBackoffCap = time.Hour, time.Hour
+	}, func(t *testing.T, svc *servicetest.Service) {
+		acc := svc.NewAccount(t)
+		garbling := garblingReceiver(t)
+		form := newForm(t, svc, acc.ID, "Signup")
+		for _, path := range []string{"/a", "/ab"} {
+			subscribe(t, svc, acc.ID, map[string]any{"url": garbling + path, "events": []string{"form.submitted"}})
+		}
+		submit(t, svc, acc.ID, form, "garbled@example.com")
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			list, recorded := deliveries(t, svc, acc.ID, ""), 0
+			for _, d := range list {
+				if attempts := d["attempts"].([]any); len(attempts) == 1 {
+					recorded++
+					msg := attempts[0].(map[string]any)["error"].(string)
+					if !strings.Contains(msg, "malformed HTTP response") || !utf8.ValidString(msg) || len(msg) > 300 {
+						t.Fatalf("the attempt's error = %q", msg)
+					}
+				}
+			}
+			if len(list) == 2 && recorded == 2 {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%d of %d deliveries have their attempt in the log 5 s after they were sent: %v", recorded, len(list), list)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	})
+}
