@@ -402,3 +402,43 @@ func TestOneServePerSQLiteFile(t *testing.T) {
 		t.Fatalf("migrate once the service stopped: exit %d\n%s%s", code, out, errOut)
 	}
 }
+
+// A zero webhook backoff set on purpose, by variable or flag, stops the start naming the
+// variable, as a negative one does: the flags' defaults are their Value, so a 0 can only be the
+// operator's, and running with the 60 s / 24 h defaults instead would be another schedule than
+// the one asked for, without a word (operator-api.md: the variables set the retry schedule).
+func TestServeRefusesAZeroWebhookBackoff(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: this test builds and runs the binary")
+	}
+	bin := buildBinary(t)
+	for _, c := range []struct {
+		name string
+		env  []string
+		args []string
+		want string
+	}{
+		{"base variable", []string{"FUNNEL_WEBHOOK_BACKOFF_BASE=0s"}, nil, "FUNNEL_WEBHOOK_BACKOFF_BASE must be positive"},
+		{"base flag", nil, []string{"--webhook-backoff-base", "0s"}, "FUNNEL_WEBHOOK_BACKOFF_BASE must be positive"},
+		{"cap variable", []string{"FUNNEL_WEBHOOK_BACKOFF_CAP=0s", "FUNNEL_WEBHOOK_BACKOFF_BASE=1s"}, nil, "FUNNEL_WEBHOOK_BACKOFF_CAP must be positive"},
+		{"cap flag", nil, []string{"--webhook-backoff-cap", "0"}, "FUNNEL_WEBHOOK_BACKOFF_CAP must be positive"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, bin, append([]string{"serve", "--addr", "127.0.0.1:0", "--admin-addr", "127.0.0.1:0"}, c.args...)...)
+			cmd.Env = append(os.Environ(), "FUNNEL_DATABASE_URL=sqlite:"+filepath.Join(t.TempDir(), "f.db"), "FUNNEL_ADMIN_TOKEN=t", "FUNNEL_SECRET_KEY=")
+			cmd.Env = append(cmd.Env, c.env...)
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			err := cmd.Run()
+			if ctx.Err() != nil {
+				t.Fatalf("serve with %v %v started instead of refusing the zero backoff:\n%s", c.env, c.args, stderr.String())
+			}
+			exitErr, ok := err.(*exec.ExitError)
+			if !ok || exitErr.ExitCode() != 1 || !strings.Contains(stderr.String(), c.want) {
+				t.Fatalf("serve with %v %v: %v, want exit 1 and %q on stderr:\n%s", c.env, c.args, err, c.want, stderr.String())
+			}
+		})
+	}
+}

@@ -103,7 +103,9 @@ func (c Config) Validate() error {
 	if c.WebhookBackoffBase <= 0 {
 		bad("FUNNEL_WEBHOOK_BACKOFF_BASE must be positive, not %s", c.WebhookBackoffBase)
 	}
-	if c.WebhookBackoffCap < c.WebhookBackoffBase {
+	if c.WebhookBackoffCap <= 0 {
+		bad("FUNNEL_WEBHOOK_BACKOFF_CAP must be positive, not %s", c.WebhookBackoffCap)
+	} else if c.WebhookBackoffCap < c.WebhookBackoffBase {
 		bad("FUNNEL_WEBHOOK_BACKOFF_CAP (%s) must not be below FUNNEL_WEBHOOK_BACKOFF_BASE (%s)", c.WebhookBackoffCap, c.WebhookBackoffBase)
 	}
 	if c.SecretKey != "" {

@@ -51,6 +51,7 @@ func TestValidateNamesTheBadSetting(t *testing.T) {
 		{"unknown database", func(c *Config) { c.DatabaseURL = "mysql://x" }, "FUNNEL_DATABASE_URL"},
 		{"zero backoff", func(c *Config) { c.WebhookBackoffBase = 0 }, "FUNNEL_WEBHOOK_BACKOFF_BASE must be positive"},
 		{"cap below base", func(c *Config) { c.WebhookBackoffCap = time.Second }, "FUNNEL_WEBHOOK_BACKOFF_CAP"},
+		{"zero backoff cap", func(c *Config) { c.WebhookBackoffCap = 0 }, "FUNNEL_WEBHOOK_BACKOFF_CAP must be positive"},
 		{"log level", func(c *Config) { c.LogLevel = "loud" }, "FUNNEL_LOG_LEVEL"},
 		{"postgres without a server key", func(c *Config) { c.DatabaseURL = "postgres://postgres@127.0.0.1:5432/funnel" },
 			"FUNNEL_SECRET_KEY is required with a postgres:// database"},
