@@ -88,14 +88,14 @@ func TestOperatorCommands(t *testing.T) {
 		subscriptionID := subscribeAndRebill(t, srv, fx.accountID)
 		srv.stop(t)
 
-		out, errOut, code := run(t, bin, dbURL, "history", "--account", fx.accountID, "--email", "HIST@example.com")
+		out, errOut, code := runKeyed(t, bin, dbURL, "history", "--account", fx.accountID, "--email", "HIST@example.com")
 		if code != 0 {
 			t.Fatalf("history: exit %d\n%s", code, errOut)
 		}
 		if types := historyTypes(t, out, fx.accountID); strings.Join(types, ",") != "ContactCreated,TagApplied,ContactUpdated" {
 			t.Fatalf("history types = %v", types)
 		}
-		out, errOut, code = run(t, bin, dbURL, "history", "--account", fx.accountID, "--subscription", subscriptionID)
+		out, errOut, code = runKeyed(t, bin, dbURL, "history", "--account", fx.accountID, "--subscription", subscriptionID)
 		if code != 0 {
 			t.Fatalf("history --subscription: exit %d\n%s", code, errOut)
 		}
@@ -105,7 +105,7 @@ func TestOperatorCommands(t *testing.T) {
 		if _, errOut, code := run(t, bin, dbURL, "history", "--account", fx.accountID); code == 0 || !strings.Contains(errOut, "exactly one") {
 			t.Fatalf("history without an entity: exit %d, %s", code, errOut)
 		}
-		if _, errOut, code := run(t, bin, dbURL, "history", "--account", "acc_other", "--email", "hist@example.com"); code == 0 || !strings.Contains(errOut, "no history") {
+		if _, errOut, code := runKeyed(t, bin, dbURL, "history", "--account", "acc_other", "--email", "hist@example.com"); code == 0 || !strings.Contains(errOut, "no history") {
 			t.Fatalf("history of another account: exit %d, %s", code, errOut)
 		}
 
@@ -138,6 +138,42 @@ func TestOperatorCommands(t *testing.T) {
 		}
 		if _, errOut, code := run(t, bin, "mysql://nope", "migrate"); code == 0 || !strings.Contains(errOut, "sqlite: or postgres://") {
 			t.Fatalf("an unsupported database url: exit %d, %s", code, errOut)
+		}
+	})
+}
+
+// `funnel history` without the server key (none given on PostgreSQL, or a copy of a SQLite
+// database without its key file) cannot open the personal values the log keeps sealed: they
+// would print as null, which is how an erased contact's values print, so an auditor would read a
+// live contact as erased. It refuses instead, as `projections rebuild` does, naming the key, and
+// exits 1; with the key the values show.
+func TestHistoryWithoutTheServerKeyIsRefused(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: this test builds and runs the binary")
+	}
+	bin := buildBinary(t)
+	sqldbtest.Run(t, func(t *testing.T, dialect sqldb.Dialect) {
+		dbURL := sqldbtest.URL(t, dialect)
+		srv := startServer(t, bin, dbURL)
+		fx := setUpAccount(t, srv)
+		if status, raw, err := srv.do(context.Background(), http.MethodPost, srv.apiURL+"/api/v1/contacts", apiHost, fx.key,
+			map[string]any{"email": "grace@example.com", "firstName": "Grace"}); err != nil || status != http.StatusOK {
+			t.Fatalf("upsert: %d %v %s", status, err, raw)
+		}
+		srv.stop(t)
+		args := []string{"history", "--account", fx.accountID, "--email", "grace@example.com"}
+		if out, errOut, code := runKeyed(t, bin, dbURL, args...); code != 0 || !strings.Contains(out, `"firstName":"Grace"`) {
+			t.Fatalf("history with the server key: exit %d\n%s%s", code, out, errOut)
+		}
+		if dialect == sqldb.SQLite { // a copy of the database without its key file
+			path := strings.TrimPrefix(dbURL, "sqlite:")
+			if err := os.Rename(path+".key", path+".key.away"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		out, errOut, code := run(t, bin, dbURL, args...)
+		if code != 1 || out != "" || !strings.Contains(errOut, "the log holds sealed personal values: give the server key") {
+			t.Fatalf("history without the server key: exit %d, stdout %q, stderr %q: want exit 1, nothing printed, the key asked for", code, out, errOut)
 		}
 	})
 }
