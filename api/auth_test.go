@@ -122,6 +122,23 @@ func TestAPIHostAndRoutes(t *testing.T) {
 	})
 }
 
+// FUNNEL_API_HOST is "the only host (port ignored)" on which /api/v1 answers (operator-api.md):
+// configured as the load balancer's host:port, with stray spaces or in capitals, it is read as a
+// request's Host is, so its requests are answered, on any port, instead of every one being 404
+// while the service looks healthy.
+func TestAPIHostConfiguredWithAPortAndSpaces(t *testing.T) {
+	const configured = " API.Example.com:8443 "
+	sqldbtest.Run(t, func(t *testing.T, dialect sqldb.Dialect) {
+		svc := servicetest.Start(t, dialect, func(c *service.Config) { c.APIHost = configured })
+		acc := svc.NewAccount(t)
+		for _, host := range []string{"api.example.com", "api.example.com:8443", "API.EXAMPLE.COM:443"} {
+			svc.API.Do(t, servicetest.Request{Method: http.MethodGet, Path: "/api/v1/contacts", Token: acc.Key, Host: host}).Expect(t, http.StatusOK)
+			svc.API.Do(t, servicetest.Request{Method: http.MethodGet, Path: "/llms-full.txt", Host: host}).Expect(t, http.StatusOK)
+		}
+		svc.API.Do(t, servicetest.Request{Method: http.MethodGet, Path: "/api/v1/contacts", Token: acc.Key, Host: "api.localhost"}).ExpectError(t, http.StatusNotFound)
+	})
+}
+
 // Once the revoke of a key is answered, no process accepts the key: not the one that revoked it
 // (on either store), nor another process on the same PostgreSQL database that had the key in
 // memory, asked at once, with no time for its relay to see the revocation.

@@ -316,5 +316,89 @@ func TestRebillRetriedWithItsTxnID(t *testing.T) {
 	})
 }
 
+// A processor's retried notification of a renewal gets the payment it recorded even when the
+// subscription has ended since (decisions.md "Processor transaction ids"): the last installment of
+// a split plan completes it, an operator cancels it now or at period end. A 409 would read as a
+// refused payment, though it is recorded. A txnId that is new to the account is still refused.
+func TestRebillRetriedAfterItsSubscriptionEnded(t *testing.T) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
+		acc := svc.NewAccount(t)
+		pro := svc.NewProduct(t, acc.ID, proPlan())
+		monthly, split := pro.TierIDs[1], pro.TierIDs[2]
+		retried := func(t *testing.T, rebill string, first servicetest.Response, txnID string) {
+			t.Helper()
+			again := svc.Operator.Post(t, rebill, "", map[string]any{"txnId": txnID})
+			if again.Status != http.StatusOK || again.Body["transaction"] == nil ||
+				again.Object(t, "transaction")["id"] != first.Object(t, "transaction")["id"] {
+				t.Fatalf("txnId %s notified again after the subscription ended: %d %s, want 200 with transaction %v",
+					txnID, again.Status, again.Raw, first.Object(t, "transaction")["id"])
+			}
+		}
+
+		t.Run("split plan paid in full", func(t *testing.T) {
+			sub := buy(t, svc, acc.ID, map[string]any{"productId": pro.ID, "pricingTierId": split, "email": "split@example.com", "txnId": "ch_split_1"}).
+				Object(t, "subscription")["id"].(string)
+			rebill := checkoutPath(acc.ID, "subscriptions/"+sub+"/rebill")
+			svc.Operator.Post(t, rebill, "", map[string]any{"txnId": "ch_split_2"}).Expect(t, http.StatusCreated)
+			last := svc.Operator.Post(t, rebill, "", map[string]any{"txnId": "ch_split_3"}).Expect(t, http.StatusCreated)
+			if last.Object(t, "subscription")["status"] != "completed" {
+				t.Fatalf("the last installment left %s", last.Raw)
+			}
+			retried(t, rebill, last, "ch_split_3")
+			if again := svc.Operator.Post(t, rebill, "", map[string]any{"txnId": "ch_split_3"}); again.Object(t, "subscription")["status"] != "completed" {
+				t.Fatalf("the retried last installment shows %s", again.Raw)
+			}
+			svc.Operator.Post(t, rebill, "", map[string]any{"txnId": "ch_split_4"}).ExpectError(t, http.StatusConflict)
+		})
+		for _, atPeriodEnd := range []bool{false, true} {
+			t.Run(fmt.Sprintf("cancelled atPeriodEnd %v", atPeriodEnd), func(t *testing.T) {
+				sub := buy(t, svc, acc.ID, map[string]any{"productId": pro.ID, "pricingTierId": monthly, "email": fmt.Sprintf("cancel%v@example.com", atPeriodEnd)}).
+					Object(t, "subscription")["id"].(string)
+				rebill := checkoutPath(acc.ID, "subscriptions/"+sub+"/rebill")
+				renewal := fmt.Sprintf("ch_renewal_%v", atPeriodEnd)
+				renewed := svc.Operator.Post(t, rebill, "", map[string]any{"txnId": renewal}).Expect(t, http.StatusCreated)
+				svc.Operator.Post(t, checkoutPath(acc.ID, "subscriptions/"+sub+"/cancel"), "", map[string]any{"atPeriodEnd": atPeriodEnd}).Expect(t, http.StatusOK)
+				retried(t, rebill, renewed, renewal)
+				svc.Operator.Post(t, rebill, "", map[string]any{"txnId": renewal + "_next"}).ExpectError(t, http.StatusConflict)
+			})
+		}
+	})
+}
+
+// The last installment of a split plan, notified four times on each of two processes at once:
+// one records it, the seven others answer it, though most of them find the plan paid off. A
+// process that did not record the payment keeps nothing of it, so only the log can tell it
+// that the notification is a retry, whichever process it reaches.
+func TestConcurrentLastInstallmentsAcrossProcesses(t *testing.T) {
+	url := sqldbtest.URL(t, sqldb.Postgres)
+	first, second := servicetest.StartOn(t, url, noConfig), servicetest.StartOn(t, url, noConfig)
+	acc := first.NewAccount(t)
+	pro := first.NewProduct(t, acc.ID, proPlan())
+	sub := buy(t, first, acc.ID, map[string]any{"productId": pro.ID, "pricingTierId": pro.TierIDs[2], "email": "ada@example.com", "txnId": "ch_plan_1"}).
+		Object(t, "subscription")["id"].(string)
+	rebill := checkoutPath(acc.ID, "subscriptions/"+sub+"/rebill")
+	first.Operator.Post(t, rebill, "", map[string]any{"txnId": "ch_plan_2"}).Expect(t, http.StatusCreated)
+	answers := concurrently(t, 8, func(i int) servicetest.Response {
+		return []*servicetest.Service{first, second}[i%2].Operator.Post(t, rebill, "", map[string]any{"txnId": "ch_plan_3"})
+	})
+	statuses := map[int]int{}
+	txns := map[any]bool{}
+	for _, res := range answers {
+		statuses[res.Status]++
+		if res.Status == http.StatusOK || res.Status == http.StatusCreated {
+			txns[res.Object(t, "transaction")["id"]] = true
+		}
+	}
+	if statuses[http.StatusCreated] != 1 || statuses[http.StatusOK] != 7 || len(txns) != 1 {
+		t.Fatalf("answers by status %v, %d transactions: want one 201, seven 200, one transaction", statuses, len(txns))
+	}
+	// Later retries, on the process that recorded the payment and on the other, alike.
+	for _, svc := range []*servicetest.Service{first, second} {
+		if again := svc.Operator.Post(t, rebill, "", map[string]any{"txnId": "ch_plan_3"}).Expect(t, http.StatusOK); !txns[again.Object(t, "transaction")["id"]] {
+			t.Fatalf("a later retry answered %s", again.Raw)
+		}
+	}
+}
+
 // noConfig starts a test service as it comes.
 func noConfig(*service.Config) {}

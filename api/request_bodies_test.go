@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/funnelhq/funnel/infra/service/servicetest"
@@ -34,8 +35,8 @@ func TestRequestBodiesRefusedAsTheirOverlaysSay(t *testing.T) {
 				"/api/v1/scheduling/" + calendar + "/bookings", `{"timezone": 5, "startTime": 5}`, "timezone", "timezone: expected string, got number"},
 			{"a bad start time names its format",
 				"/api/v1/scheduling/" + calendar + "/bookings", `{"startTime": "tomorrow"}`, "startTime", "startTime must be an RFC 3339 timestamp, such as 2030-01-31T09:30:00Z"},
-			{"a form value beyond a float64 is refused while decoding",
-				"/api/v1/forms/" + formID + "/submissions", `{"values": {"` + fields[0] + `": 1e400}}`, "values", "values: expected number, got number 1e400"},
+			{"a form value beyond a float64 is refused while decoding, named by its path",
+				"/api/v1/forms/" + formID + "/submissions", `{"values": {"` + fields[0] + `": 1e400}}`, "values." + fields[0], "values." + fields[0] + ": expected number, got number 1e400"},
 			{"a replay's since that is no string is a member of the wrong type",
 				"/api/v1/webhooks/subscriptions/" + sub + "/replay", `{"since": 5}`, "since", "since: expected string, got number"},
 			{"a kind that is no string is refused on the integration API too",
@@ -52,6 +53,36 @@ func TestRequestBodiesRefusedAsTheirOverlaysSay(t *testing.T) {
 			Expect(t, http.StatusOK).Object(t, "contact")
 		if got := written["customFields"].(map[string]any)[field]; got != "12345678901234567890.5" {
 			t.Errorf("custom field = %v, want the number's text as sent", got)
+		}
+	})
+}
+
+// A value of the wrong type inside an array is named by its JSON path with the element's index
+// (decisions.md "Error codes": param is "its JSON path, e.g. email, tagIds[3], values.fld_x"), on
+// both APIs: encoding/json names it without the index ("stages.name"), which is no path of the
+// body, so a client could not tell which element is at fault; the validation errors of the same
+// endpoints name the index already (stages[0].name is required).
+func TestAWrongTypeInsideAnArrayIsNamedWithItsIndex(t *testing.T) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
+		acc := svc.NewAccount(t)
+		base := "/admin/v1/accounts/" + acc.ID
+		for _, c := range []struct{ path, body, param string }{
+			{base + "/crms", `{"name": "Sales", "stages": [{"name": "New"}, {"name": 7}]}`, "stages[1].name"},
+			{base + "/products", `{"name": "P", "pricingTiers": [{"name": "M", "amount": 10.5, "currency": "USD", "interval": "month"}]}`, "pricingTiers[0].amount"},
+			{base + "/forms", `{"name": "F", "fields": [{"label": "x", "type": "text", "required": "yes"}]}`, "fields[0].required"},
+			{base + "/tags", `{"name": "T", "automations": [{"type": "campaign.enroll", "campaignId": 5}]}`, "automations[0].campaignId"},
+			{base + "/api-keys", `{"scopes": ["contacts:read", 1]}`, "scopes[1]"},
+		} {
+			res := svc.Operator.Post(t, c.path, "", c.body)
+			if res.Status != http.StatusBadRequest || res.Body["code"] != "invalid_request" || res.Body["param"] != c.param ||
+				!strings.HasPrefix(res.Body["error"].(string), c.param+": expected ") {
+				t.Errorf("POST %s %s: %d %s, want 400 invalid_request naming %s", c.path, c.body, res.Status, res.Raw, c.param)
+			}
+		}
+		// The integration API, with decisions.md's own example.
+		res := svc.API.Post(t, "/api/v1/contacts", acc.Key, `{"email": "a@example.com", "tagIds": ["tag_a", "tag_b", "tag_c", 4]}`)
+		if res.Status != http.StatusBadRequest || res.Body["param"] != "tagIds[3]" || res.Body["error"] != "tagIds[3]: expected string, got number" {
+			t.Errorf("tagIds with a number: %d %s, want param tagIds[3]", res.Status, res.Raw)
 		}
 	})
 }

@@ -34,8 +34,40 @@ func recordedPayment(ctx context.Context, s *session, accountID, transactionID s
 	// Most payments are new: the first attempt takes the stream for new without reading it, and
 	// a retried one finds out at the append, and reads it at the next attempt.
 	s.mayBeNew(transactionID)
+	return lookUpPayment(ctx, s.peek, accountID, transactionID, pay)
+}
+
+// recordedDespite returns the account's transaction that recorded the payment's txnId, when the
+// decision to record the payment was refused (refusal, a domain error: a subscription cancelled,
+// paid off, cancelling, not found), or refusal itself when none did. A retried notification
+// learns that it is a retry at the append, and a refused decision appends nothing: without this
+// the retry of a payment whose subscription has since ended would get the subscription's 409,
+// which a processor reads as a refused payment, instead of the payment (decisions.md "Processor
+// transaction ids"). The stream is read again, never guessed: recordedPayment may have taken it
+// for new, or read it before a concurrent payment with the same txnId recorded it and ended the
+// subscription, which this decision then saw ended. A payment and what it does to its
+// subscription are appended together, so a decision that saw the end sees the payment here. The
+// read costs nothing to a payment that is recorded: only refusals make it.
+func recordedDespite(ctx context.Context, s *session, accountID, transactionID string, pay domain.Payment, refusal error) (*domain.Transaction, error) {
+	if pay.TxnID == "" || domain.KindOf(refusal) == 0 {
+		return nil, refusal
+	}
+	recorded, err := lookUpPayment(ctx, s.peekStored, accountID, transactionID, pay)
+	if err != nil {
+		return nil, err
+	}
+	if recorded == nil {
+		return nil, refusal
+	}
+	return recorded, nil
+}
+
+// lookUpPayment finds the transaction that recorded the payment's txnId, reading streams with
+// peek (the session's, which may guess the transaction new, or peekStored, which reads it).
+func lookUpPayment(ctx context.Context, peek func(context.Context, domain.Aggregate) (int64, error),
+	accountID, transactionID string, pay domain.Payment) (*domain.Transaction, error) {
 	txn := domain.TransactionStream(transactionID)
-	if _, err := s.peek(ctx, txn); err != nil {
+	if _, err := peek(ctx, txn); err != nil {
 		return nil, err
 	}
 	if txn.Exists() {
@@ -45,7 +77,7 @@ func recordedPayment(ctx context.Context, s *session, accountID, transactionID s
 		return nil, nil
 	}
 	own := domain.TransactionStream(pay.TxnID)
-	if _, err := s.peek(ctx, own); err != nil {
+	if _, err := peek(ctx, own); err != nil {
 		return nil, err
 	}
 	if own.Exists() && own.AccountID() == accountID && own.Sale().Transaction.TxnID == pay.TxnID {

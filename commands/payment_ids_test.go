@@ -70,3 +70,55 @@ func TestOneTxnIDOnePaymentWithNoReadModel(t *testing.T) {
 		}
 	})
 }
+
+// The last installment of a split plan notified eight times at once through two sets of handlers
+// (two processes): one records it and pays the plan off; the others, whether they decide before
+// that payment is in the log (their append fails) or after it (the plan refuses a rebill), answer
+// the payment and record nothing. A retry that meets the paid-off plan reads the txnId's stream
+// before answering the refusal, so it is never told 409 for a payment that is recorded.
+func TestOneTxnIDOneLastInstallment(t *testing.T) {
+	sqldbtest.Run(t, func(t *testing.T, dialect sqldb.Dialect) {
+		c := newCheckout(t, dialect)
+		other := commands.NewHandlers(commands.Dependencies{Store: c.store, Sealer: c.sealer, Log: zap.NewNop(), Observer: noObserver{}, Now: c.clock.Now})
+		ctx := context.Background()
+		split := c.buy(t, 2, "ada@example.com")
+		if _, err := c.h.Rebill.Handle(ctx, commands.Rebill{Meta: c.meta, SubscriptionID: split.SubscriptionID, TxnID: "ch_second"}); err != nil {
+			t.Fatal(err)
+		}
+		results := make([]commands.RebillResult, 8)
+		errs := make([]error, 8)
+		var wg sync.WaitGroup
+		for i := range 8 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				h := []commands.Handlers{c.h, other}[i%2]
+				results[i], errs[i] = h.Rebill.Handle(ctx, commands.Rebill{Meta: c.meta, SubscriptionID: split.SubscriptionID, TxnID: "ch_last"})
+			}()
+		}
+		wg.Wait()
+		recorded := 0
+		for i, res := range results {
+			if errs[i] != nil {
+				t.Fatalf("rebill %d: %v", i, errs[i])
+			}
+			if !res.AlreadyRecorded {
+				recorded++
+			}
+			if res.TransactionID != domain.TransactionIDFor(c.meta.AccountID, "ch_last") || res.Status != domain.SubscriptionStatusCompleted {
+				t.Fatalf("rebill %d answered %+v", i, res)
+			}
+		}
+		if recorded != 1 {
+			t.Fatalf("%d of 8 notifications of the last installment recorded it, want 1", recorded)
+		}
+		if events := c.stream(t, split.SubscriptionID); len(events) != 4 { // started, renewed twice, completed
+			t.Fatalf("the subscription's stream holds %d events, want 4", len(events))
+		}
+		// A new payment for the paid-off plan is still refused, by either process.
+		for _, h := range []commands.Handlers{c.h, other} {
+			_, err := h.Rebill.Handle(ctx, commands.Rebill{Meta: c.meta, SubscriptionID: split.SubscriptionID, TxnID: "ch_fourth"})
+			wantKind(t, err, domain.KindConflict)
+		}
+	})
+}

@@ -13,7 +13,9 @@ import (
 // (POST /admin/v1/accounts/{a}/checkout/subscriptions/{id}/rebill): one more period paid. A
 // cancelled, completed or cancelling subscription refuses it (409). A rebill whose txnId the
 // account recorded already, by a purchase or a rebill, records nothing: its result is that
-// payment's (AlreadyRecorded), whatever the subscription it names (payment_ids.go).
+// payment's (AlreadyRecorded), whatever the subscription it names and whatever became of it since
+// (a split plan the payment paid off, a subscription cancelled after it): the txnId is looked up
+// before a refusal is answered (payment_ids.go).
 type Rebill struct {
 	Meta           Meta
 	SubscriptionID string
@@ -55,29 +57,25 @@ func (h rebillHandler) Handle(ctx context.Context, cmd Rebill) (RebillResult, er
 	res := RebillResult{TransactionID: paymentTransactionID(accountID, pay)}
 	var earlier RebillResult
 	res.Position, err = execute(ctx, h.repo, cmd.Meta, cmd.SubscriptionID, func(ctx context.Context, s *session) error {
+		res.AlreadyRecorded = false
 		recorded, err := recordedPayment(ctx, s, accountID, res.TransactionID, pay)
 		if err != nil {
 			return err
 		}
-		if res.AlreadyRecorded = recorded != nil; res.AlreadyRecorded {
-			earlier, err = recordedRebill(ctx, s, recorded)
-			return err
+		if recorded == nil {
+			refusal := recordRebill(ctx, s, accountID, cmd.SubscriptionID, pay, &res)
+			if refusal == nil {
+				return nil
+			}
+			// The txnId is looked up before the subscription's refusal is answered: a renewal
+			// notified again after the subscription ended is the payment recorded.
+			if recorded, err = recordedDespite(ctx, s, accountID, res.TransactionID, pay, refusal); err != nil {
+				return err
+			}
 		}
-		// Tracked first, so that the log shows the payment before the renewal it pays, as a
-		// purchase shows its payment before the subscription it opens.
-		txn := domain.TransactionStream(res.TransactionID)
-		if err := s.track(txn); err != nil {
-			return err
-		}
-		sub, err := loadCheckoutSubscription(ctx, s, accountID, cmd.SubscriptionID)
-		if err != nil {
-			return err
-		}
-		if err := sub.Rebill(txn, pay); err != nil {
-			return err
-		}
-		res.Sale, res.Status, res.CurrentPeriodEnd = txn.Sale(), sub.Status(), sub.CurrentPeriodEnd()
-		return nil
+		res.AlreadyRecorded = true
+		earlier, err = recordedRebill(ctx, s, recorded)
+		return err
 	})
 	if err != nil {
 		return RebillResult{}, err
@@ -87,6 +85,26 @@ func (h rebillHandler) Handle(ctx context.Context, cmd Rebill) (RebillResult, er
 		return earlier, nil
 	}
 	return res, nil
+}
+
+// recordRebill records the payment as the next period of the account's subscriptionID, filling
+// res, or returns the refusal; it records nothing then.
+func recordRebill(ctx context.Context, s *session, accountID, subscriptionID string, pay domain.Payment, res *RebillResult) error {
+	// Tracked first, so that the log shows the payment before the renewal it pays, as a purchase
+	// shows its payment before the subscription it opens.
+	txn := domain.TransactionStream(res.TransactionID)
+	if err := s.track(txn); err != nil {
+		return err
+	}
+	sub, err := loadCheckoutSubscription(ctx, s, accountID, subscriptionID)
+	if err != nil {
+		return err
+	}
+	if err := sub.Rebill(txn, pay); err != nil {
+		return err
+	}
+	res.Sale, res.Status, res.CurrentPeriodEnd = txn.Sale(), sub.Status(), sub.CurrentPeriodEnd()
+	return nil
 }
 
 // recordedRebill is the result of the payment that recorded the txnId, with the subscription it

@@ -73,6 +73,13 @@ func (s *session) peek(ctx context.Context, agg domain.Aggregate) (int64, error)
 		s.guessed = true
 		return 0, nil
 	}
+	return s.peekStored(ctx, agg)
+}
+
+// peekStored is peek without the guess: it reads the stream as it is now, even the one the
+// session took for new. It is for a decision that must not rest on the guess after all (a refused
+// payment whose txnId may be recorded: recordedDespite).
+func (s *session) peekStored(ctx context.Context, agg domain.Aggregate) (int64, error) {
 	version, position, err := s.repo.read(ctx, agg)
 	if err != nil {
 		return 0, err

@@ -116,7 +116,8 @@ func (d *Deliveries) get(ctx context.Context, id string) (Delivery, error) {
 // delivery gets one more attempt, a pending one is brought forward and keeps its remaining
 // attempts. A delivery whose subscription has ended, or that is being sent right now, is refused,
 // and so is one recorded without a body because the secret its payload carries could not be
-// opened (Projector.deliveriesOf): sent again, it would go without it.
+// opened (Projector.deliveriesOf): sent again, it would go without it; and one whose contact was
+// erased, whose body the erasure dropped (eraseDeliveries).
 func (d *Deliveries) Retry(ctx context.Context, accountID, id string) (Delivery, error) {
 	del, err := d.get(ctx, id)
 	if err != nil {
@@ -137,7 +138,14 @@ func (d *Deliveries) Retry(ctx context.Context, accountID, id string) (Delivery,
 		return Delivery{}, fmt.Errorf("webhooks: read delivery: %w", err)
 	}
 	if bodiless > 0 {
-		return Delivery{}, domain.Conflict("the delivery was recorded without a body and cannot be sent: %s", strings.TrimPrefix(del.LastError, "not sent: "))
+		// Two things leave a delivery without a body: a payload whose secret could not be opened
+		// when it was recorded (Projector.deliveriesOf: its lastError says why, "not sent: …"),
+		// and the erasure of its contact (eraseDeliveries), which drops the body of every
+		// delivery, made or not, and leaves a delivery made before it with no error to quote.
+		if reason, recorded := strings.CutPrefix(del.LastError, "not sent: "); recorded {
+			return Delivery{}, domain.Conflict("the delivery was recorded without a body and cannot be sent: %s", reason)
+		}
+		return Delivery{}, domain.Conflict("the delivery's contact was erased: its body was dropped and it cannot be sent")
 	}
 	// The schedule's clock: a retry stamped by another would be due only once the dispatcher's
 	// clock reached it, and a claim (leased by that clock) would look held or lapsed wrongly.

@@ -119,3 +119,25 @@ func TestErasureWaitsForTheAttemptInFlightAndNoneFollows(t *testing.T) {
 		}
 	})
 }
+
+// A delivery made before its contact was erased lost its body to the erasure, so its retry is
+// refused (409), and the refusal says why: the contact was erased. Its lastError, which the
+// refusal of a delivery recorded without a body quotes, is empty for a delivery that had
+// succeeded, and the message ended on "cannot be sent: " with nothing after it.
+func TestRetryOfADeliveryWhoseContactWasErasedSaysSo(t *testing.T) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
+		acc := svc.NewAccount(t)
+		base := "/admin/v1/accounts/" + acc.ID
+		rcv := newReceiver(t)
+		subscribe(t, svc, acc.ID, map[string]any{"url": rcv.URL, "events": []string{"checkout.purchased"}})
+		pro := svc.NewProduct(t, acc.ID, map[string]any{"name": "Book", "pricingTiers": []any{map[string]any{"name": "Once", "amount": 1000, "currency": "EUR", "interval": "one_time"}}})
+		contact := svc.Operator.Post(t, base+"/checkout/purchases", "", map[string]any{"productId": pro.ID, "pricingTierId": pro.TierIDs[0], "email": "gone@example.com", "name": "Gone Soon"}).
+			Expect(t, http.StatusCreated).Object(t, "customer")["contactId"].(string)
+		delivery := waitDelivery(t, svc, acc.ID, "succeeded", 10*time.Second)["id"].(string)
+		svc.Operator.Post(t, base+"/contacts/"+contact+"/erase", "", map[string]any{}).Expect(t, http.StatusOK)
+		msg := svc.Operator.Post(t, base+"/webhook-deliveries/"+delivery+"/retry", "", map[string]any{}).ExpectError(t, http.StatusConflict)
+		if msg != "the delivery's contact was erased: its body was dropped and it cannot be sent" {
+			t.Fatalf("retry of a delivery whose contact was erased: %q, want it to say the contact was erased", msg)
+		}
+	})
+}

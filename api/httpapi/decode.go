@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"regexp"
 	"strings"
 
 	"github.com/funnelhq/funnel/domain"
@@ -107,8 +108,9 @@ func decodeJSON(body []byte, dst any, check func() *FieldError) *badBody {
 		var fieldErr *FieldError
 		switch {
 		case errors.As(err, &typeErr) && typeErr.Field != "":
-			return &badBody{code: domain.CodeInvalidRequest, param: typeErr.Field,
-				message: fmt.Sprintf("%s: expected %s, got %s", typeErr.Field, jsonTypeName(typeErr.Type.Kind().String()), jsonTypeName(typeErr.Value))}
+			param := typeErrorPath(trimmed, typeErr)
+			return &badBody{code: domain.CodeInvalidRequest, param: param,
+				message: fmt.Sprintf("%s: expected %s, got %s", param, jsonTypeName(typeErr.Type.Kind().String()), jsonTypeName(typeErr.Value))}
 		case errors.As(err, &fieldErr):
 			return &badBody{code: domain.CodeInvalidRequest, param: fieldErr.Param, message: fieldErr.Message}
 		default:
@@ -119,6 +121,106 @@ func decodeJSON(body []byte, dst any, check func() *FieldError) *badBody {
 		return notJSON("malformed JSON: unexpected data after the object")
 	}
 	return nil
+}
+
+// typeErrorPath is the JSON path of the value a type error is about (stages[1].name, tagIds[3],
+// values.fld_x), as decisions.md defines param. encoding/json names the Go fields it went
+// through, without the index of an array element or the key of a map entry ("stages.name"), which
+// is no path of the body: a client could not tell which element is at fault. The value is found
+// again by where the error stopped the decoder (Offset); Field, the path without indexes, is the
+// answer when that value cannot be found, or does not lie on that path.
+func typeErrorPath(body string, typeErr *json.UnmarshalTypeError) string {
+	path, ok := pathAt(body, typeErr.Offset)
+	if !ok {
+		return typeErr.Field
+	}
+	bare := arrayIndex.ReplaceAllString(path, "")
+	if bare != typeErr.Field && !strings.HasPrefix(bare, typeErr.Field+".") {
+		return typeErr.Field
+	}
+	return path
+}
+
+// arrayIndex is an array index in a JSON path.
+var arrayIndex = regexp.MustCompile(`\[[0-9]+\]`)
+
+// pathAt returns the JSON path of the innermost value of body (a JSON object) that holds the
+// offset where encoding/json reported a type error: just after a scalar of the wrong type (or one
+// byte further), or just after the opening bracket of an array or object of the wrong type. A
+// value is taken to start where the token before it ended, which may include the separator
+// before it but never the end of a sibling, so only the value itself and those around it hold the
+// offset, and the first of them to end is the innermost. ok is false for a body it cannot walk,
+// and for the root.
+func pathAt(body string, offset int64) (path string, ok bool) {
+	type level struct {
+		path    string
+		array   bool
+		next    int    // the index of the array's next element
+		key     string // the member of an object whose value comes next
+		wantKey bool
+		start   int64
+	}
+	var stack []*level
+	holds := func(start, end int64) bool { return start < offset && offset <= end }
+	// child is the path of the next value of the innermost array or object.
+	child := func() string {
+		parent := stack[len(stack)-1]
+		if parent.array {
+			parent.next++
+			return fmt.Sprintf("%s[%d]", parent.path, parent.next-1)
+		}
+		if parent.path == "" {
+			return parent.key
+		}
+		return parent.path + "." + parent.key
+	}
+	// ended marks the value of an object member as read: the next string is a key.
+	ended := func() {
+		if len(stack) > 0 && !stack[len(stack)-1].array {
+			stack[len(stack)-1].wantKey = true
+		}
+	}
+	dec := json.NewDecoder(strings.NewReader(body))
+	dec.UseNumber()
+	for {
+		start := dec.InputOffset()
+		tok, err := dec.Token()
+		if err != nil {
+			return "", false
+		}
+		delim, isDelim := tok.(json.Delim)
+		switch {
+		case isDelim && (delim == '{' || delim == '['):
+			path := ""
+			if len(stack) > 0 {
+				path = child()
+			}
+			stack = append(stack, &level{path: path, array: delim == '[', wantKey: delim == '{', start: start})
+		case isDelim: // '}' or ']'
+			closed := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			if holds(closed.start, dec.InputOffset()) {
+				return closed.path, closed.path != ""
+			}
+			if len(stack) == 0 {
+				return "", false
+			}
+			ended()
+		case len(stack) == 0:
+			return "", false
+		case stack[len(stack)-1].wantKey:
+			key, _ := tok.(string)
+			stack[len(stack)-1].key, stack[len(stack)-1].wantKey = key, false
+		default:
+			path := child()
+			// A number beyond its Go type is reported one byte past its end (encoding/json's
+			// convertNumber), where the next value cannot have started: a comma comes first.
+			if holds(start, dec.InputOffset()+1) {
+				return path, true
+			}
+			ended()
+		}
+	}
 }
 
 // hasNULEscape tells whether a JSON text holds the escape \u0000 (a raw NUL byte is invalid JSON

@@ -31,7 +31,10 @@ type Deps struct {
 	// Keys finds the API key a request presents, by the hash of its secret.
 	Keys    *projections.APIKeyAuthenticator
 	Runtime httpapi.Runtime
-	APIHost string // FUNNEL_API_HOST: /api/v1 answers for this host only, whatever the port
+	// APIHost is FUNNEL_API_HOST: /api/v1 answers for this host only, whatever the port. New
+	// reads it as HostName reads a request's Host, so a value given with a port or a stray space
+	// still names the host.
+	APIHost string
 	// RateLimits decides on /api/v1 requests under Limits; nil applies none (FUNNEL_RATE_LIMITS=off).
 	RateLimits *httpapi.RateLimits
 	Limits     Limits
@@ -40,13 +43,14 @@ type Deps struct {
 // Server holds the handlers of the integration API.
 type Server struct {
 	deps          Deps
+	apiHost       string // HostName(deps.APIHost)
 	limits        *httpapi.RateLimits
 	subscriptions httpapi.Subscriptions
 }
 
 // New builds the handlers.
 func New(deps Deps) *Server {
-	return &Server{deps: deps, limits: deps.RateLimits, subscriptions: httpapi.Subscriptions{
+	return &Server{deps: deps, apiHost: HostName(deps.APIHost), limits: deps.RateLimits, subscriptions: httpapi.Subscriptions{
 		Commands: deps.Commands, Read: deps.Webhooks.Subscriptions, ReadModels: deps.Runtime.ReadModels,
 	}}
 }
@@ -90,11 +94,19 @@ type routes struct {
 	add    func(method, path string, scope domain.Scope, h http.HandlerFunc)
 }
 
-// isAPIHost matches requests for FUNNEL_API_HOST, whatever the port.
+// isAPIHost matches requests for FUNNEL_API_HOST, whatever the port and the case.
 func (s *Server) isAPIHost(r *http.Request, _ *mux.RouteMatch) bool {
-	host := r.Host
+	return HostName(r.Host) == s.apiHost
+}
+
+// HostName is the host name of a Host header or of FUNNEL_API_HOST, as the two are compared:
+// without spaces around it, without its port (an IPv6 literal without its brackets), in lower
+// case. FUNNEL_API_HOST is read the same way as a request's Host, so that one configured as the
+// load balancer's host:port, or with a stray space, still matches its requests instead of none.
+func HostName(host string) string {
+	host = strings.TrimSpace(host)
 	if h, _, err := net.SplitHostPort(host); err == nil {
 		host = h
 	}
-	return strings.EqualFold(host, s.deps.APIHost)
+	return strings.ToLower(strings.TrimSuffix(strings.TrimPrefix(host, "["), "]"))
 }

@@ -88,14 +88,14 @@ func TestOperatorCommands(t *testing.T) {
 		subscriptionID := subscribeAndRebill(t, srv, fx.accountID)
 		srv.stop(t)
 
-		out, errOut, code := run(t, bin, dbURL, "history", "--account", fx.accountID, "--email", "HIST@example.com")
+		out, errOut, code := runKeyed(t, bin, dbURL, "history", "--account", fx.accountID, "--email", "HIST@example.com")
 		if code != 0 {
 			t.Fatalf("history: exit %d\n%s", code, errOut)
 		}
 		if types := historyTypes(t, out, fx.accountID); strings.Join(types, ",") != "ContactCreated,TagApplied,ContactUpdated" {
 			t.Fatalf("history types = %v", types)
 		}
-		out, errOut, code = run(t, bin, dbURL, "history", "--account", fx.accountID, "--subscription", subscriptionID)
+		out, errOut, code = runKeyed(t, bin, dbURL, "history", "--account", fx.accountID, "--subscription", subscriptionID)
 		if code != 0 {
 			t.Fatalf("history --subscription: exit %d\n%s", code, errOut)
 		}
@@ -105,7 +105,7 @@ func TestOperatorCommands(t *testing.T) {
 		if _, errOut, code := run(t, bin, dbURL, "history", "--account", fx.accountID); code == 0 || !strings.Contains(errOut, "exactly one") {
 			t.Fatalf("history without an entity: exit %d, %s", code, errOut)
 		}
-		if _, errOut, code := run(t, bin, dbURL, "history", "--account", "acc_other", "--email", "hist@example.com"); code == 0 || !strings.Contains(errOut, "no history") {
+		if _, errOut, code := runKeyed(t, bin, dbURL, "history", "--account", "acc_other", "--email", "hist@example.com"); code == 0 || !strings.Contains(errOut, "no history") {
 			t.Fatalf("history of another account: exit %d, %s", code, errOut)
 		}
 
@@ -138,6 +138,42 @@ func TestOperatorCommands(t *testing.T) {
 		}
 		if _, errOut, code := run(t, bin, "mysql://nope", "migrate"); code == 0 || !strings.Contains(errOut, "sqlite: or postgres://") {
 			t.Fatalf("an unsupported database url: exit %d, %s", code, errOut)
+		}
+	})
+}
+
+// `funnel history` without the server key (none given on PostgreSQL, or a copy of a SQLite
+// database without its key file) cannot open the personal values the log keeps sealed: they
+// would print as null, which is how an erased contact's values print, so an auditor would read a
+// live contact as erased. It refuses instead, as `projections rebuild` does, naming the key, and
+// exits 1; with the key the values show.
+func TestHistoryWithoutTheServerKeyIsRefused(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: this test builds and runs the binary")
+	}
+	bin := buildBinary(t)
+	sqldbtest.Run(t, func(t *testing.T, dialect sqldb.Dialect) {
+		dbURL := sqldbtest.URL(t, dialect)
+		srv := startServer(t, bin, dbURL)
+		fx := setUpAccount(t, srv)
+		if status, raw, err := srv.do(context.Background(), http.MethodPost, srv.apiURL+"/api/v1/contacts", apiHost, fx.key,
+			map[string]any{"email": "grace@example.com", "firstName": "Grace"}); err != nil || status != http.StatusOK {
+			t.Fatalf("upsert: %d %v %s", status, err, raw)
+		}
+		srv.stop(t)
+		args := []string{"history", "--account", fx.accountID, "--email", "grace@example.com"}
+		if out, errOut, code := runKeyed(t, bin, dbURL, args...); code != 0 || !strings.Contains(out, `"firstName":"Grace"`) {
+			t.Fatalf("history with the server key: exit %d\n%s%s", code, out, errOut)
+		}
+		if dialect == sqldb.SQLite { // a copy of the database without its key file
+			path := strings.TrimPrefix(dbURL, "sqlite:")
+			if err := os.Rename(path+".key", path+".key.away"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		out, errOut, code := run(t, bin, dbURL, args...)
+		if code != 1 || out != "" || !strings.Contains(errOut, "the log holds sealed personal values: give the server key") {
+			t.Fatalf("history without the server key: exit %d, stdout %q, stderr %q: want exit 1, nothing printed, the key asked for", code, out, errOut)
 		}
 	})
 }
@@ -400,5 +436,45 @@ func TestOneServePerSQLiteFile(t *testing.T) {
 	startServer(t, bin, dbURL).stop(t)
 	if out, errOut, code := run(t, bin, dbURL, "migrate"); code != 0 || !strings.Contains(out, "already up to date") {
 		t.Fatalf("migrate once the service stopped: exit %d\n%s%s", code, out, errOut)
+	}
+}
+
+// A zero webhook backoff set on purpose, by variable or flag, stops the start naming the
+// variable, as a negative one does: the flags' defaults are their Value, so a 0 can only be the
+// operator's, and running with the 60 s / 24 h defaults instead would be another schedule than
+// the one asked for, without a word (operator-api.md: the variables set the retry schedule).
+func TestServeRefusesAZeroWebhookBackoff(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: this test builds and runs the binary")
+	}
+	bin := buildBinary(t)
+	for _, c := range []struct {
+		name string
+		env  []string
+		args []string
+		want string
+	}{
+		{"base variable", []string{"FUNNEL_WEBHOOK_BACKOFF_BASE=0s"}, nil, "FUNNEL_WEBHOOK_BACKOFF_BASE must be positive"},
+		{"base flag", nil, []string{"--webhook-backoff-base", "0s"}, "FUNNEL_WEBHOOK_BACKOFF_BASE must be positive"},
+		{"cap variable", []string{"FUNNEL_WEBHOOK_BACKOFF_CAP=0s", "FUNNEL_WEBHOOK_BACKOFF_BASE=1s"}, nil, "FUNNEL_WEBHOOK_BACKOFF_CAP must be positive"},
+		{"cap flag", nil, []string{"--webhook-backoff-cap", "0"}, "FUNNEL_WEBHOOK_BACKOFF_CAP must be positive"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, bin, append([]string{"serve", "--addr", "127.0.0.1:0", "--admin-addr", "127.0.0.1:0"}, c.args...)...)
+			cmd.Env = append(os.Environ(), "FUNNEL_DATABASE_URL=sqlite:"+filepath.Join(t.TempDir(), "f.db"), "FUNNEL_ADMIN_TOKEN=t", "FUNNEL_SECRET_KEY=")
+			cmd.Env = append(cmd.Env, c.env...)
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			err := cmd.Run()
+			if ctx.Err() != nil {
+				t.Fatalf("serve with %v %v started instead of refusing the zero backoff:\n%s", c.env, c.args, stderr.String())
+			}
+			exitErr, ok := err.(*exec.ExitError)
+			if !ok || exitErr.ExitCode() != 1 || !strings.Contains(stderr.String(), c.want) {
+				t.Fatalf("serve with %v %v: %v, want exit 1 and %q on stderr:\n%s", c.env, c.args, err, c.want, stderr.String())
+			}
+		})
 	}
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"time"
 
 	"github.com/urfave/cli/v3"
 	"go.uber.org/zap"
@@ -47,25 +46,18 @@ func configFrom(cmd *cli.Command) service.Config {
 		AdminToken:          cmd.String("admin-token"),
 		DatabaseURL:         cmd.String("database-url"),
 		WebhookAllowPrivate: cmd.Bool("webhook-allow-private"),
-		WebhookBackoffBase:  durationOr(cmd.Duration("webhook-backoff-base"), defaults.WebhookBackoffBase),
-		WebhookBackoffCap:   durationOr(cmd.Duration("webhook-backoff-cap"), defaults.WebhookBackoffCap),
-		RateLimits:          cmd.String("rate-limits") != "off",
-		RedisURL:            cmd.String("redis-url"),
-		TrustedProxies:      cmd.String("trusted-proxies"),
-		LogLevel:            cmd.String("log-level"),
-		Role:                cluster.Role(cmd.String("role")),
-		SecretKey:           cmd.String("secret-key"),
-		Now:                 clockFrom(cmd),
+		// As given: a flag left out is its default already (Value), so a 0 here was set on
+		// purpose, and service.Config.Validate refuses it rather than run another schedule.
+		WebhookBackoffBase: cmd.Duration("webhook-backoff-base"),
+		WebhookBackoffCap:  cmd.Duration("webhook-backoff-cap"),
+		RateLimits:         cmd.String("rate-limits") != "off",
+		RedisURL:           cmd.String("redis-url"),
+		TrustedProxies:     cmd.String("trusted-proxies"),
+		LogLevel:           cmd.String("log-level"),
+		Role:               cluster.Role(cmd.String("role")),
+		SecretKey:          cmd.String("secret-key"),
+		Now:                clockFrom(cmd),
 	}
-}
-
-// durationOr reads an unset duration (0) as its default; a negative one goes on to be refused by
-// service.Config.Validate.
-func durationOr(d, fallback time.Duration) time.Duration {
-	if d == 0 {
-		return fallback
-	}
-	return d
 }
 
 // newLogger logs JSON to stderr at the configured level.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/funnelhq/funnel/api/integration"
 	"github.com/funnelhq/funnel/commands"
 	"github.com/funnelhq/funnel/domain"
 	"github.com/funnelhq/funnel/infra/service"
@@ -101,7 +102,7 @@ try:
   curl -s http://%s/api/v1/contacts -H 'Host: %s' \
     -H 'Authorization: Bearer %s' -H 'Content-Type: application/json' \
     -d '{"email": "ada@example.com", "firstName": "Ada", "tagNames": ["Lead", "Newsletter"]}'
-`, acc.AccountID, key.Secret, apiAddr, cfg.APIHost, key.Secret)
+`, acc.AccountID, key.Secret, apiAddr, integration.HostName(cfg.APIHost), key.Secret)
 	return nil
 }
 

@@ -43,7 +43,9 @@ var historyCommand = &cli.Command{
 		}
 		defer db.Close()
 		// With the server key, the personal values show; an erased contact's show as null.
-		store, err := service.OpenLog(ctx, db, cmd.String("secret-key"), false)
+		// Without it, a log that holds personal values is refused (OpenLog): they would show as
+		// null too, and a live contact would read as an erased one.
+		store, err := service.OpenLog(ctx, db, cmd.String("secret-key"))
 		if err != nil {
 			return err
 		}

@@ -291,7 +291,7 @@ func (a *App) Serve(ctx context.Context, ln Listeners) error {
 			return nil
 		})
 	}
-	a.log.Info("serving", zap.String("api", addrOf(ln.API)), zap.String("apiHost", a.cfg.APIHost),
+	a.log.Info("serving", zap.String("api", addrOf(ln.API)), zap.String("apiHost", integration.HostName(a.cfg.APIHost)),
 		zap.String("operator", ln.Operator.Addr().String()), zap.String("database", string(a.db.Dialect)),
 		zap.String("rateLimits", a.rateLimits.mode), zap.String("role", string(a.cfg.Role)), zap.String("process", a.node.ID()))
 

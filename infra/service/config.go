@@ -71,7 +71,8 @@ func Defaults() Config {
 }
 
 // Validate refuses a configuration the service cannot run as the operator meant it, naming the
-// variable: an empty listener or host, a database URL of no known kind, a retry schedule that is
+// variable: an empty listener or host, an API host that is not a host name (a URL; a port is
+// ignored, not refused: integration.HostName), a database URL of no known kind, a retry schedule that is
 // not positive or whose cap is below its base (retries would never wait, or never grow), a server
 // key that is not base64 of 32 bytes or none on PostgreSQL, a log level zap does not know, a Redis
 // URL go-redis cannot read, or a trusted proxy that is neither an IP address nor a CIDR range.
@@ -88,8 +89,13 @@ func (c Config) Validate() error {
 	if c.Addr != "" && c.Addr == c.AdminAddr && !strings.HasSuffix(c.Addr, ":0") { // port 0: each listener gets its own
 		bad("FUNNEL_ADDR and FUNNEL_ADMIN_ADDR are both %s: the two APIs need a listener each", c.Addr)
 	}
-	if strings.TrimSpace(c.APIHost) == "" {
+	// The port and surrounding spaces are ignored (integration.HostName); what is left must be a
+	// host name, or /api/v1 would answer on no host while the service looks healthy.
+	switch {
+	case integration.HostName(c.APIHost) == "":
 		bad("FUNNEL_API_HOST is empty")
+	case strings.ContainsAny(strings.TrimSpace(c.APIHost), "/?#@ \t"): // a URL, or two names
+		bad("FUNNEL_API_HOST must be a host name (a port is ignored), not %q", c.APIHost)
 	}
 	if !strings.HasPrefix(c.DatabaseURL, "sqlite:") && !c.postgres() {
 		bad("FUNNEL_DATABASE_URL must start with sqlite: or postgres://")
@@ -97,7 +103,9 @@ func (c Config) Validate() error {
 	if c.WebhookBackoffBase <= 0 {
 		bad("FUNNEL_WEBHOOK_BACKOFF_BASE must be positive, not %s", c.WebhookBackoffBase)
 	}
-	if c.WebhookBackoffCap < c.WebhookBackoffBase {
+	if c.WebhookBackoffCap <= 0 {
+		bad("FUNNEL_WEBHOOK_BACKOFF_CAP must be positive, not %s", c.WebhookBackoffCap)
+	} else if c.WebhookBackoffCap < c.WebhookBackoffBase {
 		bad("FUNNEL_WEBHOOK_BACKOFF_CAP (%s) must not be below FUNNEL_WEBHOOK_BACKOFF_BASE (%s)", c.WebhookBackoffCap, c.WebhookBackoffBase)
 	}
 	if c.SecretKey != "" {

@@ -23,6 +23,13 @@ func TestDefaultsAreValid(t *testing.T) {
 	if err := c.Validate(); err != nil {
 		t.Fatalf("a Redis URL and trusted proxies are refused: %v", err)
 	}
+	// The API host's port and surrounding spaces are ignored, as a request's are.
+	for _, host := range []string{"api.example.com:8443", " API.example.com ", "[::1]:8080", "127.0.0.1"} {
+		c.APIHost = host
+		if err := c.Validate(); err != nil {
+			t.Fatalf("FUNNEL_API_HOST %q is refused: %v", host, err)
+		}
+	}
 }
 
 // testKey is a server key: base64 of 32 bytes.
@@ -39,9 +46,12 @@ func TestValidateNamesTheBadSetting(t *testing.T) {
 		{"empty API listener", func(c *Config) { c.Addr = "" }, "FUNNEL_ADDR is empty"},
 		{"one address for both", func(c *Config) { c.AdminAddr = c.Addr }, "need a listener each"},
 		{"no API host", func(c *Config) { c.APIHost = " " }, "FUNNEL_API_HOST"},
+		{"an API host that is only a port", func(c *Config) { c.APIHost = ":8443" }, "FUNNEL_API_HOST is empty"},
+		{"an API host given as a URL", func(c *Config) { c.APIHost = "https://api.example.com" }, "FUNNEL_API_HOST must be a host name"},
 		{"unknown database", func(c *Config) { c.DatabaseURL = "mysql://x" }, "FUNNEL_DATABASE_URL"},
 		{"zero backoff", func(c *Config) { c.WebhookBackoffBase = 0 }, "FUNNEL_WEBHOOK_BACKOFF_BASE must be positive"},
 		{"cap below base", func(c *Config) { c.WebhookBackoffCap = time.Second }, "FUNNEL_WEBHOOK_BACKOFF_CAP"},
+		{"zero backoff cap", func(c *Config) { c.WebhookBackoffCap = 0 }, "FUNNEL_WEBHOOK_BACKOFF_CAP must be positive"},
 		{"log level", func(c *Config) { c.LogLevel = "loud" }, "FUNNEL_LOG_LEVEL"},
 		{"postgres without a server key", func(c *Config) { c.DatabaseURL = "postgres://postgres@127.0.0.1:5432/funnel" },
 			"FUNNEL_SECRET_KEY is required with a postgres:// database"},

@@ -14,14 +14,15 @@ import (
 // OpenLog opens the event log of db for a tool that reads it (`funnel history`, `funnel
 // projections rebuild`), with the server key that opens the persons' keys: secretKey
 // (FUNNEL_SECRET_KEY) if given, else a SQLite database's key file if there is one; it never
-// creates one. Without a key, personal values read as null; with required, OpenLog refuses
-// instead, when the log holds any (a rebuild must not write nulls over them).
-func OpenLog(ctx context.Context, db *sqldb.DB, secretKey string, required bool) (*eventstore.Store, error) {
+// creates one. Without a key it refuses when the log holds sealed personal values: they would
+// read as null, which is how an erased person's values read, so a history would show a live
+// contact as erased (with exit 0), and a rebuild would write nulls over the read models.
+func OpenLog(ctx context.Context, db *sqldb.DB, secretKey string) (*eventstore.Store, error) {
 	sealer, err := readingSealer(db, secretKey)
 	if err != nil {
 		return nil, err
 	}
-	if sealer == nil && required {
+	if sealer == nil {
 		var sealed int
 		if err := db.Read.QueryRowContext(ctx, `SELECT COUNT(*) FROM (SELECT 1 FROM person_keys WHERE sealed_key IS NOT NULL LIMIT 1) AS any_key`).Scan(&sealed); err != nil {
 			return nil, fmt.Errorf("app: look for persons' keys: %w", err)

@@ -124,7 +124,7 @@ func Rebuild(ctx context.Context, db *sqldb.DB, secretKey, name string, progress
 	if err := db.RequireCurrentSchema(ctx); err != nil {
 		return 0, err
 	}
-	store, err := OpenLog(ctx, db, secretKey, true)
+	store, err := OpenLog(ctx, db, secretKey)
 	if err != nil {
 		return 0, err
 	}

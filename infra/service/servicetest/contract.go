@@ -381,7 +381,8 @@ func offHost(requestHost, apiHost string) bool {
 	if apiHost == "" {
 		return false
 	}
-	strip := func(h string) string {
+	strip := func(h string) string { // FUNNEL_API_HOST too may be given with a port and spaces
+		h = strings.TrimSpace(h)
 		if host, _, err := net.SplitHostPort(h); err == nil {
 			return host
 		}
