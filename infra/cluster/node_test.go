@@ -125,8 +125,9 @@ func TestOneSQLiteProcessHoldsEverything(t *testing.T) {
 	})
 }
 
-// A worker cut off from the database stops its work by itself, before its leases expire, and
-// another worker takes them over once they have.
+// A worker cut off from the database (its statements fail) stops its work by itself, 4 s after
+// its last renewal, so before its leases expire (5 s after it), and another worker takes them
+// over once they have: the stop comes first by most of a second (deployment.md, "Takeover").
 func TestAWorkerCutOffStopsItsWorkAndAnotherTakesItOver(t *testing.T) {
 	url := sqldbtest.URL(t, sqldb.Postgres)
 	open := func() *sqldb.DB {
@@ -154,7 +155,7 @@ func TestAWorkerCutOffStopsItsWorkAndAnotherTakesItOver(t *testing.T) {
 	waitFor(t, 10*time.Second, "the other worker runs everything", func() bool { return len(b.running()) == len(work) })
 	tookAfter := time.Since(cut)
 	t.Logf("cut off: its work stopped after %s, taken over after %s", stoppedAfter.Round(time.Millisecond), tookAfter.Round(time.Millisecond))
-	if stoppedAfter >= tookAfter {
-		t.Errorf("the other worker took the work over (%s) before the cut-off one stopped it (%s)", tookAfter, stoppedAfter)
+	if margin := tookAfter - stoppedAfter; margin < 500*time.Millisecond {
+		t.Errorf("the cut-off worker stopped its work %s after the cut, only %s before the other took it over (%s)", stoppedAfter, margin, tookAfter)
 	}
 }
