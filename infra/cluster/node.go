@@ -59,7 +59,11 @@ type Config struct {
 	Leased []string
 	// Always names the work this process runs whatever it holds (the webhook dispatcher, which
 	// any worker runs): shown in the cluster view.
-	Always   []string
+	Always []string
+	// Awaited names the leases whose work the requests of a process that does no work (api)
+	// wait for: the relayed projections. Such a process looks, at every heartbeat, whether a
+	// worker holds each (WorkersRun).
+	Awaited  []string
 	Hold     Hold
 	Observer Observer
 	Log      *zap.Logger
@@ -81,12 +85,18 @@ type Node struct {
 	owned   map[string]time.Time
 	running []string      // what Hold was last told
 	lost    chan struct{} // a renewal found leases gone
+	// Of a process that does no work: when it last saw every awaited lease held (zero: never),
+	// and which were not at the last look.
+	lastAllHeld time.Time
+	unheld      []string
 }
 
 // New prepares this process's place in the cluster; Run it.
 func New(db *sqldb.DB, cfg Config) *Node {
 	if !cfg.Role.Works() {
 		cfg.Leased, cfg.Always = nil, nil
+	} else {
+		cfg.Awaited = nil
 	}
 	if cfg.Log == nil {
 		cfg.Log = zap.NewNop()
@@ -96,6 +106,83 @@ func New(db *sqldb.DB, cfg Config) *Node {
 
 // ID is this process's id in the cluster view.
 func (n *Node) ID() string { return n.id }
+
+// unheldFor is how long some awaited lease may go unheld before WorkersRun says so: longer than
+// the gap of a takeover (a dead worker's lease expired, taken by another within expiredLongAgo
+// plus balanceEvery, 2.5 s) and of a handover (a stopping worker deletes its leases, another
+// takes each within balanceEvery), so that an api process stays ready while workers are killed
+// or restart one at a time, as long as one runs.
+const unheldFor = leaseTTL
+
+// WorkersRun tells whether the work this process's requests wait for runs somewhere, and if not,
+// which leases no worker holds. A process that works itself (all, worker) and a process on SQLite
+// (the one process, which runs everything) always say yes. A process that does no work (api) says
+// yes once it has seen a worker hold every awaited lease (an unexpired row in leases), and for as
+// long as none has been unheld for unheldFor since: its writes would otherwise wait for read
+// models nobody applies, and answer 503 after 10 s.
+func (n *Node) WorkersRun() (bool, []string) {
+	if len(n.cfg.Awaited) == 0 || n.db.Dialect != sqldb.Postgres {
+		return true, nil
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.lastAllHeld.IsZero() {
+		if n.unheld == nil {
+			return false, slices.Clone(n.cfg.Awaited) // not looked yet
+		}
+		return false, slices.Clone(n.unheld)
+	}
+	if time.Since(n.lastAllHeld) >= unheldFor {
+		return false, slices.Clone(n.unheld)
+	}
+	return true, nil
+}
+
+// lookForWorkers reads which awaited leases a worker holds now (WorkersRun).
+func (n *Node) lookForWorkers(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	rows, err := n.db.Write.QueryContext(ctx, `SELECT name FROM leases WHERE expires_at > `+nowMillis(n.db.Dialect))
+	var held []string
+	if err == nil {
+		for rows.Next() {
+			var name string
+			if err = rows.Scan(&name); err != nil {
+				break
+			}
+			held = append(held, name)
+		}
+		if err == nil {
+			err = rows.Err()
+		}
+		rows.Close()
+	}
+	if err != nil {
+		// Not known: the last look stands, and ages (WorkersRun) until a look succeeds.
+		if !errors.Is(ctx.Err(), context.Canceled) {
+			n.cfg.Log.Warn("cluster: look for the workers", zap.Error(err))
+		}
+		return
+	}
+	unheld := []string{}
+	for _, name := range n.cfg.Awaited {
+		if !slices.Contains(held, name) {
+			unheld = append(unheld, name)
+		}
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	wasRunning := !n.lastAllHeld.IsZero() && time.Since(n.lastAllHeld) < unheldFor
+	n.unheld = unheld
+	if len(unheld) == 0 {
+		n.lastAllHeld = time.Now()
+		if !wasRunning {
+			n.cfg.Log.Info("cluster: workers hold every lease this process's writes wait for")
+		}
+	} else if wasRunning && time.Since(n.lastAllHeld)+renewEvery >= unheldFor {
+		n.cfg.Log.Warn("cluster: no worker holds some leases this process's writes wait for", zap.Strings("leases", unheld))
+	}
+}
 
 // Run keeps the heartbeat and the leases until ctx ends, then hands the work over at once: it
 // stops the work (Hold with nothing), deletes its leases, so that another worker takes each
@@ -112,6 +199,9 @@ func (n *Node) Run(ctx context.Context) error {
 		n.setRunning(ctx, slices.Clone(n.cfg.Leased), true)
 		n.beatUntil(ctx)
 		return nil
+	}
+	if len(n.cfg.Awaited) > 0 {
+		n.lookForWorkers(ctx) // at once: an api process is ready as soon as workers run
 	}
 	var wg sync.WaitGroup
 	wg.Add(2)
@@ -154,6 +244,9 @@ func (n *Node) beatUntil(ctx context.Context) {
 		}
 		if err := n.beat(ctx); err != nil && ctx.Err() == nil {
 			n.cfg.Log.Warn("cluster: heartbeat", zap.Error(err))
+		}
+		if len(n.cfg.Awaited) > 0 && n.db.Dialect == sqldb.Postgres {
+			n.lookForWorkers(ctx)
 		}
 		if beats%forgetEvery == 0 {
 			n.forgetTheGone(ctx)

@@ -32,7 +32,7 @@ func (m *member) running() []string {
 func join(t *testing.T, db *sqldb.DB, role cluster.Role) *member {
 	t.Helper()
 	m := &member{done: make(chan struct{})}
-	m.node = cluster.New(db, cluster.Config{Role: role, Leased: work, Always: []string{"dispatcher"},
+	m.node = cluster.New(db, cluster.Config{Role: role, Leased: work, Always: []string{"dispatcher"}, Awaited: work,
 		Hold: func(_ context.Context, held []string) {
 			m.mu.Lock()
 			m.held = slices.Clone(held)
@@ -157,5 +157,28 @@ func TestAWorkerCutOffStopsItsWorkAndAnotherTakesItOver(t *testing.T) {
 	t.Logf("cut off: its work stopped after %s, taken over after %s", stoppedAfter.Round(time.Millisecond), tookAfter.Round(time.Millisecond))
 	if margin := tookAfter - stoppedAfter; margin < 500*time.Millisecond {
 		t.Errorf("the cut-off worker stopped its work %s after the cut, only %s before the other took it over (%s)", stoppedAfter, margin, tookAfter)
+	}
+}
+
+// An api process runs no work: it tells whether workers run what its requests wait for
+// (WorkersRun, its /readyz). Alone, no; once a worker holds every lease, yes; once the last
+// worker has left and the leases have gone unheld for 5 s, no again.
+func TestAnAPINodeSeesWhetherWorkersHoldTheLeases(t *testing.T) {
+	db := sqldbtest.Open(t, sqldb.Postgres)
+	api := join(t, db, cluster.RoleAPI)
+	time.Sleep(1500 * time.Millisecond) // a look or two
+	if ok, unheld := api.node.WorkersRun(); ok || !slices.Equal(unheld, work) {
+		t.Fatalf("with no worker, WorkersRun says %v, %v; want false and every lease", ok, unheld)
+	}
+	w := join(t, db, cluster.RoleWorker)
+	waitFor(t, 5*time.Second, "the api process sees the worker hold every lease", func() bool { ok, _ := api.node.WorkersRun(); return ok })
+	if ok, _ := w.node.WorkersRun(); !ok {
+		t.Errorf("a worker says its work does not run")
+	}
+	w.stop()
+	left := time.Now()
+	waitFor(t, 8*time.Second, "the api process sees no worker hold the leases", func() bool { ok, _ := api.node.WorkersRun(); return !ok })
+	if after := time.Since(left); after < 3*time.Second {
+		t.Errorf("the api process said no worker runs the work %s after the last left, before the 5 s a takeover may take", after)
 	}
 }
