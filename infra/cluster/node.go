@@ -115,7 +115,8 @@ func (n *Node) ID() string { return n.id }
 const unheldFor = leaseTTL
 
 // WorkersRun tells whether the work this process's requests wait for runs somewhere, and if not,
-// which leases no worker holds. A process that works itself (all, worker) and a process on SQLite
+// which leases no worker holds (none: every one was held at the last look, but no look has
+// succeeded for unheldFor since, the database not answering this process). A process that works itself (all, worker) and a process on SQLite
 // (the one process, which runs everything) always say yes. A process that does no work (api) says
 // yes once it has seen a worker hold every awaited lease (an unexpired row in leases), and for as
 // long as none has been unheld for unheldFor since: its writes would otherwise wait for read

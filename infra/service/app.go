@@ -212,12 +212,17 @@ func (a *App) readiness() *httpapi.NotReady {
 	default:
 		return &httpapi.NotReady{Status: wire.Starting, Reason: "the projections are catching up with the event log as it was at start"}
 	}
-	if ok, unheld := a.node.WorkersRun(); !ok {
+	switch ok, unheld := a.node.WorkersRun(); {
+	case ok:
+		return nil
+	case len(unheld) == 0: // every lease was held at the last look, but no look succeeded since
+		return &httpapi.NotReady{Status: wire.WaitingForWorkers,
+			Reason: "this process could not read, for 5 s, whether workers run the projections its writes wait for: the database does not answer it"}
+	default:
 		return &httpapi.NotReady{Status: wire.WaitingForWorkers, Reason: fmt.Sprintf(
 			"no worker runs %s: this process runs no projection (FUNNEL_ROLE %s), and its writes would wait for them; start a worker (FUNNEL_ROLE worker or all)",
 			strings.Join(unheld, ", "), a.cfg.Role)}
 	}
-	return nil
 }
 
 // maxDeliveryAttempts is how often a webhook is tried (integration-api.md section 8).
