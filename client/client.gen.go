@@ -351,9 +351,10 @@ func (e Forwarding) Valid() bool {
 
 // Defines values for HealthStatus.
 const (
-	Ok       HealthStatus = "ok"
-	Ready    HealthStatus = "ready"
-	Starting HealthStatus = "starting"
+	Ok                HealthStatus = "ok"
+	Ready             HealthStatus = "ready"
+	Starting          HealthStatus = "starting"
+	WaitingForWorkers HealthStatus = "waiting_for_workers"
 )
 
 // Valid indicates whether the value is a known member of the HealthStatus enum.
@@ -364,6 +365,8 @@ func (e HealthStatus) Valid() bool {
 	case Ready:
 		return true
 	case Starting:
+		return true
+	case WaitingForWorkers:
 		return true
 	default:
 		return false
@@ -1451,6 +1454,8 @@ type Forwarding string
 
 // Health defines model for Health.
 type Health struct {
+	// Reason Why the process is not ready (503 only), for the operator.
+	Reason *string      `json:"reason,omitempty"`
 	Status HealthStatus `json:"status"`
 }
 
@@ -3891,7 +3896,11 @@ type ClientInterface interface {
 	// GetReadiness Readiness
 	//
 	// 200 once migrations ran and every projection caught up with the event log as it was at
-	// start; 503 before. Answers on any host, without a key.
+	// start; 503 before (`starting`). On PostgreSQL, a process of role `api` is ready only while
+	// workers run the projections its writes wait for: 503 `waiting_for_workers` until it has
+	// seen a worker hold each projection's lease, and again once one has gone unheld for 5 s
+	// (no worker runs it; its writes would wait for it and answer 503). `reason` says why in
+	// words. Answers on any host, without a key.
 	//
 	// Corresponds with GET /readyz (the `GetReadiness` operationId).
 	GetReadiness(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -4923,7 +4932,11 @@ func (c *Client) GetLLMsReference(ctx context.Context, reqEditors ...RequestEdit
 // GetReadiness Readiness
 //
 // 200 once migrations ran and every projection caught up with the event log as it was at
-// start; 503 before. Answers on any host, without a key.
+// start; 503 before (`starting`). On PostgreSQL, a process of role `api` is ready only while
+// workers run the projections its writes wait for: 503 `waiting_for_workers` until it has
+// seen a worker hold each projection's lease, and again once one has gone unheld for 5 s
+// (no worker runs it; its writes would wait for it and answer 503). `reason` says why in
+// words. Answers on any host, without a key.
 //
 // Corresponds with GET /readyz (the `GetReadiness` operationId).
 func (c *Client) GetReadiness(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -7686,7 +7699,11 @@ type ClientWithResponsesInterface interface {
 	// GetReadinessWithResponse Readiness
 	//
 	// 200 once migrations ran and every projection caught up with the event log as it was at
-	// start; 503 before. Answers on any host, without a key.
+	// start; 503 before (`starting`). On PostgreSQL, a process of role `api` is ready only while
+	// workers run the projections its writes wait for: 503 `waiting_for_workers` until it has
+	// seen a worker hold each projection's lease, and again once one has gone unheld for 5 s
+	// (no worker runs it; its writes would wait for it and answer 503). `reason` says why in
+	// words. Answers on any host, without a key.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -14290,7 +14307,11 @@ func (c *ClientWithResponses) GetLLMsReferenceWithResponse(ctx context.Context, 
 // GetReadinessWithResponse Readiness
 //
 // 200 once migrations ran and every projection caught up with the event log as it was at
-// start; 503 before. Answers on any host, without a key.
+// start; 503 before (`starting`). On PostgreSQL, a process of role `api` is ready only while
+// workers run the projections its writes wait for: 503 `waiting_for_workers` until it has
+// seen a worker hold each projection's lease, and again once one has gone unheld for 5 s
+// (no worker runs it; its writes would wait for it and answer 503). `reason` says why in
+// words. Answers on any host, without a key.
 //
 // Returns a wrapper object for the known response body format(s).
 //

@@ -29,15 +29,19 @@ func NewRouter() *mux.Router {
 	return router
 }
 
-// AddHealth adds GET /healthz (the process answers) and GET /readyz (200 once ready reports
-// true: migrations ran and the projections caught up at start; 503 before).
-func AddHealth(router *mux.Router, ready func() bool) {
+// AddHealth adds GET /healthz (the process answers) and GET /readyz (200 while ready reports
+// nil; otherwise 503 with the status and reason it reports).
+func AddHealth(router *mux.Router, ready func() *NotReady) {
 	router.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		writeBody(w, http.StatusOK, wire.Health{Status: wire.Ok})
 	}).Methods(http.MethodGet)
 	router.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
-		if ready != nil && !ready() {
-			writeBody(w, http.StatusServiceUnavailable, wire.Health{Status: wire.Starting})
+		if ready == nil {
+			writeBody(w, http.StatusOK, wire.Health{Status: wire.Ready})
+			return
+		}
+		if not := ready(); not != nil {
+			writeBody(w, http.StatusServiceUnavailable, wire.Health{Status: not.Status, Reason: &not.Reason})
 			return
 		}
 		writeBody(w, http.StatusOK, wire.Health{Status: wire.Ready})

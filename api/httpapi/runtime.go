@@ -4,6 +4,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/funnelhq/funnel/api/httpapi/idempotent"
+	"github.com/funnelhq/funnel/api/wire"
 )
 
 // Runtime is what the handlers of every API share beside the commands and the read side: the
@@ -13,11 +14,19 @@ type Runtime struct {
 	ReadModels ReadModelWaiter
 	// Idempotency keeps the answers of requests with an Idempotency-Key; nil turns the header off.
 	Idempotency idempotent.Store
-	// Ready reports whether migrations ran and the projections caught up at start (/readyz).
-	Ready    func() bool
+	// Ready reports, for /readyz, nil once the process is ready (deployment.md, "Health and
+	// readiness"), or why it is not.
+	Ready    func() *NotReady
 	Log      *zap.Logger
 	Observer Observer // the HTTP metrics; may be nil
 	// Unavailable classifies the errors that mean the database is out of reach for now
 	// (Listener.Unavailable).
 	Unavailable func(error) bool
+}
+
+// NotReady is why a process is not ready: the status /readyz answers with its 503, and a
+// sentence for the operator.
+type NotReady struct {
+	Status wire.HealthStatus
+	Reason string
 }

@@ -342,9 +342,10 @@ func (e Forwarding) Valid() bool {
 
 // Defines values for HealthStatus.
 const (
-	Ok       HealthStatus = "ok"
-	Ready    HealthStatus = "ready"
-	Starting HealthStatus = "starting"
+	Ok                HealthStatus = "ok"
+	Ready             HealthStatus = "ready"
+	Starting          HealthStatus = "starting"
+	WaitingForWorkers HealthStatus = "waiting_for_workers"
 )
 
 // Valid indicates whether the value is a known member of the HealthStatus enum.
@@ -355,6 +356,8 @@ func (e HealthStatus) Valid() bool {
 	case Ready:
 		return true
 	case Starting:
+		return true
+	case WaitingForWorkers:
 		return true
 	default:
 		return false
@@ -1442,6 +1445,8 @@ type Forwarding string
 
 // Health defines model for Health.
 type Health struct {
+	// Reason Why the process is not ready (503 only), for the operator.
+	Reason *string      `json:"reason,omitempty"`
 	Status HealthStatus `json:"status"`
 }
 

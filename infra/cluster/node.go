@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"sync"
@@ -17,17 +18,31 @@ import (
 // Lease timing. A holder renews its leases every renewEvery; a lease it has not renewed for
 // leaseTTL is free for another worker, which looks every balanceEvery: a worker that dies loses
 // its work to another within leaseTTL + balanceEvery (about 5.5 s, below the 10 s of
-// operator-api.md). A holder that could not renew for leaseTTL - renewEvery stops the work
-// itself, before another may take it over.
+// operator-api.md).
+//
+// A holder that could not renew a lease stops its work itself before another may take it over,
+// whatever the database does (refuses, or hangs: a partition): every statement of the node has a
+// deadline of callTimeout, and a watchdog that needs no database (Node.watch) stops the work of
+// a lease stopMargin before the lease's expiry as this process can bound it. That bound is
+// taken when the statement that set the expiry was sent, not when it returned: the database
+// computed the expiry (its clock, plus leaseTTL) after that instant, so it cannot lie earlier.
+// The work of a lease renewed last at t therefore starts stopping by t + leaseTTL - stopMargin
+// + watchEvery (4.1 s), and has stopMargin - watchEvery (0.9 s) to stop before the lease
+// expires at t' + leaseTTL >= t + leaseTTL; no other worker can take the lease before then.
+// A renewal is tried every renewEvery, so that budget (leaseTTL - stopMargin, 4 s) covers
+// several attempts of at most callTimeout each.
 const (
 	leaseTTL     = 5 * time.Second
 	renewEvery   = time.Second
 	balanceEvery = 500 * time.Millisecond
+	callTimeout  = time.Second
+	stopMargin   = time.Second
+	watchEvery   = 100 * time.Millisecond
 )
 
 // Hold is the work a process runs, told which leases it holds now. It returns once the work of
-// leases no longer held has stopped (their checkpoints saved), so that a lease is released only
-// after its work stopped here.
+// leases no longer held has stopped (their checkpoints saved, within ctx's deadline if it has
+// one), so that a lease is released only after its work stopped here.
 type Hold func(ctx context.Context, held []string)
 
 // Observer is told what the process holds (metrics).
@@ -44,7 +59,11 @@ type Config struct {
 	Leased []string
 	// Always names the work this process runs whatever it holds (the webhook dispatcher, which
 	// any worker runs): shown in the cluster view.
-	Always   []string
+	Always []string
+	// Awaited names the leases whose work the requests of a process that does no work (api)
+	// wait for: the relayed projections. Such a process looks, at every heartbeat, whether a
+	// worker holds each (WorkersRun).
+	Awaited  []string
 	Hold     Hold
 	Observer Observer
 	Log      *zap.Logger
@@ -57,26 +76,114 @@ type Node struct {
 	id  string
 	pid int
 
-	mu      sync.Mutex
-	owned   map[string]bool // lease rows this process holds in the database
-	running []string        // what Hold was last told
-	renewed time.Time       // last successful renewal
-	lost    chan struct{}   // a renewal found leases gone
+	holdMu sync.Mutex // one change of what runs at a time: the balancer's, the watchdog's, leave's
+
+	mu sync.Mutex
+	// owned are the lease rows this process holds in the database, each with the instant before
+	// which it surely has not expired: when the statement that last set its expiry was sent, plus
+	// leaseTTL.
+	owned   map[string]time.Time
+	running []string      // what Hold was last told
+	lost    chan struct{} // a renewal found leases gone
+	// Of a process that does no work: when it last saw every awaited lease held (zero: never),
+	// and which were not at the last look.
+	lastAllHeld time.Time
+	unheld      []string
 }
 
 // New prepares this process's place in the cluster; Run it.
 func New(db *sqldb.DB, cfg Config) *Node {
 	if !cfg.Role.Works() {
 		cfg.Leased, cfg.Always = nil, nil
+	} else {
+		cfg.Awaited = nil
 	}
 	if cfg.Log == nil {
 		cfg.Log = zap.NewNop()
 	}
-	return &Node{db: db, cfg: cfg, id: newProcessID(), pid: os.Getpid(), owned: map[string]bool{}, lost: make(chan struct{}, 1)}
+	return &Node{db: db, cfg: cfg, id: newProcessID(), pid: os.Getpid(), owned: map[string]time.Time{}, lost: make(chan struct{}, 1)}
 }
 
 // ID is this process's id in the cluster view.
 func (n *Node) ID() string { return n.id }
+
+// unheldFor is how long some awaited lease may go unheld before WorkersRun says so: longer than
+// the gap of a takeover (a dead worker's lease expired, taken by another within expiredLongAgo
+// plus balanceEvery, 2.5 s) and of a handover (a stopping worker deletes its leases, another
+// takes each within balanceEvery), so that an api process stays ready while workers are killed
+// or restart one at a time, as long as one runs.
+const unheldFor = leaseTTL
+
+// WorkersRun tells whether the work this process's requests wait for runs somewhere, and if not,
+// which leases no worker holds (none: every one was held at the last look, but no look has
+// succeeded for unheldFor since, the database not answering this process). A process that works itself (all, worker) and a process on SQLite
+// (the one process, which runs everything) always say yes. A process that does no work (api) says
+// yes once it has seen a worker hold every awaited lease (an unexpired row in leases), and for as
+// long as none has been unheld for unheldFor since: its writes would otherwise wait for read
+// models nobody applies, and answer 503 after 10 s.
+func (n *Node) WorkersRun() (bool, []string) {
+	if len(n.cfg.Awaited) == 0 || n.db.Dialect != sqldb.Postgres {
+		return true, nil
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.lastAllHeld.IsZero() {
+		if n.unheld == nil {
+			return false, slices.Clone(n.cfg.Awaited) // not looked yet
+		}
+		return false, slices.Clone(n.unheld)
+	}
+	if time.Since(n.lastAllHeld) >= unheldFor {
+		return false, slices.Clone(n.unheld)
+	}
+	return true, nil
+}
+
+// lookForWorkers reads which awaited leases a worker holds now (WorkersRun).
+func (n *Node) lookForWorkers(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	rows, err := n.db.Write.QueryContext(ctx, `SELECT name FROM leases WHERE expires_at > `+nowMillis(n.db.Dialect))
+	var held []string
+	if err == nil {
+		for rows.Next() {
+			var name string
+			if err = rows.Scan(&name); err != nil {
+				break
+			}
+			held = append(held, name)
+		}
+		if err == nil {
+			err = rows.Err()
+		}
+		rows.Close()
+	}
+	if err != nil {
+		// Not known: the last look stands, and ages (WorkersRun) until a look succeeds.
+		if !errors.Is(ctx.Err(), context.Canceled) {
+			n.cfg.Log.Warn("cluster: look for the workers", zap.Error(err))
+		}
+		return
+	}
+	unheld := []string{}
+	for _, name := range n.cfg.Awaited {
+		if !slices.Contains(held, name) {
+			unheld = append(unheld, name)
+		}
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	wasRunning := !n.lastAllHeld.IsZero() && time.Since(n.lastAllHeld) < unheldFor
+	n.unheld = unheld
+	if len(unheld) == 0 {
+		n.lastAllHeld = time.Now()
+		if !wasRunning {
+			n.cfg.Log.Info("cluster: workers hold every lease this process's writes wait for")
+		}
+	} else if wasRunning && time.Since(n.lastAllHeld)+renewEvery >= unheldFor {
+		n.cfg.Log.Warn("cluster: no worker holds some leases this process's writes wait for", zap.Strings("leases", unheld))
+	}
+}
 
 // Run keeps the heartbeat and the leases until ctx ends, then hands the work over at once: it
 // stops the work (Hold with nothing), deletes its leases, so that another worker takes each
@@ -90,13 +197,17 @@ func (n *Node) Run(ctx context.Context) error {
 	defer n.leave()
 	if n.db.Dialect != sqldb.Postgres {
 		// SQLite: this process is the only one (sqldb.DB.Claim); it holds everything.
-		n.setRunning(ctx, slices.Clone(n.cfg.Leased))
+		n.setRunning(ctx, slices.Clone(n.cfg.Leased), true)
 		n.beatUntil(ctx)
 		return nil
 	}
+	if len(n.cfg.Awaited) > 0 {
+		n.lookForWorkers(ctx) // at once: an api process is ready as soon as workers run
+	}
 	var wg sync.WaitGroup
-	wg.Add(1)
+	wg.Add(2)
 	go func() { defer wg.Done(); n.beatUntil(ctx) }()
+	go func() { defer wg.Done(); n.watch(ctx) }()
 	n.balanceUntil(ctx)
 	wg.Wait()
 	return nil
@@ -106,7 +217,7 @@ func (n *Node) Run(ctx context.Context) error {
 func (n *Node) leave() {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	n.setRunning(ctx, nil)
+	n.setRunning(ctx, nil, false)
 	if n.db.Dialect == sqldb.Postgres {
 		if _, err := n.db.Write.ExecContext(ctx, `DELETE FROM leases WHERE holder = $1`, n.id); err != nil {
 			n.cfg.Log.Warn("cluster: hand the leases over (they expire instead)", zap.Error(err))
@@ -118,7 +229,8 @@ func (n *Node) leave() {
 	n.cfg.Log.Info("cluster: work handed over")
 }
 
-// beatUntil renews the heartbeat and the leases every renewEvery until ctx ends.
+// beatUntil renews the leases and the heartbeat every renewEvery until ctx ends (each statement
+// within callTimeout: a database that does not answer delays the next try by that much at most).
 func (n *Node) beatUntil(ctx context.Context) {
 	t := time.NewTicker(renewEvery)
 	defer t.Stop()
@@ -128,14 +240,17 @@ func (n *Node) beatUntil(ctx context.Context) {
 			return
 		case <-t.C:
 		}
+		if n.db.Dialect == sqldb.Postgres {
+			n.renew(ctx) // first: what keeps the work running here
+		}
 		if err := n.beat(ctx); err != nil && ctx.Err() == nil {
 			n.cfg.Log.Warn("cluster: heartbeat", zap.Error(err))
 		}
+		if len(n.cfg.Awaited) > 0 && n.db.Dialect == sqldb.Postgres {
+			n.lookForWorkers(ctx)
+		}
 		if beats%forgetEvery == 0 {
 			n.forgetTheGone(ctx)
-		}
-		if n.db.Dialect == sqldb.Postgres {
-			n.renew(ctx)
 		}
 	}
 }
@@ -149,6 +264,8 @@ const (
 )
 
 func (n *Node) forgetTheGone(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
 	if _, err := n.db.Write.ExecContext(ctx, `DELETE FROM cluster_processes WHERE last_seen_at < `+nowMillis(n.db.Dialect)+` - $1`,
 		forgetAfter.Milliseconds()); err != nil && ctx.Err() == nil {
 		n.cfg.Log.Warn("cluster: forget processes gone long ago", zap.Error(err))
@@ -160,6 +277,8 @@ func (n *Node) beat(ctx context.Context) error {
 	n.mu.Lock()
 	runs := joinRuns(append(slices.Clone(n.running), n.cfg.Always...))
 	n.mu.Unlock()
+	ctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
 	now := nowMillis(n.db.Dialect)
 	_, err := n.db.Write.ExecContext(ctx, `INSERT INTO cluster_processes (id, role, host, pid, started_at, last_seen_at, runs)
 		VALUES ($1, $2, $3, $4, `+now+`, `+now+`, $5)
@@ -172,20 +291,25 @@ func (n *Node) beat(ctx context.Context) error {
 }
 
 // renew extends every lease this process holds. One it no longer holds (another worker took it
-// over while this process could not renew: hung, or cut off) is dropped, and so is everything
-// once renewals have failed for nearly a lease's lifetime: the balancer then stops that work.
+// over while this process could not renew: hung, or cut off) is dropped, and the balancer stops
+// its work. A renewal that fails changes nothing: the watchdog (watch) stops the work of a lease
+// not renewed in time, whether the database refuses or never answers.
 func (n *Node) renew(ctx context.Context) {
 	n.mu.Lock()
-	before := copySet(n.owned)
+	before := slices.Collect(maps.Keys(n.owned))
 	n.mu.Unlock()
 	if len(before) == 0 {
-		n.mu.Lock()
-		n.renewed = time.Now()
-		n.mu.Unlock()
 		return
 	}
-	rows, err := n.db.Write.QueryContext(ctx, `UPDATE leases SET expires_at = `+nowMillis(n.db.Dialect)+` + $1 WHERE holder = $2 RETURNING name`,
-		leaseTTL.Milliseconds(), n.id)
+	sent := time.Now() // the database sets the expiries after this instant
+	callCtx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	// Only the leases owned here: one the watchdog stopped the work of is let expire, for
+	// whichever worker looks first (this one included), rather than kept by a process that does
+	// not run it.
+	owned, ownedArgs := sqldb.AnyOf(n.db.Dialect, "name", 3, before)
+	rows, err := n.db.Write.QueryContext(callCtx, `UPDATE leases SET expires_at = `+nowMillis(n.db.Dialect)+` + $1 WHERE holder = $2 AND `+owned+` RETURNING name`,
+		append([]any{leaseTTL.Milliseconds(), n.id}, ownedArgs...)...)
 	var kept []string
 	if err == nil {
 		for rows.Next() {
@@ -200,27 +324,26 @@ func (n *Node) renew(ctx context.Context) {
 		}
 		rows.Close()
 	}
+	if err != nil {
+		if ctx.Err() == nil {
+			n.cfg.Log.Warn("cluster: renew leases", zap.Error(err))
+		}
+		return
+	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if err != nil {
-		if ctx.Err() != nil {
-			return
-		}
-		n.cfg.Log.Warn("cluster: renew leases", zap.Error(err))
-		if time.Since(n.renewed) < leaseTTL-renewEvery {
-			return
-		}
-		kept = nil
-	} else {
-		n.renewed = time.Now()
-	}
 	dropped := false
-	for name := range before {
-		if !slices.Contains(kept, name) && n.owned[name] {
-			delete(n.owned, name)
-			dropped = true
-			n.cfg.Log.Warn("cluster: lost a lease", zap.String("lease", name))
+	for _, name := range before {
+		if _, still := n.owned[name]; !still {
+			continue // released, or stopped by the watchdog, meanwhile
 		}
+		if slices.Contains(kept, name) {
+			n.owned[name] = sent.Add(leaseTTL)
+			continue
+		}
+		delete(n.owned, name)
+		dropped = true
+		n.cfg.Log.Warn("cluster: lost a lease", zap.String("lease", name), zap.String("why", "another process holds it"))
 	}
 	if dropped {
 		select {
@@ -230,20 +353,68 @@ func (n *Node) renew(ctx context.Context) {
 	}
 }
 
-func copySet(m map[string]bool) map[string]bool {
-	out := make(map[string]bool, len(m))
-	for k, v := range m {
-		out[k] = v
+// watch is the watchdog: every watchEvery it stops the work of each lease whose expiry is less
+// than stopMargin away by this process's bound (owned), whatever the renewals do (they may hang
+// on a database that does not answer, for callTimeout each). The lease is then no longer this
+// process's: it is not renewed, and expires for any worker to take (this one too, once the
+// database answers); the work is told to stop by the lease's expiry.
+func (n *Node) watch(ctx context.Context) {
+	t := time.NewTicker(watchEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		now := time.Now()
+		var expiring []string
+		var expiry time.Time
+		n.mu.Lock()
+		for name, until := range n.owned {
+			if now.Before(until.Add(-stopMargin)) {
+				continue
+			}
+			delete(n.owned, name)
+			expiring = append(expiring, name)
+			if expiry.IsZero() || until.Before(expiry) {
+				expiry = until
+			}
+		}
+		n.mu.Unlock()
+		if len(expiring) == 0 {
+			continue
+		}
+		slices.Sort(expiring)
+		for _, name := range expiring {
+			n.cfg.Log.Warn("cluster: lost a lease", zap.String("lease", name), zap.String("why", "not renewed in time: its work stops before the lease expires"),
+				zap.Duration("expiresIn", expiry.Sub(now)))
+		}
+		stopCtx, cancel := context.WithDeadline(ctx, expiry)
+		n.setRunning(stopCtx, n.runningNow(), false)
+		cancel()
+		if late := time.Since(expiry); late > 0 {
+			n.cfg.Log.Error("cluster: the work of a lease not renewed stopped after the lease may have expired", zap.Strings("leases", expiring), zap.Duration("late", late))
+		}
 	}
-	return out
+}
+
+// runningNow is what runs now, less what this process no longer owns.
+func (n *Node) runningNow() []string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	var keep []string
+	for _, name := range n.running {
+		if _, ok := n.owned[name]; ok {
+			keep = append(keep, name)
+		}
+	}
+	return keep
 }
 
 // balanceUntil takes, releases and runs leases until ctx ends: every balanceEvery, and at once
 // when a renewal lost some.
 func (n *Node) balanceUntil(ctx context.Context) {
-	n.mu.Lock()
-	n.renewed = time.Now()
-	n.mu.Unlock()
 	t := time.NewTicker(balanceEvery)
 	defer t.Stop()
 	for {
@@ -265,34 +436,34 @@ const expiredLongAgo = 2 * time.Second
 
 // balance brings what this process holds to its share of the work: the leases over the live
 // workers, rounded up. It takes free and expired leases while below its share, releases some
-// (after their work stopped here) while above, and runs what it holds.
+// (after their work stopped here) while above, and runs what it holds. Each statement has
+// callTimeout: a database that does not answer ends the round, to be tried again.
 func (n *Node) balance(ctx context.Context) error {
 	if len(n.cfg.Leased) == 0 {
 		return nil
 	}
-	// Work whose lease was lost (taken over, or not renewed for too long) stops first, whatever
-	// the database answers next.
+	// Work whose lease was lost (taken over, or not renewed in time) stops first, whatever the
+	// database answers next.
 	n.mu.Lock()
-	var keep []string
-	for _, name := range n.running {
-		if n.owned[name] {
-			keep = append(keep, name)
-		}
-	}
-	lost := len(keep) != len(n.running)
+	lost := slices.ContainsFunc(n.running, func(name string) bool { _, ok := n.owned[name]; return !ok })
 	n.mu.Unlock()
 	if lost {
-		n.setRunning(ctx, keep)
+		n.setRunning(ctx, n.runningNow(), true)
 	}
+	callCtx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
 	now := nowMillis(n.db.Dialect)
 	var workers int
-	if err := n.db.Write.QueryRowContext(ctx, `SELECT COUNT(*) FROM cluster_processes WHERE role <> $1 AND last_seen_at > `+now+` - $2`,
+	if err := n.db.Write.QueryRowContext(callCtx, `SELECT COUNT(*) FROM cluster_processes WHERE role <> $1 AND last_seen_at > `+now+` - $2`,
 		string(RoleAPI), leaseTTL.Milliseconds()).Scan(&workers); err != nil {
 		return fmt.Errorf("cluster: count workers: %w", err)
 	}
 	share := (len(n.cfg.Leased) + max(workers, 1) - 1) / max(workers, 1)
 	n.mu.Lock()
-	owned := copySet(n.owned)
+	owned := map[string]bool{}
+	for name := range n.owned {
+		owned[name] = true
+	}
 	n.mu.Unlock()
 
 	if len(owned) < share || n.anyExpiredLongAgo(ctx) {
@@ -314,9 +485,6 @@ func (n *Node) balance(ctx context.Context) error {
 			}
 			if took {
 				owned[name] = true
-				n.mu.Lock()
-				n.owned[name] = true
-				n.mu.Unlock()
 				if exists && l.holder != "" {
 					n.cfg.Log.Info("cluster: took a lease over", zap.String("lease", name), zap.String("from", l.holder), zap.Duration("expiredFor", l.expiredFor))
 					if n.cfg.Observer != nil {
@@ -341,12 +509,15 @@ func (n *Node) balance(ctx context.Context) error {
 			run = append(run, name)
 		}
 	}
-	n.setRunning(ctx, run)
+	n.setRunning(ctx, run, true)
 	for _, name := range release {
 		n.mu.Lock()
 		delete(n.owned, name)
 		n.mu.Unlock()
-		if _, err := n.db.Write.ExecContext(ctx, `DELETE FROM leases WHERE name = $1 AND holder = $2`, name, n.id); err != nil {
+		releaseCtx, cancel := context.WithTimeout(ctx, callTimeout)
+		_, err := n.db.Write.ExecContext(releaseCtx, `DELETE FROM leases WHERE name = $1 AND holder = $2`, name, n.id)
+		cancel()
+		if err != nil {
 			return fmt.Errorf("cluster: release %s: %w", name, err)
 		}
 		n.cfg.Log.Info("cluster: released a lease to another worker", zap.String("lease", name), zap.Int("share", share))
@@ -354,15 +525,37 @@ func (n *Node) balance(ctx context.Context) error {
 	return nil
 }
 
-// setRunning tells Hold what runs now, when that changed.
-func (n *Node) setRunning(ctx context.Context, run []string) {
+// setRunning tells Hold what runs now, when that changed, then (beat) the cluster view. On
+// PostgreSQL it never starts the work of a lease this process does not own at that moment: the
+// watchdog may have stopped one since the caller looked.
+func (n *Node) setRunning(ctx context.Context, run []string, beat bool) {
+	n.holdMu.Lock()
+	defer n.holdMu.Unlock()
 	n.mu.Lock()
+	if n.db.Dialect == sqldb.Postgres {
+		run = slices.DeleteFunc(slices.Clone(run), func(name string) bool { _, ok := n.owned[name]; return !ok })
+	}
 	same := slices.Equal(run, n.running)
+	var firstExpiry time.Time
+	for _, until := range n.owned {
+		if firstExpiry.IsZero() || until.Before(firstExpiry) {
+			firstExpiry = until
+		}
+	}
 	n.mu.Unlock()
 	if same {
 		return
 	}
-	n.cfg.Hold(ctx, run)
+	holdCtx := ctx
+	if !firstExpiry.IsZero() {
+		// The change is made by the time a lease owned here may expire, whatever it waits for
+		// (the checkpoints' saves, on a database that does not answer): the watchdog may have
+		// to stop that lease's work next.
+		var cancel context.CancelFunc
+		holdCtx, cancel = context.WithDeadline(ctx, firstExpiry)
+		defer cancel()
+	}
+	n.cfg.Hold(holdCtx, run)
 	n.mu.Lock()
 	n.running = run
 	n.mu.Unlock()
@@ -370,7 +563,7 @@ func (n *Node) setRunning(ctx context.Context, run []string) {
 		n.cfg.Observer.LeasesHeld(run)
 	}
 	n.cfg.Log.Info("cluster: runs", zap.Strings("leases", run))
-	if ctx.Err() == nil {
+	if beat && ctx.Err() == nil {
 		_ = n.beat(ctx) // the cluster view shows the change now, not at the next heartbeat
 	}
 }
@@ -381,6 +574,8 @@ type leaseRow struct {
 }
 
 func (n *Node) readLeases(ctx context.Context) (map[string]leaseRow, error) {
+	ctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
 	rows, err := n.db.Write.QueryContext(ctx, `SELECT name, holder, `+nowMillis(n.db.Dialect)+` - expires_at FROM leases`)
 	if err != nil {
 		return nil, fmt.Errorf("cluster: read leases: %w", err)
@@ -405,6 +600,8 @@ func (n *Node) readLeases(ctx context.Context) (map[string]leaseRow, error) {
 
 // anyExpiredLongAgo tells whether some lease has gone unrenewed for longer than expiredLongAgo.
 func (n *Node) anyExpiredLongAgo(ctx context.Context) bool {
+	ctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
 	var any bool
 	err := n.db.Write.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM leases WHERE expires_at < `+nowMillis(n.db.Dialect)+` - $1)`,
 		expiredLongAgo.Milliseconds()).Scan(&any)
@@ -412,10 +609,14 @@ func (n *Node) anyExpiredLongAgo(ctx context.Context) bool {
 }
 
 // take claims a lease that is free (no row) or expired, and tells whether this process got it:
-// another worker may have been quicker.
+// another worker may have been quicker. A lease taken is owned from then on, until the bound of
+// its expiry that the watchdog keeps.
 func (n *Node) take(ctx context.Context, name string) (bool, error) {
+	sent := time.Now() // the database sets the expiry after this instant
+	callCtx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
 	now := nowMillis(n.db.Dialect)
-	res, err := n.db.Write.ExecContext(ctx, `INSERT INTO leases (name, holder, expires_at) VALUES ($1, $2, `+now+` + $3)
+	res, err := n.db.Write.ExecContext(callCtx, `INSERT INTO leases (name, holder, expires_at) VALUES ($1, $2, `+now+` + $3)
 		ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at WHERE leases.expires_at < `+now,
 		name, n.id, leaseTTL.Milliseconds())
 	if err != nil {
@@ -425,5 +626,10 @@ func (n *Node) take(ctx context.Context, name string) (bool, error) {
 		return false, fmt.Errorf("cluster: take %s: %w", name, err)
 	}
 	got, _ := res.RowsAffected()
+	if got == 1 {
+		n.mu.Lock()
+		n.owned[name] = sent.Add(leaseTTL)
+		n.mu.Unlock()
+	}
 	return got == 1, nil
 }

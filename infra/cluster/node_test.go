@@ -32,7 +32,7 @@ func (m *member) running() []string {
 func join(t *testing.T, db *sqldb.DB, role cluster.Role) *member {
 	t.Helper()
 	m := &member{done: make(chan struct{})}
-	m.node = cluster.New(db, cluster.Config{Role: role, Leased: work, Always: []string{"dispatcher"},
+	m.node = cluster.New(db, cluster.Config{Role: role, Leased: work, Always: []string{"dispatcher"}, Awaited: work,
 		Hold: func(_ context.Context, held []string) {
 			m.mu.Lock()
 			m.held = slices.Clone(held)
@@ -125,8 +125,9 @@ func TestOneSQLiteProcessHoldsEverything(t *testing.T) {
 	})
 }
 
-// A worker cut off from the database stops its work by itself, before its leases expire, and
-// another worker takes them over once they have.
+// A worker cut off from the database (its statements fail) stops its work by itself, 4 s after
+// its last renewal, so before its leases expire (5 s after it), and another worker takes them
+// over once they have: the stop comes first by most of a second (deployment.md, "Takeover").
 func TestAWorkerCutOffStopsItsWorkAndAnotherTakesItOver(t *testing.T) {
 	url := sqldbtest.URL(t, sqldb.Postgres)
 	open := func() *sqldb.DB {
@@ -154,7 +155,30 @@ func TestAWorkerCutOffStopsItsWorkAndAnotherTakesItOver(t *testing.T) {
 	waitFor(t, 10*time.Second, "the other worker runs everything", func() bool { return len(b.running()) == len(work) })
 	tookAfter := time.Since(cut)
 	t.Logf("cut off: its work stopped after %s, taken over after %s", stoppedAfter.Round(time.Millisecond), tookAfter.Round(time.Millisecond))
-	if stoppedAfter >= tookAfter {
-		t.Errorf("the other worker took the work over (%s) before the cut-off one stopped it (%s)", tookAfter, stoppedAfter)
+	if margin := tookAfter - stoppedAfter; margin < 500*time.Millisecond {
+		t.Errorf("the cut-off worker stopped its work %s after the cut, only %s before the other took it over (%s)", stoppedAfter, margin, tookAfter)
+	}
+}
+
+// An api process runs no work: it tells whether workers run what its requests wait for
+// (WorkersRun, its /readyz). Alone, no; once a worker holds every lease, yes; once the last
+// worker has left and the leases have gone unheld for 5 s, no again.
+func TestAnAPINodeSeesWhetherWorkersHoldTheLeases(t *testing.T) {
+	db := sqldbtest.Open(t, sqldb.Postgres)
+	api := join(t, db, cluster.RoleAPI)
+	time.Sleep(1500 * time.Millisecond) // a look or two
+	if ok, unheld := api.node.WorkersRun(); ok || !slices.Equal(unheld, work) {
+		t.Fatalf("with no worker, WorkersRun says %v, %v; want false and every lease", ok, unheld)
+	}
+	w := join(t, db, cluster.RoleWorker)
+	waitFor(t, 5*time.Second, "the api process sees the worker hold every lease", func() bool { ok, _ := api.node.WorkersRun(); return ok })
+	if ok, _ := w.node.WorkersRun(); !ok {
+		t.Errorf("a worker says its work does not run")
+	}
+	w.stop()
+	left := time.Now()
+	waitFor(t, 8*time.Second, "the api process sees no worker hold the leases", func() bool { ok, _ := api.node.WorkersRun(); return !ok })
+	if after := time.Since(left); after < 3*time.Second {
+		t.Errorf("the api process said no worker runs the work %s after the last left, before the 5 s a takeover may take", after)
 	}
 }

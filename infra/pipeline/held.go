@@ -37,22 +37,28 @@ func (p *Pipeline) Names() []string {
 }
 
 type holdRequest struct {
-	names []string
-	done  chan struct{}
+	names  []string
+	saveBy time.Time // zero: no deadline
+	done   chan struct{}
 }
 
 // SetHeld changes what a shared pipeline runs to the named projections (others are ignored),
 // and returns once the projections it no longer holds have stopped and saved their checkpoints,
 // and the others run again from theirs: only then may another process take them.
+//
+// The change is made whatever ctx says: a worker whose leases are about to expire must stop
+// their work even if it is late. ctx's deadline, if any, bounds only the saving of the
+// checkpoints, which a database that does not answer would hold up (infra/cluster stops the
+// work of a lease it could not renew before the lease expires, and a checkpoint not saved only
+// means that its next holder reads again what it had nothing to do with).
 func (p *Pipeline) SetHeld(ctx context.Context, names []string) error {
 	req := holdRequest{names: names, done: make(chan struct{})}
+	req.saveBy, _ = ctx.Deadline()
 	select {
 	case p.holdRequests <- req:
 	case <-p.stopped:
 		p.setHeld(names) // not running: nothing runs, nothing to stop
 		return nil
-	case <-ctx.Done():
-		return fmt.Errorf("pipeline: hold %v: %w", names, ctx.Err())
 	}
 	select {
 	case <-req.done:

@@ -8,6 +8,7 @@ package pipeline
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -170,12 +171,12 @@ func (p *Pipeline) Run(ctx context.Context) error {
 	}
 	for {
 		held := p.heldProjectors()
-		runCtx, cancel := context.WithCancel(ctx)
+		runCtx, cancel := context.WithCancelCause(ctx)
 		done := make(chan error, 1)
 		go func() { done <- p.runHeld(runCtx, held) }()
 		select {
 		case err := <-done:
-			cancel()
+			cancel(nil)
 			if ctx.Err() != nil {
 				return nil
 			}
@@ -186,17 +187,22 @@ func (p *Pipeline) Run(ctx context.Context) error {
 			// that fails (the database away for a moment) is tried again rather than ending the
 			// process; its leases stay held, and the work goes on from the checkpoints.
 			p.logger.Error("pipeline: the relay stopped; starting it again", zap.Error(err))
+			// Nothing runs meanwhile: a change of what it holds is taken at once (a worker that
+			// lost its leases stops them before they expire, pipeline.SetHeld).
 			select {
 			case <-ctx.Done():
 				return nil
 			case <-time.After(time.Second):
+			case req := <-p.holdRequests:
+				p.setHeld(req.names)
+				close(req.done)
 			}
 		case <-ctx.Done():
-			cancel()
+			cancel(nil)
 			<-done
 			return nil
 		case req := <-p.holdRequests:
-			cancel()
+			cancel(heldChange{saveBy: req.saveBy})
 			err := <-done
 			p.setHeld(req.names)
 			close(req.done)
@@ -207,12 +213,26 @@ func (p *Pipeline) Run(ctx context.Context) error {
 	}
 }
 
+// heldChange ends a run of the held projectors for a change of what this process holds
+// (SetHeld): their checkpoints are saved by saveBy, if set.
+type heldChange struct{ saveBy time.Time }
+
+func (heldChange) Error() string { return "pipeline: what this process holds changes" }
+
 // runHeld runs the relay and the given projectors, from their checkpoints, until ctx ends; then
-// it saves their checkpoints and hands them back to the tracker as run elsewhere.
+// it saves their checkpoints (by the time SetHeld gave, if it ended for SetHeld) and hands them
+// back to the tracker as run elsewhere.
 func (p *Pipeline) runHeld(ctx context.Context, held []*projector) error {
 	from := p.relayed.Load()
 	defer func() {
-		p.saveAll(context.Background(), held)
+		saveCtx := context.Background()
+		var change heldChange
+		if errors.As(context.Cause(ctx), &change) && !change.saveBy.IsZero() {
+			var cancel context.CancelFunc
+			saveCtx, cancel = context.WithDeadline(saveCtx, change.saveBy)
+			defer cancel()
+		}
+		p.saveAll(saveCtx, held)
 		for _, pr := range held {
 			pr.active.Store(false)
 			if p.shared {

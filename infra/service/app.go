@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/gorilla/mux"
@@ -17,6 +18,7 @@ import (
 	"github.com/funnelhq/funnel/api/httpapi"
 	"github.com/funnelhq/funnel/api/integration"
 	"github.com/funnelhq/funnel/api/operator"
+	"github.com/funnelhq/funnel/api/wire"
 	"github.com/funnelhq/funnel/commands"
 	"github.com/funnelhq/funnel/infra/cluster"
 	"github.com/funnelhq/funnel/infra/eventstore"
@@ -151,7 +153,7 @@ func Open(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 	hooks.SelfService = webhooks.NewSelfService(db, store, maxDeliveryAttempts, sealer, hooks.Subscriptions, deliveries, hooks.Samples, a.dispatcher, now)
 	hooks.SelfService.AfterBatch = cfg.AfterReplayBatch
 	a.replays = replayResumer{replays: hooks.SelfService, log: log.Named("replays")}
-	runtime := httpapi.Runtime{ReadModels: pipe.Tracker(), Idempotency: keys, Ready: a.isReady, Log: log, Observer: m, Unavailable: sqldb.Unavailable}
+	runtime := httpapi.Runtime{ReadModels: pipe.Tracker(), Idempotency: keys, Ready: a.readiness, Log: log, Observer: m, Unavailable: sqldb.Unavailable}
 	a.api = integration.New(integration.Deps{
 		Commands: handlers, Read: models.queries, Webhooks: hooks, Runtime: runtime,
 		Keys:    projections.NewAPIKeyAuthenticator(models.queries.Accounts, store),
@@ -200,12 +202,26 @@ func (a *App) OperatorRouter() *mux.Router { return a.operator.Router() }
 // Ready is closed once the projections caught up with the log as it was at start.
 func (a *App) Ready() <-chan struct{} { return a.pipeline.Ready() }
 
-func (a *App) isReady() bool {
+// readiness is what /readyz answers (deployment.md, "Health and readiness"): ready once the
+// projections caught up with the log as it was at start, and, for an api process on PostgreSQL,
+// while workers run the projections its writes wait for (cluster.Node.WorkersRun): without
+// them, every write that waits for a relayed read model would answer 503 after 10 s.
+func (a *App) readiness() *httpapi.NotReady {
 	select {
 	case <-a.pipeline.Ready():
-		return true
 	default:
-		return false
+		return &httpapi.NotReady{Status: wire.Starting, Reason: "the projections are catching up with the event log as it was at start"}
+	}
+	switch ok, unheld := a.node.WorkersRun(); {
+	case ok:
+		return nil
+	case len(unheld) == 0: // every lease was held at the last look, but no look succeeded since
+		return &httpapi.NotReady{Status: wire.WaitingForWorkers,
+			Reason: "this process could not read, for 5 s, whether workers run the projections its writes wait for: the database does not answer it"}
+	default:
+		return &httpapi.NotReady{Status: wire.WaitingForWorkers, Reason: fmt.Sprintf(
+			"no worker runs %s: this process runs no projection (FUNNEL_ROLE %s), and its writes would wait for them; start a worker (FUNNEL_ROLE worker or all)",
+			strings.Join(unheld, ", "), a.cfg.Role)}
 	}
 }
 

@@ -93,7 +93,7 @@ func (w *backgroundWork) hold(ctx context.Context, held []string) {
 func (a *App) newNode() *cluster.Node {
 	w := &backgroundWork{a: a, loops: map[string]*runningLoop{}}
 	return cluster.New(a.db, cluster.Config{
-		Role: a.cfg.Role, Leased: a.leased(), Always: []string{alwaysDispatcher},
+		Role: a.cfg.Role, Leased: a.leased(), Always: []string{alwaysDispatcher}, Awaited: a.pipeline.Names(),
 		Hold: w.hold, Observer: a.metrics, Log: a.log.Named("cluster"),
 	})
 }

@@ -315,9 +315,10 @@ func (e FieldType) Valid() bool {
 
 // Defines values for HealthStatus.
 const (
-	Ok       HealthStatus = "ok"
-	Ready    HealthStatus = "ready"
-	Starting HealthStatus = "starting"
+	Ok                HealthStatus = "ok"
+	Ready             HealthStatus = "ready"
+	Starting          HealthStatus = "starting"
+	WaitingForWorkers HealthStatus = "waiting_for_workers"
 )
 
 // Valid indicates whether the value is a known member of the HealthStatus enum.
@@ -328,6 +329,8 @@ func (e HealthStatus) Valid() bool {
 	case Ready:
 		return true
 	case Starting:
+		return true
+	case WaitingForWorkers:
 		return true
 	default:
 		return false
@@ -1258,6 +1261,8 @@ type FormResponse struct {
 
 // Health defines model for Health.
 type Health struct {
+	// Reason Why the process is not ready (503 only), for the operator.
+	Reason *string      `json:"reason,omitempty"`
 	Status HealthStatus `json:"status"`
 }
 
