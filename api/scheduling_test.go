@@ -280,3 +280,20 @@ func TestConcurrentBookingsAcrossProcesses(t *testing.T) {
 		t.Fatalf("%d bookings", len(bookings))
 	}
 }
+
+// A startTime is RFC 3339, which lets its "T" and "Z" be lower case (section 5.6): such a
+// booking is taken, where Go's layout alone refused it.
+func TestABookingsStartTimeMayWriteTAndZInLowerCase(t *testing.T) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
+		acc := svc.NewAccount(t)
+		calendar, _ := svc.NewEventType(t, acc.ID, "Intro", 30)
+		start := time.Now().UTC().Add(72 * time.Hour).Truncate(time.Hour)
+		for i, s := range []string{start.Format("2006-01-02t15:04:05z"), start.Add(2 * time.Hour).Format("2006-01-02t15:04:05Z")} {
+			booking := svc.API.Post(t, "/api/v1/scheduling/"+calendar+"/bookings", acc.Key, map[string]any{"startTime": s}).
+				Expect(t, http.StatusCreated).Object(t, "booking")
+			if got, want := booking["when"], start.Add(time.Duration(2*i)*time.Hour).Format("2006-01-02T15:04:05.000Z"); got != want {
+				t.Errorf("startTime %q was booked at %v, want %s", s, got, want)
+			}
+		}
+	})
+}

@@ -212,7 +212,7 @@ func normalizeAnswer(what string, f Field, v any) (any, error) {
 		return NormalizeEmailField(name, s)
 	case f.Type == "date":
 		if _, err := time.Parse("2006-01-02", s); err != nil {
-			if _, err := time.Parse(time.RFC3339, s); err != nil {
+			if _, err := ParseTimestamp(s); err != nil {
 				return nil, InvalidField(name, "%s must be a date (YYYY-MM-DD)", name)
 			}
 		}

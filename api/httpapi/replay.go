@@ -67,7 +67,7 @@ func ReplayWindow(w http.ResponseWriter, r *http.Request, replayer Replayer, acc
 
 // timeParam reads an ISO 8601 time of a request body, answering 400 naming it when it is not one.
 func timeParam(w http.ResponseWriter, name, value string) (time.Time, bool) {
-	t, err := time.Parse(time.RFC3339Nano, value)
+	t, err := domain.ParseTimestamp(value)
 	if err != nil {
 		WriteCodedError(w, domain.CodeInvalidRequest, name, name+" must be an ISO 8601 time, such as 2026-01-31T09:00:00Z")
 		return time.Time{}, false

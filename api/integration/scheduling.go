@@ -1,15 +1,14 @@
 package integration
 
 import (
-	"github.com/funnelhq/funnel/domain"
 	"net/http"
-	"time"
 
 	"github.com/gorilla/mux"
 
 	"github.com/funnelhq/funnel/api/httpapi"
 	"github.com/funnelhq/funnel/api/wire"
 	"github.com/funnelhq/funnel/commands"
+	"github.com/funnelhq/funnel/domain"
 	"github.com/funnelhq/funnel/projections"
 	"github.com/funnelhq/funnel/projections/paging"
 )
@@ -41,7 +40,7 @@ func (s *Server) bookEvent(w http.ResponseWriter, r *http.Request) {
 		httpapi.WriteFieldError(w, "startTime", "startTime is required")
 		return
 	}
-	start, err := time.Parse(time.RFC3339, *req.StartTime)
+	start, err := domain.ParseTimestamp(*req.StartTime)
 	if err != nil {
 		httpapi.WriteFieldError(w, "startTime", "startTime must be an RFC 3339 timestamp, such as 2030-01-31T09:30:00Z")
 		return

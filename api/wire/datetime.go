@@ -3,6 +3,8 @@ package wire
 import (
 	"fmt"
 	"time"
+
+	"github.com/funnelhq/funnel/domain"
 )
 
 // DateTime is a timestamp of the wire: written in TimeLayout (RFC 3339, UTC, milliseconds), read
@@ -23,7 +25,7 @@ func (d *DateTime) UnmarshalJSON(b []byte) error {
 	if len(b) < 2 || b[0] != '"' || b[len(b)-1] != '"' {
 		return fmt.Errorf("wire: a date-time must be a string, not %s", b)
 	}
-	t, err := time.Parse(time.RFC3339Nano, string(b[1:len(b)-1]))
+	t, err := domain.ParseTimestamp(string(b[1 : len(b)-1]))
 	if err != nil {
 		return fmt.Errorf("wire: %w", err)
 	}
