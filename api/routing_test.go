@@ -39,3 +39,34 @@ func TestDoubleSlashIsNotFound(t *testing.T) {
 		}
 	})
 }
+
+// An encoded slash (%2F) is part of a segment, not a separator: no path of either API has one,
+// so such a path is unknown (404) and writes nothing, where the router, matching the decoded
+// path, served /api/v1/contacts%2Ftags as /api/v1/contacts/tags.
+func TestAnEncodedSlashIsNotAPathSeparator(t *testing.T) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
+		acc := svc.NewAccount(t)
+		crm := svc.NewCRM(t, acc.ID, "Sales", "New")
+		for _, c := range []struct {
+			client       *servicetest.Client
+			method, path string
+		}{
+			{svc.API, http.MethodPost, "/api/v1/contacts%2Ftags"},
+			{svc.API, http.MethodPost, "/api/v1/contacts%2ftags"},
+			{svc.API, http.MethodGet, "/api/v1/crms/" + crm.ID + "%2Fstages"},
+			{svc.Operator, http.MethodGet, "/admin/v1/accounts%2F" + acc.ID},
+		} {
+			token := acc.Key
+			if c.client == svc.Operator {
+				token = ""
+			}
+			res := c.client.Do(t, servicetest.Request{Method: c.method, Path: c.path, Token: token, Body: map[string]any{"email": "slash@example.com", "tagNames": []string{"VIP"}}})
+			if msg := res.ExpectError(t, http.StatusNotFound); msg != "not found" {
+				t.Errorf("%s %s: %q", c.method, c.path, msg)
+			}
+		}
+		if c := contactByEmail(t, svc, acc.Key, "slash@example.com"); c != nil {
+			t.Fatalf("a request to an unknown path wrote a contact: %v", c)
+		}
+	})
+}

@@ -25,8 +25,21 @@ func NewRouter() *mux.Router {
 	router := mux.NewRouter().SkipClean(true)
 	router.NotFoundHandler = http.HandlerFunc(notFound)
 	router.MethodNotAllowedHandler = allowedMethods(router)
-	router.Use(rememberRoute)
+	router.Use(refuseEncodedSlashes, rememberRoute)
 	return router
+}
+
+// refuseEncodedSlashes answers 404 for a path with an encoded slash (%2F): the router matches the
+// decoded path, where it would be a separator, so /api/v1/contacts%2Ftags would be served as
+// /api/v1/contacts/tags. No path of either API has a slash in a segment.
+func refuseEncodedSlashes(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.Contains(strings.ToLower(r.URL.RawPath), "%2f") {
+			notFound(w, r)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // AddHealth adds GET /healthz (the process answers) and GET /readyz (200 while ready reports
