@@ -420,3 +420,23 @@ func TestDocumentedErrorsOfEveryOperation(t *testing.T) {
 }
 
 var regexpVariable = regexp.MustCompile(`\{\w+\}`)
+
+// The documents declare Idempotency-Key on every POST and PATCH and on nothing else: the service
+// keeps no answer of another method (a retried DELETE of a contact is a 404), so a client
+// generated from a document that declared it elsewhere would be promised a replay it never gets.
+func TestDocumentsDeclareIdempotencyKeyOnPostAndPatchOnly(t *testing.T) {
+	for name, doc := range map[string][]byte{"integration": openapi.Integration(), "operator": openapi.Operator()} {
+		spec, err := openapi3.NewLoader().LoadFromData(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for path, item := range spec.Paths.Map() {
+			for method, op := range item.Operations() {
+				declared := op.Parameters.GetByInAndName("header", "Idempotency-Key") != nil
+				if want := method == http.MethodPost || method == http.MethodPatch; declared != want {
+					t.Errorf("%s: %s %s declares Idempotency-Key: %v, want %v", name, method, path, declared, want)
+				}
+			}
+		}
+	}
+}

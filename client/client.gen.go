@@ -2178,20 +2178,6 @@ type TagContactByEmailParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
-// EraseContactParams defines parameters for EraseContact.
-type EraseContactParams struct {
-	// IdempotencyKey 1 to 255 printable ASCII characters (space to `~`); empty, longer, with a control or a
-	// non-ASCII character, or sent twice: 400. A retry with the same key (per account, kept 24
-	// hours from its first use) and the same request (method, path, query and body bytes)
-	// answers the first response again, status and body byte for byte, with the header
-	// `Idempotent-Replayed: true`, and does nothing again. The same key with another request:
-	// 409; while the first request is still being served: 409 with `Retry-After: 1`. Kept: 2xx
-	// answers, and any answer below 500 once the write went through; refusals that performed
-	// nothing (400, 403, 404, 409, 413) free the key. After a 503 that saved the write, the
-	// retry answers from the saved write without performing it again.
-	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
-}
-
 // TagContactByIdParams defines parameters for TagContactById.
 type TagContactByIdParams struct {
 	// IdempotencyKey 1 to 255 printable ASCII characters (space to `~`); empty, longer, with a control or a
@@ -3476,7 +3462,7 @@ type ClientInterface interface {
 	// erasure was recorded, and it is finished before that answer.
 	//
 	// Corresponds with DELETE /api/v1/contacts/{contactId} (the `EraseContact` operationId).
-	EraseContact(ctx context.Context, contactId string, params *EraseContactParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	EraseContact(ctx context.Context, contactId string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetContact Get a contact
 	//
@@ -4102,8 +4088,8 @@ func (c *Client) TagContactByEmail(ctx context.Context, params *TagContactByEmai
 // erasure was recorded, and it is finished before that answer.
 //
 // Corresponds with DELETE /api/v1/contacts/{contactId} (the `EraseContact` operationId).
-func (c *Client) EraseContact(ctx context.Context, contactId string, params *EraseContactParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewEraseContactRequest(c.Server, contactId, params)
+func (c *Client) EraseContact(ctx context.Context, contactId string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewEraseContactRequest(c.Server, contactId)
 	if err != nil {
 		return nil, err
 	}
@@ -5236,7 +5222,7 @@ func NewTagContactByEmailRequestWithBody(server string, params *TagContactByEmai
 }
 
 // NewEraseContactRequest constructs an http.Request for the EraseContact method
-func NewEraseContactRequest(server string, contactId string, params *EraseContactParams) (*http.Request, error) {
+func NewEraseContactRequest(server string, contactId string) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -5264,21 +5250,6 @@ func NewEraseContactRequest(server string, contactId string, params *EraseContac
 	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
-	}
-
-	if params != nil {
-
-		if params.IdempotencyKey != nil {
-			var headerParam0 string
-
-			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
-			if err != nil {
-				return nil, err
-			}
-
-			req.Header.Set("Idempotency-Key", headerParam0)
-		}
-
 	}
 
 	return req, nil
@@ -7231,7 +7202,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with DELETE /api/v1/contacts/{contactId} (the `EraseContact` operationId).
-	EraseContactWithResponse(ctx context.Context, contactId string, params *EraseContactParams, reqEditors ...RequestEditorFn) (*EraseContactResponse, error)
+	EraseContactWithResponse(ctx context.Context, contactId string, reqEditors ...RequestEditorFn) (*EraseContactResponse, error)
 
 	// GetContactWithResponse Get a contact
 	//
@@ -13593,8 +13564,8 @@ func (c *ClientWithResponses) TagContactByEmailWithResponse(ctx context.Context,
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with DELETE /api/v1/contacts/{contactId} (the `EraseContact` operationId).
-func (c *ClientWithResponses) EraseContactWithResponse(ctx context.Context, contactId string, params *EraseContactParams, reqEditors ...RequestEditorFn) (*EraseContactResponse, error) {
-	rsp, err := c.EraseContact(ctx, contactId, params, reqEditors...)
+func (c *ClientWithResponses) EraseContactWithResponse(ctx context.Context, contactId string, reqEditors ...RequestEditorFn) (*EraseContactResponse, error) {
+	rsp, err := c.EraseContact(ctx, contactId, reqEditors...)
 	if err != nil {
 		return nil, err
 	}

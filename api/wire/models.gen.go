@@ -2169,20 +2169,6 @@ type TagContactByEmailParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
-// EraseContactParams defines parameters for EraseContact.
-type EraseContactParams struct {
-	// IdempotencyKey 1 to 255 printable ASCII characters (space to `~`); empty, longer, with a control or a
-	// non-ASCII character, or sent twice: 400. A retry with the same key (per account, kept 24
-	// hours from its first use) and the same request (method, path, query and body bytes)
-	// answers the first response again, status and body byte for byte, with the header
-	// `Idempotent-Replayed: true`, and does nothing again. The same key with another request:
-	// 409; while the first request is still being served: 409 with `Retry-After: 1`. Kept: 2xx
-	// answers, and any answer below 500 once the write went through; refusals that performed
-	// nothing (400, 403, 404, 409, 413) free the key. After a 503 that saved the write, the
-	// retry answers from the saved write without performing it again.
-	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
-}
-
 // TagContactByIdParams defines parameters for TagContactById.
 type TagContactByIdParams struct {
 	// IdempotencyKey 1 to 255 printable ASCII characters (space to `~`); empty, longer, with a control or a
