@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"slices"
 	"strings"
@@ -339,36 +340,58 @@ func (r records) only(u []any) records {
 
 // keepRecording writes records. A record lost lets its delivery's claim lapse, and the delivery
 // is sent again, to a receiver that may have taken it already (each attempt once,
-// operator-api.md): so when the database refuses the batch, each delivery's record is written
-// alone, that one row the database cannot take loses no other, and tried again with a backoff
-// until its claim lapses (a moment without the database). Once the dispatcher stops (stop ends),
-// each is tried once: a stopping process does not wait for the database.
+// operator-api.md). So while the database is unavailable (sqldb.Unavailable: a moment without
+// it), the batch is written again, with a backoff, until the first of its claims would lapse or
+// the dispatcher stops (stop ends: a stopping process does not wait for the database); and when
+// the database refuses the batch for what it holds (a row it cannot take), each delivery's record
+// is written on its own, once, so that one row loses no other.
 func (d *Dispatcher) keepRecording(stop context.Context, r records) (dropped int, unopened []string, err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	dropped, unopened, err = d.writeRecords(ctx, r)
-	if err == nil || len(r.updates) == 1 && stop.Err() != nil {
+	if sqldb.Unavailable(err) && stop.Err() == nil {
+		d.log.Warn("record delivery attempts: the database is unavailable, trying again until the claims lapse", zap.Error(err))
+		dropped, unopened, err = d.recordAgain(ctx, stop, r)
+	}
+	gaveUp := sqldb.Unavailable(err) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+	if err == nil || gaveUp || len(r.updates) == 1 {
 		return dropped, unopened, err
 	}
-	d.log.Warn("record delivery attempts: trying again one delivery at a time", zap.Error(err))
+	d.log.Warn("record delivery attempts: writing them one delivery at a time", zap.Error(err))
 	var failed []error
 	for _, u := range r.updates {
-		lapses := time.UnixMilli(u[1].(int64)).Sub(d.cfg.Now())
-		_, err := backoff.Retry(ctx, func() (struct{}, error) {
-			n, ids, err := d.writeRecords(ctx, r.only(u))
-			if err != nil && stop.Err() != nil {
-				return struct{}{}, backoff.Permanent(err)
-			}
-			if err == nil {
-				dropped, unopened = dropped+n, append(unopened, ids...)
-			}
-			return struct{}{}, err
-		}, backoff.WithBackOff(recordBackOff()), backoff.WithMaxElapsedTime(max(lapses, time.Millisecond)))
+		n, ids, err := d.writeRecords(ctx, r.only(u))
 		if err != nil {
 			failed = append(failed, err)
+			continue
 		}
+		dropped, unopened = dropped+n, append(unopened, ids...)
 	}
 	return dropped, unopened, errors.Join(failed...)
+}
+
+// recordAgain writes records again, with a backoff, while the database is unavailable, until
+// the first of their claims would lapse or stop ends.
+func (d *Dispatcher) recordAgain(ctx, stop context.Context, r records) (dropped int, unopened []string, err error) {
+	lapses := time.Duration(math.MaxInt64)
+	for _, u := range r.updates {
+		lapses = min(lapses, time.UnixMilli(u[1].(int64)).Sub(d.cfg.Now()))
+	}
+	retry, cancel := context.WithTimeout(ctx, max(lapses, 0))
+	defer cancel()
+	defer context.AfterFunc(stop, cancel)()
+	type written struct {
+		dropped  int
+		unopened []string
+	}
+	w, err := backoff.Retry(retry, func() (written, error) {
+		n, ids, err := d.writeRecords(retry, r)
+		if err != nil && !sqldb.Unavailable(err) {
+			return written{}, backoff.Permanent(err)
+		}
+		return written{n, ids}, err
+	}, backoff.WithBackOff(recordBackOff()))
+	return w.dropped, w.unopened, err
 }
 
 // recordBackOff paces keepRecording's tries: soon at first, at most a second apart.

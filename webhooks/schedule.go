@@ -1,6 +1,7 @@
 package webhooks
 
 import (
+	"errors"
 	"net/http"
 	"strconv"
 	"time"
@@ -40,10 +41,11 @@ func (s Schedule) retryAfter(status int, header http.Header, now time.Time) (tim
 	if v == "" {
 		return 0, false
 	}
-	if secs, err := strconv.Atoi(v); err == nil && secs >= 0 {
+	if secs, err := strconv.ParseUint(v, 10, 63); err == nil || errors.Is(err, strconv.ErrRange) {
 		// Capped in seconds before it becomes a Duration, which a huge number would overflow
-		// to a negative wait: every attempt at once.
-		if secs >= int(s.Cap/time.Second) {
+		// to a negative wait: every attempt at once. More seconds than an int64 holds are
+		// more than the cap too.
+		if err != nil || secs >= uint64(s.Cap/time.Second) {
 			return s.Cap, true
 		}
 		return time.Duration(secs) * time.Second, true

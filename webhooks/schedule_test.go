@@ -17,9 +17,11 @@ func TestRetryAfter(t *testing.T) {
 	}{
 		{http.StatusTooManyRequests, "30", 30 * time.Second, true},
 		{http.StatusServiceUnavailable, "0", 0, true},
-		{http.StatusTooManyRequests, "3600", time.Minute, true},                   // capped
-		{http.StatusServiceUnavailable, "10000000000", time.Minute, true},         // more seconds than a Duration holds: capped
-		{http.StatusServiceUnavailable, "9223372036854775807", time.Minute, true}, // not a negative wait
+		{http.StatusTooManyRequests, "3600", time.Minute, true},                    // capped
+		{http.StatusServiceUnavailable, "10000000000", time.Minute, true},          // more seconds than a Duration holds: capped
+		{http.StatusServiceUnavailable, "9223372036854775807", time.Minute, true},  // not a negative wait
+		{http.StatusServiceUnavailable, "99999999999999999999", time.Minute, true}, // beyond an int64: capped, not ignored
+		{http.StatusTooManyRequests, "+30", 0, false},
 		{http.StatusServiceUnavailable, now.Add(20 * time.Second).Format(http.TimeFormat), 20 * time.Second, true},
 		{http.StatusTooManyRequests, now.Add(2 * time.Hour).Format(http.TimeFormat), time.Minute, true}, // capped
 		{http.StatusTooManyRequests, now.Add(-time.Hour).Format(http.TimeFormat), 0, true},              // past: now
