@@ -3,6 +3,9 @@ package service
 import (
 	"errors"
 	"fmt"
+	"net"
+	"net/netip"
+	"strconv"
 	"strings"
 	"time"
 
@@ -94,8 +97,8 @@ func (c Config) Validate() error {
 	switch {
 	case integration.HostName(c.APIHost) == "":
 		bad("FUNNEL_API_HOST is empty")
-	case strings.ContainsAny(strings.TrimSpace(c.APIHost), "/?#@ \t"): // a URL, or two names
-		bad("FUNNEL_API_HOST must be a host name (a port is ignored), not %q", c.APIHost)
+	case !isHost(c.APIHost):
+		bad("FUNNEL_API_HOST must be a host name or an IP address, with a port or none, not %q", c.APIHost)
 	}
 	if !strings.HasPrefix(c.DatabaseURL, "sqlite:") && !c.postgres() {
 		bad("FUNNEL_DATABASE_URL must start with sqlite: or postgres://")
@@ -141,4 +144,36 @@ func (c Config) Validate() error {
 // postgres tells whether the database is PostgreSQL.
 func (c Config) postgres() bool {
 	return strings.HasPrefix(c.DatabaseURL, "postgres://") || strings.HasPrefix(c.DatabaseURL, "postgresql://")
+}
+
+// isHost tells whether a FUNNEL_API_HOST is a host a request's Host header can name: a host
+// name (letters, digits and hyphens in dot-separated labels, as DNS and browsers send it: an
+// internationalised name in its punycode form) or an IP address, with a numeric port or none.
+// A URL, a list, a wildcard or a name with a trailing dot would match no request.
+func isHost(raw string) bool {
+	raw = strings.TrimSpace(raw)
+	host := raw
+	if h, port, err := net.SplitHostPort(raw); err == nil {
+		if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+			return false
+		}
+		host = h
+	}
+	if _, err := netip.ParseAddr(host); err == nil {
+		return true
+	}
+	if len(host) > 253 {
+		return false
+	}
+	for label := range strings.SplitSeq(host, ".") {
+		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
+			return false
+		}
+		for _, r := range label {
+			if !('a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' || r == '-') {
+				return false
+			}
+		}
+	}
+	return true
 }

@@ -24,7 +24,7 @@ func TestDefaultsAreValid(t *testing.T) {
 		t.Fatalf("a Redis URL and trusted proxies are refused: %v", err)
 	}
 	// The API host's port and surrounding spaces are ignored, as a request's are.
-	for _, host := range []string{"api.example.com:8443", " API.example.com ", "[::1]:8080", "127.0.0.1"} {
+	for _, host := range []string{"api.example.com:8443", " API.example.com ", "[::1]:8080", "127.0.0.1", "::1", "localhost", "xn--bcher-kva.example", "api-1.example.com"} {
 		c.APIHost = host
 		if err := c.Validate(); err != nil {
 			t.Fatalf("FUNNEL_API_HOST %q is refused: %v", host, err)
@@ -48,6 +48,16 @@ func TestValidateNamesTheBadSetting(t *testing.T) {
 		{"no API host", func(c *Config) { c.APIHost = " " }, "FUNNEL_API_HOST"},
 		{"an API host that is only a port", func(c *Config) { c.APIHost = ":8443" }, "FUNNEL_API_HOST is empty"},
 		{"an API host given as a URL", func(c *Config) { c.APIHost = "https://api.example.com" }, "FUNNEL_API_HOST must be a host name"},
+		{"an API host http:api.example.com", func(c *Config) { c.APIHost = "http:api.example.com" }, "FUNNEL_API_HOST must be a host name"},
+		{"an API host api.example.com:8443:1", func(c *Config) { c.APIHost = "api.example.com:8443:1" }, "FUNNEL_API_HOST must be a host name"},
+		{"an API host api.example.com:abc", func(c *Config) { c.APIHost = "api.example.com:abc" }, "FUNNEL_API_HOST must be a host name"},
+		{"an API host api.example.com,api2.example.com", func(c *Config) { c.APIHost = "api.example.com,api2.example.com" }, "FUNNEL_API_HOST must be a host name"},
+		{"an API host *.example.com", func(c *Config) { c.APIHost = "*.example.com" }, "FUNNEL_API_HOST must be a host name"},
+		{"an API host bücher.example", func(c *Config) { c.APIHost = "bücher.example" }, "FUNNEL_API_HOST must be a host name"},
+		{"an API host api.example.com.", func(c *Config) { c.APIHost = "api.example.com." }, "FUNNEL_API_HOST must be a host name"},
+		{"an API host api..example.com", func(c *Config) { c.APIHost = "api..example.com" }, "FUNNEL_API_HOST must be a host name"},
+		{"an API host -api.example.com", func(c *Config) { c.APIHost = "-api.example.com" }, "FUNNEL_API_HOST must be a host name"},
+		{"an API host api example.com", func(c *Config) { c.APIHost = "api example.com" }, "FUNNEL_API_HOST must be a host name"},
 		{"unknown database", func(c *Config) { c.DatabaseURL = "mysql://x" }, "FUNNEL_DATABASE_URL"},
 		{"zero backoff", func(c *Config) { c.WebhookBackoffBase = 0 }, "FUNNEL_WEBHOOK_BACKOFF_BASE must be positive"},
 		{"cap below base", func(c *Config) { c.WebhookBackoffCap = time.Second }, "FUNNEL_WEBHOOK_BACKOFF_CAP"},
