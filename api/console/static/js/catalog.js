@@ -19,9 +19,14 @@ export async function catalog(accountId) {
     async know(ids) {
       if (!again && ids.some((id) => id && !names.has(id))) {
         cache.delete(accountId);
-        again = kept(accountId).then((fresh) => {
-          names = fresh;
-        });
+        // Names that cannot be read again leave the page with those it has (an id shows as
+        // itself), rather than fail the page or every "Load more" of it.
+        again = kept(accountId).then(
+          (fresh) => {
+            names = fresh;
+          },
+          () => {},
+        );
       }
       await again;
     },
