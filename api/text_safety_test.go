@@ -100,3 +100,36 @@ func TestNULAndInvalidUTF8AreRefused(t *testing.T) {
 		}
 	})
 }
+
+// A body is UTF-8 text (integration-api.md "Everywhere"). encoding/json would put U+FFFD in place
+// of each byte that is not UTF-8, and of an escape that is half a surrogate pair (\ud800), and
+// go on: the value would be changed without an error, and two different addresses
+// (u\xff@example.com, u\xfe@example.com) would be one contact. Such a body is a 400 invalid_json,
+// and nothing is written.
+func TestABodyThatIsNotUTF8IsRefused(t *testing.T) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
+		acc := svc.NewAccount(t)
+		for name, body := range map[string]string{
+			"invalid byte in email":    "{\"email\": \"u\xff@example.com\"}",
+			"other byte in email":      "{\"email\": \"u\xfe@example.com\"}",
+			"invalid bytes in a name":  "{\"email\": \"utf@example.com\", \"firstName\": \"a\xff\xfeb\"}",
+			"lone surrogate in a name": `{"email": "utf@example.com", "firstName": "a\ud800b"}`,
+		} {
+			t.Run(name, func(t *testing.T) {
+				res := svc.API.Post(t, "/api/v1/contacts", acc.Key, body)
+				if res.Status != http.StatusBadRequest || res.Body["code"] != "invalid_json" {
+					t.Errorf("status %d, want 400 invalid_json; body: %s", res.Status, res.Raw)
+				}
+			})
+		}
+		svc.Operator.Post(t, "/admin/v1/accounts", "", "{\"name\": \"a\xffb\"}").ExpectError(t, http.StatusBadRequest)
+		if list := svc.API.Get(t, "/api/v1/contacts", acc.Key).Expect(t, http.StatusOK).List(t, "contacts"); len(list) != 0 {
+			t.Errorf("refused bodies wrote %d contacts: %v", len(list), list)
+		}
+		// A character outside the BMP, escaped as a surrogate pair, is text.
+		res := svc.API.Post(t, "/api/v1/contacts", acc.Key, `{"email": "pair@example.com", "firstName": "a\ud83d\ude00"}`).Expect(t, http.StatusOK)
+		if got := res.Object(t, "contact")["firstName"]; got != "a😀" {
+			t.Errorf("firstName = %q, want a😀", got)
+		}
+	})
+}

@@ -7,7 +7,9 @@ import (
 	"io"
 	"net/http"
 	"regexp"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/funnelhq/funnel/domain"
 )
@@ -92,6 +94,9 @@ func decodeJSON(body []byte, dst any, check func() *FieldError) *badBody {
 	}
 	if !strings.HasPrefix(trimmed, "{") {
 		return notJSON("request body must be a JSON object")
+	}
+	if !utf8.ValidString(trimmed) || hasLoneSurrogateEscape(trimmed) {
+		return notJSON("request body must be UTF-8 text: invalid UTF-8, or an unpaired surrogate escape (\\ud800)")
 	}
 	if hasNULEscape(trimmed) {
 		return &badBody{code: domain.CodeInvalidRequest, message: "strings must not contain NUL characters (\\u0000)"}
@@ -242,6 +247,34 @@ func hasNULEscape(text string) bool {
 		}
 		i = at + 1
 	}
+}
+
+// hasLoneSurrogateEscape tells whether a JSON text holds a \uD800-\uDFFF escape that is not one
+// half of a surrogate pair (a high one followed at once by an escaped low one). Such an escape
+// names no character: encoding/json would put U+FFFD in its place, so two different values
+// (u\ud800@example.com, u\udc00@example.com) would be read as the same one.
+func hasLoneSurrogateEscape(text string) bool {
+	surrogate := func(at int, lo, hi rune) bool {
+		if at+6 > len(text) || text[at] != '\\' || text[at+1] != 'u' {
+			return false
+		}
+		r, err := strconv.ParseUint(text[at+2:at+6], 16, 32)
+		return err == nil && rune(r) >= lo && rune(r) <= hi
+	}
+	for i := 0; i < len(text); i++ {
+		if text[i] != '\\' || i+1 >= len(text) {
+			continue
+		}
+		switch {
+		case surrogate(i, 0xD800, 0xDBFF) && surrogate(i+6, 0xDC00, 0xDFFF):
+			i += 11 // the pair
+		case surrogate(i, 0xD800, 0xDFFF):
+			return true
+		default:
+			i++ // the escaped character, a backslash included
+		}
+	}
+	return false
 }
 
 func jsonTypeName(goKind string) string {

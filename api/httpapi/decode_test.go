@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/funnelhq/funnel/domain"
@@ -46,6 +47,41 @@ func TestAWrongTypeIsNamedByItsJSONPath(t *testing.T) {
 		bad := decodeJSON([]byte(c.body), &dst, nil)
 		if bad == nil || bad.code != domain.CodeInvalidRequest || bad.param != c.param || bad.message != c.message {
 			t.Errorf("%s: %+v, want param %q, message %q", c.body, bad, c.param, c.message)
+		}
+	}
+}
+
+// A body is UTF-8 text (integration-api.md "Everywhere"). encoding/json puts U+FFFD in place of a
+// byte that is not UTF-8 and of an escape that names half a surrogate pair, and reads on, so
+// "u\xff@example.com" and "u\xfe@example.com" would be the same email: such a body is refused.
+// A surrogate pair written as two escapes is a character, and accepted.
+func TestABodyThatIsNotUTF8IsRefused(t *testing.T) {
+	type body struct {
+		Name string `json:"name"`
+	}
+	for _, in := range []string{
+		"{\"name\": \"u\xff\"}",
+		"{\"name\": \"a\xed\xa0\x80b\"}", // a surrogate encoded in UTF-8
+		"{\"n\xffame\": \"a\"}",
+		`{"name": "a\ud800b"}`,
+		`{"name": "a\udc00"}`,
+		`{"name": "\ud800\ud800"}`,
+		`{"name": "\udbff"}`,
+		`{"name": "\\\ud800"}`,
+	} {
+		var dst body
+		if bad := decodeJSON([]byte(in), &dst, nil); bad == nil || bad.code != domain.CodeInvalidJSON || !strings.Contains(bad.message, "UTF-8") {
+			t.Errorf("%q: %+v, want invalid_json", in, bad)
+		}
+	}
+	for in, want := range map[string]string{
+		`{"name": "\ud83d\ude00"}`: "😀",
+		`{"name": "\\ud800"}`:      `\ud800`, // an escaped backslash: plain text
+		`{"name": "é\u00e9"}`:      "éé",
+	} {
+		var dst body
+		if bad := decodeJSON([]byte(in), &dst, nil); bad != nil || dst.Name != want {
+			t.Errorf("%s: %+v, name %q, want %q", in, bad, dst.Name, want)
 		}
 	}
 }
