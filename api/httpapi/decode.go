@@ -1,11 +1,13 @@
 package httpapi
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
@@ -102,7 +104,17 @@ func decodeJSON(body []byte, dst any, check func() *FieldError) *badBody {
 		return &badBody{code: domain.CodeInvalidRequest, message: "strings must not contain NUL characters (\\u0000)"}
 	}
 	dec := json.NewDecoder(strings.NewReader(trimmed))
-	err := dec.Decode(dst)
+	var raw json.RawMessage
+	if err := dec.Decode(&raw); err != nil {
+		return notJSON("malformed JSON")
+	}
+	trailing := dec.More()
+	// Member names are matched exactly: one in another case is an unknown member, ignored.
+	exact, err := keepExactMembers(raw, reflect.TypeOf(dst))
+	if err != nil {
+		return notJSON("malformed JSON")
+	}
+	err = json.NewDecoder(bytes.NewReader(exact)).Decode(dst)
 	var typeErr *json.UnmarshalTypeError
 	if check != nil && (err == nil || errors.As(err, &typeErr)) {
 		if fieldErr := check(); fieldErr != nil {
@@ -113,7 +125,7 @@ func decodeJSON(body []byte, dst any, check func() *FieldError) *badBody {
 		var fieldErr *FieldError
 		switch {
 		case errors.As(err, &typeErr) && typeErr.Field != "":
-			param := typeErrorPath(trimmed, typeErr)
+			param := typeErrorPath(string(exact), typeErr)
 			return &badBody{code: domain.CodeInvalidRequest, param: param,
 				message: fmt.Sprintf("%s: expected %s, got %s", param, jsonTypeName(typeErr.Type.Kind().String()), jsonTypeName(typeErr.Value))}
 		case errors.As(err, &fieldErr):
@@ -122,7 +134,7 @@ func decodeJSON(body []byte, dst any, check func() *FieldError) *badBody {
 			return notJSON("malformed JSON")
 		}
 	}
-	if dec.More() {
+	if trailing {
 		return notJSON("malformed JSON: unexpected data after the object")
 	}
 	return nil
