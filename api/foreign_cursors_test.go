@@ -56,3 +56,62 @@ func TestListsRefuseCursorsTheyDidNotHandOut(t *testing.T) {
 		svc.API.Get(t, "/api/v1/events?cursor="+feedCursor, acc.Key).Expect(t, http.StatusOK)
 	})
 }
+
+// Many lists page by a bare position (contacts, customers, leads, CRMs, forms, event types,
+// stages): cursors of one shape, which each of them would read as a page of its own, silently
+// skipping rows. A cursor names its list (its path), and no other list takes it, the same list
+// of another parent included; a cursor handed out before cursors named their lists (a bare
+// position) is refused too, so that a client paging across the deploy starts again rather than
+// reads a wrong page (integration-api.md "Lists").
+func TestListsRefuseAnotherListsCursorOfTheSameShape(t *testing.T) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
+		acc := svc.NewAccount(t)
+		crm := svc.NewCRM(t, acc.ID, "Sales", "New", "Won")
+		other := svc.NewCRM(t, acc.ID, "Support", "Open", "Closed")
+		for _, email := range []string{"c1@example.com", "c2@example.com"} {
+			svc.API.Post(t, "/api/v1/contacts", acc.Key, map[string]any{"email": email}).Expect(t, http.StatusOK)
+		}
+		nextOf := func(path string) string {
+			t.Helper()
+			res := svc.API.Get(t, path, acc.Key).Expect(t, http.StatusOK)
+			c, ok := res.Body["nextCursor"].(string)
+			if !ok {
+				t.Fatalf("GET %s handed out no cursor: %s", path, res.Raw)
+			}
+			return c
+		}
+		contacts := nextOf("/api/v1/contacts?limit=1")
+		crms := nextOf("/api/v1/crms?limit=1")
+		stages := nextOf("/api/v1/crms/" + crm.ID + "/stages?limit=1")
+		bare := base64.RawURLEncoding.EncodeToString([]byte(`1`)) // a position, as cursors were
+		for _, path := range []string{
+			"/api/v1/customers?cursor=" + contacts,
+			"/api/v1/crms/" + crm.ID + "/leads?cursor=" + contacts,
+			"/api/v1/forms?cursor=" + crms,
+			"/api/v1/scheduling/event-types?cursor=" + stages,
+			"/api/v1/contacts?cursor=" + crms,
+			"/api/v1/crms/" + other.ID + "/stages?cursor=" + stages,
+			"/api/v1/contacts?cursor=" + bare,
+			"/api/v1/crms?cursor=" + bare,
+		} {
+			res := svc.API.Get(t, path, acc.Key)
+			if res.Status != http.StatusBadRequest || res.Body["code"] != "invalid_request" || res.Body["param"] != "cursor" {
+				t.Errorf("GET %s (a cursor this list did not hand out): %d %s, want 400 invalid_request naming cursor", path, res.Status, res.Raw)
+			}
+		}
+		// Each list still reads its own: the next page is the rest of the list.
+		if list := svc.API.Get(t, "/api/v1/contacts?cursor="+contacts, acc.Key).Expect(t, http.StatusOK).List(t, "contacts"); len(list) != 1 {
+			t.Errorf("the second page of contacts = %v, want the one other contact", list)
+		}
+		if list := svc.API.Get(t, "/api/v1/crms/"+crm.ID+"/stages?cursor="+stages, acc.Key).Expect(t, http.StatusOK).List(t, "stages"); len(list) != 1 {
+			t.Errorf("the second page of stages = %v, want Won", list)
+		}
+		svc.API.Get(t, "/api/v1/crms?cursor="+crms, acc.Key).Expect(t, http.StatusOK)
+	})
+}
+
+// cursorOf is the cursor the list at path would hand out for the sort key key (JSON), its name
+// and key as paging.NameCursor writes them: a test of what a list does with a key it reads.
+func cursorOf(path, key string) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(`{"list":"` + path + `","key":` + key + `}`))
+}

@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
@@ -83,6 +84,43 @@ func TestAWrongTypeInsideAnArrayIsNamedWithItsIndex(t *testing.T) {
 		res := svc.API.Post(t, "/api/v1/contacts", acc.Key, `{"email": "a@example.com", "tagIds": ["tag_a", "tag_b", "tag_c", 4]}`)
 		if res.Status != http.StatusBadRequest || res.Body["param"] != "tagIds[3]" || res.Body["error"] != "tagIds[3]: expected string, got number" {
 			t.Errorf("tagIds with a number: %d %s, want param tagIds[3]", res.Status, res.Raw)
+		}
+	})
+}
+
+// Unknown members are ignored (integration-api.md "Everywhere"), and a member whose name differs
+// from a known one only in case is unknown: integrators forward objects of other systems
+// (FirstName, EMAIL), and encoding/json alone would read them as the known member, the later of
+// the two winning, so an extra one could clear a field, turn an add of tags into a removal, or
+// stand in for a required member. httpapi.decodeJSON matches names exactly, for both APIs.
+func TestMembersDifferingOnlyInCaseAreUnknownAndIgnored(t *testing.T) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
+		acc := svc.NewAccount(t)
+		vip := svc.NewTag(t, acc.ID, "VIP")
+
+		res := svc.API.Post(t, "/api/v1/contacts", acc.Key,
+			`{"email": "ann@example.com", "firstName": "Ann", "FIRSTNAME": ""}`).Expect(t, http.StatusOK)
+		if got := res.Object(t, "contact")["firstName"]; got != "Ann" {
+			t.Errorf("firstName = %q after an upsert with firstName \"Ann\" and an unknown member FIRSTNAME; want \"Ann\"", got)
+		}
+
+		svc.API.Post(t, "/api/v1/contacts/tags", acc.Key, map[string]any{"email": "ann@example.com", "tagIds": []string{vip}}).Expect(t, http.StatusOK)
+		res = svc.API.Post(t, "/api/v1/contacts/tags", acc.Key,
+			`{"email": "ann@example.com", "tagIds": ["`+vip+`"], "ACTION": "remove"}`).Expect(t, http.StatusOK)
+		if got := servicetest.Strings(t, res.Object(t, "contact")["tagIds"]); !slices.Equal(got, []string{vip}) {
+			t.Errorf("tagIds = %v after an add (the default action) with an unknown member ACTION \"remove\"; want [%s]", got, vip)
+		}
+
+		// "EMAIL" is not "email": the required member is missing.
+		res = svc.API.Post(t, "/api/v1/contacts", acc.Key, `{"EMAIL": "caps@example.com"}`)
+		if res.Status != http.StatusBadRequest || res.Body["param"] != "email" {
+			t.Errorf("an upsert with EMAIL only: %d %s, want 400 naming email", res.Status, res.Raw)
+		}
+
+		// The operator API decodes with the same decoder.
+		res = svc.Operator.Post(t, "/admin/v1/accounts", "", `{"name": "Exact", "NAME": "Other"}`).Expect(t, http.StatusCreated)
+		if got := res.Object(t, "account")["name"]; got != "Exact" {
+			t.Errorf("account name = %q, want \"Exact\"", got)
 		}
 	})
 }

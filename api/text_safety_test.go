@@ -1,7 +1,6 @@
 package api_test
 
 import (
-	"encoding/base64"
 	"net/http"
 	"strings"
 	"testing"
@@ -69,21 +68,20 @@ func TestNULAndInvalidUTF8AreRefused(t *testing.T) {
 		// Cursors are the client's input too: one that holds what no database can compare is a 400;
 		// a sort key past every row (an order wider than the column) is simply past the end.
 		for _, key := range []string{`{"o":1,"n":"\u0000","i":"y"}`, `{"o":1e30,"n":"x","i":"y"}`} {
-			cursor := base64.RawURLEncoding.EncodeToString([]byte(key))
-			svc.API.Get(t, "/api/v1/tags?cursor="+cursor, acc.Key).ExpectError(t, http.StatusBadRequest)
+			svc.API.Get(t, "/api/v1/tags?cursor="+cursorOf("/api/v1/tags", key), acc.Key).ExpectError(t, http.StatusBadRequest)
 		}
 		tagged := svc.NewAccount(t)
 		svc.NewTag(t, tagged.ID, "Lead")
-		past := base64.RawURLEncoding.EncodeToString([]byte(`{"o":3000000000,"n":"x","i":"y"}`))
-		before := base64.RawURLEncoding.EncodeToString([]byte(`{"o":-3000000000,"n":"x","i":"y"}`))
+		past := cursorOf("/api/v1/tags", `{"o":3000000000,"n":"x","i":"y"}`)
+		before := cursorOf("/api/v1/tags", `{"o":-3000000000,"n":"x","i":"y"}`)
 		if tags := svc.API.Get(t, "/api/v1/tags?cursor="+past, tagged.Key).Expect(t, http.StatusOK).List(t, "tags"); len(tags) != 0 {
 			t.Fatalf("tags after a cursor past every order = %v", tags)
 		}
 		if tags := svc.API.Get(t, "/api/v1/tags?cursor="+before, tagged.Key).Expect(t, http.StatusOK).List(t, "tags"); len(tags) != 1 {
 			t.Fatalf("tags after a cursor before every order = %v", tags)
 		}
-		stages := base64.RawURLEncoding.EncodeToString([]byte(`3000000000`))
-		svc.API.Get(t, "/api/v1/crms/"+crm.ID+"/stages?cursor="+stages, acc.Key).ExpectError(t, http.StatusBadRequest)
+		stages := "/api/v1/crms/" + crm.ID + "/stages"
+		svc.API.Get(t, stages+"?cursor="+cursorOf(stages, `3000000000`), acc.Key).ExpectError(t, http.StatusBadRequest)
 
 		// A tag order must fit the read model's column.
 		svc.Operator.Post(t, "/admin/v1/accounts/"+acc.ID+"/tags", "", map[string]any{"name": "Big", "order": 10_000_000_000}).ExpectError(t, http.StatusBadRequest)
@@ -97,6 +95,39 @@ func TestNULAndInvalidUTF8AreRefused(t *testing.T) {
 		}
 		if tags := svc.API.Get(t, "/api/v1/tags", acc.Key).List(t, "tags"); len(tags) != 0 {
 			t.Fatalf("tags = %v", tags)
+		}
+	})
+}
+
+// A body is UTF-8 text (integration-api.md "Everywhere"). encoding/json would put U+FFFD in place
+// of each byte that is not UTF-8, and of an escape that is half a surrogate pair (\ud800), and
+// go on: the value would be changed without an error, and two different addresses
+// (u\xff@example.com, u\xfe@example.com) would be one contact. Such a body is a 400 invalid_json,
+// and nothing is written.
+func TestABodyThatIsNotUTF8IsRefused(t *testing.T) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
+		acc := svc.NewAccount(t)
+		for name, body := range map[string]string{
+			"invalid byte in email":    "{\"email\": \"u\xff@example.com\"}",
+			"other byte in email":      "{\"email\": \"u\xfe@example.com\"}",
+			"invalid bytes in a name":  "{\"email\": \"utf@example.com\", \"firstName\": \"a\xff\xfeb\"}",
+			"lone surrogate in a name": `{"email": "utf@example.com", "firstName": "a\ud800b"}`,
+		} {
+			t.Run(name, func(t *testing.T) {
+				res := svc.API.Post(t, "/api/v1/contacts", acc.Key, body)
+				if res.Status != http.StatusBadRequest || res.Body["code"] != "invalid_json" {
+					t.Errorf("status %d, want 400 invalid_json; body: %s", res.Status, res.Raw)
+				}
+			})
+		}
+		svc.Operator.Post(t, "/admin/v1/accounts", "", "{\"name\": \"a\xffb\"}").ExpectError(t, http.StatusBadRequest)
+		if list := svc.API.Get(t, "/api/v1/contacts", acc.Key).Expect(t, http.StatusOK).List(t, "contacts"); len(list) != 0 {
+			t.Errorf("refused bodies wrote %d contacts: %v", len(list), list)
+		}
+		// A character outside the BMP, escaped as a surrogate pair, is text.
+		res := svc.API.Post(t, "/api/v1/contacts", acc.Key, `{"email": "pair@example.com", "firstName": "a\ud83d\ude00"}`).Expect(t, http.StatusOK)
+		if got := res.Object(t, "contact")["firstName"]; got != "a😀" {
+			t.Errorf("firstName = %q, want a😀", got)
 		}
 	})
 }

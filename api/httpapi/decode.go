@@ -1,13 +1,17 @@
 package httpapi
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"reflect"
 	"regexp"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/funnelhq/funnel/domain"
 )
@@ -93,11 +97,24 @@ func decodeJSON(body []byte, dst any, check func() *FieldError) *badBody {
 	if !strings.HasPrefix(trimmed, "{") {
 		return notJSON("request body must be a JSON object")
 	}
+	if !utf8.ValidString(trimmed) || hasLoneSurrogateEscape(trimmed) {
+		return notJSON("request body must be UTF-8 text: invalid UTF-8, or an unpaired surrogate escape (\\ud800)")
+	}
 	if hasNULEscape(trimmed) {
 		return &badBody{code: domain.CodeInvalidRequest, message: "strings must not contain NUL characters (\\u0000)"}
 	}
 	dec := json.NewDecoder(strings.NewReader(trimmed))
-	err := dec.Decode(dst)
+	var raw json.RawMessage
+	if err := dec.Decode(&raw); err != nil {
+		return notJSON("malformed JSON")
+	}
+	trailing := dec.More()
+	// Member names are matched exactly: one in another case is an unknown member, ignored.
+	exact, err := keepExactMembers(raw, reflect.TypeOf(dst))
+	if err != nil {
+		return notJSON("malformed JSON")
+	}
+	err = json.NewDecoder(bytes.NewReader(exact)).Decode(dst)
 	var typeErr *json.UnmarshalTypeError
 	if check != nil && (err == nil || errors.As(err, &typeErr)) {
 		if fieldErr := check(); fieldErr != nil {
@@ -108,7 +125,7 @@ func decodeJSON(body []byte, dst any, check func() *FieldError) *badBody {
 		var fieldErr *FieldError
 		switch {
 		case errors.As(err, &typeErr) && typeErr.Field != "":
-			param := typeErrorPath(trimmed, typeErr)
+			param := typeErrorPath(string(exact), typeErr)
 			return &badBody{code: domain.CodeInvalidRequest, param: param,
 				message: fmt.Sprintf("%s: expected %s, got %s", param, jsonTypeName(typeErr.Type.Kind().String()), jsonTypeName(typeErr.Value))}
 		case errors.As(err, &fieldErr):
@@ -117,7 +134,7 @@ func decodeJSON(body []byte, dst any, check func() *FieldError) *badBody {
 			return notJSON("malformed JSON")
 		}
 	}
-	if dec.More() {
+	if trailing {
 		return notJSON("malformed JSON: unexpected data after the object")
 	}
 	return nil
@@ -242,6 +259,34 @@ func hasNULEscape(text string) bool {
 		}
 		i = at + 1
 	}
+}
+
+// hasLoneSurrogateEscape tells whether a JSON text holds a \uD800-\uDFFF escape that is not one
+// half of a surrogate pair (a high one followed at once by an escaped low one). Such an escape
+// names no character: encoding/json would put U+FFFD in its place, so two different values
+// (u\ud800@example.com, u\udc00@example.com) would be read as the same one.
+func hasLoneSurrogateEscape(text string) bool {
+	surrogate := func(at int, lo, hi rune) bool {
+		if at+6 > len(text) || text[at] != '\\' || text[at+1] != 'u' {
+			return false
+		}
+		r, err := strconv.ParseUint(text[at+2:at+6], 16, 32)
+		return err == nil && rune(r) >= lo && rune(r) <= hi
+	}
+	for i := 0; i < len(text); i++ {
+		if text[i] != '\\' || i+1 >= len(text) {
+			continue
+		}
+		switch {
+		case surrogate(i, 0xD800, 0xDBFF) && surrogate(i+6, 0xDC00, 0xDFFF):
+			i += 11 // the pair
+		case surrogate(i, 0xD800, 0xDFFF):
+			return true
+		default:
+			i++ // the escaped character, a backslash included
+		}
+	}
+	return false
 }
 
 func jsonTypeName(goKind string) string {

@@ -24,6 +24,7 @@ func WritePage[T, V any](w http.ResponseWriter, r *http.Request, member string,
 		Fail(w, r, err)
 		return
 	}
+	next = paging.NameCursor(listName(r), next)
 	views := make([]V, len(rows))
 	for i, row := range rows {
 		views[i] = view(row)
@@ -48,6 +49,7 @@ func WriteDocumentPage(w http.ResponseWriter, r *http.Request, member string, li
 		Fail(w, r, err)
 		return
 	}
+	next = paging.NameCursor(listName(r), next)
 	size := pageSize(member, 2, next)
 	for _, d := range docs {
 		size += len(d) + 1
@@ -103,7 +105,8 @@ func appendPageEnd(out []byte, next string) []byte {
 }
 
 // pageOf reads limit and cursor from the query (paging.Parse). It answers 400 and returns false
-// for a limit that is not a positive integer.
+// for a limit that is not a positive integer, and for a cursor that no page of this list handed
+// out (paging.OpenCursor): the list gets the key cursor inside it.
 func pageOf(w http.ResponseWriter, r *http.Request) (paging.Page, bool) {
 	q := r.URL.Query()
 	limit, given := q["limit"]
@@ -115,5 +118,18 @@ func pageOf(w http.ResponseWriter, r *http.Request) (paging.Page, bool) {
 		WriteFieldError(w, "limit", err.Error())
 		return page, false
 	}
+	if page.Cursor != "" {
+		if page.Cursor, err = paging.OpenCursor(listName(r), page.Cursor); err != nil {
+			writeBadCursor(w, "cursor")
+			return page, false
+		}
+	}
 	return page, true
+}
+
+// listName is the name a list's cursors carry: its path as requested, so that no other list
+// takes them, a list of another parent (the leads of another CRM, the contacts of another
+// account on the operator API) included.
+func listName(r *http.Request) string {
+	return r.URL.Path
 }

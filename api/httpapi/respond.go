@@ -112,7 +112,7 @@ func FailList(w http.ResponseWriter, r *http.Request, err error, cursorParam str
 
 // writeBadCursor answers a cursor this service did not hand out, sent in the query parameter param.
 func writeBadCursor(w http.ResponseWriter, param string) {
-	WriteFieldError(w, param, param+" is not a cursor this list handed out")
+	WriteFieldError(w, param, param+" is not a cursor this list handed out: start again from the first page, without one")
 }
 
 // IsNotFound tells whether a lookup found nothing, in a read model or in the webhook tables.

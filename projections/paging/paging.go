@@ -88,6 +88,53 @@ func DecodeCursor(cursor string, key any) error {
 	return nil
 }
 
+// NameCursor returns the cursor a list hands out for the key cursor of its next page (one of
+// EncodeCursor's): that key with the name of the list, so that OpenCursor refuses it on any other
+// list. Many lists page by a bare position of one shape (a number): without their names, each
+// would read another's cursor as a page of its own and silently skip rows. "" (no next page)
+// stays "".
+func NameCursor(list, cursor string) string {
+	if cursor == "" {
+		return ""
+	}
+	key, err := base64.RawURLEncoding.DecodeString(cursor)
+	if err != nil {
+		panic(fmt.Sprintf("paging: %q is not a cursor of EncodeCursor's", cursor))
+	}
+	return EncodeCursor(namedCursor{List: list, Key: key})
+}
+
+// OpenCursor returns the key cursor (for DecodeCursor) of a cursor that NameCursor made for list,
+// and ErrBadCursor for any other: one of another list, one without a name (every cursor handed
+// out before cursors were named: its client starts the list again), or one not of that shape.
+// The key itself is DecodeCursor's to check.
+func OpenCursor(list, cursor string) (string, error) {
+	b, err := base64.RawURLEncoding.DecodeString(cursor)
+	if err != nil || !utf8.Valid(b) {
+		return "", ErrBadCursor
+	}
+	var members map[string]json.RawMessage
+	if err := json.Unmarshal(b, &members); err != nil || len(members) != 2 {
+		return "", ErrBadCursor
+	}
+	var name string
+	if err := json.Unmarshal(members["list"], &name); err != nil || name != list {
+		return "", ErrBadCursor
+	}
+	key, ok := members["key"]
+	if !ok || string(key) == "null" {
+		return "", ErrBadCursor
+	}
+	return base64.RawURLEncoding.EncodeToString(key), nil
+}
+
+// namedCursor is a cursor as a list hands it out: the list's name and the sort key of its last
+// row (EncodeCursor's JSON).
+type namedCursor struct {
+	List string          `json:"list"`
+	Key  json.RawMessage `json:"key"`
+}
+
 // shapedAs tells whether a decoded JSON value has the shape of a key of type t: no null, and an
 // object for a struct with exactly the struct's members, by their exact JSON names (those
 // marked omitempty may be left out). What else the type demands (a number that fits, a string)

@@ -109,3 +109,36 @@ func TestDecodeCursorReadsMembersAsEncodingJSONNamesThem(t *testing.T) {
 		t.Errorf("a cursor without the embedding struct's own member: %v", err)
 	}
 }
+
+// A list hands out its cursors with its name (NameCursor), and takes back only those
+// (OpenCursor): another list's cursor of the same shape (a bare position), a cursor without a
+// name (every one handed out before cursors were named) or with a member more or less is refused,
+// where it would have been read as a page of this list.
+func TestOpenCursorTakesOnlyTheCursorsOfItsList(t *testing.T) {
+	key := EncodeCursor(int64(417))
+	named := NameCursor("/api/v1/contacts", key)
+	if got, err := OpenCursor("/api/v1/contacts", named); err != nil || got != key {
+		t.Fatalf("OpenCursor(its own) = %q, %v, want %q", got, err, key)
+	}
+	if NameCursor("/api/v1/contacts", "") != "" {
+		t.Error("the last page's empty cursor got a name")
+	}
+	enc := func(json string) string { return base64.RawURLEncoding.EncodeToString([]byte(json)) }
+	for _, c := range []string{
+		NameCursor("/api/v1/customers", key),
+		NameCursor("/api/v1/crms/crm_b/leads", key),
+		key, // a bare position, as cursors were before they were named
+		enc(`null`),
+		enc(`{"list":"/api/v1/contacts"}`),
+		enc(`{"list":"/api/v1/contacts","key":null}`),
+		enc(`{"list":"/api/v1/contacts","key":417,"x":1}`),
+		enc(`{"LIST":"/api/v1/contacts","key":417}`),
+		enc(`{"list":null,"key":417}`),
+		enc(`{"list":["/api/v1/contacts"],"key":417}`),
+		"%%%",
+	} {
+		if got, err := OpenCursor("/api/v1/contacts", c); !errors.Is(err, ErrBadCursor) {
+			t.Errorf("OpenCursor(%q) = %q, %v, want ErrBadCursor", c, got, err)
+		}
+	}
+}
