@@ -110,11 +110,8 @@ func decodeJSON(body []byte, dst any, check func() *FieldError) *badBody {
 	}
 	trailing := dec.More()
 	// Member names are matched exactly: one in another case is an unknown member, ignored.
-	exact, err := keepExactMembers(raw, reflect.TypeOf(dst))
-	if err != nil {
-		return notJSON("malformed JSON")
-	}
-	err = json.NewDecoder(bytes.NewReader(exact)).Decode(dst)
+	exact := keepExactMembers(raw, reflect.TypeOf(dst))
+	err := json.NewDecoder(bytes.NewReader(exact)).Decode(dst)
 	var typeErr *json.UnmarshalTypeError
 	if check != nil && (err == nil || errors.As(err, &typeErr)) {
 		if fieldErr := check(); fieldErr != nil {

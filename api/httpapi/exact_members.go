@@ -1,12 +1,13 @@
 package httpapi
 
 import (
-	"bytes"
 	"encoding"
 	"encoding/json"
 	"reflect"
 	"strings"
 	"sync"
+
+	"github.com/tidwall/gjson"
 )
 
 // keepExactMembers returns the JSON value raw without the object members whose names are not
@@ -20,91 +21,92 @@ import (
 // a value of a shape other than t's is left as it is, for the decoder to refuse.
 //
 // raw must be one valid JSON value.
-func keepExactMembers(raw []byte, t reflect.Type) ([]byte, error) {
+func keepExactMembers(raw []byte, t reflect.Type) []byte {
+	v := gjson.ParseBytes(raw)
+	if !hasInexactMembers(v, t) {
+		return raw // the common case: read once, nothing written
+	}
+	return []byte(exactMembers(v, t))
+}
+
+// hasInexactMembers tells whether v holds a member that t does not take under that exact name.
+func hasInexactMembers(v gjson.Result, t reflect.Type) bool {
+	t = indirect(t)
+	if decodesItself(t) {
+		return false
+	}
+	found := false
+	switch {
+	case t.Kind() == reflect.Struct && v.IsObject():
+		fields := jsonFields(t)
+		v.ForEach(func(name, value gjson.Result) bool {
+			f, known := fields[name.Str]
+			found = !known || hasInexactMembers(value, f)
+			return !found
+		})
+	case t.Kind() == reflect.Map && v.IsObject(), (t.Kind() == reflect.Slice || t.Kind() == reflect.Array) && v.IsArray():
+		v.ForEach(func(_, value gjson.Result) bool {
+			found = hasInexactMembers(value, t.Elem())
+			return !found
+		})
+	}
+	return found
+}
+
+// exactMembers writes v again without the members t does not take under their exact names, the
+// others as they were written (their names escaped as sent, their values' text unchanged).
+func exactMembers(v gjson.Result, t reflect.Type) string {
+	t = indirect(t)
+	if decodesItself(t) {
+		return v.Raw
+	}
+	var out strings.Builder
+	switch {
+	case t.Kind() == reflect.Struct && v.IsObject():
+		fields := jsonFields(t)
+		out.WriteByte('{')
+		v.ForEach(func(name, value gjson.Result) bool {
+			if f, known := fields[name.Str]; known {
+				if out.Len() > 1 {
+					out.WriteByte(',')
+				}
+				out.WriteString(name.Raw + ":" + exactMembers(value, f))
+			}
+			return true
+		})
+		out.WriteByte('}')
+	case t.Kind() == reflect.Map && v.IsObject():
+		out.WriteByte('{')
+		v.ForEach(func(name, value gjson.Result) bool {
+			if out.Len() > 1 {
+				out.WriteByte(',')
+			}
+			out.WriteString(name.Raw + ":" + exactMembers(value, t.Elem()))
+			return true
+		})
+		out.WriteByte('}')
+	case (t.Kind() == reflect.Slice || t.Kind() == reflect.Array) && v.IsArray():
+		out.WriteByte('[')
+		v.ForEach(func(_, value gjson.Result) bool {
+			if out.Len() > 1 {
+				out.WriteByte(',')
+			}
+			out.WriteString(exactMembers(value, t.Elem()))
+			return true
+		})
+		out.WriteByte(']')
+	default:
+		return v.Raw
+	}
+	return out.String()
+}
+
+// indirect is t without its pointers.
+func indirect(t reflect.Type) reflect.Type {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
-	if decodesItself(t) {
-		return raw, nil
-	}
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 {
-		return raw, nil
-	}
-	switch {
-	case t.Kind() == reflect.Struct && raw[0] == '{':
-		fields := jsonFields(t)
-		return rewriteObject(raw, func(name string) (reflect.Type, bool) {
-			f, ok := fields[name]
-			return f, ok
-		})
-	case t.Kind() == reflect.Map && raw[0] == '{':
-		return rewriteObject(raw, func(string) (reflect.Type, bool) { return t.Elem(), true })
-	case (t.Kind() == reflect.Slice || t.Kind() == reflect.Array) && raw[0] == '[':
-		return rewriteArray(raw, t.Elem())
-	}
-	return raw, nil
-}
-
-// rewriteObject writes the object raw again with the members member knows (by the type of their
-// value), their values passed through keepExactMembers.
-func rewriteObject(raw []byte, member func(name string) (reflect.Type, bool)) ([]byte, error) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	if _, err := dec.Token(); err != nil { // {
-		return nil, err
-	}
-	out := append(make([]byte, 0, len(raw)), '{')
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, err
-		}
-		name, _ := tok.(string)
-		var value json.RawMessage
-		if err := dec.Decode(&value); err != nil {
-			return nil, err
-		}
-		t, known := member(name)
-		if !known {
-			continue
-		}
-		if value, err = keepExactMembers(value, t); err != nil {
-			return nil, err
-		}
-		if len(out) > 1 {
-			out = append(out, ',')
-		}
-		key, err := json.Marshal(name)
-		if err != nil {
-			return nil, err
-		}
-		out = append(append(append(out, key...), ':'), value...)
-	}
-	return append(out, '}'), nil
-}
-
-// rewriteArray writes the array raw again, each element passed through keepExactMembers.
-func rewriteArray(raw []byte, elem reflect.Type) ([]byte, error) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	if _, err := dec.Token(); err != nil { // [
-		return nil, err
-	}
-	out := append(make([]byte, 0, len(raw)), '[')
-	for dec.More() {
-		var value json.RawMessage
-		if err := dec.Decode(&value); err != nil {
-			return nil, err
-		}
-		value, err := keepExactMembers(value, elem)
-		if err != nil {
-			return nil, err
-		}
-		if len(out) > 1 {
-			out = append(out, ',')
-		}
-		out = append(out, value...)
-	}
-	return append(out, ']'), nil
+	return t
 }
 
 var (
