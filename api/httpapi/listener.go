@@ -33,5 +33,16 @@ func (l Listener) Handler(router http.Handler) http.Handler {
 	if l.Limit != nil {
 		inner = l.Limit(inner)
 	}
-	return requestIDs(l.observe(recoverPanics(inner)))
+	return requestIDs(l.observe(recoverPanics(noStore(inner))))
+}
+
+// noStore marks every answer as one no cache keeps and no browser reads as another type than it
+// says: answers hold secrets shown once (an API key, a webhook's signing secret, an activation
+// token) and personal data. A handler that may be cached (the console's files) says so itself.
+func noStore(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "no-store")
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		next.ServeHTTP(w, r)
+	})
 }

@@ -75,7 +75,7 @@ func recoverPanics(next http.Handler) http.Handler {
 				if v == http.ErrAbortHandler {
 					panic(v)
 				}
-				logOf(r).Error("panic serving request", zap.Any("panic", v), zap.String("path", r.URL.Path), zap.Stack("stack"))
+				logOf(r).Error("panic serving request", zap.Any("panic", v), zap.String("route", routeOf(r)), zap.Stack("stack"))
 				WriteError(w, http.StatusInternalServerError, "internal error")
 			}
 		}()

@@ -64,6 +64,21 @@ func rememberRoute(next http.Handler) http.Handler {
 	})
 }
 
+// routeOf is the template of the route that serves r ("/api/v1/checkout/activations/{token}"),
+// for the logs: a path can hold a secret (an activation token) or personal data, its template
+// never does.
+func routeOf(r *http.Request) string {
+	if ex := exchangeOf(r); ex != nil && ex.route != "" {
+		return ex.route
+	}
+	if route := mux.CurrentRoute(r); route != nil {
+		if tpl, err := route.GetPathTemplate(); err == nil {
+			return tpl
+		}
+	}
+	return "(no route)"
+}
+
 // statusRecorder remembers the status a handler wrote.
 type statusRecorder struct {
 	http.ResponseWriter

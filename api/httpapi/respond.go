@@ -89,12 +89,12 @@ func Fail(w http.ResponseWriter, r *http.Request, err error) {
 	case unavailable(r, err):
 		// Nothing was decided: the database could not be reached or refused more work for now.
 		logOf(r).Warn("database unavailable", zap.String("requestId", RequestID(r.Context())),
-			zap.String("method", r.Method), zap.String("path", r.URL.Path), zap.Error(err))
+			zap.String("method", r.Method), zap.String("route", routeOf(r)), zap.Error(err))
 		w.Header().Set("Retry-After", "1")
 		WriteError(w, http.StatusServiceUnavailable, "the service cannot reach its database just now; retry shortly")
 	default:
 		logOf(r).Error("request failed", zap.String("requestId", RequestID(r.Context())),
-			zap.String("method", r.Method), zap.String("path", r.URL.Path), zap.Error(err))
+			zap.String("method", r.Method), zap.String("route", routeOf(r)), zap.Error(err))
 		WriteError(w, http.StatusInternalServerError, "internal error")
 	}
 }

@@ -24,6 +24,9 @@ const maxKeyFile = 1 << 10
 // sealed.
 func KeyFile(path string) (key Key, created bool, err error) {
 	key, err = ReadKeyFile(path)
+	if err == nil {
+		narrow(path)
+	}
 	if !errors.Is(err, fs.ErrNotExist) {
 		return key, false, err
 	}
@@ -40,6 +43,16 @@ func KeyFile(path string) (key Key, created bool, err error) {
 	}
 	key, err = ParseKey(text)
 	return key, true, err
+}
+
+// narrow makes an existing key file readable by its owner only, as KeyFile creates one: a file
+// restored from a backup, or made by hand, may be readable by every local user, while the
+// database beside it is not (sqldb narrows its files). Where the file cannot be changed (a
+// read-only mount, another owner) it is left as it is: its mode is then the operator's to set.
+func narrow(path string) {
+	if info, err := os.Stat(path); err == nil && info.Mode().Perm()&0o077 != 0 {
+		_ = os.Chmod(path, info.Mode().Perm()&0o700)
+	}
 }
 
 // ReadKeyFile returns the key kept in the file at path; a missing file is an error that wraps

@@ -276,11 +276,22 @@ func (d Dialect) ForUpdate() string {
 // redact hides a password in a database URL before it is logged.
 func redact(raw string) string {
 	u, err := url.Parse(raw)
-	if err != nil || u.User == nil {
+	if err != nil {
 		return raw
 	}
-	if _, has := u.User.Password(); has {
-		u.User = url.UserPassword(u.User.Username(), "xxxxx")
+	if u.User != nil {
+		if _, has := u.User.Password(); has {
+			u.User = url.UserPassword(u.User.Username(), "xxxxx")
+		}
+	}
+	// pgx and libpq take a password as a parameter too.
+	if q := u.Query(); q.Has("password") || q.Has("sslpassword") {
+		for _, name := range []string{"password", "sslpassword"} {
+			if q.Has(name) {
+				q.Set(name, "xxxxx")
+			}
+		}
+		u.RawQuery = q.Encode()
 	}
 	return u.String()
 }
