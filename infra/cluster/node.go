@@ -197,7 +197,7 @@ func (n *Node) Run(ctx context.Context) error {
 	defer n.leave()
 	if n.db.Dialect != sqldb.Postgres {
 		// SQLite: this process is the only one (sqldb.DB.Claim); it holds everything.
-		n.setRunning(ctx, slices.Clone(n.cfg.Leased), true)
+		n.setRunning(ctx, func() []string { return slices.Clone(n.cfg.Leased) }, true)
 		n.beatUntil(ctx)
 		return nil
 	}
@@ -217,7 +217,7 @@ func (n *Node) Run(ctx context.Context) error {
 func (n *Node) leave() {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	n.setRunning(ctx, nil, false)
+	n.setRunning(ctx, func() []string { return nil }, false)
 	if n.db.Dialect == sqldb.Postgres {
 		if _, err := n.db.Write.ExecContext(ctx, `DELETE FROM leases WHERE holder = $1`, n.id); err != nil {
 			n.cfg.Log.Warn("cluster: hand the leases over (they expire instead)", zap.Error(err))
@@ -391,25 +391,12 @@ func (n *Node) watch(ctx context.Context) {
 				zap.Duration("expiresIn", expiry.Sub(now)))
 		}
 		stopCtx, cancel := context.WithDeadline(ctx, expiry)
-		n.setRunning(stopCtx, n.runningNow(), false)
+		n.setRunning(stopCtx, n.runningNow, false)
 		cancel()
 		if late := time.Since(expiry); late > 0 {
 			n.cfg.Log.Error("cluster: the work of a lease not renewed stopped after the lease may have expired", zap.Strings("leases", expiring), zap.Duration("late", late))
 		}
 	}
-}
-
-// runningNow is what runs now, less what this process no longer owns.
-func (n *Node) runningNow() []string {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	var keep []string
-	for _, name := range n.running {
-		if _, ok := n.owned[name]; ok {
-			keep = append(keep, name)
-		}
-	}
-	return keep
 }
 
 // balanceUntil takes, releases and runs leases until ctx ends: every balanceEvery, and at once
@@ -448,7 +435,7 @@ func (n *Node) balance(ctx context.Context) error {
 	lost := slices.ContainsFunc(n.running, func(name string) bool { _, ok := n.owned[name]; return !ok })
 	n.mu.Unlock()
 	if lost {
-		n.setRunning(ctx, n.runningNow(), true)
+		n.setRunning(ctx, n.runningNow, true)
 	}
 	callCtx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
@@ -509,11 +496,15 @@ func (n *Node) balance(ctx context.Context) error {
 			run = append(run, name)
 		}
 	}
-	n.setRunning(ctx, run, true)
+	n.setRunning(ctx, func() []string {
+		// Released before the change: the watchdog, waiting for holdMu meanwhile, must not
+		// start their work again once it has stopped.
+		for _, name := range release {
+			delete(n.owned, name)
+		}
+		return run
+	}, true)
 	for _, name := range release {
-		n.mu.Lock()
-		delete(n.owned, name)
-		n.mu.Unlock()
 		releaseCtx, cancel := context.WithTimeout(ctx, callTimeout)
 		_, err := n.db.Write.ExecContext(releaseCtx, `DELETE FROM leases WHERE name = $1 AND holder = $2`, name, n.id)
 		cancel()
@@ -525,48 +516,93 @@ func (n *Node) balance(ctx context.Context) error {
 	return nil
 }
 
-// setRunning tells Hold what runs now, when that changed, then (beat) the cluster view. On
-// PostgreSQL it never starts the work of a lease this process does not own at that moment: the
-// watchdog may have stopped one since the caller looked.
-func (n *Node) setRunning(ctx context.Context, run []string, beat bool) {
+// setRunning makes what runs here what pick returns, then (beat) shows the change in the cluster
+// view. pick is called with holdMu and mu held, so that it sees owned and running as they are
+// when the change is made (a caller that looked before waiting for holdMu could restart work
+// the previous change stopped), and may change owned (the balancer removes what it releases, so
+// that nothing restarts it). On PostgreSQL the work of a lease this process does not own is
+// never started.
+func (n *Node) setRunning(ctx context.Context, pick func() []string, beat bool) {
+	// The heartbeat comes after holdMu is released: it is a database call of up to callTimeout,
+	// and the watchdog may be waiting for holdMu to stop the work of an expiring lease.
+	if n.change(ctx, pick) && beat && ctx.Err() == nil {
+		_ = n.beat(ctx) // the cluster view shows the change now, not at the next heartbeat
+	}
+}
+
+// change is setRunning's change of what runs; it tells whether there was one.
+func (n *Node) change(ctx context.Context, pick func() []string) bool {
 	n.holdMu.Lock()
 	defer n.holdMu.Unlock()
 	n.mu.Lock()
-	if n.db.Dialect == sqldb.Postgres {
-		run = slices.DeleteFunc(slices.Clone(run), func(name string) bool { _, ok := n.owned[name]; return !ok })
-	}
+	// The bounds are read before pick: the leases pick releases are still this process's in the
+	// database until their work stopped, so their expiry bounds the change too.
+	bounds := maps.Clone(n.owned)
+	run := n.ownedOnly(pick())
 	same := slices.Equal(run, n.running)
-	var firstExpiry time.Time
-	for _, until := range n.owned {
-		if firstExpiry.IsZero() || until.Before(firstExpiry) {
-			firstExpiry = until
-		}
-	}
 	n.mu.Unlock()
 	if same {
-		return
+		return false
 	}
-	holdCtx := ctx
-	if !firstExpiry.IsZero() {
-		// The change is made by the time a lease owned here may expire, whatever it waits for
-		// (the checkpoints' saves, on a database that does not answer): the watchdog may have
-		// to stop that lease's work next.
-		var cancel context.CancelFunc
-		holdCtx, cancel = context.WithDeadline(ctx, firstExpiry)
-		defer cancel()
+	// The change is made (the checkpoints saved, if the database answers) by stopMargin before
+	// the first expiry among the leases owned here, whatever it waits for: the watchdog starts
+	// to stop a lease's work then, and needs holdMu, which this change holds.
+	var by time.Time
+	for _, until := range bounds {
+		if by.IsZero() || until.Before(by) {
+			by = until
+		}
 	}
-	n.cfg.Hold(holdCtx, run)
-	n.mu.Lock()
-	n.running = run
-	n.mu.Unlock()
+	if !by.IsZero() {
+		by = by.Add(-stopMargin)
+	}
+	for {
+		n.hold(ctx, by, run)
+		n.mu.Lock()
+		n.running = run
+		still := n.ownedOnly(run)
+		n.mu.Unlock()
+		if len(still) == len(run) {
+			break
+		}
+		// The watchdog gave some of run up while Hold ran (Hold restarted them, with the rest):
+		// stop them at once, by their expiry, rather than when the watchdog gets holdMu.
+		by = time.Time{}
+		for _, name := range run {
+			if !slices.Contains(still, name) && (by.IsZero() || bounds[name].Before(by)) {
+				by = bounds[name]
+			}
+		}
+		run = still
+	}
 	if n.cfg.Observer != nil {
 		n.cfg.Observer.LeasesHeld(run)
 	}
 	n.cfg.Log.Info("cluster: runs", zap.Strings("leases", run))
-	if beat && ctx.Err() == nil {
-		_ = n.beat(ctx) // the cluster view shows the change now, not at the next heartbeat
-	}
+	return true
 }
+
+// hold tells Hold what runs now, with a deadline of by if set.
+func (n *Node) hold(ctx context.Context, by time.Time, run []string) {
+	if !by.IsZero() {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, by)
+		defer cancel()
+	}
+	n.cfg.Hold(ctx, run)
+}
+
+// ownedOnly is names less those this process does not own, on PostgreSQL (on SQLite it owns
+// everything, and owned is not kept). Call it with mu held.
+func (n *Node) ownedOnly(names []string) []string {
+	if n.db.Dialect != sqldb.Postgres {
+		return slices.Clone(names)
+	}
+	return slices.DeleteFunc(slices.Clone(names), func(name string) bool { _, ok := n.owned[name]; return !ok })
+}
+
+// runningNow is a pick for setRunning: what runs now (setRunning drops what is no longer owned).
+func (n *Node) runningNow() []string { return slices.Clone(n.running) }
 
 type leaseRow struct {
 	holder     string
