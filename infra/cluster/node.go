@@ -460,7 +460,12 @@ func (n *Node) balance(ctx context.Context) error {
 		}
 		for _, name := range n.cfg.Leased {
 			l, exists := leases[name]
-			if owned[name] || (exists && l.expiredFor < 0) {
+			// A row this process holds without owning it is taken again: a renewal sent just
+			// before the watchdog gave the lease up, or a take that timed out here but committed
+			// there, may have pushed its expiry 5 s out, and nobody else may take it before then.
+			// Taking it is safe: no other worker holds it, and its work restarts only after the
+			// watchdog's stop (holdMu).
+			if owned[name] || (exists && l.expiredFor < 0 && l.holder != n.id) {
 				continue
 			}
 			if len(owned) >= share && !(exists && l.expiredFor > expiredLongAgo) {
@@ -472,11 +477,13 @@ func (n *Node) balance(ctx context.Context) error {
 			}
 			if took {
 				owned[name] = true
-				if exists && l.holder != "" {
+				if exists && l.holder != "" && l.holder != n.id {
 					n.cfg.Log.Info("cluster: took a lease over", zap.String("lease", name), zap.String("from", l.holder), zap.Duration("expiredFor", l.expiredFor))
 					if n.cfg.Observer != nil {
 						n.cfg.Observer.TookOver(name)
 					}
+				} else if exists && l.holder == n.id {
+					n.cfg.Log.Info("cluster: took back a lease it had given up", zap.String("lease", name))
 				}
 			}
 		}
@@ -644,8 +651,8 @@ func (n *Node) anyExpiredLongAgo(ctx context.Context) bool {
 	return err == nil && any
 }
 
-// take claims a lease that is free (no row) or expired, and tells whether this process got it:
-// another worker may have been quicker. A lease taken is owned from then on, until the bound of
+// take claims a lease that is free (no row), expired, or held by this process (see balance),
+// and tells whether this process got it: another worker may have been quicker. A lease taken is owned from then on, until the bound of
 // its expiry that the watchdog keeps.
 func (n *Node) take(ctx context.Context, name string) (bool, error) {
 	sent := time.Now() // the database sets the expiry after this instant
@@ -653,7 +660,7 @@ func (n *Node) take(ctx context.Context, name string) (bool, error) {
 	defer cancel()
 	now := nowMillis(n.db.Dialect)
 	res, err := n.db.Write.ExecContext(callCtx, `INSERT INTO leases (name, holder, expires_at) VALUES ($1, $2, `+now+` + $3)
-		ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at WHERE leases.expires_at < `+now,
+		ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at WHERE leases.expires_at < `+now+` OR leases.holder = excluded.holder`,
 		name, n.id, leaseTTL.Milliseconds())
 	if err != nil {
 		if errors.Is(err, context.Canceled) {

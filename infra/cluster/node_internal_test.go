@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/funnelhq/funnel/infra/sqldb"
+	"github.com/funnelhq/funnel/infra/sqldb/sqldbtest"
 )
 
 // holds records what a node's Hold was told, and the deadline it was given.
@@ -118,5 +119,50 @@ func TestTheWatchdogDoesNotRestartWhatTheBalancerReleased(t *testing.T) {
 	<-watched
 	if got := h.told(); !slices.EqualFunc(got, [][]string{{"b"}}, slices.Equal) {
 		t.Errorf("Hold was told %v, want [b] only", got)
+	}
+}
+
+// A lease whose row this worker still holds after the watchdog gave it up (a renewal sent just
+// before landed late and pushed the expiry 5 s out) is taken back within a balancing round or
+// two, not left unrun until the row expires.
+func TestAWorkerTakesBackARowItStillHolds(t *testing.T) {
+	db := sqldbtest.Open(t, sqldb.Postgres)
+	h := &holds{}
+	n := New(db, Config{Role: RoleWorker, Leased: []string{"a", "b"}, Hold: h.hold})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = n.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	running := func() []string { n.mu.Lock(); defer n.mu.Unlock(); return slices.Clone(n.running) }
+	waitUntil(t, 5*time.Second, "the worker runs both leases", func() bool { return len(running()) == 2 })
+
+	// The watchdog gives a up; a renewal sent before lands after it.
+	n.mu.Lock()
+	delete(n.owned, "a")
+	n.mu.Unlock()
+	if _, err := db.Write.Exec(`UPDATE leases SET expires_at = `+nowMillis(db.Dialect)+` + $1 WHERE name = 'a'`, leaseTTL.Milliseconds()); err != nil {
+		t.Fatal(err)
+	}
+	gaveUp := time.Now()
+	before := len(h.told())
+	since := func() [][]string { return h.told()[before:] }
+	waitUntil(t, 3*time.Second, "a stops", func() bool {
+		return slices.ContainsFunc(since(), func(held []string) bool { return !slices.Contains(held, "a") })
+	})
+	waitUntil(t, 3*time.Second, "a runs again before its row expires", func() bool {
+		told := since()
+		return len(told) > 0 && slices.Contains(told[len(told)-1], "a")
+	})
+	t.Logf("a ran again %s after it was given up", time.Since(gaveUp).Round(time.Millisecond))
+}
+
+func waitUntil(t *testing.T, within time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("not within %s: %s", within, what)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
