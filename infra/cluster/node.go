@@ -21,16 +21,22 @@ import (
 // operator-api.md).
 //
 // A holder that could not renew a lease stops its work itself before another may take it over,
-// whatever the database does (refuses, or hangs: a partition): every statement of the node has a
-// deadline of callTimeout, and a watchdog that needs no database (Node.watch) stops the work of
-// a lease stopMargin before the lease's expiry as this process can bound it. That bound is
-// taken when the statement that set the expiry was sent, not when it returned: the database
-// computed the expiry (its clock, plus leaseTTL) after that instant, so it cannot lie earlier.
-// The work of a lease renewed last at t therefore starts stopping by t + leaseTTL - stopMargin
-// + watchEvery (4.1 s), and has stopMargin - watchEvery (0.9 s) to stop before the lease
-// expires at t' + leaseTTL >= t + leaseTTL; no other worker can take the lease before then.
-// A renewal is tried every renewEvery, so that budget (leaseTTL - stopMargin, 4 s) covers
-// several attempts of at most callTimeout each.
+// whatever the database does (refuses, or hangs: a partition): a watchdog that needs no database
+// (Node.watch) stops the work of a lease stopMargin before the lease's expiry as this process can
+// bound it. That bound is taken when the statement that set the expiry was sent, not when it
+// returned: the database computed the expiry (its clock, plus leaseTTL) after that instant, so it
+// cannot lie earlier. The work of a lease renewed last at t therefore starts stopping by t +
+// leaseTTL - stopMargin + watchEvery (4.1 s), and has stopMargin - watchEvery (0.9 s) to stop
+// before the lease expires at t' + leaseTTL >= t + leaseTTL; no other worker can take the lease
+// before then.
+//
+// A renewal (and a take) may wait for its answer until that stop point, not a fixed callTimeout:
+// a renewal that succeeds late still sets a valid bound (from its send time), and under load the
+// wait includes one for a connection of the pool the API's requests share. Renewals run apart
+// from the heartbeat, which does not eat their time. One is started every renewEvery while none
+// is pending: against a database that refuses, a lease renewed last at t is tried again at about
+// t + 1, 2 and 3 s; against one that hangs, the attempt of t + 1 s waits until the stop point and
+// is the only one. The other statements of the node have a deadline of callTimeout.
 const (
 	leaseTTL     = 5 * time.Second
 	renewEvery   = time.Second
@@ -205,8 +211,9 @@ func (n *Node) Run(ctx context.Context) error {
 		n.lookForWorkers(ctx) // at once: an api process is ready as soon as workers run
 	}
 	var wg sync.WaitGroup
-	wg.Add(2)
+	wg.Add(3)
 	go func() { defer wg.Done(); n.beatUntil(ctx) }()
+	go func() { defer wg.Done(); n.renewUntil(ctx) }()
 	go func() { defer wg.Done(); n.watch(ctx) }()
 	n.balanceUntil(ctx)
 	wg.Wait()
@@ -229,8 +236,22 @@ func (n *Node) leave() {
 	n.cfg.Log.Info("cluster: work handed over")
 }
 
-// beatUntil renews the leases and the heartbeat every renewEvery until ctx ends (each statement
-// within callTimeout: a database that does not answer delays the next try by that much at most).
+// renewUntil renews the leases every renewEvery until ctx ends (PostgreSQL).
+func (n *Node) renewUntil(ctx context.Context) {
+	t := time.NewTicker(renewEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		n.renew(ctx)
+	}
+}
+
+// beatUntil renews the heartbeat every renewEvery until ctx ends (each statement within
+// callTimeout: a database that does not answer delays the next try by that much at most).
 func (n *Node) beatUntil(ctx context.Context) {
 	t := time.NewTicker(renewEvery)
 	defer t.Stop()
@@ -239,9 +260,6 @@ func (n *Node) beatUntil(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-		}
-		if n.db.Dialect == sqldb.Postgres {
-			n.renew(ctx) // first: what keeps the work running here
 		}
 		if err := n.beat(ctx); err != nil && ctx.Err() == nil {
 			n.cfg.Log.Warn("cluster: heartbeat", zap.Error(err))
@@ -297,12 +315,20 @@ func (n *Node) beat(ctx context.Context) error {
 func (n *Node) renew(ctx context.Context) {
 	n.mu.Lock()
 	before := slices.Collect(maps.Keys(n.owned))
+	var last time.Time
+	for _, until := range n.owned {
+		if until.After(last) {
+			last = until
+		}
+	}
 	n.mu.Unlock()
-	if len(before) == 0 {
-		return
+	if len(before) == 0 || !time.Now().Before(last.Add(-stopMargin)) {
+		return // nothing, or nothing the watchdog does not give up now
 	}
 	sent := time.Now() // the database sets the expiries after this instant
-	callCtx, cancel := context.WithTimeout(ctx, callTimeout)
+	// The answer is waited for until the watchdog gives up the last of these leases: until
+	// then it keeps some, even late (a lease given up meanwhile is skipped below).
+	callCtx, cancel := context.WithDeadline(ctx, last.Add(-stopMargin))
 	defer cancel()
 	// Only the leases owned here: one the watchdog stopped the work of is let expire, for
 	// whichever worker looks first (this one included), rather than kept by a process that does
@@ -355,7 +381,7 @@ func (n *Node) renew(ctx context.Context) {
 
 // watch is the watchdog: every watchEvery it stops the work of each lease whose expiry is less
 // than stopMargin away by this process's bound (owned), whatever the renewals do (they may hang
-// on a database that does not answer, for callTimeout each). The lease is then no longer this
+// on a database that does not answer). The lease is then no longer this
 // process's: it is not renewed, and expires for any worker to take (this one too, once the
 // database answers); the work is told to stop by the lease's expiry.
 func (n *Node) watch(ctx context.Context) {
@@ -424,7 +450,8 @@ const expiredLongAgo = 2 * time.Second
 // balance brings what this process holds to its share of the work: the leases over the live
 // workers, rounded up. It takes free and expired leases while below its share, releases some
 // (after their work stopped here) while above, and runs what it holds. Each statement has
-// callTimeout: a database that does not answer ends the round, to be tried again.
+// callTimeout (a take, up to the stop point of the lease it takes): a database that does not
+// answer ends the round, to be tried again.
 func (n *Node) balance(ctx context.Context) error {
 	if len(n.cfg.Leased) == 0 {
 		return nil
@@ -656,7 +683,8 @@ func (n *Node) anyExpiredLongAgo(ctx context.Context) bool {
 // its expiry that the watchdog keeps.
 func (n *Node) take(ctx context.Context, name string) (bool, error) {
 	sent := time.Now() // the database sets the expiry after this instant
-	callCtx, cancel := context.WithTimeout(ctx, callTimeout)
+	// As a renewal: an answer that comes before the watchdog would give the lease up is of use.
+	callCtx, cancel := context.WithDeadline(ctx, sent.Add(leaseTTL-stopMargin))
 	defer cancel()
 	now := nowMillis(n.db.Dialect)
 	res, err := n.db.Write.ExecContext(callCtx, `INSERT INTO leases (name, holder, expires_at) VALUES ($1, $2, `+now+` + $3)

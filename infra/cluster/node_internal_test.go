@@ -166,3 +166,26 @@ func waitUntil(t *testing.T, within time.Duration, what string, cond func() bool
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// A renewal waits for its answer (here, for a connection of a busy pool) until the watchdog's
+// stop point, not a fixed second: one that succeeds later than that second keeps the lease.
+func TestARenewalWaitsUntilTheStopPoint(t *testing.T) {
+	db := sqldbtest.Open(t, sqldb.Postgres)
+	n := New(db, Config{Role: RoleWorker, Leased: []string{"a"}, Hold: (&holds{}).hold})
+	if _, err := db.Write.Exec(`INSERT INTO leases (name, holder, expires_at) VALUES ('a', $1, `+nowMillis(db.Dialect)+` + 5000)`, n.id); err != nil {
+		t.Fatal(err)
+	}
+	bound := time.Now().Add(stopMargin + 2*time.Second)
+	n.owned["a"] = bound
+	// The pool's one connection is busy for 1.3 s.
+	db.Write.SetMaxOpenConns(1)
+	conn, err := db.Write.Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { time.Sleep(1300 * time.Millisecond); conn.Close() }()
+	n.renew(context.Background())
+	if until := n.owned["a"]; !until.After(bound) {
+		t.Errorf("a renewal that could have succeeded within the 2 s before the stop point did not extend the lease")
+	}
+}
