@@ -221,16 +221,24 @@ func (n *Node) Run(ctx context.Context) error {
 }
 
 // leave hands everything over: the work stops, then the leases and the heartbeat go.
+//
+// The stop is bounded by the leases' expiry (setRunning: 4 s at most once renewals ended), and
+// each deletion by callTimeout: both rows go away by themselves anyway, so a worker cut off from
+// the database still exits well within the 10 s operator-api.md allows a SIGTERM.
 func (n *Node) leave() {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	n.setRunning(ctx, func() []string { return nil }, false)
 	if n.db.Dialect == sqldb.Postgres {
-		if _, err := n.db.Write.ExecContext(ctx, `DELETE FROM leases WHERE holder = $1`, n.id); err != nil {
+		callCtx, cancel := context.WithTimeout(context.Background(), callTimeout)
+		if _, err := n.db.Write.ExecContext(callCtx, `DELETE FROM leases WHERE holder = $1`, n.id); err != nil {
 			n.cfg.Log.Warn("cluster: hand the leases over (they expire instead)", zap.Error(err))
 		}
+		cancel()
 	}
-	if _, err := n.db.Write.ExecContext(ctx, `DELETE FROM cluster_processes WHERE id = $1`, n.id); err != nil {
+	callCtx, cancelCall := context.WithTimeout(context.Background(), callTimeout)
+	defer cancelCall()
+	if _, err := n.db.Write.ExecContext(callCtx, `DELETE FROM cluster_processes WHERE id = $1`, n.id); err != nil {
 		n.cfg.Log.Warn("cluster: leave the cluster view (it ages out)", zap.Error(err))
 	}
 	n.cfg.Log.Info("cluster: work handed over")

@@ -189,3 +189,22 @@ func TestARenewalWaitsUntilTheStopPoint(t *testing.T) {
 		t.Errorf("a renewal that could have succeeded within the 2 s before the stop point did not extend the lease")
 	}
 }
+
+// A worker whose database does not answer leaves within seconds, not after the 10 s a SIGTERM
+// may take in all: its deletions of its rows each give up soon (the rows expire anyway).
+func TestAWorkerCutOffLeavesQuickly(t *testing.T) {
+	db := sqldbtest.Open(t, sqldb.Postgres)
+	n := New(db, Config{Role: RoleWorker, Leased: []string{"a"}, Hold: (&holds{}).hold})
+	// Every statement waits for the pool's one connection, which never comes back.
+	db.Write.SetMaxOpenConns(1)
+	conn, err := db.Write.Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	start := time.Now()
+	n.leave()
+	if took := time.Since(start); took > 4*time.Second {
+		t.Errorf("leaving took %s", took)
+	}
+}
