@@ -121,12 +121,14 @@ func (n *Node) ID() string { return n.id }
 const unheldFor = leaseTTL
 
 // WorkersRun tells whether the work this process's requests wait for runs somewhere, and if not,
-// which leases no worker holds (none: every one was held at the last look, but no look has
-// succeeded for unheldFor since, the database not answering this process). A process that works itself (all, worker) and a process on SQLite
-// (the one process, which runs everything) always say yes. A process that does no work (api) says
-// yes once it has seen a worker hold every awaited lease (an unexpired row in leases), and for as
-// long as none has been unheld for unheldFor since: its writes would otherwise wait for read
-// models nobody applies, and answer 503 after 10 s.
+// which leases no worker holds at the latest look that succeeded (none: every one was held then,
+// but no look has succeeded for unheldFor since, the database not answering this process). A
+// process that works itself (all, worker) and a process on SQLite (the one process, which runs
+// everything) always say yes. A process that does no work (api) says yes while its last look
+// that found a worker hold every awaited lease (an unexpired row in leases) is less than
+// unheldFor old, whatever the looks since found or failed to find (deployment.md states this
+// rule): its writes would otherwise wait for read models nobody applies, and answer 503 after
+// 10 s.
 func (n *Node) WorkersRun() (bool, []string) {
 	if len(n.cfg.Awaited) == 0 || n.db.Dialect != sqldb.Postgres {
 		return true, nil
