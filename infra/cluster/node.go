@@ -391,9 +391,10 @@ func (n *Node) renew(ctx context.Context) {
 
 // watch is the watchdog: every watchEvery it stops the work of each lease whose expiry is less
 // than stopMargin away by this process's bound (owned), whatever the renewals do (they may hang
-// on a database that does not answer). The lease is then no longer this
-// process's: it is not renewed, and expires for any worker to take (this one too, once the
-// database answers); the work is told to stop by the lease's expiry.
+// on a database that does not answer). The lease is then no longer this process's: it is not
+// renewed, and expires for any worker to take (this one too, once the database answers, or
+// before it expires if the row still names this process: balance); the work is told to stop by
+// the lease's expiry.
 func (n *Node) watch(ctx context.Context) {
 	t := time.NewTicker(watchEvery)
 	defer t.Stop()
@@ -689,8 +690,8 @@ func (n *Node) anyExpiredLongAgo(ctx context.Context) bool {
 }
 
 // take claims a lease that is free (no row), expired, or held by this process (see balance),
-// and tells whether this process got it: another worker may have been quicker. A lease taken is owned from then on, until the bound of
-// its expiry that the watchdog keeps.
+// and tells whether this process got it: another worker may have been quicker. A lease taken is
+// owned from then on, until the bound of its expiry that the watchdog keeps.
 func (n *Node) take(ctx context.Context, name string) (bool, error) {
 	sent := time.Now() // the database sets the expiry after this instant
 	// As a renewal: an answer that comes before the watchdog would give the lease up is of use.
