@@ -208,3 +208,48 @@ func TestAWorkerCutOffLeavesQuickly(t *testing.T) {
 		t.Errorf("leaving took %s", took)
 	}
 }
+
+// Work this worker stops is no longer owned by the time Hold is told to stop it: a lease the
+// balancer releases leaves owned before its work stops, so that the watchdog, which keeps what
+// runs and is owned, cannot start it again meanwhile.
+func TestReleasedLeasesAreNotOwnedWhileTheirWorkStops(t *testing.T) {
+	db := sqldbtest.Open(t, sqldb.Postgres)
+	start := func(h *holds) *Node {
+		n := New(db, Config{Role: RoleWorker, Leased: []string{"a", "b"}, Hold: h.hold})
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { defer close(done); _ = n.Run(ctx) }()
+		t.Cleanup(func() { cancel(); <-done })
+		return n
+	}
+	ha := &holds{}
+	var mu sync.Mutex
+	var stoppedOwned []string
+	a := start(ha)
+	ha.mu.Lock() // hold reads during under ha.mu
+	ha.during = func(call int) {
+		// Inside Hold: what it was told against what ran and what is owned.
+		ha.mu.Lock()
+		told := ha.calls[call]
+		ha.mu.Unlock()
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		for _, name := range a.running {
+			if _, owned := a.owned[name]; owned && !slices.Contains(told, name) {
+				mu.Lock()
+				stoppedOwned = append(stoppedOwned, name)
+				mu.Unlock()
+			}
+		}
+	}
+	ha.mu.Unlock()
+	running := func(n *Node) []string { n.mu.Lock(); defer n.mu.Unlock(); return slices.Clone(n.running) }
+	waitUntil(t, 5*time.Second, "the first worker runs both", func() bool { return len(running(a)) == 2 })
+	b := start(&holds{})
+	waitUntil(t, 5*time.Second, "the second worker runs one", func() bool { return len(running(b)) == 1 && len(running(a)) == 1 })
+	mu.Lock()
+	defer mu.Unlock()
+	if len(stoppedOwned) > 0 {
+		t.Errorf("the work of %v was stopped while still owned", stoppedOwned)
+	}
+}
