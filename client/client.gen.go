@@ -3884,8 +3884,9 @@ type ClientInterface interface {
 	// 200 once migrations ran and every projection caught up with the event log as it was at
 	// start; 503 before (`starting`). On PostgreSQL, a process of role `api` is ready only while
 	// workers run the projections its writes wait for: 503 `waiting_for_workers` until it has
-	// seen a worker hold each projection's lease, and again once one has gone unheld for 5 s
-	// (no worker runs it; its writes would wait for it and answer 503). `reason` says why in
+	// seen workers hold every projection's lease, and again once 5 s have passed since it last
+	// saw them all held (some is unheld, or it cannot read the leases; its writes would wait for
+	// the projections and answer 503). `reason` says why in
 	// words. Answers on any host, without a key.
 	//
 	// Corresponds with GET /readyz (the `GetReadiness` operationId).
@@ -4920,8 +4921,9 @@ func (c *Client) GetLLMsReference(ctx context.Context, reqEditors ...RequestEdit
 // 200 once migrations ran and every projection caught up with the event log as it was at
 // start; 503 before (`starting`). On PostgreSQL, a process of role `api` is ready only while
 // workers run the projections its writes wait for: 503 `waiting_for_workers` until it has
-// seen a worker hold each projection's lease, and again once one has gone unheld for 5 s
-// (no worker runs it; its writes would wait for it and answer 503). `reason` says why in
+// seen workers hold every projection's lease, and again once 5 s have passed since it last
+// saw them all held (some is unheld, or it cannot read the leases; its writes would wait for
+// the projections and answer 503). `reason` says why in
 // words. Answers on any host, without a key.
 //
 // Corresponds with GET /readyz (the `GetReadiness` operationId).
@@ -7672,8 +7674,9 @@ type ClientWithResponsesInterface interface {
 	// 200 once migrations ran and every projection caught up with the event log as it was at
 	// start; 503 before (`starting`). On PostgreSQL, a process of role `api` is ready only while
 	// workers run the projections its writes wait for: 503 `waiting_for_workers` until it has
-	// seen a worker hold each projection's lease, and again once one has gone unheld for 5 s
-	// (no worker runs it; its writes would wait for it and answer 503). `reason` says why in
+	// seen workers hold every projection's lease, and again once 5 s have passed since it last
+	// saw them all held (some is unheld, or it cannot read the leases; its writes would wait for
+	// the projections and answer 503). `reason` says why in
 	// words. Answers on any host, without a key.
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -14280,8 +14283,9 @@ func (c *ClientWithResponses) GetLLMsReferenceWithResponse(ctx context.Context, 
 // 200 once migrations ran and every projection caught up with the event log as it was at
 // start; 503 before (`starting`). On PostgreSQL, a process of role `api` is ready only while
 // workers run the projections its writes wait for: 503 `waiting_for_workers` until it has
-// seen a worker hold each projection's lease, and again once one has gone unheld for 5 s
-// (no worker runs it; its writes would wait for it and answer 503). `reason` says why in
+// seen workers hold every projection's lease, and again once 5 s have passed since it last
+// saw them all held (some is unheld, or it cannot read the leases; its writes would wait for
+// the projections and answer 503). `reason` says why in
 // words. Answers on any host, without a key.
 //
 // Returns a wrapper object for the known response body format(s).

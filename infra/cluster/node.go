@@ -21,16 +21,22 @@ import (
 // operator-api.md).
 //
 // A holder that could not renew a lease stops its work itself before another may take it over,
-// whatever the database does (refuses, or hangs: a partition): every statement of the node has a
-// deadline of callTimeout, and a watchdog that needs no database (Node.watch) stops the work of
-// a lease stopMargin before the lease's expiry as this process can bound it. That bound is
-// taken when the statement that set the expiry was sent, not when it returned: the database
-// computed the expiry (its clock, plus leaseTTL) after that instant, so it cannot lie earlier.
-// The work of a lease renewed last at t therefore starts stopping by t + leaseTTL - stopMargin
-// + watchEvery (4.1 s), and has stopMargin - watchEvery (0.9 s) to stop before the lease
-// expires at t' + leaseTTL >= t + leaseTTL; no other worker can take the lease before then.
-// A renewal is tried every renewEvery, so that budget (leaseTTL - stopMargin, 4 s) covers
-// several attempts of at most callTimeout each.
+// whatever the database does (refuses, or hangs: a partition): a watchdog that needs no database
+// (Node.watch) stops the work of a lease stopMargin before the lease's expiry as this process can
+// bound it. That bound is taken when the statement that set the expiry was sent, not when it
+// returned: the database computed the expiry (its clock, plus leaseTTL) after that instant, so it
+// cannot lie earlier. The work of a lease renewed last at t therefore starts stopping by t +
+// leaseTTL - stopMargin + watchEvery (4.1 s), and has stopMargin - watchEvery (0.9 s) to stop
+// before the lease expires at t' + leaseTTL >= t + leaseTTL; no other worker can take the lease
+// before then.
+//
+// A renewal (and a take) may wait for its answer until that stop point, not a fixed callTimeout:
+// a renewal that succeeds late still sets a valid bound (from its send time), and under load the
+// wait includes one for a connection of the pool the API's requests share. Renewals run apart
+// from the heartbeat, which does not eat their time. One is started every renewEvery while none
+// is pending: against a database that refuses, a lease renewed last at t is tried again at about
+// t + 1, 2 and 3 s; against one that hangs, the attempt of t + 1 s waits until the stop point and
+// is the only one. The other statements of the node have a deadline of callTimeout.
 const (
 	leaseTTL     = 5 * time.Second
 	renewEvery   = time.Second
@@ -115,12 +121,14 @@ func (n *Node) ID() string { return n.id }
 const unheldFor = leaseTTL
 
 // WorkersRun tells whether the work this process's requests wait for runs somewhere, and if not,
-// which leases no worker holds (none: every one was held at the last look, but no look has
-// succeeded for unheldFor since, the database not answering this process). A process that works itself (all, worker) and a process on SQLite
-// (the one process, which runs everything) always say yes. A process that does no work (api) says
-// yes once it has seen a worker hold every awaited lease (an unexpired row in leases), and for as
-// long as none has been unheld for unheldFor since: its writes would otherwise wait for read
-// models nobody applies, and answer 503 after 10 s.
+// which leases no worker holds at the latest look that succeeded (none: every one was held then,
+// but no look has succeeded for unheldFor since, the database not answering this process). A
+// process that works itself (all, worker) and a process on SQLite (the one process, which runs
+// everything) always say yes. A process that does no work (api) says yes while its last look
+// that found a worker hold every awaited lease (an unexpired row in leases) is less than
+// unheldFor old, whatever the looks since found or failed to find (deployment.md states this
+// rule): its writes would otherwise wait for read models nobody applies, and answer 503 after
+// 10 s.
 func (n *Node) WorkersRun() (bool, []string) {
 	if len(n.cfg.Awaited) == 0 || n.db.Dialect != sqldb.Postgres {
 		return true, nil
@@ -197,7 +205,7 @@ func (n *Node) Run(ctx context.Context) error {
 	defer n.leave()
 	if n.db.Dialect != sqldb.Postgres {
 		// SQLite: this process is the only one (sqldb.DB.Claim); it holds everything.
-		n.setRunning(ctx, slices.Clone(n.cfg.Leased), true)
+		n.setRunning(ctx, func() []string { return slices.Clone(n.cfg.Leased) }, true)
 		n.beatUntil(ctx)
 		return nil
 	}
@@ -205,8 +213,9 @@ func (n *Node) Run(ctx context.Context) error {
 		n.lookForWorkers(ctx) // at once: an api process is ready as soon as workers run
 	}
 	var wg sync.WaitGroup
-	wg.Add(2)
+	wg.Add(3)
 	go func() { defer wg.Done(); n.beatUntil(ctx) }()
+	go func() { defer wg.Done(); n.renewUntil(ctx) }()
 	go func() { defer wg.Done(); n.watch(ctx) }()
 	n.balanceUntil(ctx)
 	wg.Wait()
@@ -214,23 +223,45 @@ func (n *Node) Run(ctx context.Context) error {
 }
 
 // leave hands everything over: the work stops, then the leases and the heartbeat go.
+//
+// The stop is bounded by the leases' expiry (setRunning: 4 s at most once renewals ended), and
+// each deletion by callTimeout: both rows go away by themselves anyway, so a worker cut off from
+// the database still exits well within the 10 s operator-api.md allows a SIGTERM.
 func (n *Node) leave() {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	n.setRunning(ctx, nil, false)
+	n.setRunning(ctx, func() []string { return nil }, false)
 	if n.db.Dialect == sqldb.Postgres {
-		if _, err := n.db.Write.ExecContext(ctx, `DELETE FROM leases WHERE holder = $1`, n.id); err != nil {
+		callCtx, cancel := context.WithTimeout(context.Background(), callTimeout)
+		if _, err := n.db.Write.ExecContext(callCtx, `DELETE FROM leases WHERE holder = $1`, n.id); err != nil {
 			n.cfg.Log.Warn("cluster: hand the leases over (they expire instead)", zap.Error(err))
 		}
+		cancel()
 	}
-	if _, err := n.db.Write.ExecContext(ctx, `DELETE FROM cluster_processes WHERE id = $1`, n.id); err != nil {
+	callCtx, cancelCall := context.WithTimeout(context.Background(), callTimeout)
+	defer cancelCall()
+	if _, err := n.db.Write.ExecContext(callCtx, `DELETE FROM cluster_processes WHERE id = $1`, n.id); err != nil {
 		n.cfg.Log.Warn("cluster: leave the cluster view (it ages out)", zap.Error(err))
 	}
 	n.cfg.Log.Info("cluster: work handed over")
 }
 
-// beatUntil renews the leases and the heartbeat every renewEvery until ctx ends (each statement
-// within callTimeout: a database that does not answer delays the next try by that much at most).
+// renewUntil renews the leases every renewEvery until ctx ends (PostgreSQL).
+func (n *Node) renewUntil(ctx context.Context) {
+	t := time.NewTicker(renewEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		n.renew(ctx)
+	}
+}
+
+// beatUntil renews the heartbeat every renewEvery until ctx ends (each statement within
+// callTimeout: a database that does not answer delays the next try by that much at most).
 func (n *Node) beatUntil(ctx context.Context) {
 	t := time.NewTicker(renewEvery)
 	defer t.Stop()
@@ -239,9 +270,6 @@ func (n *Node) beatUntil(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-		}
-		if n.db.Dialect == sqldb.Postgres {
-			n.renew(ctx) // first: what keeps the work running here
 		}
 		if err := n.beat(ctx); err != nil && ctx.Err() == nil {
 			n.cfg.Log.Warn("cluster: heartbeat", zap.Error(err))
@@ -297,12 +325,20 @@ func (n *Node) beat(ctx context.Context) error {
 func (n *Node) renew(ctx context.Context) {
 	n.mu.Lock()
 	before := slices.Collect(maps.Keys(n.owned))
+	var last time.Time
+	for _, until := range n.owned {
+		if until.After(last) {
+			last = until
+		}
+	}
 	n.mu.Unlock()
-	if len(before) == 0 {
-		return
+	if len(before) == 0 || !time.Now().Before(last.Add(-stopMargin)) {
+		return // nothing, or nothing the watchdog does not give up now
 	}
 	sent := time.Now() // the database sets the expiries after this instant
-	callCtx, cancel := context.WithTimeout(ctx, callTimeout)
+	// The answer is waited for until the watchdog gives up the last of these leases: until
+	// then it keeps some, even late (a lease given up meanwhile is skipped below).
+	callCtx, cancel := context.WithDeadline(ctx, last.Add(-stopMargin))
 	defer cancel()
 	// Only the leases owned here: one the watchdog stopped the work of is let expire, for
 	// whichever worker looks first (this one included), rather than kept by a process that does
@@ -355,9 +391,10 @@ func (n *Node) renew(ctx context.Context) {
 
 // watch is the watchdog: every watchEvery it stops the work of each lease whose expiry is less
 // than stopMargin away by this process's bound (owned), whatever the renewals do (they may hang
-// on a database that does not answer, for callTimeout each). The lease is then no longer this
-// process's: it is not renewed, and expires for any worker to take (this one too, once the
-// database answers); the work is told to stop by the lease's expiry.
+// on a database that does not answer). The lease is then no longer this process's: it is not
+// renewed, and expires for any worker to take (this one too, once the database answers, or
+// before it expires if the row still names this process: balance); the work is told to stop by
+// the lease's expiry.
 func (n *Node) watch(ctx context.Context) {
 	t := time.NewTicker(watchEvery)
 	defer t.Stop()
@@ -391,25 +428,12 @@ func (n *Node) watch(ctx context.Context) {
 				zap.Duration("expiresIn", expiry.Sub(now)))
 		}
 		stopCtx, cancel := context.WithDeadline(ctx, expiry)
-		n.setRunning(stopCtx, n.runningNow(), false)
+		n.setRunning(stopCtx, n.runningNow, false)
 		cancel()
 		if late := time.Since(expiry); late > 0 {
 			n.cfg.Log.Error("cluster: the work of a lease not renewed stopped after the lease may have expired", zap.Strings("leases", expiring), zap.Duration("late", late))
 		}
 	}
-}
-
-// runningNow is what runs now, less what this process no longer owns.
-func (n *Node) runningNow() []string {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	var keep []string
-	for _, name := range n.running {
-		if _, ok := n.owned[name]; ok {
-			keep = append(keep, name)
-		}
-	}
-	return keep
 }
 
 // balanceUntil takes, releases and runs leases until ctx ends: every balanceEvery, and at once
@@ -437,7 +461,8 @@ const expiredLongAgo = 2 * time.Second
 // balance brings what this process holds to its share of the work: the leases over the live
 // workers, rounded up. It takes free and expired leases while below its share, releases some
 // (after their work stopped here) while above, and runs what it holds. Each statement has
-// callTimeout: a database that does not answer ends the round, to be tried again.
+// callTimeout (a take, up to the stop point of the lease it takes): a database that does not
+// answer ends the round, to be tried again.
 func (n *Node) balance(ctx context.Context) error {
 	if len(n.cfg.Leased) == 0 {
 		return nil
@@ -448,7 +473,7 @@ func (n *Node) balance(ctx context.Context) error {
 	lost := slices.ContainsFunc(n.running, func(name string) bool { _, ok := n.owned[name]; return !ok })
 	n.mu.Unlock()
 	if lost {
-		n.setRunning(ctx, n.runningNow(), true)
+		n.setRunning(ctx, n.runningNow, true)
 	}
 	callCtx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
@@ -473,7 +498,12 @@ func (n *Node) balance(ctx context.Context) error {
 		}
 		for _, name := range n.cfg.Leased {
 			l, exists := leases[name]
-			if owned[name] || (exists && l.expiredFor < 0) {
+			// A row this process holds without owning it is taken again: a renewal sent just
+			// before the watchdog gave the lease up, or a take that timed out here but committed
+			// there, may have pushed its expiry 5 s out, and nobody else may take it before then.
+			// Taking it is safe: no other worker holds it, and its work restarts only after the
+			// watchdog's stop (holdMu).
+			if owned[name] || (exists && l.expiredFor < 0 && l.holder != n.id) {
 				continue
 			}
 			if len(owned) >= share && !(exists && l.expiredFor > expiredLongAgo) {
@@ -485,11 +515,13 @@ func (n *Node) balance(ctx context.Context) error {
 			}
 			if took {
 				owned[name] = true
-				if exists && l.holder != "" {
+				if exists && l.holder != "" && l.holder != n.id {
 					n.cfg.Log.Info("cluster: took a lease over", zap.String("lease", name), zap.String("from", l.holder), zap.Duration("expiredFor", l.expiredFor))
 					if n.cfg.Observer != nil {
 						n.cfg.Observer.TookOver(name)
 					}
+				} else if exists && l.holder == n.id {
+					n.cfg.Log.Info("cluster: took back a lease it had given up", zap.String("lease", name))
 				}
 			}
 		}
@@ -509,11 +541,15 @@ func (n *Node) balance(ctx context.Context) error {
 			run = append(run, name)
 		}
 	}
-	n.setRunning(ctx, run, true)
+	n.setRunning(ctx, func() []string {
+		// Released before the change: the watchdog, waiting for holdMu meanwhile, must not
+		// start their work again once it has stopped.
+		for _, name := range release {
+			delete(n.owned, name)
+		}
+		return run
+	}, true)
 	for _, name := range release {
-		n.mu.Lock()
-		delete(n.owned, name)
-		n.mu.Unlock()
 		releaseCtx, cancel := context.WithTimeout(ctx, callTimeout)
 		_, err := n.db.Write.ExecContext(releaseCtx, `DELETE FROM leases WHERE name = $1 AND holder = $2`, name, n.id)
 		cancel()
@@ -525,48 +561,93 @@ func (n *Node) balance(ctx context.Context) error {
 	return nil
 }
 
-// setRunning tells Hold what runs now, when that changed, then (beat) the cluster view. On
-// PostgreSQL it never starts the work of a lease this process does not own at that moment: the
-// watchdog may have stopped one since the caller looked.
-func (n *Node) setRunning(ctx context.Context, run []string, beat bool) {
+// setRunning makes what runs here what pick returns, then (beat) shows the change in the cluster
+// view. pick is called with holdMu and mu held, so that it sees owned and running as they are
+// when the change is made (a caller that looked before waiting for holdMu could restart work
+// the previous change stopped), and may change owned (the balancer removes what it releases, so
+// that nothing restarts it). On PostgreSQL the work of a lease this process does not own is
+// never started.
+func (n *Node) setRunning(ctx context.Context, pick func() []string, beat bool) {
+	// The heartbeat comes after holdMu is released: it is a database call of up to callTimeout,
+	// and the watchdog may be waiting for holdMu to stop the work of an expiring lease.
+	if n.change(ctx, pick) && beat && ctx.Err() == nil {
+		_ = n.beat(ctx) // the cluster view shows the change now, not at the next heartbeat
+	}
+}
+
+// change is setRunning's change of what runs; it tells whether there was one.
+func (n *Node) change(ctx context.Context, pick func() []string) bool {
 	n.holdMu.Lock()
 	defer n.holdMu.Unlock()
 	n.mu.Lock()
-	if n.db.Dialect == sqldb.Postgres {
-		run = slices.DeleteFunc(slices.Clone(run), func(name string) bool { _, ok := n.owned[name]; return !ok })
-	}
+	// The bounds are read before pick: the leases pick releases are still this process's in the
+	// database until their work stopped, so their expiry bounds the change too.
+	bounds := maps.Clone(n.owned)
+	run := n.ownedOnly(pick())
 	same := slices.Equal(run, n.running)
-	var firstExpiry time.Time
-	for _, until := range n.owned {
-		if firstExpiry.IsZero() || until.Before(firstExpiry) {
-			firstExpiry = until
-		}
-	}
 	n.mu.Unlock()
 	if same {
-		return
+		return false
 	}
-	holdCtx := ctx
-	if !firstExpiry.IsZero() {
-		// The change is made by the time a lease owned here may expire, whatever it waits for
-		// (the checkpoints' saves, on a database that does not answer): the watchdog may have
-		// to stop that lease's work next.
-		var cancel context.CancelFunc
-		holdCtx, cancel = context.WithDeadline(ctx, firstExpiry)
-		defer cancel()
+	// The change is made (the checkpoints saved, if the database answers) by stopMargin before
+	// the first expiry among the leases owned here, whatever it waits for: the watchdog starts
+	// to stop a lease's work then, and needs holdMu, which this change holds.
+	var by time.Time
+	for _, until := range bounds {
+		if by.IsZero() || until.Before(by) {
+			by = until
+		}
 	}
-	n.cfg.Hold(holdCtx, run)
-	n.mu.Lock()
-	n.running = run
-	n.mu.Unlock()
+	if !by.IsZero() {
+		by = by.Add(-stopMargin)
+	}
+	for {
+		n.hold(ctx, by, run)
+		n.mu.Lock()
+		n.running = run
+		still := n.ownedOnly(run)
+		n.mu.Unlock()
+		if len(still) == len(run) {
+			break
+		}
+		// The watchdog gave some of run up while Hold ran (Hold restarted them, with the rest):
+		// stop them at once, by their expiry, rather than when the watchdog gets holdMu.
+		by = time.Time{}
+		for _, name := range run {
+			if !slices.Contains(still, name) && (by.IsZero() || bounds[name].Before(by)) {
+				by = bounds[name]
+			}
+		}
+		run = still
+	}
 	if n.cfg.Observer != nil {
 		n.cfg.Observer.LeasesHeld(run)
 	}
 	n.cfg.Log.Info("cluster: runs", zap.Strings("leases", run))
-	if beat && ctx.Err() == nil {
-		_ = n.beat(ctx) // the cluster view shows the change now, not at the next heartbeat
-	}
+	return true
 }
+
+// hold tells Hold what runs now, with a deadline of by if set.
+func (n *Node) hold(ctx context.Context, by time.Time, run []string) {
+	if !by.IsZero() {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, by)
+		defer cancel()
+	}
+	n.cfg.Hold(ctx, run)
+}
+
+// ownedOnly is names less those this process does not own, on PostgreSQL (on SQLite it owns
+// everything, and owned is not kept). Call it with mu held.
+func (n *Node) ownedOnly(names []string) []string {
+	if n.db.Dialect != sqldb.Postgres {
+		return slices.Clone(names)
+	}
+	return slices.DeleteFunc(slices.Clone(names), func(name string) bool { _, ok := n.owned[name]; return !ok })
+}
+
+// runningNow is a pick for setRunning: what runs now (setRunning drops what is no longer owned).
+func (n *Node) runningNow() []string { return slices.Clone(n.running) }
 
 type leaseRow struct {
 	holder     string
@@ -608,16 +689,17 @@ func (n *Node) anyExpiredLongAgo(ctx context.Context) bool {
 	return err == nil && any
 }
 
-// take claims a lease that is free (no row) or expired, and tells whether this process got it:
-// another worker may have been quicker. A lease taken is owned from then on, until the bound of
-// its expiry that the watchdog keeps.
+// take claims a lease that is free (no row), expired, or held by this process (see balance),
+// and tells whether this process got it: another worker may have been quicker. A lease taken is
+// owned from then on, until the bound of its expiry that the watchdog keeps.
 func (n *Node) take(ctx context.Context, name string) (bool, error) {
 	sent := time.Now() // the database sets the expiry after this instant
-	callCtx, cancel := context.WithTimeout(ctx, callTimeout)
+	// As a renewal: an answer that comes before the watchdog would give the lease up is of use.
+	callCtx, cancel := context.WithDeadline(ctx, sent.Add(leaseTTL-stopMargin))
 	defer cancel()
 	now := nowMillis(n.db.Dialect)
 	res, err := n.db.Write.ExecContext(callCtx, `INSERT INTO leases (name, holder, expires_at) VALUES ($1, $2, `+now+` + $3)
-		ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at WHERE leases.expires_at < `+now,
+		ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at WHERE leases.expires_at < `+now+` OR leases.holder = excluded.holder`,
 		name, n.id, leaseTTL.Milliseconds())
 	if err != nil {
 		if errors.Is(err, context.Canceled) {
