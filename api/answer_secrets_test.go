@@ -2,11 +2,9 @@ package api_test
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"strings"
 	"testing"
 
@@ -58,24 +56,7 @@ func TestADatabaseOutageLogsNoActivationToken(t *testing.T) {
 		res.Body.Close()
 		return res.StatusCode
 	}
-	u, err := url.Parse(dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	name := strings.TrimPrefix(u.Path, "/")
-	admin, err := sql.Open("pgx", sqldbtest.BaseURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { admin.Close() })
-	ctx := context.Background()
-	if _, err := admin.ExecContext(ctx, `ALTER DATABASE "`+name+`" ALLOW_CONNECTIONS false`); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _, _ = admin.ExecContext(ctx, `ALTER DATABASE "`+name+`" ALLOW_CONNECTIONS true`) })
-	if _, err := admin.ExecContext(ctx, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1`, name); err != nil {
-		t.Fatal(err)
-	}
+	sqldbtest.RefuseConnections(t, dbURL)
 	if status := get(); status != http.StatusServiceUnavailable {
 		t.Fatalf("with the database away: %d, want 503", status)
 	}

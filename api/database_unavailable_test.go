@@ -1,10 +1,7 @@
 package api_test
 
 import (
-	"context"
-	"database/sql"
 	"net/http"
-	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -25,32 +22,7 @@ func TestAnUnreachableDatabaseAnswers503(t *testing.T) {
 	acc := svc.NewAccount(t)
 	svc.API.Get(t, "/api/v1/contacts", acc.Key).Expect(t, http.StatusOK)
 
-	u, err := url.Parse(dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	name := strings.TrimPrefix(u.Path, "/")
-	admin, err := sql.Open("pgx", sqldbtest.BaseURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { admin.Close() })
-	ctx := context.Background()
-	setAllowed := func(allowed bool) {
-		t.Helper()
-		stmt := `ALTER DATABASE "` + name + `" ALLOW_CONNECTIONS false`
-		if allowed {
-			stmt = `ALTER DATABASE "` + name + `" ALLOW_CONNECTIONS true`
-		}
-		if _, err := admin.ExecContext(ctx, stmt); err != nil {
-			t.Fatal(err)
-		}
-	}
-	setAllowed(false)
-	t.Cleanup(func() { setAllowed(true) })
-	if _, err := admin.ExecContext(ctx, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1`, name); err != nil {
-		t.Fatal(err)
-	}
+	allow := sqldbtest.RefuseConnections(t, dbURL)
 
 	// Each pooled connection, cut or new, fails; no request answers 500.
 	for range 3 {
@@ -60,7 +32,7 @@ func TestAnUnreachableDatabaseAnswers503(t *testing.T) {
 		}
 	}
 
-	setAllowed(true)
+	allow()
 	deadline := time.Now().Add(10 * time.Second)
 	for svc.API.Get(t, "/api/v1/contacts", acc.Key).Status != http.StatusOK {
 		if time.Now().After(deadline) {

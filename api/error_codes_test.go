@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"net/http"
-	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -237,7 +236,7 @@ func provokeDatabaseFaults(t *testing.T, c *errorCodes, d sqldb.Dialect) {
 	}
 
 	if d == sqldb.Postgres {
-		refuseConnections(t, dbURL)
+		sqldbtest.RefuseConnections(t, dbURL)
 		c.expect("a database that refuses connections", svc.API.Get(t, "/api/v1/contacts", acc.Key), domain.CodeUnavailable, "")
 		return
 	}
@@ -257,27 +256,4 @@ func provokeDatabaseFaults(t *testing.T, c *errorCodes, d sqldb.Dialect) {
 	}
 	c.expect("a database file locked by another process",
 		svc.API.Post(t, "/api/v1/contacts", acc.Key, map[string]any{"email": "locked@example.com"}), domain.CodeUnavailable, "")
-}
-
-// refuseConnections makes the PostgreSQL database of dbURL refuse new connections and cuts those
-// it has, until the test ends.
-func refuseConnections(t *testing.T, dbURL string) {
-	u, err := url.Parse(dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	name := strings.TrimPrefix(u.Path, "/")
-	admin, err := sql.Open("pgx", sqldbtest.BaseURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { admin.Close() })
-	ctx := context.Background()
-	if _, err := admin.ExecContext(ctx, `ALTER DATABASE "`+name+`" ALLOW_CONNECTIONS false`); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _, _ = admin.ExecContext(ctx, `ALTER DATABASE "`+name+`" ALLOW_CONNECTIONS true`) })
-	if _, err := admin.ExecContext(ctx, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1`, name); err != nil {
-		t.Fatal(err)
-	}
 }

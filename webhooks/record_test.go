@@ -2,9 +2,7 @@ package webhooks
 
 import (
 	"context"
-	"database/sql"
 	"net/url"
-	"strings"
 	"testing"
 	"time"
 
@@ -73,31 +71,13 @@ func TestAnAttemptIsRecordedOnceTheDatabaseIsBack(t *testing.T) {
 	if err := db.Read.QueryRow(`SELECT current_database()`).Scan(&name); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(name, "funnel_test_") {
-		t.Fatalf("%s is not a test database: it is not taken away", name)
-	}
 	u, err := url.Parse(sqldbtest.BaseURL())
 	if err != nil {
 		t.Fatal(err)
 	}
-	admin, err := sql.Open("pgx", u.String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { admin.Close() })
-	allow := func(allowed bool) {
-		t.Helper()
-		verb := map[bool]string{true: "true", false: "false"}[allowed]
-		if _, err := admin.Exec(`ALTER DATABASE "` + name + `" ALLOW_CONNECTIONS ` + verb); err != nil {
-			t.Fatal(err)
-		}
-	}
-	allow(false)
-	t.Cleanup(func() { allow(true) })
-	if _, err := admin.Exec(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1`, name); err != nil {
-		t.Fatal(err)
-	}
-	back := time.AfterFunc(1500*time.Millisecond, func() { allow(true) })
+	u.Path = "/" + name
+	allow := sqldbtest.RefuseConnections(t, u.String())
+	back := time.AfterFunc(1500*time.Millisecond, allow)
 	defer back.Stop()
 
 	if _, err := disp.record(context.Background(), []outcome{{delivery: claimed[0], at: time.Now(), status: 200}}); err != nil {

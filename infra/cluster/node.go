@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"maps"
@@ -151,21 +152,7 @@ func (n *Node) WorkersRun() (bool, []string) {
 func (n *Node) lookForWorkers(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
-	rows, err := n.db.Write.QueryContext(ctx, `SELECT name FROM leases WHERE expires_at > `+nowMillis(n.db.Dialect))
-	var held []string
-	if err == nil {
-		for rows.Next() {
-			var name string
-			if err = rows.Scan(&name); err != nil {
-				break
-			}
-			held = append(held, name)
-		}
-		if err == nil {
-			err = rows.Err()
-		}
-		rows.Close()
-	}
+	held, err := leaseNames(ctx, n.db.Write, `SELECT name FROM leases WHERE expires_at > `+nowMillis(n.db.Dialect))
 	if err != nil {
 		// Not known: the last look stands, and ages (WorkersRun) until a look succeeds.
 		if !errors.Is(ctx.Err(), context.Canceled) {
@@ -344,22 +331,8 @@ func (n *Node) renew(ctx context.Context) {
 	// whichever worker looks first (this one included), rather than kept by a process that does
 	// not run it.
 	owned, ownedArgs := sqldb.AnyOf(n.db.Dialect, "name", 3, before)
-	rows, err := n.db.Write.QueryContext(callCtx, `UPDATE leases SET expires_at = `+nowMillis(n.db.Dialect)+` + $1 WHERE holder = $2 AND `+owned+` RETURNING name`,
+	kept, err := leaseNames(callCtx, n.db.Write, `UPDATE leases SET expires_at = `+nowMillis(n.db.Dialect)+` + $1 WHERE holder = $2 AND `+owned+` RETURNING name`,
 		append([]any{leaseTTL.Milliseconds(), n.id}, ownedArgs...)...)
-	var kept []string
-	if err == nil {
-		for rows.Next() {
-			var name string
-			if err = rows.Scan(&name); err != nil {
-				break
-			}
-			kept = append(kept, name)
-		}
-		if err == nil {
-			err = rows.Err()
-		}
-		rows.Close()
-	}
 	if err != nil {
 		if ctx.Err() == nil {
 			n.cfg.Log.Warn("cluster: renew leases", zap.Error(err))
@@ -714,4 +687,22 @@ func (n *Node) take(ctx context.Context, name string) (bool, error) {
 		n.mu.Unlock()
 	}
 	return got == 1, nil
+}
+
+// leaseNames runs a statement that answers lease names, and returns them.
+func leaseNames(ctx context.Context, db *sql.DB, query string, args ...any) ([]string, error) {
+	rows, err := db.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var names []string
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			return nil, err
+		}
+		names = append(names, name)
+	}
+	return names, rows.Err()
 }

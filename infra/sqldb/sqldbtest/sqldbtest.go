@@ -293,3 +293,39 @@ func redacted(raw string) string {
 	}
 	return u.Redacted()
 }
+
+// RefuseConnections makes the PostgreSQL database of dbURL refuse new connections and cuts those
+// it has: the database away, as in a failover or a network cut. allow lets it take connections
+// again; the test's end does in any case.
+func RefuseConnections(t testing.TB, dbURL string) (allow func()) {
+	t.Helper()
+	u, err := url.Parse(dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := strings.TrimPrefix(u.Path, "/")
+	if !strings.HasPrefix(name, "funnel_test_") {
+		t.Fatalf("sqldbtest: %s is not a test database: it is not taken away", name)
+	}
+	admin, err := sql.Open("pgx", BaseURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { admin.Close() })
+	set := func(allowed bool) error {
+		_, err := admin.Exec(`ALTER DATABASE "` + name + `" ALLOW_CONNECTIONS ` + strconv.FormatBool(allowed))
+		return err
+	}
+	if err := set(false); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = set(true) })
+	if _, err := admin.Exec(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()`, name); err != nil {
+		t.Fatal(err)
+	}
+	return func() {
+		if err := set(true); err != nil {
+			t.Errorf("sqldbtest: let %s take connections again: %v", name, err)
+		}
+	}
+}
