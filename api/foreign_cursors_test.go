@@ -115,3 +115,42 @@ func TestListsRefuseAnotherListsCursorOfTheSameShape(t *testing.T) {
 func cursorOf(path, key string) string {
 	return base64.RawURLEncoding.EncodeToString([]byte(`{"list":"` + path + `","key":` + key + `}`))
 }
+
+// A list is chosen by more than its path: the account a key acts for (the integration API's
+// paths do not name it), and the query (a history's entity and order, a filter). A cursor of
+// another contact's history, of the other order, or of another account's contacts was read as
+// a page of this list, and silently skipped its rows.
+func TestACursorBelongsToItsAccountAndQuery(t *testing.T) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
+		acc, other := svc.NewAccount(t), svc.NewAccount(t)
+		ids := map[string]string{}
+		for _, email := range []string{"a@example.com", "b@example.com"} {
+			ids[email] = svc.API.Post(t, "/api/v1/contacts", acc.Key, map[string]any{"email": email}).Expect(t, http.StatusOK).Object(t, "contact")["id"].(string)
+			svc.API.Post(t, "/api/v1/contacts", acc.Key, map[string]any{"email": email, "firstName": "Later"}).Expect(t, http.StatusOK)
+			svc.API.Post(t, "/api/v1/contacts", other.Key, map[string]any{"email": email}).Expect(t, http.StatusOK)
+		}
+		history := "/admin/v1/accounts/" + acc.ID + "/history?limit=1&contactId="
+		b := svc.Operator.Get(t, history+ids["b@example.com"], "").Expect(t, http.StatusOK).Body["nextCursor"].(string)
+		contacts := svc.API.Get(t, "/api/v1/contacts?limit=1", acc.Key).Expect(t, http.StatusOK).Body["nextCursor"].(string)
+		for _, c := range []struct {
+			client *servicetest.Client
+			path   string
+			token  string
+		}{
+			{svc.Operator, history + ids["a@example.com"] + "&cursor=" + b, ""},
+			{svc.Operator, history + ids["b@example.com"] + "&order=newest&cursor=" + b, ""},
+			{svc.API, "/api/v1/contacts?limit=1&cursor=" + contacts, other.Key},
+		} {
+			res := c.client.Do(t, servicetest.Request{Method: http.MethodGet, Path: c.path, Token: c.token})
+			if res.Status != http.StatusBadRequest || res.Body["param"] != "cursor" {
+				t.Errorf("GET %s: %d %s, want 400 naming cursor", c.path, res.Status, res.Raw)
+			}
+		}
+		// With its own query, each reads on: B's history from its second event, the rest of the
+		// account's contacts.
+		if events := svc.Operator.Get(t, history+ids["b@example.com"]+"&cursor="+b, "").Expect(t, http.StatusOK).List(t, "events"); len(events) != 1 {
+			t.Errorf("B's history after its first event = %v, want one event", events)
+		}
+		svc.API.Get(t, "/api/v1/contacts?limit=1&cursor="+contacts, acc.Key).Expect(t, http.StatusOK)
+	})
+}

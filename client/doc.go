@@ -17,6 +17,10 @@
 // FormSubmittedEvent, ...). Verify the delivery's signatures first, with
 // github.com/funnelhq/funnel/webhooks/verify; examples/receiver does both.
 //
+// The methods follow the document, so a change of the document can change a signature: since
+// 2026-11-27 EraseContact and EraseContactWithResponse take no EraseContactParams (the erasure
+// never took an Idempotency-Key; a retry is a 404, which means the erasure was recorded).
+//
 // Do not edit client.gen.go: change api/openapi/integration.yaml and run `make generate`.
 package client
 

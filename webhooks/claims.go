@@ -361,6 +361,9 @@ func (d *Dispatcher) keepRecording(stop context.Context, r records) (dropped int
 	var failed []error
 	for _, u := range r.updates {
 		n, ids, err := d.writeRecords(ctx, r.only(u))
+		if sqldb.Unavailable(err) && stop.Err() == nil { // the database went away meanwhile
+			n, ids, err = d.recordAgain(ctx, stop, r.only(u))
+		}
 		if err != nil {
 			failed = append(failed, err)
 			continue

@@ -1,6 +1,8 @@
 package httpapi
 
 import (
+	"crypto/sha256"
+	"encoding/base64"
 	"net/http"
 	"strconv"
 
@@ -127,9 +129,23 @@ func pageOf(w http.ResponseWriter, r *http.Request) (paging.Page, bool) {
 	return page, true
 }
 
-// listName is the name a list's cursors carry: its path as requested, so that no other list
-// takes them, a list of another parent (the leads of another CRM, the contacts of another
-// account on the operator API) included.
+// listName is the name a list's cursors carry, so that no other list takes them: its path as
+// requested (the leads of another CRM, the contacts of another account on the operator API are
+// other lists), the account the request acts for (the integration API's paths do not name it),
+// and the query that chose the list (a history's contactId and order, a filter), its limit and
+// cursor aside. A client pages with the query of its first page. The cursor carries a digest
+// of it: short, and without the query's values (an email searched for).
 func listName(r *http.Request) string {
-	return r.URL.Path
+	name := r.URL.Path
+	if ex := exchangeOf(r); ex != nil && ex.accountID != "" {
+		name += " " + ex.accountID
+	}
+	q := r.URL.Query()
+	q.Del("cursor")
+	q.Del("limit")
+	if len(q) > 0 {
+		name += "?" + q.Encode()
+	}
+	sum := sha256.Sum256([]byte(name))
+	return base64.RawURLEncoding.EncodeToString(sum[:12])
 }

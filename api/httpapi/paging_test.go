@@ -30,7 +30,7 @@ func TestWritePageAnswersAsAnObject(t *testing.T) {
 		}
 		want := map[string]any{"success": true, "contacts": rows}
 		if next != "" {
-			want["nextCursor"] = paging.NameCursor("/api/v1/contacts", next) // the list's key, with its name
+			want["nextCursor"] = paging.NameCursor(listName(httptest.NewRequest("GET", "/api/v1/contacts", nil)), next) // the list's key, with its name
 		}
 		wantBody, _ := json.Marshal(want)
 		var got, wantDecoded any

@@ -310,22 +310,24 @@ func (n *Node) beat(ctx context.Context) error {
 // its work. A renewal that fails changes nothing: the watchdog (watch) stops the work of a lease
 // not renewed in time, whether the database refuses or never answers.
 func (n *Node) renew(ctx context.Context) {
+	now := time.Now()
 	n.mu.Lock()
 	before := slices.Collect(maps.Keys(n.owned))
-	var last time.Time
+	var first time.Time // the soonest stop point still ahead
 	for _, until := range n.owned {
-		if until.After(last) {
-			last = until
+		if stop := until.Add(-stopMargin); stop.After(now) && (first.IsZero() || stop.Before(first)) {
+			first = stop
 		}
 	}
 	n.mu.Unlock()
-	if len(before) == 0 || !time.Now().Before(last.Add(-stopMargin)) {
+	if len(before) == 0 || first.IsZero() {
 		return // nothing, or nothing the watchdog does not give up now
 	}
 	sent := time.Now() // the database sets the expiries after this instant
-	// The answer is waited for until the watchdog gives up the last of these leases: until
-	// then it keeps some, even late (a lease given up meanwhile is skipped below).
-	callCtx, cancel := context.WithDeadline(ctx, last.Add(-stopMargin))
+	// The answer is waited for until the watchdog gives up the first of these leases, and no
+	// longer: a connection stuck for good (half open after a failover) then holds up one try,
+	// and the next, a tick later, may find a sound one while the later leases still hold.
+	callCtx, cancel := context.WithDeadline(ctx, first)
 	defer cancel()
 	// Only the leases owned here: one the watchdog stopped the work of is let expire, for
 	// whichever worker looks first (this one included), rather than kept by a process that does

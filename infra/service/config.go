@@ -147,8 +147,10 @@ func (c Config) postgres() bool {
 }
 
 // isHost tells whether a FUNNEL_API_HOST is a host a request's Host header can name: a host
-// name (letters, digits and hyphens in dot-separated labels, as DNS and browsers send it: an
-// internationalised name in its punycode form) or an IP address, with a numeric port or none.
+// name (letters, digits, hyphens and underscores, as container names have them, in
+// dot-separated labels, as DNS and browsers send it: an internationalised name in its punycode
+// form) or an IP address (IPv6 with or without its brackets, without a zone), with a numeric
+// port or none.
 // A URL, a list, a wildcard or a name with a trailing dot would match no request.
 func isHost(raw string) bool {
 	raw = strings.TrimSpace(raw)
@@ -159,8 +161,14 @@ func isHost(raw string) bool {
 		}
 		host = h
 	}
-	if _, err := netip.ParseAddr(host); err == nil {
-		return true
+	if bare, found := strings.CutPrefix(host, "["); found {
+		host, found = strings.CutSuffix(bare, "]")
+		if !found {
+			return false
+		}
+	}
+	if addr, err := netip.ParseAddr(host); err == nil {
+		return addr.Zone() == "" // a Host header cannot carry a zone as written here
 	}
 	if len(host) > 253 {
 		return false
@@ -170,7 +178,7 @@ func isHost(raw string) bool {
 			return false
 		}
 		for _, r := range label {
-			if !('a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' || r == '-') {
+			if !('a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' || r == '-' || r == '_') {
 				return false
 			}
 		}

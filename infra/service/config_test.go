@@ -24,7 +24,7 @@ func TestDefaultsAreValid(t *testing.T) {
 		t.Fatalf("a Redis URL and trusted proxies are refused: %v", err)
 	}
 	// The API host's port and surrounding spaces are ignored, as a request's are.
-	for _, host := range []string{"api.example.com:8443", " API.example.com ", "[::1]:8080", "127.0.0.1", "::1", "localhost", "xn--bcher-kva.example", "api-1.example.com"} {
+	for _, host := range []string{"api.example.com:8443", " API.example.com ", "[::1]:8080", "127.0.0.1", "::1", "localhost", "xn--bcher-kva.example", "api-1.example.com", "[::1]", "funnel_api"} {
 		c.APIHost = host
 		if err := c.Validate(); err != nil {
 			t.Fatalf("FUNNEL_API_HOST %q is refused: %v", host, err)
@@ -58,6 +58,8 @@ func TestValidateNamesTheBadSetting(t *testing.T) {
 		{"an API host api..example.com", func(c *Config) { c.APIHost = "api..example.com" }, "FUNNEL_API_HOST must be a host name"},
 		{"an API host -api.example.com", func(c *Config) { c.APIHost = "-api.example.com" }, "FUNNEL_API_HOST must be a host name"},
 		{"an API host api example.com", func(c *Config) { c.APIHost = "api example.com" }, "FUNNEL_API_HOST must be a host name"},
+		{"an API host with a zone", func(c *Config) { c.APIHost = "fe80::1%eth0" }, "FUNNEL_API_HOST must be a host name"},
+		{"an API host with one bracket", func(c *Config) { c.APIHost = "[::1" }, "FUNNEL_API_HOST must be a host name"},
 		{"unknown database", func(c *Config) { c.DatabaseURL = "mysql://x" }, "FUNNEL_DATABASE_URL"},
 		{"zero backoff", func(c *Config) { c.WebhookBackoffBase = 0 }, "FUNNEL_WEBHOOK_BACKOFF_BASE must be positive"},
 		{"cap below base", func(c *Config) { c.WebhookBackoffCap = time.Second }, "FUNNEL_WEBHOOK_BACKOFF_CAP"},

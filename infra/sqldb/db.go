@@ -131,7 +131,7 @@ const PoolCapParam = "pool_max_conns"
 func takePoolCap(rawURL string) (string, int, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
-		return "", 0, fmt.Errorf("sqldb: parse database url: %w", err)
+		return "", 0, unparsable(err)
 	}
 	q := u.Query()
 	if !q.Has(PoolCapParam) {
@@ -151,7 +151,7 @@ func takePoolCap(rawURL string) (string, int, error) {
 func withSettings(rawURL string, nameValues ...string) (string, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
-		return "", fmt.Errorf("sqldb: parse database url: %w", err)
+		return "", unparsable(err)
 	}
 	q := u.Query()
 	for i := 0; i+1 < len(nameValues); i += 2 {
@@ -273,11 +273,22 @@ func (d Dialect) ForUpdate() string {
 	return ""
 }
 
-// redact hides a password in a database URL before it is logged.
+// unparsable is the error of a database URL that does not parse, without the URL: url.Error
+// quotes it whole, the password included.
+func unparsable(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	return fmt.Errorf("sqldb: the database url does not parse (a password with %%, # or a space must be percent-encoded): %w", err)
+}
+
+// redact hides a password in a database URL before it is logged; a URL that does not parse is
+// not shown at all, since where its password ends cannot be told.
 func redact(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil {
-		return raw
+		return "(a database url that does not parse)"
 	}
 	if u.User != nil {
 		if _, has := u.User.Password(); has {
