@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"testing"
 
+	"github.com/funnelhq/funnel/api/httpapi"
 	"github.com/funnelhq/funnel/infra/service/servicetest"
 )
 
@@ -110,10 +111,11 @@ func TestListsRefuseAnotherListsCursorOfTheSameShape(t *testing.T) {
 	})
 }
 
-// cursorOf is the cursor the list at path would hand out for the sort key key (JSON), its name
-// and key as paging.NameCursor writes them: a test of what a list does with a key it reads.
-func cursorOf(path, key string) string {
-	return base64.RawURLEncoding.EncodeToString([]byte(`{"list":"` + path + `","key":` + key + `}`))
+// cursorOf is the cursor the list at path would hand out to accountID for the sort key key
+// (JSON), its name and key as paging.NameCursor writes them: a test of what a list does with a
+// key it reads.
+func cursorOf(path, accountID, key string) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(`{"list":"` + httpapi.ListName(path, accountID, nil) + `","key":` + key + `}`))
 }
 
 // A list is chosen by more than its path: the account a key acts for (the integration API's

@@ -68,12 +68,12 @@ func TestNULAndInvalidUTF8AreRefused(t *testing.T) {
 		// Cursors are the client's input too: one that holds what no database can compare is a 400;
 		// a sort key past every row (an order wider than the column) is simply past the end.
 		for _, key := range []string{`{"o":1,"n":"\u0000","i":"y"}`, `{"o":1e30,"n":"x","i":"y"}`} {
-			svc.API.Get(t, "/api/v1/tags?cursor="+cursorOf("/api/v1/tags", key), acc.Key).ExpectError(t, http.StatusBadRequest)
+			svc.API.Get(t, "/api/v1/tags?cursor="+cursorOf("/api/v1/tags", acc.ID, key), acc.Key).ExpectError(t, http.StatusBadRequest)
 		}
 		tagged := svc.NewAccount(t)
 		svc.NewTag(t, tagged.ID, "Lead")
-		past := cursorOf("/api/v1/tags", `{"o":3000000000,"n":"x","i":"y"}`)
-		before := cursorOf("/api/v1/tags", `{"o":-3000000000,"n":"x","i":"y"}`)
+		past := cursorOf("/api/v1/tags", tagged.ID, `{"o":3000000000,"n":"x","i":"y"}`)
+		before := cursorOf("/api/v1/tags", tagged.ID, `{"o":-3000000000,"n":"x","i":"y"}`)
 		if tags := svc.API.Get(t, "/api/v1/tags?cursor="+past, tagged.Key).Expect(t, http.StatusOK).List(t, "tags"); len(tags) != 0 {
 			t.Fatalf("tags after a cursor past every order = %v", tags)
 		}
@@ -81,7 +81,7 @@ func TestNULAndInvalidUTF8AreRefused(t *testing.T) {
 			t.Fatalf("tags after a cursor before every order = %v", tags)
 		}
 		stages := "/api/v1/crms/" + crm.ID + "/stages"
-		svc.API.Get(t, stages+"?cursor="+cursorOf(stages, `3000000000`), acc.Key).ExpectError(t, http.StatusBadRequest)
+		svc.API.Get(t, stages+"?cursor="+cursorOf(stages, acc.ID, `3000000000`), acc.Key).ExpectError(t, http.StatusBadRequest)
 
 		// A tag order must fit the read model's column.
 		svc.Operator.Post(t, "/admin/v1/accounts/"+acc.ID+"/tags", "", map[string]any{"name": "Big", "order": 10_000_000_000}).ExpectError(t, http.StatusBadRequest)

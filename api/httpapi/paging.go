@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"net/http"
+	"net/url"
 	"strconv"
 
 	"github.com/goccy/go-json"
@@ -129,20 +130,32 @@ func pageOf(w http.ResponseWriter, r *http.Request) (paging.Page, bool) {
 	return page, true
 }
 
-// listName is the name a list's cursors carry, so that no other list takes them: its path as
-// requested (the leads of another CRM, the contacts of another account on the operator API are
-// other lists), the account the request acts for (the integration API's paths do not name it),
-// and the query that chose the list (a history's contactId and order, a filter), its limit and
-// cursor aside. A client pages with the query of its first page. The cursor carries a digest
-// of it: short, and without the query's values (an email searched for).
+// listName is the name a list's cursors carry (ListName) for the list r asks for.
 func listName(r *http.Request) string {
-	name := r.URL.Path
-	if ex := exchangeOf(r); ex != nil && ex.accountID != "" {
-		name += " " + ex.accountID
+	accountID := ""
+	if ex := exchangeOf(r); ex != nil {
+		accountID = ex.accountID
 	}
-	q := r.URL.Query()
-	q.Del("cursor")
-	q.Del("limit")
+	return ListName(r.URL.Path, accountID, r.URL.Query())
+}
+
+// ListName is the name the cursors of a list carry, so that no other list takes them: its path
+// as requested (the leads of another CRM, the contacts of another account on the operator API
+// are other lists), the account the request acts for ("" for none; the integration API's paths
+// do not name it), and the query that chose the list (a history's contactId and order, a
+// filter), its limit and cursor aside. A client pages with the query of its first page. The
+// cursor carries a digest of it: short, and without the query's values (an email searched for).
+func ListName(path, accountID string, query url.Values) string {
+	name := path
+	if accountID != "" {
+		name += " " + accountID
+	}
+	q := url.Values{}
+	for k, v := range query {
+		if k != "cursor" && k != "limit" {
+			q[k] = v
+		}
+	}
 	if len(q) > 0 {
 		name += "?" + q.Encode()
 	}
