@@ -37,6 +37,8 @@ func TestListsRefuseCursorsTheyDidNotHandOut(t *testing.T) {
 			{"/api/v1/contacts?cursor=" + null, "cursor", false},
 			{"/api/v1/contacts?cursor=" + feedCursor, "cursor", false},
 			{"/api/v1/tags?cursor=" + enc(`{"o":1,"n":"a"}`), "cursor", false},
+			{"/api/v1/tags?cursor=" + cursorOf("/api/v1/tags", acc.ID, `{"o":1,"n":"a"}`), "cursor", false}, // named, a member missing
+			{"/api/v1/tags?cursor=" + cursorOf("/api/v1/tags", acc.ID, `null`), "cursor", false},
 			{"/api/v1/tags?cursor=" + null, "cursor", false},
 			{admin + "/webhook-deliveries?cursor=" + feedCursor, "cursor", true},
 			{admin + "/webhook-deliveries?cursor=" + null, "cursor", true},
