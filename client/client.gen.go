@@ -1255,7 +1255,7 @@ type ErasureResponseSuccess bool
 type Error struct {
 	// Code The stable, machine-readable kind of an error: switch on it, not on the message (which
 	// may change). Each code comes with one status:
-	// - `invalid_json` (400): the body is missing, not a JSON object, or not JSON
+	// - `invalid_json` (400): the body is not a JSON object or not JSON, or is missing where the endpoint needs one (a body whose members are all optional may be left out: {})
 	// - `invalid_request` (400): a field's value or type, a query parameter or a header is not accepted; `param` names the field when one is at fault
 	// - `unauthenticated` (401): the API key (or operator token) is missing, invalid or revoked
 	// - `insufficient_scope` (403): the API key lacks the scope the endpoint requires
@@ -1284,7 +1284,7 @@ type Error struct {
 
 // ErrorCode The stable, machine-readable kind of an error: switch on it, not on the message (which
 // may change). Each code comes with one status:
-// - `invalid_json` (400): the body is missing, not a JSON object, or not JSON
+// - `invalid_json` (400): the body is not a JSON object or not JSON, or is missing where the endpoint needs one (a body whose members are all optional may be left out: {})
 // - `invalid_request` (400): a field's value or type, a query parameter or a header is not accepted; `param` names the field when one is at fault
 // - `unauthenticated` (401): the API key (or operator token) is missing, invalid or revoked
 // - `insufficient_scope` (403): the API key lacks the scope the endpoint requires

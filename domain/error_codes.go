@@ -39,7 +39,7 @@ type ErrorCodeInfo struct {
 
 // ErrorCodes is every code either API answers with, in the order the documents list them.
 var ErrorCodes = []ErrorCodeInfo{
-	{CodeInvalidJSON, http.StatusBadRequest, "the body is missing, not a JSON object, or not JSON"},
+	{CodeInvalidJSON, http.StatusBadRequest, "the body is not a JSON object or not JSON, or is missing where the endpoint needs one (a body whose members are all optional may be left out: {})"},
 	{CodeInvalidRequest, http.StatusBadRequest, "a field's value or type, a query parameter or a header is not accepted; `param` names the field when one is at fault"},
 	{CodeUnauthenticated, http.StatusUnauthorized, "the API key (or operator token) is missing, invalid or revoked"},
 	{CodeInsufficientScope, http.StatusForbidden, "the API key lacks the scope the endpoint requires"},

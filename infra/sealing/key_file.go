@@ -51,7 +51,7 @@ func KeyFile(path string) (key Key, created bool, err error) {
 // read-only mount, another owner) it is left as it is: its mode is then the operator's to set.
 func narrow(path string) {
 	if info, err := os.Stat(path); err == nil && info.Mode().Perm()&0o077 != 0 {
-		_ = os.Chmod(path, info.Mode().Perm()&0o700)
+		_ = os.Chmod(path, info.Mode().Perm()&0o600)
 	}
 }
 
