@@ -81,3 +81,64 @@ func TestAnAttemptWhoseAnswerIsGarbledIsRecorded(t *testing.T) {
 		}
 	})
 }
+
+// headerFloodingReceiver answers 200 with 1 MiB of headers. Go's client took up to 10 MiB of
+// them per answer, so a receiver of the integrator's choosing could hold that much of the
+// service's memory for each delivery in flight.
+func headerFloodingReceiver(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				r := bufio.NewReader(c)
+				for {
+					line, err := r.ReadString('\n')
+					if err != nil || line == "\r\n" {
+						break
+					}
+				}
+				_, _ = c.Write([]byte("HTTP/1.1 200 OK\r\nX-Flood: " + strings.Repeat("a", 1<<20) + "\r\nContent-Length: 0\r\n\r\n"))
+			}()
+		}
+	}()
+	return "http://" + l.Addr().String()
+}
+
+// An answer with more than 64 KiB of headers is a failed attempt, whatever its status, and says why.
+func TestAnAnswerWithTooManyHeadersFails(t *testing.T) {
+	run(t, func(c *service.Config) {
+		c.WebhookBackoffBase, c.WebhookBackoffCap = time.Hour, time.Hour
+	}, func(t *testing.T, svc *servicetest.Service) {
+		acc := svc.NewAccount(t)
+		form := newForm(t, svc, acc.ID, "Signup")
+		subscribe(t, svc, acc.ID, map[string]any{"url": headerFloodingReceiver(t), "events": []string{"form.submitted"}})
+		submit(t, svc, acc.ID, form, "flood@example.com")
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			list := deliveries(t, svc, acc.ID, "")
+			if len(list) == 1 {
+				if attempts := list[0]["attempts"].([]any); len(attempts) == 1 {
+					attempt := attempts[0].(map[string]any)
+					if attempt["error"] != "the answer's headers exceed 64 KiB" || list[0]["status"] != "pending" {
+						t.Fatalf("the delivery after an answer of 1 MiB of headers: %v", list[0])
+					}
+					return
+				}
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("no attempt in the log 5 s after the submission: %v", list)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	})
+}

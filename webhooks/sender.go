@@ -27,6 +27,9 @@ func newClient(cfg Config) *http.Client {
 		MaxIdleConnsPerHost:   max(cfg.Concurrency, 2),
 		IdleConnTimeout:       90 * time.Second,
 		ResponseHeaderTimeout: cfg.Timeout,
+		// The receiver is the integrator's to choose: Go's default of 10 MiB of answer headers,
+		// times the deliveries in flight, would let one receiver take the service's memory.
+		MaxResponseHeaderBytes: maxAnswerHeaderBytes,
 	}
 	return &http.Client{
 		Transport: transport,
@@ -35,6 +38,10 @@ func newClient(cfg Config) *http.Client {
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
 }
+
+// maxAnswerHeaderBytes bounds the headers of a receiver's answer; a larger answer is a failed
+// attempt, retried like any other (docs/webhooks.md).
+const maxAnswerHeaderBytes = 64 << 10
 
 // outcome is what one attempt (or a decision not to make it) came to.
 type outcome struct {
@@ -150,6 +157,8 @@ func describe(err error) string {
 		return "refused: the target resolves to a private or loopback address"
 	case strings.Contains(err.Error(), "connection refused"):
 		return "connection refused"
+	case strings.Contains(err.Error(), "server response headers exceeded"):
+		return "the answer's headers exceed 64 KiB"
 	}
 	return logText(err.Error(), 300)
 }
