@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -113,6 +114,13 @@ func TestOperatorHistory(t *testing.T) {
 		svc.API.Do(t, servicetest.Request{Method: http.MethodPost, Path: "/api/v1/contacts/tags", Token: acc.Key, Headers: map[string]string{"X-Request-Id": "req-tag-1"},
 			Body: map[string]any{"email": "hist@example.com", "tagNames": []string{"Lead"}}}).Expect(t, http.StatusOK)
 		upsert(t, svc, acc.Key, map[string]any{"email": "hist@example.com", "firstName": "Hedy"}).Expect(t, http.StatusOK)
+		// A correlation id is kept as sent when it is a sane label, else the request id serves.
+		correlations := []string{"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", strings.Repeat("c", 129), "two words", "caf\u00e9"}
+		for i, correlation := range correlations {
+			svc.API.Do(t, servicetest.Request{Method: http.MethodPost, Path: "/api/v1/contacts", Token: acc.Key,
+				Headers: map[string]string{"X-Request-Id": fmt.Sprintf("req-corr-%d", i), "X-Correlation-Id": correlation},
+				Body:    map[string]any{"email": "hist@example.com", "lastName": fmt.Sprintf("Lamarr %d", i)}}).Expect(t, http.StatusOK)
+		}
 
 		byID := svc.Operator.Get(t, "/admin/v1/accounts/"+acc.ID+"/history?contactId="+id, "").Expect(t, http.StatusOK).List(t, "events")
 		var types []string
@@ -132,8 +140,13 @@ func TestOperatorHistory(t *testing.T) {
 				t.Fatalf("metadata = %v", meta)
 			}
 		}
-		if !slices.Equal(types, []string{"ContactCreated", "TagApplied", "ContactUpdated"}) {
+		if !slices.Equal(types, []string{"ContactCreated", "TagApplied", "ContactUpdated", "ContactUpdated", "ContactUpdated", "ContactUpdated", "ContactUpdated"}) {
 			t.Fatalf("history = %v", types)
+		}
+		for i, want := range []string{correlations[0], "req-corr-1", "req-corr-2", "req-corr-3"} {
+			if meta := byID[3+i]["metadata"].(map[string]any); meta["correlationId"] != want {
+				t.Fatalf("correlation id %q was kept as %v", correlations[i], meta["correlationId"])
+			}
 		}
 		if byID[1]["metadata"].(map[string]any)["requestId"] != "req-tag-1" {
 			t.Fatalf("requestId not carried into the event: %v", byID[1]["metadata"])

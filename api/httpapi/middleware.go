@@ -37,6 +37,21 @@ func requestIDs(next http.Handler) http.Handler {
 	})
 }
 
+// validCorrelationID is a correlation id the log keeps: visible ASCII, as the ids of tracing
+// systems are (a W3C traceparent, a UUID, base64), short enough not to swell every event.
+var validCorrelationID = regexp.MustCompile(`^[\x21-\x7e]{1,128}$`)
+
+// CorrelationID is the request's X-Correlation-Id when it is sane, else "" (the events then
+// carry the request id as their correlation id, commands.Meta). It is a caller's label, not
+// data: an id of any length or with spaces and control characters would be kept in the log for
+// ever, unsealed.
+func CorrelationID(r *http.Request) string {
+	if id := r.Header.Get("X-Correlation-Id"); validCorrelationID.MatchString(id) {
+		return id
+	}
+	return ""
+}
+
 // RequestID is the id of the request being served (requestIDs).
 func RequestID(ctx context.Context) string {
 	id, _ := ctx.Value(requestIDKey).(string)

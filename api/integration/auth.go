@@ -35,7 +35,7 @@ func (p principal) meta(r *http.Request) commands.Meta {
 		AccountID:     p.key.AccountID,
 		Actor:         domain.KeyActor(p.key.ID),
 		RequestID:     httpapi.RequestID(r.Context()),
-		CorrelationID: r.Header.Get("X-Correlation-Id"),
+		CorrelationID: httpapi.CorrelationID(r),
 	}
 }
 

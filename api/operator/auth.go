@@ -40,6 +40,6 @@ func operatorMeta(r *http.Request) commands.Meta {
 		AccountID:     mux.Vars(r)["accountId"],
 		Actor:         domain.OperatorActor,
 		RequestID:     httpapi.RequestID(r.Context()),
-		CorrelationID: r.Header.Get("X-Correlation-Id"),
+		CorrelationID: httpapi.CorrelationID(r),
 	}
 }
