@@ -27,9 +27,11 @@ type claimed struct {
 	notOpened             string
 	attempts, maxAttempts int
 	claimedUntil          int64 // the lease, which also tells this claim from a later one
-	url, secret, previous string
-	previousUntil         int64
-	subscriptionStatus    string
+	url, secret           string
+	// alsoSigning are the secrets the current one replaced, each signing webhook-signature
+	// beside it until its end (a rotation's 24 hours), newest first.
+	alsoSigning        []olderSecret
+	subscriptionStatus string
 	// outsideOutbox marks a test send (sendNow): no row, so no status to check before sending.
 	outsideOutbox bool
 	// status is the delivery's own, read after its claim committed ("" when its row was not
@@ -169,9 +171,10 @@ func (d *Dispatcher) attachSubscriptions(ctx context.Context, batch []claimed) e
 	}
 	defer rows.Close()
 	type sub struct {
-		url, secret, previous, status string
-		until                         int64
-		notOpened                     string
+		url, secret, previous, older, status string
+		until                                int64
+		notOpened                            string
+		alsoSigning                          []olderSecret
 	}
 	subs := map[string]sub{}
 	statuses := map[string]string{} // of the deliveries, by id
@@ -179,7 +182,7 @@ func (d *Dispatcher) attachSubscriptions(ctx context.Context, batch []claimed) e
 		var kind, id string
 		var s sub
 		var sealed int
-		if err := rows.Scan(&kind, &id, &s.url, &s.secret, &s.previous, &s.until, &s.status, &sealed); err != nil {
+		if err := rows.Scan(&kind, &id, &s.url, &s.secret, &s.previous, &s.until, &s.older, &s.status, &sealed); err != nil {
 			return fmt.Errorf("webhooks: scan subscription: %w", err)
 		}
 		if kind == "d" {
@@ -192,13 +195,9 @@ func (d *Dispatcher) attachSubscriptions(ctx context.Context, batch []claimed) e
 				s.notOpened = "not sent: the signing secret " + errNotOpened.Error() + ": " + err.Error() +
 					"; rotate the subscription's secret to sign with a new one"
 			}
-			// The previous secret only signs beside the current one: one that cannot be opened
-			// (the key of a secret rotated away from an unreadable one) is left out.
-			if s.previous, err = openSecret(d.opener, id, s.previous); err != nil {
-				s.previous = ""
-			}
 			s.secret = secret
 		}
+		s.alsoSigning = d.replacedSecrets(id, s.previous, s.until, s.older, sealed == 1)
 		subs[id] = s
 	}
 	if err := rows.Err(); err != nil {
@@ -209,7 +208,7 @@ func (d *Dispatcher) attachSubscriptions(ctx context.Context, batch []claimed) e
 		if !ok {
 			s.status = "missing" // deliveries are recorded with their subscription: never expected
 		}
-		batch[i].url, batch[i].secret, batch[i].previous, batch[i].previousUntil, batch[i].subscriptionStatus = s.url, s.secret, s.previous, s.until, s.status
+		batch[i].url, batch[i].secret, batch[i].alsoSigning, batch[i].subscriptionStatus = s.url, s.secret, s.alsoSigning, s.status
 		batch[i].status = statuses[batch[i].id]
 		if s.notOpened != "" && batch[i].notOpened == "" {
 			batch[i].notOpened = s.notOpened
@@ -218,14 +217,41 @@ func (d *Dispatcher) attachSubscriptions(ctx context.Context, batch []claimed) e
 	return nil
 }
 
+// replacedSecrets are the secrets a subscription's current one replaced: previous_secret until
+// previous_valid_until (opened when the row keeps its secrets sealed), then older_secrets (always
+// sealed: written since secrets are). They only sign beside the current one, so one that cannot
+// be read or opened (the key of a secret rotated away from an unreadable one) is left out.
+func (d *Dispatcher) replacedSecrets(subscriptionID, previous string, previousUntil int64, olderText string, sealed bool) []olderSecret {
+	var out []olderSecret
+	if previous != "" {
+		opened, err := previous, error(nil)
+		if sealed {
+			opened, err = openSecret(d.opener, subscriptionID, previous)
+		}
+		if err == nil {
+			out = append(out, olderSecret{Secret: opened, Until: previousUntil})
+		}
+	}
+	older, err := parseOlderSecrets(subscriptionID, olderText)
+	if err != nil {
+		d.log.Warn("the older signing secrets are left out", zap.String("subscription", subscriptionID), zap.Error(err))
+	}
+	for _, o := range older {
+		if opened, err := openSecret(d.opener, subscriptionID, o.Secret); err == nil {
+			out = append(out, olderSecret{Secret: opened, Until: o.Until})
+		}
+	}
+	return out
+}
+
 // attachQuery is attachSubscriptions' statement and its arguments (sqldb.AnyOf: one text serves
 // every claim, prepared once).
 func attachQuery(dialect sqldb.Dialect, subIDs, deliveryIDs []string) (string, []any) {
 	subs, args := sqldb.AnyOf(dialect, "id", 1, subIDs)
-	query := `SELECT 's', id, url, secret, previous_secret, previous_valid_until, status, secrets_sealed FROM webhook_subscriptions WHERE ` + subs
+	query := `SELECT 's', id, url, secret, previous_secret, previous_valid_until, older_secrets, status, secrets_sealed FROM webhook_subscriptions WHERE ` + subs
 	if len(deliveryIDs) > 0 {
 		deliveries, more := sqldb.AnyOf(dialect, "id", len(args)+1, deliveryIDs)
-		query += ` UNION ALL SELECT 'd', id, '', '', '', 0, status, 0 FROM webhook_deliveries WHERE ` + deliveries
+		query += ` UNION ALL SELECT 'd', id, '', '', '', 0, '', status, 0 FROM webhook_deliveries WHERE ` + deliveries
 		args = append(args, more...)
 	}
 	return query, args

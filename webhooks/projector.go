@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"encoding/base32"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -286,21 +287,7 @@ func (p *Projector) applySubscription(ctx context.Context, tx sqldb.Applier, r d
 			VALUES ($1, $2, $3, $4, $5, $6, $7, '', 0, 'active', '', $8, $8, $9, 1)`,
 			e.SubscriptionID, e.AccountID, e.Kind, e.URL, string(events), string(filters), secret, at, r.Position)
 	case domain.WebhookSecretRotated:
-		secret, err := sealSecret(p.sealer, e.SubscriptionID, e.SealedSecret, e.Secret)
-		if err != nil {
-			return err
-		}
-		if e.SealedSecret != "" { // version 2: the previous secret is the one the row holds, sealed
-			_, err = tx.ExecContext(ctx, `UPDATE webhook_subscriptions SET previous_secret = secret, secret = $1, previous_valid_until = $2, updated_at = $3 WHERE id = $4`,
-				secret, e.PreviousValidUntil.UnixMilli(), at, e.SubscriptionID)
-			break
-		}
-		previous, err := sealSecret(p.sealer, e.SubscriptionID, "", e.PreviousSecret)
-		if err != nil {
-			return err
-		}
-		_, err = tx.ExecContext(ctx, `UPDATE webhook_subscriptions SET secret = $1, previous_secret = $2, previous_valid_until = $3, updated_at = $4 WHERE id = $5`,
-			secret, previous, e.PreviousValidUntil.UnixMilli(), at, e.SubscriptionID)
+		err = p.rotate(ctx, tx, e, at)
 	case domain.WebhookSubscriptionDeleted:
 		err = p.stop(ctx, tx, e.SubscriptionID, "deleted", "subscription deleted", at)
 	case domain.WebhookSubscriptionDisabled:
@@ -314,6 +301,40 @@ func (p *Projector) applySubscription(ctx context.Context, tx sqldb.Applier, r d
 		return fmt.Errorf("webhooks: %s at %d: %w", r.Type, r.Position, err)
 	}
 	return nil
+}
+
+// rotate applies a rotation at (unix ms): the new secret signs, the one it replaces signs beside
+// it until PreviousValidUntil, and so do the secrets replaced before, each until its own end.
+func (p *Projector) rotate(ctx context.Context, tx sqldb.Applier, e domain.WebhookSecretRotated, at int64) error {
+	var current, previous, olderText string
+	var previousUntil int64
+	err := tx.QueryRow(ctx, `SELECT secret, previous_secret, previous_valid_until, older_secrets FROM webhook_subscriptions WHERE id = $1`,
+		e.SubscriptionID).Scan(&current, &previous, &previousUntil, &olderText)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil // no subscription to rotate (its creation is not in this read model)
+	}
+	if err != nil {
+		return err
+	}
+	secret, err := sealSecret(p.sealer, e.SubscriptionID, e.SealedSecret, e.Secret)
+	if err != nil {
+		return err
+	}
+	// Version 2 keeps the new secret only: the one it replaces is the row's, sealed. Version 1
+	// kept both in the clear.
+	replaced := current
+	if e.SealedSecret == "" {
+		if replaced, err = sealSecret(p.sealer, e.SubscriptionID, "", e.PreviousSecret); err != nil {
+			return err
+		}
+	}
+	older, err := parseOlderSecrets(e.SubscriptionID, olderText)
+	if err != nil {
+		return err
+	}
+	_, err = tx.ExecContext(ctx, `UPDATE webhook_subscriptions SET secret = $1, previous_secret = $2, previous_valid_until = $3, older_secrets = $4, updated_at = $5 WHERE id = $6`,
+		secret, replaced, e.PreviousValidUntil.UnixMilli(), formatOlderSecrets(afterRotation(at, previous, previousUntil, older)), at, e.SubscriptionID)
+	return err
 }
 
 // stop ends a subscription and gives up its pending deliveries at once, counting them for the

@@ -129,13 +129,15 @@ func (d *Dispatcher) send(c claimed) outcome {
 
 // setHeaders sets the headers of an attempt made at now: the contract's, and Standard Webhooks'.
 // X-Service-Signature is exactly what the contract says, one hex digest, with the current
-// secret. During a rotation the previous secret signs too, in webhook-signature, whose format
-// (Standard Webhooks) carries several signatures.
+// secret. During a rotation the secrets it replaced sign too, each until its end, in
+// webhook-signature, whose format (Standard Webhooks) carries several signatures.
 func setHeaders(h http.Header, c claimed, now time.Time) {
 	ts := now.Unix()
 	standard := []string{verify.StandardSignature(c.secret, c.id, ts, c.body)}
-	if c.previous != "" && now.UnixMilli() < c.previousUntil {
-		standard = append(standard, verify.StandardSignature(c.previous, c.id, ts, c.body))
+	for _, replaced := range c.alsoSigning {
+		if now.UnixMilli() < replaced.Until {
+			standard = append(standard, verify.StandardSignature(replaced.Secret, c.id, ts, c.body))
+		}
 	}
 	h.Set("Content-Type", "application/json")
 	h.Set("User-Agent", "funnel-webhooks/1")

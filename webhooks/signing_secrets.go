@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/funnelhq/funnel/domain"
 	"github.com/funnelhq/funnel/infra/sqldb"
@@ -55,25 +56,25 @@ func openSecret(opener Opener, subscriptionID, sealed string) (string, error) {
 
 // SealSubscriptionSecrets seals the signing secrets the webhook read model holds in the clear
 // (rows written before secrets were sealed: secrets_sealed = 0), and seals again with the first
-// key those sealed with another one (after FUNNEL_SECRET_KEY=NEW,OLD), so that OLD can be dropped
+// key those sealed with another one (older_secrets included, whose ended secrets it drops) (after FUNNEL_SECRET_KEY=NEW,OLD), so that OLD can be dropped
 // later without losing a subscription. serve runs it at start, before the dispatcher; it is
 // idempotent, and cheap when there is nothing to do. A secret that no configured key opens is
 // left as it is: its deliveries fail, saying why, until its key is configured again.
 func SealSubscriptionSecrets(ctx context.Context, db *sqldb.DB, sealer KeyedSealer) (int, error) {
 	current := "v1." + sealer.KeyIDs()[0] + "."
-	rows, err := db.Write.QueryContext(ctx, `SELECT id, secret, previous_secret, secrets_sealed FROM webhook_subscriptions
-		WHERE secrets_sealed = 0 OR secret NOT LIKE $1 OR (previous_secret <> '' AND previous_secret NOT LIKE $1)`, current+"%")
+	rows, err := db.Write.QueryContext(ctx, `SELECT id, secret, previous_secret, older_secrets, secrets_sealed FROM webhook_subscriptions
+		WHERE secrets_sealed = 0 OR secret NOT LIKE $1 OR (previous_secret <> '' AND previous_secret NOT LIKE $1) OR older_secrets <> ''`, current+"%")
 	if err != nil {
 		return 0, fmt.Errorf("webhooks: read the signing secrets to seal: %w", err)
 	}
 	type row struct {
-		id, secret, previous string
-		sealed               int
+		id, secret, previous, older string
+		sealed                      int
 	}
 	var todo []row
 	for rows.Next() {
 		var r row
-		if err := rows.Scan(&r.id, &r.secret, &r.previous, &r.sealed); err != nil {
+		if err := rows.Scan(&r.id, &r.secret, &r.previous, &r.older, &r.sealed); err != nil {
 			rows.Close()
 			return 0, fmt.Errorf("webhooks: scan a signing secret: %w", err)
 		}
@@ -102,9 +103,17 @@ func SealSubscriptionSecrets(ctx context.Context, db *sqldb.DB, sealer KeyedSeal
 		if err != nil {
 			return done, err
 		}
+		older, err := resealOlder(sealer, current, r.id, r.older, time.Now())
+		if err != nil {
+			return done, err
+		}
+		if r.sealed == 1 && secret == r.secret && previous == r.previous && older == r.older {
+			continue // its older secrets were all under the current key, and none has ended
+		}
 		// Only the row as it was read is replaced: a rotation projected meanwhile wins.
-		res, err := db.Write.ExecContext(ctx, `UPDATE webhook_subscriptions SET secret = $1, previous_secret = $2, secrets_sealed = 1
-			WHERE id = $3 AND secret = $4 AND previous_secret = $5 AND secrets_sealed = $6`, secret, previous, r.id, r.secret, r.previous, r.sealed)
+		res, err := db.Write.ExecContext(ctx, `UPDATE webhook_subscriptions SET secret = $1, previous_secret = $2, older_secrets = $3, secrets_sealed = 1
+			WHERE id = $4 AND secret = $5 AND previous_secret = $6 AND older_secrets = $7 AND secrets_sealed = $8`,
+			secret, previous, older, r.id, r.secret, r.previous, r.older, r.sealed)
 		if err != nil {
 			return done, fmt.Errorf("webhooks: seal the signing secrets of %s: %w", r.id, err)
 		}
@@ -113,4 +122,26 @@ func SealSubscriptionSecrets(ctx context.Context, db *sqldb.DB, sealer KeyedSeal
 		}
 	}
 	return done, nil
+}
+
+// resealOlder is older_secrets' text with every secret sealed with the first key (prefix current)
+// and those that ended by now dropped: kept, they would only sign nothing under an old key.
+func resealOlder(sealer Sealer, current, subscriptionID, text string, now time.Time) (string, error) {
+	older, err := parseOlderSecrets(subscriptionID, text)
+	if err != nil {
+		return text, nil // left as it is; the dispatcher leaves it out, saying why
+	}
+	var kept []olderSecret
+	for _, o := range older {
+		if o.Until <= now.UnixMilli() {
+			continue
+		}
+		if !strings.HasPrefix(o.Secret, current) {
+			if o.Secret, err = sealSecret(sealer, subscriptionID, o.Secret, ""); err != nil {
+				return "", err
+			}
+		}
+		kept = append(kept, o)
+	}
+	return formatOlderSecrets(kept), nil
 }

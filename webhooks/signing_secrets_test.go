@@ -129,15 +129,30 @@ func TestSigningSecretsSurviveAServerKeyRotation(t *testing.T) {
 		acc := svc.NewAccount(t)
 		rcv := newReceiver(t)
 		form := newForm(t, svc, acc.ID, "Signup")
-		_, secret := subscribe(t, svc, acc.ID, map[string]any{"url": rcv.URL, "events": []string{"form.submitted"}})
+		id, first := subscribe(t, svc, acc.ID, map[string]any{"url": rcv.URL, "events": []string{"form.submitted"}})
+		// Two rotations of the signing secret: the first secret and the second still sign
+		// webhook-signature beside the third for a day, so they must survive the key's rotation too.
+		secrets := []string{first}
+		for range 2 {
+			rotated := svc.Operator.Post(t, "/admin/v1/accounts/"+acc.ID+"/webhooks/"+id+"/rotate-secret", "", nil).Expect(t, http.StatusOK)
+			secrets = append(secrets, rotated.Object(t, "webhook")["secret"].(string))
+		}
 		svc.Stop()
 		servicetest.StartOn(t, url, withKey(newKey+","+oldKey)).Stop()
 
 		svc = servicetest.StartOn(t, url, withKey(newKey))
 		submit(t, svc, acc.ID, form, "rotated@example.com")
 		got := rcv.waitFor(t, 1, 10*time.Second)[0]
-		if got.header.Get("X-Service-Signature") != verify.ServiceSignature(secret, got.body) {
+		if got.header.Get("X-Service-Signature") != verify.ServiceSignature(secrets[2], got.body) {
 			t.Fatal("after the rotation the delivery does not verify with the subscription's secret")
+		}
+		if n := len(strings.Fields(got.header.Get("webhook-signature"))); n != 3 {
+			t.Fatalf("webhook-signature has %d signatures after the server key's rotation, want the three secrets'", n)
+		}
+		for i, secret := range secrets {
+			if err := verify.Standard(secret, got.header, got.body, time.Minute, time.Now()); err != nil {
+				t.Errorf("secret %d does not verify webhook-signature after the server key's rotation: %v", i, err)
+			}
 		}
 	})
 }

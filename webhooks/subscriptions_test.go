@@ -124,6 +124,59 @@ func TestDeletedSubscriptionGivesUpPendingDeliveries(t *testing.T) {
 	})
 }
 
+// Each rotation keeps the secret it replaces signing webhook-signature for 24 hours, however
+// soon the next rotation comes: a receiver still on the first secret keeps verifying after a
+// second rotation the same day. At most the five newest replaced secrets sign beside the current.
+func TestEverySecretReplacedWithinADayKeepsSigning(t *testing.T) {
+	run(t, fast, func(t *testing.T, svc *servicetest.Service) {
+		acc := svc.NewAccount(t)
+		rcv := newReceiver(t)
+		form := newForm(t, svc, acc.ID, "Signup")
+		id, first := subscribe(t, svc, acc.ID, map[string]any{"url": rcv.URL, "events": []string{"form.submitted"}})
+		secrets := []string{first}
+		rotate := func() {
+			rotated := svc.Operator.Post(t, "/admin/v1/accounts/"+acc.ID+"/webhooks/"+id+"/rotate-secret", "", nil).Expect(t, http.StatusOK)
+			secrets = append(secrets, rotated.Object(t, "webhook")["secret"].(string))
+		}
+		verifies := func(got received, secret string) bool {
+			return verify.Standard(secret, got.header, got.body, time.Minute, time.Now()) == nil
+		}
+
+		rotate()
+		rotate()
+		submit(t, svc, acc.ID, form, "twice@example.com")
+		got := rcv.waitFor(t, 1, 5*time.Second)[0]
+		if n := len(strings.Fields(got.header.Get("webhook-signature"))); n != 3 {
+			t.Fatalf("webhook-signature has %d signatures after two rotations, want 3", n)
+		}
+		for i, secret := range secrets {
+			if !verifies(got, secret) {
+				t.Errorf("after two rotations, secret %d does not verify webhook-signature", i)
+			}
+		}
+		if got.header.Get("X-Service-Signature") != verify.ServiceSignature(secrets[2], got.body) {
+			t.Error("X-Service-Signature is not the newest secret's digest")
+		}
+
+		for range 4 {
+			rotate()
+		}
+		submit(t, svc, acc.ID, form, "six-times@example.com")
+		got = rcv.waitFor(t, 2, 5*time.Second)[1]
+		if n := len(strings.Fields(got.header.Get("webhook-signature"))); n != 6 {
+			t.Fatalf("webhook-signature has %d signatures after six rotations, want 6 (the current and five replaced)", n)
+		}
+		if verifies(got, secrets[0]) {
+			t.Error("the first secret, sixth newest of those replaced, still signs")
+		}
+		for i, secret := range secrets[1:] {
+			if !verifies(got, secret) {
+				t.Errorf("after six rotations, secret %d does not verify webhook-signature", i+1)
+			}
+		}
+	})
+}
+
 // Custom and automation-tool connections of the operator API, listed by kind, with secret rotation.
 func TestOperatorWebhooksAndSecretRotation(t *testing.T) {
 	run(t, fast, func(t *testing.T, svc *servicetest.Service) {
