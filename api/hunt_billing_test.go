@@ -47,29 +47,3 @@ func TestHuntBlankBuyerNameKeepsTheCustomerName(t *testing.T) {
 		}
 	})
 }
-
-// A processor's retried notification of a purchase whose buyer was erased since "answers that
-// payment and records nothing" (decisions.md "Processor transaction ids": 200 with the first
-// result; docs/architecture.md: "a txnId recorded already answers that payment and records
-// nothing"), as a retried rebill does. Today the purchase's retry is answered 404 "customer not
-// found", which a processor reads as a failed callback.
-func TestHuntPurchaseRetryAfterErasureAnswersThePayment(t *testing.T) {
-	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
-		acc := svc.NewAccount(t)
-		admin := "/admin/v1/accounts/" + acc.ID
-		product := svc.NewProduct(t, acc.ID, simpleProduct("Ebook"))
-		body := map[string]any{"productId": product.ID, "pricingTierId": product.TierIDs[0], "email": "hunt-erased-buyer@example.com", "txnId": "ch_hunt_erased_1"}
-		bought := buy(t, svc, acc.ID, body)
-		txnID := bought.Object(t, "transaction")["id"].(string)
-		contactID := bought.Object(t, "customer")["contactId"].(string)
-		svc.Operator.Post(t, admin+"/contacts/"+contactID+"/erase", "", nil).Expect(t, http.StatusOK)
-
-		retry := svc.Operator.Post(t, admin+"/checkout/purchases", "", body)
-		if retry.Status != http.StatusOK {
-			t.Fatalf("the retried notification of the erased buyer's payment: %d %s, want 200 with that payment", retry.Status, retry.Raw)
-		}
-		if got := retry.Object(t, "transaction")["id"]; got != txnID {
-			t.Fatalf("retry answered transaction %v, want %s", got, txnID)
-		}
-	})
-}
