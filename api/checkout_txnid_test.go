@@ -187,6 +187,30 @@ func TestPurchaseRetriedAfterItsBuyerWasErased(t *testing.T) {
 	})
 }
 
+// A txnId is compared with the white space around it ignored, and otherwise exactly
+// (docs/checkout.md): " ch_ws " is recorded as ch_ws, and a notification of ch_ws is its retry,
+// while CH_WS is another payment.
+func TestATxnIDIsComparedWithoutTheWhiteSpaceAroundIt(t *testing.T) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
+		acc := svc.NewAccount(t)
+		pro := svc.NewProduct(t, acc.ID, simpleProduct("Ebook"))
+		pay := func(txnID string, status int) map[string]any {
+			body := map[string]any{"productId": pro.ID, "pricingTierId": pro.TierIDs[0], "email": "ws-txn@example.com", "txnId": txnID}
+			return svc.Operator.Post(t, checkoutPath(acc.ID, "purchases"), "", body).Expect(t, status).Object(t, "transaction")
+		}
+		first := pay(" ch_ws\t", http.StatusCreated)
+		if first["txnId"] != "ch_ws" {
+			t.Fatalf("txnId recorded as %q, want \"ch_ws\"", first["txnId"])
+		}
+		if again := pay("ch_ws", http.StatusOK); again["id"] != first["id"] {
+			t.Fatalf("ch_ws answered %v, want the payment %v", again["id"], first["id"])
+		}
+		if other := pay("CH_WS", http.StatusCreated); other["id"] == first["id"] {
+			t.Fatalf("CH_WS answered the payment of ch_ws")
+		}
+	})
+}
+
 // A purchase without txnId gets a generated one, its transaction id; naming that id as the
 // txnId of a later purchase is the same payment.
 func TestPurchaseWithoutTxnIDGetsOne(t *testing.T) {
