@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/funnelhq/funnel/domain"
 	"github.com/funnelhq/funnel/infra/service"
 	"github.com/funnelhq/funnel/infra/service/servicetest"
 	"github.com/funnelhq/funnel/infra/sqldb"
@@ -75,6 +76,37 @@ func TestActivationValidateAndComplete(t *testing.T) {
 		plain := svc.NewProduct(t, acc.ID, simpleProduct("Ebook"))
 		if res := buyDirect(t, svc, purchaseOf(acc.ID, plain, 0, "linus@example.com", "")); res.ActivationToken != "" || res.ActivationID != "" {
 			t.Fatalf("plain purchase = %+v", res)
+		}
+	})
+}
+
+// An erased buyer's activation reads as it completes: 404 with a message that says the buyer was
+// erased, on GET as on complete, so that an integrator that validates a token before creating its
+// user does not create one for a completion that will fail. The activation itself is kept: its
+// stream and its (blanked) row, as the erasure keeps every record that is not the person's.
+func TestAnErasedBuyersActivationIsNotFoundOnReadAndComplete(t *testing.T) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
+		acc := svc.NewAccount(t)
+		pro := svc.NewProduct(t, acc.ID, proPlan())
+		bought := buy(t, svc, acc.ID, map[string]any{"productId": pro.ID, "pricingTierId": pro.TierIDs[0], "email": "erased-activation@example.com"})
+		token := bought.Object(t, "activation")["token"].(string)
+		path := "/api/v1/checkout/activations/" + token
+		svc.API.Get(t, path, acc.Key).Expect(t, http.StatusOK)
+		svc.API.Delete(t, "/api/v1/contacts/"+bought.Object(t, "customer")["contactId"].(string), acc.Key).Expect(t, http.StatusOK)
+
+		read := svc.API.Get(t, path, acc.Key).ExpectError(t, http.StatusNotFound)
+		completed := svc.API.Post(t, path+"/complete", acc.Key, map[string]any{"externalUserId": "user-1"}).ExpectError(t, http.StatusNotFound)
+		if !strings.Contains(read, "erased") || read != completed {
+			t.Errorf("after the buyer's erasure GET answers %q and complete %q, want one message saying the buyer was erased", read, completed)
+		}
+		id := domain.ActivationIDFor(token)
+		events, err := svc.App.Store().ReadStream(context.Background(), id)
+		if err != nil || len(events) != 1 || events[0].Type != "ActivationIssued" {
+			t.Fatalf("the erased buyer's activation stream holds %v (err %v), want its issue alone", events, err)
+		}
+		var rows int
+		if err := svc.App.DB().Read.QueryRowContext(context.Background(), `SELECT COUNT(*) FROM activations WHERE id = $1`, id).Scan(&rows); err != nil || rows != 1 {
+			t.Fatalf("the erased buyer's activation has %d rows (err %v), want its row kept", rows, err)
 		}
 	})
 }

@@ -145,6 +145,72 @@ func TestPurchaseRetriedWithItsTxnID(t *testing.T) {
 	})
 }
 
+// A processor's retried notification of a purchase whose buyer was erased since answers that
+// payment with 200, as a retried rebill does (decisions.md "Processor transaction ids"), not a
+// 404 that the processor would read as a failed callback and retry. The answer shows no
+// customer (it was erased with its person), and nothing is recorded: no new contact for the
+// email, no second checkout.purchased.
+func TestPurchaseRetriedAfterItsBuyerWasErased(t *testing.T) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
+		acc := svc.NewAccount(t)
+		pro := svc.NewProduct(t, acc.ID, proPlan())
+		rcv := newPurchaseReceiver(t)
+		webhook := webhookFor(t, svc, acc.ID, rcv.URL)
+		body := map[string]any{"productId": pro.ID, "pricingTierId": pro.TierIDs[0], "email": "erased-buyer@example.com", "name": "Ada Lovelace", "txnId": "ch_erased_1"}
+		first := buy(t, svc, acc.ID, body)
+		rcv.waitFor(t, first.Object(t, "transaction")["id"].(string))
+		contactID := first.Object(t, "customer")["contactId"].(string)
+		svc.Operator.Post(t, "/admin/v1/accounts/"+acc.ID+"/contacts/"+contactID+"/erase", "", nil).Expect(t, http.StatusOK)
+
+		for i := range 2 {
+			again := svc.Operator.Post(t, checkoutPath(acc.ID, "purchases"), "", body)
+			if again.Status != http.StatusOK {
+				t.Fatalf("retry %d of the erased buyer's payment: %d %s, want 200 with that payment", i+1, again.Status, again.Raw)
+			}
+			if got, want := again.Object(t, "transaction")["id"], first.Object(t, "transaction")["id"]; got != want {
+				t.Fatalf("retry %d answered transaction %v, want %v", i+1, got, want)
+			}
+			if got, want := again.Object(t, "activation")["token"], first.Object(t, "activation")["token"]; got != want {
+				t.Fatalf("retry %d answered activation %v, want %v", i+1, got, want)
+			}
+			if c, ok := again.Body["customer"]; ok {
+				t.Fatalf("retry %d shows the erased buyer's customer %v", i+1, c)
+			}
+		}
+		if c := contactByEmail(t, svc, acc.Key, "erased-buyer@example.com"); c != nil {
+			t.Fatalf("a retried txnId created a contact for the erased buyer's email: %v", c)
+		}
+		marker := map[string]any{"productId": pro.ID, "pricingTierId": pro.TierIDs[0], "email": "marker@example.com", "txnId": "ch_marker"}
+		if n := purchaseDeliveries(t, svc, acc, webhook, rcv, marker); n != 1 {
+			t.Fatalf("%d checkout.purchased deliveries for one payment notified 3 times, want 1", n)
+		}
+	})
+}
+
+// A txnId is compared with the white space around it ignored, and otherwise exactly
+// (docs/checkout.md): " ch_ws " is recorded as ch_ws, and a notification of ch_ws is its retry,
+// while CH_WS is another payment.
+func TestATxnIDIsComparedWithoutTheWhiteSpaceAroundIt(t *testing.T) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
+		acc := svc.NewAccount(t)
+		pro := svc.NewProduct(t, acc.ID, simpleProduct("Ebook"))
+		pay := func(txnID string, status int) map[string]any {
+			body := map[string]any{"productId": pro.ID, "pricingTierId": pro.TierIDs[0], "email": "ws-txn@example.com", "txnId": txnID}
+			return svc.Operator.Post(t, checkoutPath(acc.ID, "purchases"), "", body).Expect(t, status).Object(t, "transaction")
+		}
+		first := pay(" ch_ws\t", http.StatusCreated)
+		if first["txnId"] != "ch_ws" {
+			t.Fatalf("txnId recorded as %q, want \"ch_ws\"", first["txnId"])
+		}
+		if again := pay("ch_ws", http.StatusOK); again["id"] != first["id"] {
+			t.Fatalf("ch_ws answered %v, want the payment %v", again["id"], first["id"])
+		}
+		if other := pay("CH_WS", http.StatusCreated); other["id"] == first["id"] {
+			t.Fatalf("CH_WS answered the payment of ch_ws")
+		}
+	})
+}
+
 // A purchase without txnId gets a generated one, its transaction id; naming that id as the
 // txnId of a later purchase is the same payment.
 func TestPurchaseWithoutTxnIDGetsOne(t *testing.T) {

@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -178,6 +179,55 @@ func TestGetCustomerWithPaymentsAndSubscriptions(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// A buyer's name of white space only is no name, as it is for the contact (domain.BuyerProfile):
+// a later purchase with one keeps the customer's name ("Customer names" in docs/checkout.md), a
+// first purchase with one gives "", and a name is kept without the white space around it, as the
+// contact's is. The purchase's answer, GET /api/v1/customers/{id} and the checkout.purchased
+// webhook's customer.name all say so.
+func TestABlankBuyerNameIsNoName(t *testing.T) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
+		acc := svc.NewAccount(t)
+		pro := svc.NewProduct(t, acc.ID, simpleProduct("Ebook"))
+		rec := newRecorder(t)
+		webhookFor(t, svc, acc.ID, rec.URL)
+		webhookNames := map[string]any{} // transaction id → the webhook's customer.name
+		purchases := []struct{ email, name, want string }{
+			{"blank-name@example.com", "  Jane Doe  ", "Jane Doe"},
+			{"blank-name@example.com", "   ", "Jane Doe"},
+			{"blank-name@example.com", "", "Jane Doe"},
+			{"blank-first@example.com", " \t ", ""},
+		}
+		for _, p := range purchases {
+			res := buy(t, svc, acc.ID, map[string]any{"productId": pro.ID, "pricingTierId": pro.TierIDs[0], "email": p.email, "name": p.name})
+			customer := res.Object(t, "customer")
+			if customer["name"] != p.want {
+				t.Errorf("after a purchase named %q the customer's name is %q, want %q", p.name, customer["name"], p.want)
+			}
+			if got := customerOf(t, svc, acc.Key, customer["id"].(string))["name"]; got != p.want {
+				t.Errorf("after a purchase named %q GET customer shows the name %q, want %q", p.name, got, p.want)
+			}
+			webhookNames[res.Object(t, "transaction")["id"].(string)] = p.want
+		}
+		for _, r := range rec.waitFor(t, len(purchases)) {
+			var env struct {
+				Data struct {
+					Customer    struct{ Name string }
+					Transaction struct{ ID string }
+				}
+			}
+			if err := json.Unmarshal(r.body, &env); err != nil {
+				t.Fatal(err)
+			}
+			if want := webhookNames[env.Data.Transaction.ID]; env.Data.Customer.Name != want {
+				t.Errorf("checkout.purchased of %s carries customer.name %q, want %q", env.Data.Transaction.ID, env.Data.Customer.Name, want)
+			}
+		}
+		if c := contactByEmail(t, svc, acc.Key, "blank-name@example.com"); c["firstName"] != "Jane" || c["lastName"] != "Doe" {
+			t.Errorf("contact = %v, want Jane Doe", c)
+		}
+	})
+}
 
 func TestCustomersTenancyAndScopes(t *testing.T) {
 	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {

@@ -133,7 +133,7 @@ func TestAFreshProcessUpsertsAnErasedEmailAsANewContact(t *testing.T) {
 
 // An erased buyer's activation is not completed by another process either, though that process
 // still holds the buyer's key from an earlier write, and the completion writes nothing to the
-// contact's stream: 404, as in the process that erased, and nothing recorded.
+// contact's stream: the same 404 as in the process that erased, and nothing recorded.
 func TestAnotherProcessDoesNotCompleteAnErasedBuyersActivation(t *testing.T) {
 	url := sqldbtest.URL(t, sqldb.Postgres)
 	noLimits := func(c *service.Config) { c.RateLimits = false }
@@ -153,7 +153,7 @@ func TestAnotherProcessDoesNotCompleteAnErasedBuyersActivation(t *testing.T) {
 
 	done := second.API.Do(t, servicetest.Request{Method: http.MethodPost, Path: "/api/v1/checkout/activations/" + token + "/complete", Token: acc.Key,
 		Headers: map[string]string{"Idempotency-Key": "complete-after-erasure"}, Body: map[string]any{"externalUserId": "qzother-external"}})
-	if msg := done.ExpectError(t, http.StatusNotFound); msg != "contact not found" {
+	if msg := done.ExpectError(t, http.StatusNotFound); msg != "activation not found: its buyer was erased" {
 		t.Errorf("the other process's completion of the erased buyer's activation answers %q", msg)
 	}
 	var completed int

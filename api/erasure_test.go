@@ -768,6 +768,45 @@ func TestExportHoldsWhatTheContactsCustomersAndActivationsRecorded(t *testing.T)
 	})
 }
 
+// The export shows each payment with the status it has now, as GET /api/v1/customers/{id} does:
+// one refunded in full "refunded", one refunded in part "partially_refunded", one left alone
+// "succeeded", read from the refunds in the contact's history.
+func TestExportShowsEachPaymentWithItsStatusAfterRefunds(t *testing.T) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
+		acc := svc.NewAccount(t)
+		pro := svc.NewProduct(t, acc.ID, simpleProduct("Ebook"))
+		body := map[string]any{"productId": pro.ID, "pricingTierId": pro.TierIDs[0], "email": "export-refunds@example.com"}
+		var txnIDs []string
+		var contactID, customerID string
+		for range 3 {
+			res := buy(t, svc, acc.ID, body)
+			txnIDs = append(txnIDs, res.Object(t, "transaction")["id"].(string))
+			contactID, customerID = res.Object(t, "customer")["contactId"].(string), res.Object(t, "customer")["id"].(string)
+		}
+		svc.Operator.Post(t, checkoutPath(acc.ID, "transactions/"+txnIDs[0]+"/refund"), "", map[string]any{}).Expect(t, http.StatusOK)
+		svc.Operator.Post(t, checkoutPath(acc.ID, "transactions/"+txnIDs[1]+"/refund"), "", map[string]any{"amountCents": 100}).Expect(t, http.StatusOK)
+		want := map[string]string{txnIDs[0]: "refunded", txnIDs[1]: "partially_refunded", txnIDs[2]: "succeeded"}
+
+		customer := svc.API.Get(t, "/api/v1/customers/"+customerID, acc.Key).Expect(t, http.StatusOK).Object(t, "customer")
+		for _, txn := range customer["transactions"].([]any) {
+			if txn := txn.(map[string]any); txn["status"] != want[txn["id"].(string)] {
+				t.Fatalf("GET customer shows %s as %v, want %s", txn["id"], txn["status"], want[txn["id"].(string)])
+			}
+		}
+		export := svc.Operator.Get(t, "/admin/v1/accounts/"+acc.ID+"/contacts/"+contactID+"/export", "").Expect(t, http.StatusOK).Object(t, "export")
+		txns := export["transactions"].([]any)
+		if len(txns) != len(want) {
+			t.Fatalf("export transactions = %v, want %d", txns, len(want))
+		}
+		for _, txn := range txns {
+			txn := txn.(map[string]any)
+			if id := txn["id"].(string); txn["status"] != want[id] {
+				t.Errorf("the export shows %s as %v, want %q as GET /api/v1/customers/{id} shows it", id, txn["status"], want[id])
+			}
+		}
+	})
+}
+
 // recordErasureOnly appends what the erasure command appends, ContactErased, and waits for the
 // read models, but does nothing of what its wrapper does after (the kept answers' rewrite): an
 // erasure cut short by a crash after its record.

@@ -29,6 +29,33 @@ func simpleProduct(name string) map[string]any {
 	return map[string]any{"name": name, "pricingTiers": []any{map[string]any{"name": "Once", "amount": 1000, "currency": "EUR", "interval": "one_time"}}}
 }
 
+// A product is priced in a currency ISO 4217 lists as current: a withdrawn code (the Deutsche
+// Mark, the lira, the franc, the ECU, the old bolívar and Zimbabwe dollar, the kuna), which
+// names no currency a price can be paid in any more, is refused with 400 naming the member, as
+// XXX and the metals are, and so is a funds code (USN); current ones, new ones included, are
+// accepted.
+func TestAProductIsPricedInACurrentCurrency(t *testing.T) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
+		acc := svc.NewAccount(t)
+		products := "/admin/v1/accounts/" + acc.ID + "/products"
+		pricedIn := func(code string) map[string]any {
+			return map[string]any{"name": "Priced in " + code, "pricingTiers": []any{
+				map[string]any{"name": "Once", "amount": 1000, "currency": code, "interval": "one_time"}}}
+		}
+		for _, code := range []string{"DEM", "ITL", "FRF", "XEU", "VEF", "ZWD", "HRK", "USN", "XXX"} {
+			r := svc.Operator.Post(t, products, "", pricedIn(code))
+			if r.Status != http.StatusBadRequest || r.Body["param"] != "pricingTiers[0].currency" {
+				t.Errorf("a product priced in %s: %d %s, want 400 naming pricingTiers[0].currency", code, r.Status, r.Raw)
+			}
+		}
+		for _, code := range []string{"USD", "JPY", "KWD", "XCG", "ZWG"} {
+			if got := svc.Operator.Post(t, products, "", pricedIn(code)).Expect(t, http.StatusCreated).Object(t, "product"); got["pricingTiers"].([]any)[0].(map[string]any)["currency"] != code {
+				t.Errorf("a product priced in %s shows %v", code, got["pricingTiers"])
+			}
+		}
+	})
+}
+
 func TestOperatorCreateProduct(t *testing.T) {
 	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
 		acc := svc.NewAccount(t)

@@ -3350,7 +3350,8 @@ type ClientInterface interface {
 	//
 	// Reading a token is a use of it: a pending token past `expiresAt` (7 days after issue) is
 	// recorded as expired then, and answered 200 with `status: "expired"`. Another account's
-	// token: 403; a token never issued: 404.
+	// token: 403; a token never issued: 404; a token whose buyer was erased since: 404
+	// "activation not found: its buyer was erased", as its completion answers.
 	//
 	// Corresponds with GET /api/v1/checkout/activations/{token} (the `GetActivation` operationId).
 	GetActivation(ctx context.Context, token ActivationToken, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -3359,8 +3360,8 @@ type ClientInterface interface {
 	//
 	// Call it once the user exists in the integrating app, optionally with its id. Completing
 	// a completed activation again with the same `externalUserId` or none: 200, nothing
-	// changes; with another one: 409. An expired activation: 400. The body is optional: none
-	// is `{}`.
+	// changes; with another one: 409. An expired activation: 400. A token whose buyer was
+	// erased since: 404. The body is optional: none is `{}`.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -3371,8 +3372,8 @@ type ClientInterface interface {
 	//
 	// Call it once the user exists in the integrating app, optionally with its id. Completing
 	// a completed activation again with the same `externalUserId` or none: 200, nothing
-	// changes; with another one: 409. An expired activation: 400. The body is optional: none
-	// is `{}`.
+	// changes; with another one: 409. An expired activation: 400. A token whose buyer was
+	// erased since: 404. The body is optional: none is `{}`.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -3897,7 +3898,8 @@ type ClientInterface interface {
 //
 // Reading a token is a use of it: a pending token past `expiresAt` (7 days after issue) is
 // recorded as expired then, and answered 200 with `status: "expired"`. Another account's
-// token: 403; a token never issued: 404.
+// token: 403; a token never issued: 404; a token whose buyer was erased since: 404
+// "activation not found: its buyer was erased", as its completion answers.
 //
 // Corresponds with GET /api/v1/checkout/activations/{token} (the `GetActivation` operationId).
 func (c *Client) GetActivation(ctx context.Context, token ActivationToken, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -3916,8 +3918,8 @@ func (c *Client) GetActivation(ctx context.Context, token ActivationToken, reqEd
 //
 // Call it once the user exists in the integrating app, optionally with its id. Completing
 // a completed activation again with the same `externalUserId` or none: 200, nothing
-// changes; with another one: 409. An expired activation: 400. The body is optional: none
-// is `{}`.
+// changes; with another one: 409. An expired activation: 400. A token whose buyer was
+// erased since: 404. The body is optional: none is `{}`.
 //
 // Takes any type of body and a specified content type.
 //
@@ -3938,8 +3940,8 @@ func (c *Client) CompleteActivationWithBody(ctx context.Context, token Activatio
 //
 // Call it once the user exists in the integrating app, optionally with its id. Completing
 // a completed activation again with the same `externalUserId` or none: 200, nothing
-// changes; with another one: 409. An expired activation: 400. The body is optional: none
-// is `{}`.
+// changes; with another one: 409. An expired activation: 400. A token whose buyer was
+// erased since: 404. The body is optional: none is `{}`.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -7086,7 +7088,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// Reading a token is a use of it: a pending token past `expiresAt` (7 days after issue) is
 	// recorded as expired then, and answered 200 with `status: "expired"`. Another account's
-	// token: 403; a token never issued: 404.
+	// token: 403; a token never issued: 404; a token whose buyer was erased since: 404
+	// "activation not found: its buyer was erased", as its completion answers.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -7097,8 +7100,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// Call it once the user exists in the integrating app, optionally with its id. Completing
 	// a completed activation again with the same `externalUserId` or none: 200, nothing
-	// changes; with another one: 409. An expired activation: 400. The body is optional: none
-	// is `{}`.
+	// changes; with another one: 409. An expired activation: 400. A token whose buyer was
+	// erased since: 404. The body is optional: none is `{}`.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -7109,8 +7112,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// Call it once the user exists in the integrating app, optionally with its id. Completing
 	// a completed activation again with the same `externalUserId` or none: 200, nothing
-	// changes; with another one: 409. An expired activation: 400. The body is optional: none
-	// is `{}`.
+	// changes; with another one: 409. An expired activation: 400. A token whose buyer was
+	// erased since: 404. The body is optional: none is `{}`.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -13401,7 +13404,8 @@ func (r GetReadinessResponse) ContentType() string {
 //
 // Reading a token is a use of it: a pending token past `expiresAt` (7 days after issue) is
 // recorded as expired then, and answered 200 with `status: "expired"`. Another account's
-// token: 403; a token never issued: 404.
+// token: 403; a token never issued: 404; a token whose buyer was erased since: 404
+// "activation not found: its buyer was erased", as its completion answers.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -13418,8 +13422,8 @@ func (c *ClientWithResponses) GetActivationWithResponse(ctx context.Context, tok
 //
 // Call it once the user exists in the integrating app, optionally with its id. Completing
 // a completed activation again with the same `externalUserId` or none: 200, nothing
-// changes; with another one: 409. An expired activation: 400. The body is optional: none
-// is `{}`.
+// changes; with another one: 409. An expired activation: 400. A token whose buyer was
+// erased since: 404. The body is optional: none is `{}`.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -13436,8 +13440,8 @@ func (c *ClientWithResponses) CompleteActivationWithBodyWithResponse(ctx context
 //
 // Call it once the user exists in the integrating app, optionally with its id. Completing
 // a completed activation again with the same `externalUserId` or none: 200, nothing
-// changes; with another one: 409. An expired activation: 400. The body is optional: none
-// is `{}`.
+// changes; with another one: 409. An expired activation: 400. A token whose buyer was
+// erased since: 404. The body is optional: none is `{}`.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //

@@ -2,6 +2,7 @@ package commands
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"go.uber.org/zap"
@@ -52,6 +53,9 @@ func (h completeActivationHandler) Handle(ctx context.Context, cmd CompleteActiv
 		view, err = viewActivation(activation, cmd.Token)
 		return err
 	})
+	if errors.Is(err, domain.ErrContactErased) {
+		return ActivationView{}, domain.ErrActivationBuyerErased // the store's refusal to seal for the buyer
+	}
 	if err != nil {
 		return ActivationView{}, err
 	}
@@ -62,11 +66,12 @@ func (h completeActivationHandler) Handle(ctx context.Context, cmd CompleteActiv
 	return view, nil
 }
 
-// refuseErasedBuyer refuses to complete the activation of an erased buyer, as a write to the
-// contact is refused (domain.ErrContactErased). The store refuses it too, when it seals the
-// externalUserId under the buyer's destroyed key; but another process than the one that erased
-// may still hold that key. So the session reads the buyer's contact, whose version the commit
-// then checks: an erasure committed in between, in any process, makes it decide again, and refuse.
+// refuseErasedBuyer refuses to show or complete the activation of an erased buyer
+// (domain.ErrActivationBuyerErased), as a write to the contact is refused. The store refuses a
+// completion too, when it seals the externalUserId under the buyer's destroyed key; but another
+// process than the one that erased may still hold that key. So the session reads the buyer's
+// contact, whose version the commit then checks: an erasure committed in between, in any
+// process, makes it decide again, and refuse.
 func refuseErasedBuyer(ctx context.Context, s *session, activation *domain.Activation) error {
 	if activation.ContactID() == "" {
 		return nil
@@ -76,7 +81,7 @@ func refuseErasedBuyer(ctx context.Context, s *session, activation *domain.Activ
 		return err
 	}
 	if contact.Erased() {
-		return domain.ErrContactErased
+		return domain.ErrActivationBuyerErased
 	}
 	return nil
 }

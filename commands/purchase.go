@@ -49,7 +49,10 @@ type PurchaseResult struct {
 	// AlreadyRecorded tells that the txnId was recorded before: nothing was recorded now, and
 	// the result is the earlier payment's (CustomerCreated false).
 	AlreadyRecorded bool
-	Position        int64
+	// BuyerErased tells that the earlier payment's buyer was erased since: the payment is still
+	// the answer to a processor's retry, but its customer is gone from the read models.
+	BuyerErased bool
+	Position    int64
 }
 
 // PurchaseHandler handles Purchase.
@@ -184,7 +187,8 @@ func (h purchaseHandler) Handle(ctx context.Context, cmd Purchase) (PurchaseResu
 }
 
 // recordedResult is the result of the payment that recorded the txnId: its buyer, transaction,
-// subscription and activation (the token opened, as the first answer showed it).
+// subscription and activation (the token opened, as the first answer showed it), and whether
+// the buyer was erased since.
 func (h purchaseHandler) recordedResult(ctx context.Context, s *session, txn *domain.Transaction) (PurchaseResult, error) {
 	sale := txn.Sale()
 	res := PurchaseResult{
@@ -198,6 +202,13 @@ func (h purchaseHandler) recordedResult(ctx context.Context, s *session, txn *do
 		}
 		res.CurrentPeriodEnd = sub.CurrentPeriodEnd()
 	}
+	// Decided on the log, as erasure itself is, rather than on a customer the read models may
+	// not show yet.
+	buyer := domain.ContactStream(res.ContactID)
+	if _, err := s.peek(ctx, buyer); err != nil {
+		return PurchaseResult{}, err
+	}
+	res.BuyerErased = buyer.Erased()
 	if a := txn.Activation(); a != nil {
 		token := a.PlainToken // a purchase recorded before tokens were sealed
 		if a.SealedToken != "" {

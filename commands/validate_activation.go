@@ -11,7 +11,8 @@ import (
 
 // ValidateActivation reads the activation of a token (GET /api/v1/checkout/activations/:token).
 // It is a command, not a query, because reading a token is a use of it: an activation found past
-// its expiry records that it expired.
+// its expiry records that it expired. An erased buyer's activation is refused as its completion
+// is (refuseErasedBuyer), so that a token that cannot be completed does not read as pending.
 type ValidateActivation struct {
 	Meta  Meta
 	Token string
@@ -49,6 +50,9 @@ func (h validateActivationHandler) Handle(ctx context.Context, cmd ValidateActiv
 	pos, err := execute(ctx, h.repo, cmd.Meta, domain.ActivationIDFor(cmd.Token), func(ctx context.Context, s *session) error {
 		activation, err := loadActivation(ctx, s, cmd.Meta.AccountID, cmd.Token, h.now)
 		if err != nil {
+			return err
+		}
+		if err := refuseErasedBuyer(ctx, s, activation); err != nil {
 			return err
 		}
 		view, err = viewActivation(activation, cmd.Token)

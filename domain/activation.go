@@ -154,6 +154,12 @@ func (a *Activation) ExpiresAt() time.Time { return a.expiresAt }
 // ContactID is the buyer's contact ("" for an activation issued before it was recorded).
 func (a *Activation) ContactID() string { return a.contactID }
 
+// ErrActivationBuyerErased answers the holder of an erased buyer's token, on reading it and on
+// completing it alike: the activation is kept (its record is not the person's), but there is
+// nobody left to sign up, and an integrator that validates a token before creating its user must
+// learn that before, not at the completion.
+var ErrActivationBuyerErased = NotFound("activation not found: its buyer was erased")
+
 // ExternalUserID is the integrating app's user id given on completion ("" when none).
 func (a *Activation) ExternalUserID() string { return a.externalUserID }
 

@@ -1,5 +1,7 @@
 package domain
 
+import "strings"
+
 // Customer is a buyer of an account's checkouts: one per account and email (CustomerIDFor),
 // linked to the contact of that email.
 type Customer struct {
@@ -46,11 +48,14 @@ func (c *Customer) Name() string { return c.name }
 func (c *Customer) ContactID() string { return c.contactID }
 
 // Register creates the customer on a first purchase, or records a new name given by a later one
-// (a purchase without a name keeps the one known). email must be normalized.
+// (a purchase without a name keeps the one known). email must be normalized. The name is trimmed
+// as BuyerProfile trims the contact's: a name of white space only is no name, so the customer
+// and the contact of one purchase agree on whether it gave one.
 func (c *Customer) Register(accountID, email, name, contactID string) (created bool, err error) {
 	if err := checkLength("name", name, MaxNameLength); err != nil {
 		return false, err
 	}
+	name = strings.TrimSpace(name)
 	if !c.exists {
 		c.record(CustomerCreated{CustomerID: c.id, AccountID: accountID, Email: email, Name: name, ContactID: contactID})
 		return true, nil

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
-
-	"golang.org/x/text/currency"
 )
 
 // Checkout forwarding: what a purchase hands over besides its webhooks.
@@ -203,13 +201,12 @@ func definePricingTiers(specs []PricingTierSpec, newID func() string) ([]Pricing
 		if err := checkAmount(fieldAt("pricingTiers", i, "amount"), s.Amount); err != nil {
 			return nil, err
 		}
-		unit, err := currency.ParseISO(s.Currency)
-		if err != nil || strings.ToUpper(s.Currency) != s.Currency || notMoney[s.Currency] {
-			return nil, InvalidField(fieldAt("pricingTiers", i, "currency"), "%s must be an ISO 4217 currency code in upper case, such as USD", fieldAt("pricingTiers", i, "currency"))
+		if !isoCurrencies[s.Currency] {
+			return nil, InvalidField(fieldAt("pricingTiers", i, "currency"), "%s must be a current ISO 4217 currency code in upper case, such as USD", fieldAt("pricingTiers", i, "currency"))
 		}
 		if productCurrency == "" {
-			productCurrency = unit.String()
-		} else if unit.String() != productCurrency {
+			productCurrency = s.Currency
+		} else if s.Currency != productCurrency {
 			return nil, InvalidField(fieldAt("pricingTiers", i, "currency"), "pricingTiers: every tier of a product has one currency (%s)", productCurrency)
 		}
 		switch s.Interval {
@@ -224,7 +221,7 @@ func definePricingTiers(specs []PricingTierSpec, newID func() string) ([]Pricing
 		default:
 			return nil, InvalidField(fieldAt("pricingTiers", i, "interval"), "%s must be one_time, month, year or split", fieldAt("pricingTiers", i, "interval"))
 		}
-		tiers[i] = PricingTier{ID: newID(), Index: i, Name: name, Amount: s.Amount, Currency: unit.String(), Interval: s.Interval, Installments: s.Installments}
+		tiers[i] = PricingTier{ID: newID(), Index: i, Name: name, Amount: s.Amount, Currency: s.Currency, Interval: s.Interval, Installments: s.Installments}
 	}
 	return tiers, nil
 }
@@ -293,9 +290,54 @@ func fieldAt(list string, i int, member string) string {
 	return fmt.Sprintf("%s[%d].%s", list, i, member)
 }
 
-// notMoney are the ISO 4217 codes that name no currency a price can be paid in: no currency
-// (XXX), the testing code (XTS), precious metals, and units of account of bonds and funds.
-var notMoney = map[string]bool{
-	"XXX": true, "XTS": true, "XAU": true, "XAG": true, "XPD": true, "XPT": true,
-	"XBA": true, "XBB": true, "XBC": true, "XBD": true, "XDR": true, "XSU": true, "XUA": true,
+// isoCurrencies is ISO 4217's list of current codes (Table A.1, which holds the funds codes of
+// Table A.2 too, as SIX publishes it in 2026: with XCG and ZWG, after ANG, BGN, CUC, HRK, SLL
+// and ZWL were withdrawn), each with whether a price can be paid in it. A code not in it is
+// refused: a withdrawn one (Table A.3: the Deutsche Mark, the lira, the ECU, …), which
+// golang.org/x/text/currency still parses, or none at all. Listed but not payable: no currency
+// (XXX), the testing code (XTS), precious metals, units of account of bonds and funds, and the
+// funds codes (BOV, USN, …), units of account beside a country's currency that no card is
+// charged in. When ISO amends the list, amend this table.
+var isoCurrencies = map[string]bool{
+	"AED": true, "AFN": true, "ALL": true, "AMD": true, "AOA": true, "ARS": true, "AUD": true,
+	"AWG": true, "AZN": true,
+	"BAM": true, "BBD": true, "BDT": true, "BHD": true, "BIF": true, "BMD": true, "BND": true,
+	"BOB": true, "BRL": true, "BSD": true, "BTN": true, "BWP": true, "BYN": true, "BZD": true,
+	"CAD": true, "CDF": true, "CHF": true, "CLP": true, "CNY": true, "COP": true, "CRC": true,
+	"CUP": true, "CVE": true, "CZK": true,
+	"DJF": true, "DKK": true, "DOP": true, "DZD": true,
+	"EGP": true, "ERN": true, "ETB": true, "EUR": true,
+	"FJD": true, "FKP": true,
+	"GBP": true, "GEL": true, "GHS": true, "GIP": true, "GMD": true, "GNF": true, "GTQ": true,
+	"GYD": true,
+	"HKD": true, "HNL": true, "HTG": true, "HUF": true,
+	"IDR": true, "ILS": true, "INR": true, "IQD": true, "IRR": true, "ISK": true,
+	"JMD": true, "JOD": true, "JPY": true,
+	"KES": true, "KGS": true, "KHR": true, "KMF": true, "KPW": true, "KRW": true, "KWD": true,
+	"KYD": true, "KZT": true,
+	"LAK": true, "LBP": true, "LKR": true, "LRD": true, "LSL": true, "LYD": true,
+	"MAD": true, "MDL": true, "MGA": true, "MKD": true, "MMK": true, "MNT": true, "MOP": true,
+	"MRU": true, "MUR": true, "MVR": true, "MWK": true, "MXN": true, "MYR": true, "MZN": true,
+	"NAD": true, "NGN": true, "NIO": true, "NOK": true, "NPR": true, "NZD": true,
+	"OMR": true,
+	"PAB": true, "PEN": true, "PGK": true, "PHP": true, "PKR": true, "PLN": true, "PYG": true,
+	"QAR": true,
+	"RON": true, "RSD": true, "RUB": true, "RWF": true,
+	"SAR": true, "SBD": true, "SCR": true, "SDG": true, "SEK": true, "SGD": true, "SHP": true,
+	"SLE": true, "SOS": true, "SRD": true, "SSP": true, "STN": true, "SVC": true, "SYP": true,
+	"SZL": true,
+	"THB": true, "TJS": true, "TMT": true, "TND": true, "TOP": true, "TRY": true, "TTD": true,
+	"TWD": true, "TZS": true,
+	"UAH": true, "UGX": true, "USD": true, "UYU": true, "UZS": true,
+	"VED": true, "VES": true, "VND": true, "VUV": true,
+	"WST": true,
+	"XAF": true, "XCD": true, "XCG": true, "XOF": true, "XPF": true,
+	"YER": true,
+	"ZAR": true, "ZMW": true, "ZWG": true,
+	// Funds codes.
+	"BOV": false, "CHE": false, "CHW": false, "CLF": false, "COU": false, "MXV": false, "USN": false,
+	"UYI": false, "UYW": false,
+	// No currency, testing, precious metals, bond units, special drawing rights and other units.
+	"XXX": false, "XTS": false, "XAU": false, "XAG": false, "XPD": false, "XPT": false, "XBA": false,
+	"XBB": false, "XBC": false, "XBD": false, "XDR": false, "XSU": false, "XUA": false,
 }

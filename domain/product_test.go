@@ -53,6 +53,8 @@ func TestProductCreateRefusesBadDefinitions(t *testing.T) {
 		{"no currency", ProductSpec{Name: "P", Tiers: []PricingTierSpec{{Name: "x", Amount: 1, Currency: "XXX", Interval: IntervalOneTime}}}, "pricingTiers[0].currency"},
 		{"testing code", ProductSpec{Name: "P", Tiers: []PricingTierSpec{{Name: "x", Amount: 1, Currency: "XTS", Interval: IntervalOneTime}}}, "pricingTiers[0].currency"},
 		{"gold", ProductSpec{Name: "P", Tiers: []PricingTierSpec{{Name: "x", Amount: 1, Currency: "XAU", Interval: IntervalOneTime}}}, "pricingTiers[0].currency"},
+		{"withdrawn currency", ProductSpec{Name: "P", Tiers: []PricingTierSpec{{Name: "x", Amount: 1, Currency: "DEM", Interval: IntervalOneTime}}}, "pricingTiers[0].currency"},
+		{"funds code", ProductSpec{Name: "P", Tiers: []PricingTierSpec{{Name: "x", Amount: 1, Currency: "USN", Interval: IntervalOneTime}}}, "pricingTiers[0].currency"},
 		{"two currencies", ProductSpec{Name: "P", Tiers: []PricingTierSpec{tier, {Name: "y", Amount: 1, Currency: "USD", Interval: IntervalMonth}}}, "one currency"},
 		{"bad interval", ProductSpec{Name: "P", Tiers: []PricingTierSpec{{Name: "x", Amount: 1, Currency: "EUR", Interval: "weekly"}}}, "one_time, month, year or split"},
 		{"split without installments", ProductSpec{Name: "P", Tiers: []PricingTierSpec{{Name: "x", Amount: 1, Currency: "EUR", Interval: IntervalSplit}}}, "installments"},

@@ -20,7 +20,8 @@ import (
 
 // purchase serves POST /admin/v1/accounts/{accountId}/checkout/purchases → 201 {customer,
 // transaction, subscription?, activation?}; 200 with the same when the account recorded the
-// txnId already, and nothing recorded (decisions.md "Processor transaction ids").
+// txnId already, and nothing recorded (decisions.md "Processor transaction ids"), without the
+// customer when the payment's buyer was erased since.
 func (s *Server) purchase(w http.ResponseWriter, r *http.Request) {
 	var req admin.PurchaseRequest
 	if !httpapi.Decode(w, r, &req) {
@@ -45,12 +46,18 @@ func (s *Server) purchase(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	customer, err := s.deps.Read.Customers.Get(r.Context(), accountOf(r).ID, res.CustomerID)
-	if err != nil {
-		httpapi.Fail(w, r, err)
-		return
+	answer := admin.PurchaseRecorded{Success: true, Transaction: transaction, Subscription: subscription}
+	// A processor's retry of a payment whose buyer was erased since is answered that payment
+	// (decisions.md "Processor transaction ids"), as a rebill's is: its customer was erased too.
+	if !res.BuyerErased {
+		customer, err := s.deps.Read.Customers.Get(r.Context(), accountOf(r).ID, res.CustomerID)
+		if err != nil {
+			httpapi.Fail(w, r, err)
+			return
+		}
+		view := views.Customer(customer)
+		answer.Customer = &view
 	}
-	answer := admin.PurchaseRecorded{Success: true, Customer: views.Customer(customer), Transaction: transaction, Subscription: subscription}
 	if a := res.Activation; a != nil {
 		// The token is shown here and in checkout.purchased only: the service keeps it sealed.
 		activation := activationView(*a)

@@ -141,6 +141,8 @@ func exportEvent(x *admin.ContactExport, seenCustomers map[string]int, e domain.
 		exportSale(x, seenCustomers, e.CustomerID, e.Sale)
 	case domain.CheckoutRebilled:
 		exportSale(x, seenCustomers, e.CustomerID, e.Sale)
+	case domain.CheckoutRefunded:
+		exportRefund(x, e.Sale.Transaction)
 	case domain.CustomerCreated:
 		exportCustomer(x, seenCustomers, admin.ExportedCustomer{Id: e.CustomerID, Email: e.Email, Name: e.Name})
 	case domain.CustomerRenamed:
@@ -164,4 +166,15 @@ func exportSale(x *admin.ContactExport, seenCustomers map[string]int, customerID
 	exportCustomer(x, seenCustomers, admin.ExportedCustomer{Id: customerID, Email: s.Customer.Email, Name: s.Customer.Name})
 	x.Transactions = append(x.Transactions, admin.ExportedTransaction{Id: s.Transaction.ID, CustomerId: customerID, ProductId: s.Product.ID,
 		Amount: s.Transaction.Amount, Currency: s.Transaction.Currency, Status: s.Transaction.Status})
+}
+
+// exportRefund gives a payment of the export the status its refund left it in, so that the
+// export says what GET /api/v1/customers/{id} says of it (refunded, partially_refunded) and not
+// the "succeeded" it was paid with. The refund follows its payment in log order.
+func exportRefund(x *admin.ContactExport, t domain.SaleTransaction) {
+	for i := range x.Transactions {
+		if x.Transactions[i].Id == t.ID {
+			x.Transactions[i].Status = t.Status
+		}
+	}
 }

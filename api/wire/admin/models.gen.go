@@ -1467,7 +1467,9 @@ type ProjectionRebuilt struct {
 type PurchaseRecorded struct {
 	// Activation For a `saas_signup` product.
 	Activation *IssuedActivation `json:"activation,omitempty"`
-	Customer   Customer          `json:"customer"`
+
+	// Customer Always in a 201. Left out of a 200 whose buyer was erased since: the payment outlives its person, the customer does not.
+	Customer *Customer `json:"customer,omitempty"`
 
 	// Subscription For a recurring tier (month, year, split).
 	Subscription *Subscription `json:"subscription,omitempty"`
