@@ -181,3 +181,52 @@ func TestRefundsRacingAnErasureCarryNothingOfThePerson(t *testing.T) {
 		}
 	})
 }
+
+// The export (decisions.md "Erasure and export": "every piece of personal data held about the
+// contact, from the log") lists every event of the log that holds a personal value of the
+// contact, its billing subscription's included, and shows each lead with the title it holds now.
+func TestExportListsEveryEventHoldingThePersonsValuesAndLeadsAsTheyAre(t *testing.T) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
+		acc := svc.NewAccount(t)
+		crm := svc.NewCRM(t, acc.ID, "Sales", "New")
+		monthly := svc.NewProduct(t, acc.ID, map[string]any{"name": "Club", "pricingTiers": []any{
+			map[string]any{"name": "Monthly", "amount": 500, "currency": "EUR", "interval": "month"}}})
+		const email = "qzexport.person@example.com"
+		lead := svc.API.Post(t, "/api/v1/crms/"+crm.ID+"/leads", acc.Key, map[string]any{"contactEmail": email, "title": "Qzexport first title"}).
+			Expect(t, http.StatusCreated).Object(t, "lead")
+		contactID := lead["contactId"].(string)
+		svc.API.Patch(t, "/api/v1/crms/"+crm.ID+"/leads/"+lead["id"].(string), acc.Key, map[string]any{"title": "Qzexport current title"}).Expect(t, http.StatusOK)
+		bought := buy(t, svc, acc.ID, map[string]any{"productId": monthly.ID, "pricingTierId": monthly.TierIDs[0], "email": email, "name": "Qzexport Buyer"})
+		subscriptionID := bought.Object(t, "subscription")["id"].(string)
+		svc.Operator.Post(t, "/admin/v1/accounts/"+acc.ID+"/checkout/subscriptions/"+subscriptionID+"/rebill", "", map[string]any{}).Expect(t, http.StatusCreated)
+
+		export := svc.Operator.Get(t, "/admin/v1/accounts/"+acc.ID+"/contacts/"+contactID+"/export", "").Expect(t, http.StatusOK).Object(t, "export")
+		exported := map[int64]bool{}
+		for _, e := range export["events"].([]any) {
+			exported[int64(e.(map[string]any)["position"].(float64))] = true
+		}
+		rows, err := svc.App.DB().Read.Query(`SELECT position, type FROM events WHERE account_id = $1 AND data LIKE $2 ORDER BY position`,
+			acc.ID, `%"$personal":{"contactId":"`+contactID+`"%`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var position int64
+			var typ string
+			if err := rows.Scan(&position, &typ); err != nil {
+				t.Fatal(err)
+			}
+			if !exported[position] {
+				t.Errorf("the export misses the %s at %d, which holds the contact's sealed values", typ, position)
+			}
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
+		leads := export["leads"].([]any)
+		if len(leads) != 1 || leads[0].(map[string]any)["title"] != "Qzexport current title" {
+			t.Errorf("the export's leads are %v, want the one lead with its title now, %q", leads, "Qzexport current title")
+		}
+	})
+}
