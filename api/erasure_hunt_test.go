@@ -179,6 +179,11 @@ func TestRefundsRacingAnErasureCarryNothingOfThePerson(t *testing.T) {
 				t.Errorf("the refund at log position %d, after its buyer's ContactErased at %d, was delivered with the buyer's email %s", refundAt, at, *d.Data.Customer.Email)
 			}
 		}
+		// Nor does the outbox keep a body holding a buyer's email: the erasures blanked those of
+		// the deliveries made before them.
+		if n := outboxRowsHolding(t, svc, "qzrefund.race"); n > 0 {
+			t.Errorf("after the erasures %d webhook deliveries still hold an erased buyer's email in their body", n)
+		}
 	})
 }
 
