@@ -122,8 +122,8 @@ func TestACancelledSubscriptionOfAnErasedBuyer(t *testing.T) {
 // A refund recorded by another process than the one that erased the buyer, a process that held
 // the buyer's key and transaction from the purchase it recorded itself and that builds the
 // webhooks from its memory of what it appended, carries nothing of the person either: the webhook
-// shows the person as erased. (That process forgets the key when its relay applies the erasure;
-// sealPersonal asks person_keys for a refund, for the moment before.)
+// shows the person as erased. (That process's append transaction finds the buyer erased in
+// person_keys, whatever key the process kept: infra/eventstore/erasure_race.go.)
 func TestARefundInAnotherProcessThanTheErasureCarriesNothingOfThePerson(t *testing.T) {
 	url := sqldbtest.URL(t, sqldb.Postgres)
 	noLimits := func(c *service.Config) { c.RateLimits = false }
