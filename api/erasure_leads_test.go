@@ -2,9 +2,12 @@ package api_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/funnelhq/funnel/domain"
 	"github.com/funnelhq/funnel/infra/eventstore"
@@ -211,6 +214,61 @@ func TestErasureOfLeadTitlesRecordedInTheClear(t *testing.T) {
 		leads := svc.API.Get(t, "/api/v1/crms/"+crm.ID+"/leads", acc.Key).Expect(t, http.StatusOK).List(t, "leads")
 		if len(leads) != 2 || leads[0]["title"] != "" || leads[1]["title"] != "" {
 			t.Errorf("the leads after the erasures: %v, want two, their titles blank", leads)
+		}
+	})
+}
+
+// New titles for a contact's lead racing the contact's erasure either land before it, and are
+// blanked with the rest, or are refused after it (404): no title written by a 200 answered around
+// the erasure is readable afterwards. Moves of the lead racing it too (still allowed after the
+// erasure) bring no title back either: the leads read model writes a moved lead's row whole.
+func TestLeadTitlesRacingAnErasureDoNotSurviveIt(t *testing.T) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
+		acc := svc.NewAccount(t)
+		crm := svc.NewCRM(t, acc.ID, "Sales", "New", "Won")
+		for round := range 6 {
+			lead := svc.API.Post(t, "/api/v1/crms/"+crm.ID+"/leads", acc.Key, map[string]any{"contactEmail": fmt.Sprintf("qzrace.lead%d@example.com", round), "title": "Qzrace first"}).
+				Expect(t, http.StatusCreated).Object(t, "lead")
+			contactID, leadPath := lead["contactId"].(string), "/api/v1/crms/"+crm.ID+"/leads/"+lead["id"].(string)
+			var wg sync.WaitGroup
+			statuses := make(chan int, 64)
+			start := make(chan struct{})
+			for w := range 6 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					<-start
+					for i := range 10 {
+						body := map[string]any{"title": fmt.Sprintf("Qzracetitle %d-%d-%d", round, w, i)}
+						if w >= 4 { // a move, which writes no title
+							body = map[string]any{"stageId": crm.Stages[i%2]}
+						}
+						res := svc.API.Do(t, servicetest.Request{Method: http.MethodPatch, Path: leadPath, Token: acc.Key, Body: body})
+						statuses <- res.Status
+					}
+				}()
+			}
+			close(start)
+			time.Sleep(time.Duration(round) * 2 * time.Millisecond)
+			svc.API.Delete(t, "/api/v1/contacts/"+contactID, acc.Key).Expect(t, http.StatusOK)
+			wg.Wait()
+			close(statuses)
+			for s := range statuses {
+				if s != http.StatusOK && s != http.StatusNotFound {
+					t.Errorf("a write of the lead racing the erasure answered %d", s)
+				}
+			}
+			if got := svc.API.Get(t, leadPath, acc.Key).Expect(t, http.StatusOK).Object(t, "lead"); got["title"] != "" {
+				t.Errorf("round %d: after the erasure the lead reads title %q, want blank", round, got["title"])
+			}
+			events := history(t, svc, acc.ID, contactID)
+			erased := false
+			for _, e := range events {
+				if erased && e["type"] == "LeadUpdated" {
+					t.Errorf("round %d: a new title (LeadUpdated) recorded after the erasure: %v", round, e["data"])
+				}
+				erased = erased || e["type"] == "ContactErased"
+			}
 		}
 	})
 }

@@ -164,3 +164,35 @@ func TestAnotherProcessDoesNotCompleteAnErasedBuyersActivation(t *testing.T) {
 		t.Errorf("%d completions recorded for the erased buyer", completed)
 	}
 }
+
+// Two processes on one PostgreSQL database: the second opened a lead for a contact (so it keeps
+// the contact's key), the first erases the contact. A new title for the erased contact's lead
+// is refused by the second process too (404 "contact not found", as the erasing process
+// answers: docs/integration-crm-forms-scheduling.md), and no endpoint nor pg_dump shows it.
+func TestAnotherProcessRefusesANewTitleForAnErasedContactsLead(t *testing.T) {
+	url := sqldbtest.URL(t, sqldb.Postgres)
+	noLimits := func(c *service.Config) { c.RateLimits = false }
+	first := servicetest.StartOn(t, url, noLimits)
+	second := servicetest.StartOn(t, url, noLimits)
+	acc := first.NewAccount(t)
+	crm := first.NewCRM(t, acc.ID, "Sales", "New")
+	const title = "Qzhunt renewal of Qzhuntperson"
+	lead := second.API.Post(t, "/api/v1/crms/"+crm.ID+"/leads", acc.Key, map[string]any{"contactEmail": "qzhunt.lead@example.com", "title": "Qzhunt first"}).
+		Expect(t, http.StatusCreated).Object(t, "lead")
+	contactID, leadPath := lead["contactId"].(string), "/api/v1/crms/"+crm.ID+"/leads/"+lead["id"].(string)
+
+	first.API.Delete(t, "/api/v1/contacts/"+contactID, acc.Key).Expect(t, http.StatusOK)
+
+	res := second.API.Patch(t, leadPath, acc.Key, map[string]any{"title": title})
+	if res.Status != http.StatusNotFound {
+		t.Errorf("the other process's new title for the erased contact's lead answers %d %s, want 404", res.Status, res.Raw)
+	}
+	for _, svc := range []*servicetest.Service{first, second} {
+		if got := svc.API.Get(t, leadPath, acc.Key).Expect(t, http.StatusOK).Object(t, "lead"); got["title"] != "" {
+			t.Errorf("after the erasure the lead reads title %q, want blank", got["title"])
+		}
+	}
+	if found := storageHoldsOf(t, sqldb.Postgres, url, first.App.DB(), []string{title}); len(found) > 0 {
+		t.Errorf("after the erasure a pg_dump holds %v", found)
+	}
+}

@@ -705,6 +705,65 @@ func TestHistoryByEmailStepsOverErasedContacts(t *testing.T) {
 	})
 }
 
+// The export (decisions.md "Erasure and export": "every piece of personal data held about the
+// contact, from the log") lists every event of the log that holds a personal value of the
+// contact, its billing subscription's start and renewals included, and shows each lead with the
+// title and stage it has now, and each payment with its status now, as the lead and customer
+// endpoints do.
+func TestExportListsEveryEventHoldingThePersonsValuesAndLeadsAsTheyAre(t *testing.T) {
+	servicetest.Run(t, func(t *testing.T, svc *servicetest.Service) {
+		acc := svc.NewAccount(t)
+		crm := svc.NewCRM(t, acc.ID, "Sales", "New", "Won")
+		monthly := svc.NewProduct(t, acc.ID, map[string]any{"name": "Club", "pricingTiers": []any{
+			map[string]any{"name": "Monthly", "amount": 500, "currency": "EUR", "interval": "month"}}})
+		const email = "qzexport.person@example.com"
+		lead := svc.API.Post(t, "/api/v1/crms/"+crm.ID+"/leads", acc.Key, map[string]any{"contactEmail": email, "title": "Qzexport first title"}).
+			Expect(t, http.StatusCreated).Object(t, "lead")
+		contactID := lead["contactId"].(string)
+		svc.API.Patch(t, "/api/v1/crms/"+crm.ID+"/leads/"+lead["id"].(string), acc.Key, map[string]any{"title": "Qzexport current title"}).Expect(t, http.StatusOK)
+		svc.API.Patch(t, "/api/v1/crms/"+crm.ID+"/leads/"+lead["id"].(string), acc.Key, map[string]any{"stageId": crm.Stages[1]}).Expect(t, http.StatusOK)
+		bought := buy(t, svc, acc.ID, map[string]any{"productId": monthly.ID, "pricingTierId": monthly.TierIDs[0], "email": email, "name": "Qzexport Buyer"})
+		subscriptionID := bought.Object(t, "subscription")["id"].(string)
+		svc.Operator.Post(t, "/admin/v1/accounts/"+acc.ID+"/checkout/subscriptions/"+subscriptionID+"/rebill", "", map[string]any{}).Expect(t, http.StatusCreated)
+		paid := bought.Object(t, "transaction")["id"].(string)
+		svc.Operator.Post(t, "/admin/v1/accounts/"+acc.ID+"/checkout/transactions/"+paid+"/refund", "", map[string]any{"amountCents": 1}).Expect(t, http.StatusOK)
+
+		export := svc.Operator.Get(t, "/admin/v1/accounts/"+acc.ID+"/contacts/"+contactID+"/export", "").Expect(t, http.StatusOK).Object(t, "export")
+		exported := map[int64]bool{}
+		for _, e := range export["events"].([]any) {
+			exported[int64(e.(map[string]any)["position"].(float64))] = true
+		}
+		rows, err := svc.App.DB().Read.Query(`SELECT position, type FROM events WHERE account_id = $1 AND data LIKE $2 ORDER BY position`,
+			acc.ID, `%"$personal":{"contactId":"`+contactID+`"%`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var position int64
+			var typ string
+			if err := rows.Scan(&position, &typ); err != nil {
+				t.Fatal(err)
+			}
+			if !exported[position] {
+				t.Errorf("the export misses the %s at %d, which holds the contact's sealed values", typ, position)
+			}
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
+		leads := export["leads"].([]any)
+		if len(leads) != 1 || leads[0].(map[string]any)["title"] != "Qzexport current title" || leads[0].(map[string]any)["stageId"] != crm.Stages[1] {
+			t.Errorf("the export's leads are %v, want the one lead with its title now, %q, at its stage now, %s", leads, "Qzexport current title", crm.Stages[1])
+		}
+		for _, x := range export["transactions"].([]any) {
+			if txn := x.(map[string]any); txn["id"] == paid && txn["status"] != "partially_refunded" {
+				t.Errorf("the export shows the payment refunded in part as %v, want partially_refunded", txn["status"])
+			}
+		}
+	})
+}
+
 // The export holds what the contact's customers and activations recorded of it, though their
 // streams name the contact only in their first event: an activation's externalUserId
 // (ActivationCompleted is not in the contact's history) and a customer's new name

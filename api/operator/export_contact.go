@@ -18,12 +18,13 @@ import (
 // exportContact serves GET /admin/v1/accounts/{a}/contacts/{contactId}/export (decisions.md
 // "Erasure and export": GDPR access and portability): every personal value held about the
 // contact, from the log. The contact as the API shows it, then every event of its history and of
-// its customers' and activations' streams (personal values opened, secrets redacted), in log
-// order, and what those events recorded of it: its form submissions, bookings, leads, and as a
-// buyer its customers and transactions. The streams of its customers and activations name the
-// contact only in their first event, so their later ones (a customer's new name, an activation's
-// externalUserId) are not in its history. An erased contact, or none: 404; another account's:
-// 403.
+// its customers', activations' and billing subscriptions' streams (personal values opened,
+// secrets redacted), in log order, and what those events recorded of it: its form submissions,
+// bookings, leads, and as a buyer its customers and transactions, the leads and transactions as
+// they are now (currentState). The streams of its customers and activations name the contact only
+// in their first event, so their later ones (a customer's new name, an activation's
+// externalUserId) are not in its history, nor are a subscription's start and renewals, which
+// carry the sale's buyer. An erased contact, or none: 404; another account's: 403.
 func (s *Server) exportContact(w http.ResponseWriter, r *http.Request) {
 	account := accountOf(r)
 	contactID := mux.Vars(r)["contactId"]
@@ -63,6 +64,10 @@ func (s *Server) exportContact(w http.ResponseWriter, r *http.Request) {
 		}
 		exportEvent(export, seenCustomers, decoded)
 	}
+	if err := s.currentState(r.Context(), account.ID, export); err != nil {
+		httpapi.Fail(w, r, err)
+		return
+	}
 	httpapi.Answer(w, http.StatusOK, answer)
 }
 
@@ -84,13 +89,21 @@ func (s *Server) wholeContactHistory(ctx context.Context, accountID, contactID s
 	}
 }
 
-// withContactStreams adds to a contact's history the events of its customers' and activations'
-// streams (StreamsOfContact) that it lacks, in log order. A stream whose first event names
-// another contact is left out.
+// withContactStreams adds to a contact's history the events of its customers', activations' and
+// billing subscriptions' streams (StreamsOfContact, SubscriptionsOfContact) that it lacks, in log
+// order. A stream whose first event names another contact is left out.
 func (s *Server) withContactStreams(ctx context.Context, accountID, contactID string, history []domain.Recorded) ([]domain.Recorded, error) {
 	streams, err := s.deps.History.StreamsOfContact(ctx, accountID, contactID)
-	if err != nil || len(streams) == 0 {
-		return history, err
+	if err != nil {
+		return nil, err
+	}
+	subscriptions, err := s.deps.History.SubscriptionsOfContact(ctx, accountID, contactID)
+	if err != nil {
+		return nil, err
+	}
+	streams = append(streams, subscriptions...)
+	if len(streams) == 0 {
+		return history, nil
 	}
 	have := make(map[int64]bool, len(history))
 	for _, e := range history {

@@ -22,5 +22,9 @@ type History interface {
 	// events (a rename, a completion) hold the person's values without being in the contact's
 	// history (the export).
 	StreamsOfContact(ctx context.Context, accountID, contactID string) ([]string, error)
+	// SubscriptionsOfContact finds the billing subscriptions of a contact's purchases, whose
+	// SubscriptionStarted and SubscriptionRenewed hold the buyer's values without naming the
+	// contact (the export).
+	SubscriptionsOfContact(ctx context.Context, accountID, contactID string) ([]string, error)
 	ReadStream(ctx context.Context, streamID string) ([]domain.Recorded, error)
 }

@@ -22,14 +22,30 @@ import (
 type appendTx interface {
 	sqldb.Applier
 	sqldb.Committer
-	// begin starts the transaction and returns the first of n positions it may use (they follow
-	// each other) and the version of every stream (0 for a new one). inline: the append applies
-	// inline projections, and holds sqldb.InlineLock shared on PostgreSQL.
-	begin(ctx context.Context, streamIDs []string, n int, inline bool) (first int64, versions map[string]int64, err error)
+	// begin starts the transaction, orders it with the erasures of the persons it guards
+	// (erasure_race.go), and returns the first of n positions it may use (they follow each
+	// other), the version of every stream (0 for a new one) and which of the persons whose
+	// values it sealed are erased.
+	begin(ctx context.Context, b beginning) (begun, error)
 	// write inserts the rows.
 	write(ctx context.Context, rows []*row) error
 	// commit commits, after every statement sent before it.
 	commit(ctx context.Context) error
+}
+
+// beginning is what an append transaction's begin needs.
+type beginning struct {
+	streamIDs []string
+	n         int  // the positions to take
+	inline    bool // the append applies inline projections: it holds sqldb.InlineLock shared on PostgreSQL
+	guard     guard
+}
+
+// begun is what begin found.
+type begun struct {
+	first    int64
+	versions map[string]int64
+	erased   map[string]bool // of guard.sealed; nil when none
 }
 
 // inTx runs fn in an append transaction; it rolls back unless fn's write committed.
@@ -83,35 +99,87 @@ type pgxAppendTx struct {
 // readers read below the oldest running transaction in position order (readLogBelowHorizon).
 const pgTakePositions = `SELECT first_position FROM event_log_take($1)`
 
-func (t *pgxAppendTx) begin(ctx context.Context, streamIDs []string, n int, inline bool) (int64, map[string]int64, error) {
+func (t *pgxAppendTx) begin(ctx context.Context, in beginning) (begun, error) {
 	b := &pgx.Batch{}
 	b.Queue(`BEGIN`)
-	if inline {
+	if in.inline {
 		// Before the positions: a catch-up or a swap that holds the lock exclusively finds every
 		// position handed out before it settled, committed or rolled back.
 		b.Queue(`SELECT pg_advisory_xact_lock_shared($1)`, sqldb.InlineLock)
 	}
-	b.Queue(pgStreamVersions, streamIDs)
-	b.Queue(pgTakePositions, n)
+	// Before the versions and the positions, which must see an erasure that held a lock first.
+	if len(in.guard.persons) > 0 {
+		lock := pgLockPersonsShared
+		if in.guard.exclusive {
+			lock = pgLockPersons
+		}
+		b.Queue(lock, personLock, in.guard.persons)
+	}
+	if len(in.guard.sealed) > 0 {
+		anyOf, args := sqldb.AnyOf(sqldb.Postgres, "contact_id", 1, in.guard.sealed)
+		b.Queue(erasedAmong+anyOf, args...)
+	}
+	b.Queue(pgStreamVersions, in.streamIDs)
+	b.Queue(pgTakePositions, in.n)
 	res := t.Conn().SendBatch(ctx, b)
 	defer res.Close()
 	if _, err := res.Exec(); err != nil {
-		return 0, nil, fmt.Errorf("eventstore: begin append: %w", err)
+		return begun{}, fmt.Errorf("eventstore: begin append: %w", err)
 	}
-	if inline {
+	if in.inline {
 		if _, err := res.Exec(); err != nil {
-			return 0, nil, fmt.Errorf("eventstore: share the inline lock: %w", err)
+			return begun{}, fmt.Errorf("eventstore: share the inline lock: %w", err)
 		}
 	}
-	versions, err := pairs(res, streamIDs)
+	if len(in.guard.persons) > 0 {
+		if _, err := res.Exec(); err != nil {
+			return begun{}, fmt.Errorf("eventstore: lock the persons' erasures: %w", err)
+		}
+	}
+	var out begun
+	if len(in.guard.sealed) > 0 {
+		rows, err := res.Query()
+		if err != nil {
+			return begun{}, fmt.Errorf("eventstore: read the persons' erasures: %w", err)
+		}
+		out.erased, err = erasedOf(rows)
+		rows.Close()
+		if err != nil {
+			return begun{}, err
+		}
+	}
+	versions, err := pairs(res, in.streamIDs)
 	if err != nil {
-		return 0, nil, fmt.Errorf("eventstore: read stream versions: %w", err)
+		return begun{}, fmt.Errorf("eventstore: read stream versions: %w", err)
 	}
-	var first int64
-	if err := res.QueryRow().Scan(&first); err != nil {
-		return 0, nil, fmt.Errorf("eventstore: take positions: %w", err)
+	out.versions = versions
+	if err := res.QueryRow().Scan(&out.first); err != nil {
+		return begun{}, fmt.Errorf("eventstore: take positions: %w", err)
 	}
-	return first, versions, res.Close()
+	return out, res.Close()
+}
+
+// erasedOf reads the rows of erasedAmong.
+func erasedOf(rows interface {
+	Next() bool
+	Scan(...any) error
+	Err() error
+}) (map[string]bool, error) {
+	var out map[string]bool
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("eventstore: read the persons' erasures: %w", err)
+		}
+		if out == nil {
+			out = map[string]bool{}
+		}
+		out[id] = true
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("eventstore: read the persons' erasures: %w", err)
+	}
+	return out, nil
 }
 
 // pairs reads the next result of a batch, rows of (key, value), into a map that holds every key
@@ -216,17 +284,33 @@ func (t *sqlAppendTx) Query(ctx context.Context, query string, args ...any) (sql
 	return t.kept.Query(ctx, query, args...)
 }
 
-func (t *sqlAppendTx) begin(ctx context.Context, streamIDs []string, _ int, _ bool) (int64, map[string]int64, error) {
-	// The one writer: the positions after the last are this transaction's.
-	var first int64
-	if err := t.QueryRow(ctx, `SELECT COALESCE(MAX(position), 0) + 1 FROM events`).Scan(&first); err != nil {
-		return 0, nil, fmt.Errorf("eventstore: read the last position: %w", err)
+func (t *sqlAppendTx) begin(ctx context.Context, in beginning) (begun, error) {
+	// The one writer: the positions after the last are this transaction's, and no erasure
+	// commits before it does.
+	var out begun
+	if err := t.QueryRow(ctx, `SELECT COALESCE(MAX(position), 0) + 1 FROM events`).Scan(&out.first); err != nil {
+		return begun{}, fmt.Errorf("eventstore: read the last position: %w", err)
 	}
-	versions, err := t.pairsOf(ctx, streamIDs, sqliteVersionsOf)
+	if len(in.guard.sealed) > 0 {
+		anyOf, args := sqldb.AnyOf(sqldb.SQLite, "contact_id", 1, in.guard.sealed)
+		rows, err := t.Query(ctx, erasedAmong+anyOf, args...)
+		if err != nil {
+			return begun{}, fmt.Errorf("eventstore: read the persons' erasures: %w", err)
+		}
+		out.erased, err = erasedOf(rows)
+		if closeErr := rows.Close(); err == nil && closeErr != nil {
+			err = fmt.Errorf("eventstore: read the persons' erasures: %w", closeErr)
+		}
+		if err != nil {
+			return begun{}, err
+		}
+	}
+	versions, err := t.pairsOf(ctx, in.streamIDs, sqliteVersionsOf)
 	if err != nil {
-		return 0, nil, fmt.Errorf("eventstore: read stream versions: %w", err)
+		return begun{}, fmt.Errorf("eventstore: read stream versions: %w", err)
 	}
-	return first, versions, nil
+	out.versions = versions
+	return out, nil
 }
 
 // pairsOf runs the query of n keys that queryOf returns, in chunks, and reads its rows of (key,

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"time"
 
 	"github.com/google/uuid"
@@ -28,6 +29,10 @@ type row struct {
 	// plain is data with its personal values in place, for the inline projections and recent:
 	// data, as stored, has them sealed (personal_data.go).
 	plain string
+	// person is the contact whose values data seals, and nulled, for a record kept after
+	// erasure, the data to record instead should the append find that person erased
+	// (erasure_race.go).
+	person, nulled string
 	// erases is the contact whose key the event destroys (domain.ErasingEvent), if any, and
 	// scrubs the contact's events from before sealing, their values nulled (legacy_values.go).
 	erases            string
@@ -132,13 +137,14 @@ func (s *Store) encode(ctx context.Context, meta domain.Metadata, appends []doma
 			if err != nil {
 				return nil, fmt.Errorf("eventstore: event id: %w", err)
 			}
-			stored, plain, err := s.sealPersonal(ctx, meta.AccountID, id.String(), e, data, fresh)
+			personal, err := s.sealPersonal(ctx, meta.AccountID, id.String(), e, data, fresh)
 			if err != nil {
 				return nil, err
 			}
 			r := &row{
 				eventID: id.String(), streamID: a.StreamID, eventType: typ, schemaVersion: version,
-				occurredAt: now, accountID: meta.AccountID, data: string(stored), plain: string(plain), metadata: string(metaJSON), meta: &meta,
+				occurredAt: now, accountID: meta.AccountID, data: string(personal.stored), plain: string(personal.plain),
+				person: personal.person, nulled: string(personal.nulled), metadata: string(metaJSON), meta: &meta,
 			}
 			if ee, ok := e.(domain.ErasingEvent); ok {
 				r.erases = ee.ErasedPerson()
@@ -258,7 +264,8 @@ func (s *Store) commit(batch []*appendRequest) {
 }
 
 // commitTx runs one group-commit transaction. A request whose expected versions are stale gets
-// domain.ErrWrongVersion and writes nothing; the others are committed together, with what they
+// domain.ErrWrongVersion and writes nothing, as does one sealing values of a person erased
+// before it (domain.ErrContactErased; erasure_race.go), in the log or earlier in the batch; the others are committed together, with what they
 // change in the inline projections (inline.go). The positions of the requests refused are left
 // unused: a gap, as a rolled-back transaction leaves one.
 func (s *Store) commitTx(ctx context.Context, batch []*appendRequest) ([]appendResult, error) {
@@ -266,12 +273,19 @@ func (s *Store) commitTx(ctx context.Context, batch []*appendRequest) ([]appendR
 		return nil, err
 	}
 	var results []appendResult
-	var taken int64 // the first position this transaction took, on PostgreSQL; 0: none yet
+	var taken int64           // the first position this transaction took, on PostgreSQL; 0: none yet
+	var found map[string]bool // the persons the transaction found erased in the log
 	n := rowCount(batch)
 	err := s.inTx(ctx, func(tx appendTx) error {
-		first, versions, err := tx.begin(ctx, streamIDs(batch), n, len(s.inline) > 0)
+		b, err := tx.begin(ctx, beginning{streamIDs: streamIDs(batch), n: n, inline: len(s.inline) > 0, guard: guardOf(batch)})
 		if err != nil {
 			return err
+		}
+		first, versions := b.first, b.versions
+		found = b.erased
+		erased := maps.Clone(found) // and by the requests accepted so far
+		if erased == nil {
+			erased = map[string]bool{}
 		}
 		if s.db.Dialect == sqldb.Postgres {
 			taken = first
@@ -285,6 +299,10 @@ func (s *Store) commitTx(ctx context.Context, batch []*appendRequest) ([]appendR
 				results[i].err = domain.ErrWrongVersion
 				continue
 			}
+			if err := afterErasures(req, erased); err != nil {
+				results[i].err = err
+				continue
+			}
 			for _, st := range req.streams {
 				v := versions[st.streamID]
 				for _, r := range st.rows {
@@ -292,6 +310,9 @@ func (s *Store) commitTx(ctx context.Context, batch []*appendRequest) ([]appendR
 					pos++
 					r.version, r.position = v, pos
 					rows = append(rows, r)
+					if r.erases != "" {
+						erased[r.erases] = true
+					}
 				}
 				versions[st.streamID] = v
 			}
@@ -299,8 +320,13 @@ func (s *Store) commitTx(ctx context.Context, batch []*appendRequest) ([]appendR
 		}
 		var newKeys []*newPersonKey
 		for i, req := range batch {
-			if results[i].err == nil {
-				newKeys = append(newKeys, req.newKeys...)
+			if results[i].err != nil {
+				continue
+			}
+			for _, nk := range req.newKeys {
+				if !found[nk.contactID] { // the values it sealed are null now, and the key's row is taken
+					newKeys = append(newKeys, nk)
+				}
 			}
 		}
 		if err := storeNewKeys(ctx, tx, s.db.Dialect, newKeys); err != nil {
@@ -309,7 +335,7 @@ func (s *Store) commitTx(ctx context.Context, batch []*appendRequest) ([]appendR
 		if err := tx.write(ctx, rows); err != nil {
 			return err
 		}
-		erased, err := eraseKeys(ctx, tx, rows)
+		erasing, err := eraseKeys(ctx, tx, rows)
 		if err != nil {
 			return err
 		}
@@ -330,9 +356,9 @@ func (s *Store) commitTx(ctx context.Context, batch []*appendRequest) ([]appendR
 				s.keys.keep(nk.contactID, nk.key)
 			}
 		}
-		if len(erased) > 0 {
+		if len(erasing) > 0 {
 			s.recent.clear()
-			for _, id := range erased {
+			for _, id := range erasing {
 				if s.keys != nil {
 					s.keys.forget(id)
 				}
@@ -340,6 +366,11 @@ func (s *Store) commitTx(ctx context.Context, batch []*appendRequest) ([]appendR
 		}
 		return nil
 	})
+	if s.keys != nil {
+		for id := range found { // erased elsewhere, or earlier: the key kept seals nothing more
+			s.keys.forgetIfKept(id)
+		}
+	}
 	if err != nil {
 		if taken > 0 {
 			s.settleFailed(taken, n, err)

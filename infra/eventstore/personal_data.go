@@ -50,8 +50,8 @@ func (s *Store) SealPersonalData(server ServerSealer) {
 }
 
 // personKeys gives the key of each person: for sealing, kept in memory once read (a key that
-// another process destroys since seals values nobody can open again, and an append to an erased
-// contact fails on its stream's version anyway); for opening, always as the database holds it
+// another process destroys since seals values nobody can open again, and the append's
+// transaction refuses them, erasure_race.go); for opening, always as the database holds it
 // now, so that no process opens a value after its key was destroyed anywhere.
 type personKeys struct {
 	db     *sqldb.DB
@@ -261,6 +261,15 @@ func (k *personKeys) forgetIfKept(contactID string) {
 const eraseKey = `INSERT INTO person_keys (contact_id, account_id, sealed_key, erased_at) VALUES ($1, $2, NULL, $3)
 ON CONFLICT (contact_id) DO UPDATE SET sealed_key = NULL, erased_at = excluded.erased_at`
 
+// personalData is an event's data as sealPersonal prepares it for its row.
+type personalData struct {
+	stored, plain []byte // the data to store, and the data with its personal values in place
+	person        string // the contact whose values stored seals; "" when it seals none
+	// nulled is, for a record kept after erasure, the data with the person's values null: what
+	// the append records instead when its transaction finds the person erased (afterErasures).
+	nulled []byte
+}
+
 // sealPersonal returns the data to store for an event, and its plain data (for the inline
 // projections and the recent events): data itself, twice, or, for an event with personal values
 // of a contact, data with those values null and sealed under the contact's key, bound to the
@@ -270,48 +279,41 @@ ON CONFLICT (contact_id) DO UPDATE SET sealed_key = NULL, erased_at = excluded.e
 // its erasure is a 404), except in an event that records money of a transaction outliving its
 // person (domain.RecordKeptAfterErasure, a refund): that one is recorded with the values null,
 // stored and plain alike, as every event of the person reads since the erasure, so that neither
-// the log nor what the projections and webhooks make of the event holds any of them.
+// the log nor what the projections and webhooks make of the event holds any of them. The key
+// this process keeps may be one another process destroyed since, or this one a moment from now:
+// the append's transaction decides that (erasure_race.go), and person and nulled are for it.
 //
 // fresh holds the keys made by earlier events of the same append, by contact: one append makes
 // at most one key per contact, and adds to it the one it makes here.
-func (s *Store) sealPersonal(ctx context.Context, accountID, eventID string, e domain.Event, data []byte, fresh map[string]*newPersonKey) (stored, plain []byte, err error) {
+func (s *Store) sealPersonal(ctx context.Context, accountID, eventID string, e domain.Event, data []byte, fresh map[string]*newPersonKey) (personalData, error) {
 	pe, ok := e.(domain.PersonalEvent)
 	if !ok || s.keys == nil || pe.Person() == "" {
-		return data, data, nil
+		return personalData{stored: data, plain: data}, nil
 	}
 	paths := domain.PersonalPaths(e.EventType())
 	if paths == nil {
-		return data, data, nil
+		return personalData{stored: data, plain: data}, nil
 	}
 	values := personalValuesOf(data, paths)
 	if len(values) == 0 {
-		return data, data, nil
+		return personalData{stored: data, plain: data}, nil
+	}
+	var nulled []byte
+	if _, kept := e.(domain.RecordKeptAfterErasure); kept {
+		nulled = withNulls(data, values)
 	}
 	var key *sealing.Sealer
 	if made := fresh[pe.Person()]; made != nil {
 		key = made.key
 	} else {
-		if _, kept := e.(domain.RecordKeptAfterErasure); kept {
-			// Asked of the database, not of a key this process kept: another process may have
-			// erased the person a moment ago, before this process's relay applied the erasure and
-			// forgot the key, and the event's plain copy feeds the webhooks.
-			erased, err := s.Erased(ctx, pe.Person())
-			if err != nil {
-				return nil, nil, err
-			}
-			if erased {
-				nulled := withNulls(data, values)
-				return nulled, nulled, nil
-			}
-		}
 		var made *newPersonKey
+		var err error
 		key, made, err = s.keys.forSealing(ctx, accountID, pe.Person())
-		if _, kept := e.(domain.RecordKeptAfterErasure); kept && errors.Is(err, domain.ErrContactErased) {
-			erased := withNulls(data, values)
-			return erased, erased, nil
+		if nulled != nil && errors.Is(err, domain.ErrContactErased) {
+			return personalData{stored: nulled, plain: nulled}, nil
 		}
 		if err != nil {
-			return nil, nil, err
+			return personalData{}, err
 		}
 		if made != nil {
 			fresh[pe.Person()] = made
@@ -319,17 +321,17 @@ func (s *Store) sealPersonal(ctx context.Context, accountID, eventID string, e d
 	}
 	sealed, err := key.Seal(encodeValues(values), []byte(eventID))
 	if err != nil {
-		return nil, nil, fmt.Errorf("eventstore: %s: %w", e.EventType(), err)
+		return personalData{}, fmt.Errorf("eventstore: %s: %w", e.EventType(), err)
 	}
 	member, err := json.Marshal(sealedPersonal{ContactID: pe.Person(), Sealed: sealed})
 	if err != nil {
-		return nil, nil, fmt.Errorf("eventstore: %s: %w", e.EventType(), err)
+		return personalData{}, fmt.Errorf("eventstore: %s: %w", e.EventType(), err)
 	}
-	stored, err = sealedData(data, values, `"`+personalMember+`":`+string(member))
+	stored, err := sealedData(data, values, `"`+personalMember+`":`+string(member))
 	if err != nil {
-		return nil, nil, fmt.Errorf("eventstore: %s: %w", e.EventType(), err)
+		return personalData{}, fmt.Errorf("eventstore: %s: %w", e.EventType(), err)
 	}
-	return stored, data, nil
+	return personalData{stored: stored, plain: data, person: pe.Person(), nulled: nulled}, nil
 }
 
 // OpenPersonal puts the sealed personal values of events back in their data, in place; the

@@ -101,10 +101,11 @@ func TestSealedDataHoldsNoPersonalValueAndOpensAsItWasWritten(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		stored, _, err := s.sealPersonal(context.Background(), "acc_fx", e.ID, ev, e.Plain, map[string]*newPersonKey{"ct_fx": {contactID: "ct_fx", key: key}})
+		personal, err := s.sealPersonal(context.Background(), "acc_fx", e.ID, ev, e.Plain, map[string]*newPersonKey{"ct_fx": {contactID: "ct_fx", key: key}})
 		if err != nil {
 			t.Fatalf("%s: %v", e.Type, err)
 		}
+		stored := personal.stored
 		if !strings.Contains(string(stored), `"$personal"`) {
 			t.Fatalf("%s stored unsealed: %s", e.Type, stored)
 		}
@@ -141,7 +142,7 @@ func BenchmarkSealPersonal(b *testing.B) {
 		b.Run(e.Type, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, _, err := s.sealPersonal(context.Background(), "acc_fx", e.ID, ev, e.Plain, fresh); err != nil {
+				if _, err := s.sealPersonal(context.Background(), "acc_fx", e.ID, ev, e.Plain, fresh); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -1,0 +1,97 @@
+package eventstore
+
+import "github.com/funnelhq/funnel/domain"
+
+// Writes racing an erasure (docs/architecture.md, "Erasure"). A write seals a person's values in
+// its caller's goroutine (encode), with the key its process keeps in memory, and the append
+// commits later: the person may be erased in between, by another process, whose erasure this
+// one's key cache never hears of, or by this one. Nothing before the commit can tell, and a write
+// to another stream than the contact's (a lead's title, an activation's completion, a refund)
+// meets no version of the contact's stream to fail on. So the append's transaction itself asks
+// person_keys, before it takes its positions, whether the persons whose values it sealed are
+// erased (erasedAmong): a request sealing an erased person's values is refused
+// (domain.ErrContactErased, the 404 of a write to an erased contact), and a record kept after
+// erasure (domain.RecordKeptAfterErasure, a refund) is recorded with those values null instead
+// (row.nulled), in the log and in the plain copy the inline projections, the recent events and
+// so the webhooks get.
+//
+// The check must be ordered with the erasure. On SQLite the one writer orders them. On
+// PostgreSQL, where appends commit side by side, every append takes an advisory lock per person
+// it seals values of, names (a lead's move, whose row the leads projection writes whole) or
+// erases, before the check and before its positions: shared, or exclusive in a batch that erases
+// (one mode a batch, taken in one statement in the locks' order, so two batches never wait for
+// each other in a circle). An append that locked first commits wholly before the erasure takes
+// its positions, so it lands before it and is erased with the rest (the erasure's inline
+// statements, made after its lock, see its rows); one that locks after waits for the erasure's
+// commit, and its check, a later statement, sees the key destroyed. Either way the log's order is
+// the order of the commits for that person, and no plain value follows its ContactErased.
+// Decision: a check in the append's transaction rather than a read before it (the erasure could
+// commit right after the read), and a lock per person rather than per account (an erasure then
+// holds up no other person's writes); a lock costs PostgreSQL's shared lock table an entry for
+// the transaction's life, and the statements ride in the append's first round trip.
+
+// personLock is the first key of the advisory locks that order a person's writes with the
+// person's erasure (the second is hashtext of the contact id).
+const personLock int32 = 0x70657273 // "pers"
+
+// Taken in the order of their keys, one statement for the batch's persons.
+const (
+	pgLockPersonsShared = `SELECT pg_advisory_xact_lock_shared($1, h) FROM (SELECT DISTINCT hashtext(id) AS h FROM unnest($2::text[]) AS id ORDER BY h) AS k`
+	pgLockPersons       = `SELECT pg_advisory_xact_lock($1, h) FROM (SELECT DISTINCT hashtext(id) AS h FROM unnest($2::text[]) AS id ORDER BY h) AS k`
+)
+
+// erasedAmong reads which of some contacts are erased (their key destroyed), given the condition
+// sqldb.AnyOf makes on contact_id.
+const erasedAmong = `SELECT contact_id FROM person_keys WHERE sealed_key IS NULL AND `
+
+// guard is what an append transaction orders against erasures before it takes positions.
+type guard struct {
+	persons   []string // every contact the batch seals values of, names or erases: locked
+	exclusive bool     // the batch erases one of them
+	sealed    []string // the contacts whose values the batch sealed: checked
+}
+
+// guardOf returns the guard of a batch.
+func guardOf(batch []*appendRequest) guard {
+	var g guard
+	sealed, persons := map[string]bool{}, map[string]bool{}
+	for _, req := range batch {
+		for _, st := range req.streams {
+			for _, r := range st.rows {
+				if r.person != "" && !sealed[r.person] {
+					sealed[r.person] = true
+					g.sealed = append(g.sealed, r.person)
+				}
+				for _, id := range []string{r.person, r.contactID.String, r.erases} {
+					if id != "" && !persons[id] {
+						persons[id] = true
+						g.persons = append(g.persons, id)
+					}
+				}
+				g.exclusive = g.exclusive || r.erases != ""
+			}
+		}
+	}
+	return g
+}
+
+// afterErasures applies to a request what its transaction found erased: the values of a record
+// kept after erasure are nulled, and a request sealing another event's values of an erased
+// person is refused.
+func afterErasures(req *appendRequest, erased map[string]bool) error {
+	if len(erased) == 0 {
+		return nil
+	}
+	for _, st := range req.streams {
+		for _, r := range st.rows {
+			if !erased[r.person] {
+				continue
+			}
+			if r.nulled == "" {
+				return domain.ErrContactErased
+			}
+			r.data, r.plain, r.person = r.nulled, r.nulled, ""
+		}
+	}
+	return nil
+}
