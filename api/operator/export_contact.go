@@ -20,11 +20,12 @@ import (
 // contact, from the log. The contact as the API shows it, then every event of its history and of
 // its customers', activations' and billing subscriptions' streams (personal values opened,
 // secrets redacted), in log order, and what those events recorded of it: its form submissions,
-// bookings, leads, and as a buyer its customers and transactions, the leads and transactions as
-// they are now (currentState). The streams of its customers and activations name the contact only
-// in their first event, so their later ones (a customer's new name, an activation's
+// bookings, leads (as they are now: currentState), and as a buyer its customers and transactions
+// (with the status their refunds left). The streams of its customers and activations name the
+// contact only in their first event, so their later ones (a customer's new name, an activation's
 // externalUserId) are not in its history, nor are a subscription's start and renewals, which
-// carry the sale's buyer. An erased contact, or none: 404; another account's: 403.
+// carry the sale's buyer: hence those streams are read too. An erased contact, or none: 404;
+// another account's: 403.
 func (s *Server) exportContact(w http.ResponseWriter, r *http.Request) {
 	account := accountOf(r)
 	contactID := mux.Vars(r)["contactId"]
