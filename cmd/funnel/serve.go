@@ -19,6 +19,9 @@ var serveCommand = &cli.Command{
 		&cli.BoolFlag{Name: "demo", Usage: "on an empty store, create a demo account with sample data and print its API key"},
 	},
 	Action: func(ctx context.Context, cmd *cli.Command) error {
+		if err := refuseEmptyVariables(cmd); err != nil {
+			return err
+		}
 		cfg := configFrom(cmd)
 		if err := cfg.Validate(); err != nil { // before the logger: its level is one of the settings
 			return err
