@@ -13,8 +13,9 @@ import (
 )
 
 var serveCommand = &cli.Command{
-	Name:  "serve",
-	Usage: "run the API and operator listeners, the projections and the webhook workers",
+	Name:   "serve",
+	Usage:  "run the API and operator listeners, the projections and the webhook workers",
+	Before: noArguments,
 	Flags: []cli.Flag{
 		&cli.BoolFlag{Name: "demo", Usage: "on an empty store, create a demo account with sample data and print its API key"},
 	},
