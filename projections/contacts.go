@@ -154,9 +154,7 @@ func (b *contactBatch) flush() error {
 		}
 		emailKey := domain.ContactEmailKey(c.AccountID, c.ID, c.Email)
 		if c.Email == "" {
-			// An erased contact read from the log (a rebuild, before its ContactErased): its
-			// email reads as null, and its row must not take another's key meanwhile.
-			emailKey = "\x00" + c.ID
+			emailKey = erasedEmailKey(c.ID)
 		}
 		rows[i] = []any{c.ID, c.AccountID, c.Email, emailKey, c.FirstName, c.LastName, c.Phone,
 			string(tags), string(fields), millis(c.CreatedAt), millis(c.UpdatedAt), c.seq, string(doc)}
@@ -183,6 +181,16 @@ func (b *contactBatch) flush() error {
 	}
 	return nil
 }
+
+// erasedEmailKey is the email key of the row of a contact whose email reads as null: one read
+// from the log before its ContactErased is applied (a rebuild, or a projection catching up across
+// batches). Until that event deletes the row, the row must not take the key of a later contact of
+// the same email, so the key is the contact's id, which is no personal value. It must be text that
+// both databases store (PostgreSQL's text holds no NUL, which an earlier key began with), and
+// equal no real key nor one a look-up asks for: a real key is a valid address, so it has an @
+// (domain.NormalizeEmail), and every key is case-folded (domain.EmailKeys), so a key with capitals
+// and no @ is nobody's.
+func erasedEmailKey(contactID string) string { return "ERASED " + contactID }
 
 const selectContacts = `SELECT id, account_id, email, first_name, last_name, phone, tag_ids, custom_fields, created_at, updated_at, seq FROM contacts`
 

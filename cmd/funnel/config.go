@@ -1,7 +1,10 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"os"
+	"reflect"
 
 	"github.com/urfave/cli/v3"
 	"go.uber.org/zap"
@@ -36,6 +39,33 @@ var configFlags = []cli.Flag{
 	&cli.StringFlag{Name: "trusted-proxies", Sources: cli.EnvVars("FUNNEL_TRUSTED_PROXIES"), Usage: "comma-separated IPs or CIDR ranges of the reverse proxies whose X-Forwarded-For names the client"},
 	&cli.StringFlag{Name: "role", Value: string(defaults.Role), Sources: cli.EnvVars("FUNNEL_ROLE"), Usage: "all, api (both listeners, no background work) or worker (the projections, webhooks, timers and other loops, and the operator listener); api and worker need PostgreSQL"},
 	&cli.StringFlag{Name: "log-level", Value: defaults.LogLevel, Sources: cli.EnvVars("FUNNEL_LOG_LEVEL"), Usage: "debug, info, warn or error"},
+}
+
+// refuseEmptyVariables refuses, naming each, the settings' variables set to the empty string
+// that no flag overrides, except those of a setting whose default is none (a string flag without
+// a default value: the operator token, the server key, Redis, the trusted proxies), where empty
+// is that none. Left to the flag library, an empty role, log level or webhook backoff read as the
+// default and an empty switch as false, while an empty listener or rate-limits setting was
+// refused: one rule now, the README's (Configuration), under which a value given must be one the
+// service can run with, and a default is had by leaving the variable out.
+func refuseEmptyVariables(cmd *cli.Command) error {
+	var problems []error
+	for _, f := range configFlags {
+		if s, ok := f.(*cli.StringFlag); ok && s.Value == "" {
+			continue
+		}
+		name := f.Names()[0]
+		overridden := cmd.IsSet(name) && !reflect.ValueOf(cmd.Value(name)).IsZero() // by a flag
+		for _, key := range f.(interface{ GetEnvVars() []string }).GetEnvVars() {
+			if value, set := os.LookupEnv(key); set && value == "" && !overridden {
+				problems = append(problems, fmt.Errorf("%s is empty: give it a value, or leave it out for its default", key))
+			}
+		}
+	}
+	if err := errors.Join(problems...); err != nil {
+		return fmt.Errorf("configuration: %w", err)
+	}
+	return nil
 }
 
 func configFrom(cmd *cli.Command) service.Config {

@@ -20,6 +20,7 @@ var historyCommand = &cli.Command{
 	Name:      "history",
 	Usage:     "print the full ordered event history of one entity, one JSON object per line",
 	UsageText: "funnel history --account ID (--contact ID | --email E | --subscription ID)",
+	Before:    noArguments,
 	Flags: []cli.Flag{
 		&cli.StringFlag{Name: "account", Required: true, Usage: "account id"},
 		&cli.StringFlag{Name: "contact", Usage: "contact id"},

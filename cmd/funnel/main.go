@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/urfave/cli/v3"
@@ -26,4 +27,15 @@ func main() {
 		fmt.Fprintln(os.Stderr, "funnel:", err)
 		os.Exit(1)
 	}
+}
+
+// noArguments is the Before of every command that takes no arguments: it refuses any, which the
+// command would otherwise ignore without a word (`funnel migrate extra-arg`, or `serve --demo
+// true`, whose true is no value of the switch).
+func noArguments(ctx context.Context, cmd *cli.Command) (context.Context, error) {
+	if cmd.Args().Present() {
+		name := strings.TrimPrefix(cmd.FullName(), cmd.Root().Name+" ")
+		return ctx, fmt.Errorf("%s takes no arguments, not %q", name, cmd.Args().Slice())
+	}
+	return ctx, nil
 }

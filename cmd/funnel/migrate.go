@@ -10,8 +10,9 @@ import (
 )
 
 var migrateCommand = &cli.Command{
-	Name:  "migrate",
-	Usage: "apply pending schema migrations, name each, and exit (serve applies them at start too)",
+	Name:   "migrate",
+	Usage:  "apply pending schema migrations, name each, and exit (serve applies them at start too)",
+	Before: noArguments,
 	Action: func(ctx context.Context, cmd *cli.Command) error {
 		db, err := sqldb.Open(ctx, cmd.String("database-url"))
 		if err != nil {

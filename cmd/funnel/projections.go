@@ -56,6 +56,7 @@ var listProjectionsCommand = &cli.Command{
 	Usage: "list every projection with how far it reflects the log and how many events it has yet to apply",
 	Description: "POSITION is how far the read model reflects the log; BEHIND counts the events it has yet to\n" +
 		"apply. Events of types a projection does not handle change nothing in it: they are not counted.",
+	Before: noArguments,
 	Action: func(ctx context.Context, cmd *cli.Command) error {
 		db, err := sqldb.OpenExisting(ctx, cmd.String("database-url"))
 		if err != nil {

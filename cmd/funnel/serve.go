@@ -13,12 +13,16 @@ import (
 )
 
 var serveCommand = &cli.Command{
-	Name:  "serve",
-	Usage: "run the API and operator listeners, the projections and the webhook workers",
+	Name:   "serve",
+	Usage:  "run the API and operator listeners, the projections and the webhook workers",
+	Before: noArguments,
 	Flags: []cli.Flag{
 		&cli.BoolFlag{Name: "demo", Usage: "on an empty store, create a demo account with sample data and print its API key"},
 	},
 	Action: func(ctx context.Context, cmd *cli.Command) error {
+		if err := refuseEmptyVariables(cmd); err != nil {
+			return err
+		}
 		cfg := configFrom(cmd)
 		if err := cfg.Validate(); err != nil { // before the logger: its level is one of the settings
 			return err

@@ -56,9 +56,6 @@ func Open(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if cfg.Role == "" {
-		cfg.Role = cluster.RoleAll
-	}
 	db, err := sqldb.Open(ctx, cfg.DatabaseURL)
 	if err != nil {
 		return nil, err

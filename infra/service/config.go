@@ -33,7 +33,7 @@ type Config struct {
 	RedisURL            string        // FUNNEL_REDIS_URL
 	TrustedProxies      string        // FUNNEL_TRUSTED_PROXIES
 	LogLevel            string        // FUNNEL_LOG_LEVEL
-	Role                cluster.Role  // FUNNEL_ROLE: all (the default, also when empty), api or worker
+	Role                cluster.Role  // FUNNEL_ROLE: all (the default), api or worker
 	// SecretKey is FUNNEL_SECRET_KEY: the server key that seals activation tokens in the database,
 	// base64 of 32 random bytes, or several comma-separated (the first seals, every one opens: a
 	// rotation). Required on PostgreSQL; on SQLite it defaults to the key file beside the database
@@ -77,8 +77,9 @@ func Defaults() Config {
 // variable: an empty listener or host, an API host that is not a host name (a URL; a port is
 // ignored, not refused: integration.HostName), a database URL of no known kind, a retry schedule that is
 // not positive or whose cap is below its base (retries would never wait, or never grow), a server
-// key that is not base64 of 32 bytes or none on PostgreSQL, a log level zap does not know, a Redis
-// URL go-redis cannot read, or a trusted proxy that is neither an IP address nor a CIDR range.
+// key that is not base64 of 32 bytes or none on PostgreSQL, an operator token with white space
+// around it, an empty role or a log level zap does not know (an empty one included), a Redis URL
+// go-redis cannot read, or a trusted proxy that is neither an IP address nor a CIDR range.
 // Open calls it, so a mistake stops the start instead of a quiet default.
 func (c Config) Validate() error {
 	var problems []error
@@ -111,6 +112,11 @@ func (c Config) Validate() error {
 	} else if c.WebhookBackoffCap < c.WebhookBackoffBase {
 		bad("FUNNEL_WEBHOOK_BACKOFF_CAP (%s) must not be below FUNNEL_WEBHOOK_BACKOFF_BASE (%s)", c.WebhookBackoffCap, c.WebhookBackoffBase)
 	}
+	// HTTP drops the white space around a header's value, so such a token could never be
+	// presented: the operator API would answer 401 to everyone, in silence. Never quoted: a secret.
+	if strings.TrimSpace(c.AdminToken) != c.AdminToken {
+		bad("FUNNEL_ADMIN_TOKEN must not begin or end with white space: no Authorization header can carry it, so no operator request would authenticate")
+	}
 	if c.SecretKey != "" {
 		if _, err := sealing.ParseKeys(c.SecretKey); err != nil {
 			bad("FUNNEL_SECRET_KEY: %v", err)
@@ -127,12 +133,16 @@ func (c Config) Validate() error {
 	if _, err := httpapi.ParseTrustedProxies(c.TrustedProxies); err != nil {
 		bad("FUNNEL_TRUSTED_PROXIES must be comma-separated IP addresses or CIDR ranges: %v", err)
 	}
-	if role, err := cluster.ParseRole(string(c.Role)); err != nil {
+	if c.Role == "" {
+		bad("FUNNEL_ROLE is empty: set all, api or worker, or leave it out for all")
+	} else if role, err := cluster.ParseRole(string(c.Role)); err != nil {
 		bad("FUNNEL_ROLE must be all, api or worker, not %q", c.Role)
 	} else if role != cluster.RoleAll && !c.postgres() {
 		bad("FUNNEL_ROLE %s needs a postgres:// database: a SQLite file is served by one process, which runs everything (FUNNEL_ROLE all)", role)
 	}
-	if _, err := zapcore.ParseLevel(c.LogLevel); err != nil {
+	if c.LogLevel == "" { // zap reads it as info
+		bad("FUNNEL_LOG_LEVEL is empty: set debug, info, warn or error, or leave it out for info")
+	} else if _, err := zapcore.ParseLevel(c.LogLevel); err != nil {
 		bad("FUNNEL_LOG_LEVEL must be debug, info, warn or error, not %q", c.LogLevel)
 	}
 	if err := errors.Join(problems...); err != nil {

@@ -65,6 +65,11 @@ func TestValidateNamesTheBadSetting(t *testing.T) {
 		{"cap below base", func(c *Config) { c.WebhookBackoffCap = time.Second }, "FUNNEL_WEBHOOK_BACKOFF_CAP"},
 		{"zero backoff cap", func(c *Config) { c.WebhookBackoffCap = 0 }, "FUNNEL_WEBHOOK_BACKOFF_CAP must be positive"},
 		{"log level", func(c *Config) { c.LogLevel = "loud" }, "FUNNEL_LOG_LEVEL"},
+		{"empty log level", func(c *Config) { c.LogLevel = "" }, "FUNNEL_LOG_LEVEL is empty"},
+		{"empty role", func(c *Config) { c.Role = "" }, "FUNNEL_ROLE is empty"},
+		{"an operator token with a trailing space", func(c *Config) { c.AdminToken = "s3cret-operator-token " }, "FUNNEL_ADMIN_TOKEN must not begin or end with white space"},
+		{"an operator token with a leading tab", func(c *Config) { c.AdminToken = "\ts3cret-operator-token" }, "FUNNEL_ADMIN_TOKEN must not begin or end with white space"},
+		{"an operator token of white space only", func(c *Config) { c.AdminToken = "   " }, "FUNNEL_ADMIN_TOKEN must not begin or end with white space"},
 		{"postgres without a server key", func(c *Config) { c.DatabaseURL = "postgres://postgres@127.0.0.1:5432/funnel" },
 			"FUNNEL_SECRET_KEY is required with a postgres:// database"},
 		{"postgresql without a server key", func(c *Config) { c.DatabaseURL = "postgresql://db/funnel" }, "make one with: openssl rand -base64 32"},
@@ -82,6 +87,9 @@ func TestValidateNamesTheBadSetting(t *testing.T) {
 			err := c.Validate()
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("Validate() = %v, want an error containing %q", err, tc.want)
+			}
+			if token := strings.TrimSpace(c.AdminToken); token != "" && strings.Contains(err.Error(), token) {
+				t.Fatalf("the error shows the operator token: %v", err)
 			}
 			for _, key := range strings.Split(c.SecretKey, ",") {
 				if key != "" && strings.Contains(err.Error(), key) {

@@ -12,7 +12,8 @@ import (
 	"github.com/funnelhq/funnel/infra/sqldb"
 )
 
-// keyFileSuffix names the key file of a SQLite database: PATH.key beside PATH.
+// keyFileSuffix names the key file of a SQLite database: PATH.key beside PATH as the URL writes
+// it, a symbolic link unresolved (sqldb.DB.Path says why).
 const keyFileSuffix = ".key"
 
 // newSealer returns the sealer of the server key, which seals the secrets the database must

@@ -15,7 +15,9 @@ var errLocked = errors.New("locked")
 // Claim makes this process the one that serves a SQLite database: SQLite mode is one process
 // (DESIGN.md invariant 9), with an in-process transport and commands serialized per stream inside
 // the process; two would each relay the log, project it and dispatch webhooks. It takes an
-// exclusive lock on a file beside the database, PATH.lock, held until Close. The operating system
+// exclusive lock on a file beside the database, PATH.lock, held until Close. PATH is the file the
+// URL names with its symbolic links resolved (sqliteFile): a link to a served database, or to its
+// directory, names the same lock, and a second serve through it is refused. The operating system
 // drops the lock when the process ends, however it ends, so a crash never leaves a stale one; the
 // file itself stays, since deleting it could let two processes each lock a file of that name. A
 // second claim, by another process or another DB of this one, fails with the pid of the holder.
@@ -24,7 +26,7 @@ func (db *DB) Claim() error {
 	if db.Dialect != SQLite || db.claim != nil {
 		return nil
 	}
-	name := db.path + ".lock"
+	name := db.file + ".lock"
 	f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE, sqliteFileMode)
 	if err != nil {
 		return fmt.Errorf("sqldb: open lock file: %w", err)

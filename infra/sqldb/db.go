@@ -41,15 +41,19 @@ type DB struct {
 	// (synchronous_commit=off): see BeginDerivedTx. The event log always commits synchronously.
 	Projections *sql.DB
 
-	path  string   // of the SQLite file
+	path  string   // of the SQLite file, as the URL wrote it
+	file  string   // path with its symbolic links resolved (sqliteFile)
 	claim *os.File // the lock file Claim holds, released by Close
 	// kept lends the statements the write pool keeps to the transactions of BeginDerivedTx on
 	// SQLite (Applier); nil on PostgreSQL.
 	kept *keptStatements
 }
 
-// Path is the file of a SQLite database, "" on PostgreSQL. Files that belong to the database sit
-// beside it under this name: the claim's lock (PATH.lock), the server key (PATH.key).
+// Path is the file of a SQLite database as its URL wrote it, "" on PostgreSQL. The server key
+// sits beside it under this name (PATH.key), even when PATH is a symbolic link: a key file has
+// always been looked for there, and looking beside the link's target instead would make a
+// deployment that links its database start with a fresh key that opens nothing sealed before.
+// The claim's lock follows the link (Claim).
 func (db *DB) Path() string { return db.path }
 
 // Open connects to a "sqlite:PATH" or "postgres://…" URL.
@@ -185,6 +189,10 @@ func openSQLite(ctx context.Context, path string) (*DB, error) {
 	if err := prepareSQLiteFiles(path); err != nil {
 		return nil, err
 	}
+	file, err := sqliteFile(path)
+	if err != nil {
+		return nil, err
+	}
 	// FULL sync: an answered write survives a power cut, not only a crash of the process.
 	// secure_delete: what a statement deletes or overwrites is zeroed in its page, so that an
 	// erased person's rows leave nothing in the file's free space (ScrubErased, erasure).
@@ -214,7 +222,7 @@ func openSQLite(ctx context.Context, path string) (*DB, error) {
 	}
 	// The first connection made the -wal and -shm files, with the database's mode; an older
 	// database's may be wider.
-	if err := restrictSQLiteFiles(path); err != nil {
+	if err := restrictSQLiteFiles(file); err != nil {
 		write.Close()
 		return nil, err
 	}
@@ -227,7 +235,7 @@ func openSQLite(ctx context.Context, path string) (*DB, error) {
 	read.SetMaxIdleConns(8)
 	keepStatementsOf(write)
 	keepStatementsOf(read)
-	return &DB{Dialect: SQLite, Write: write, Read: read, Projections: write, path: path, kept: &keptStatements{pool: write}}, nil
+	return &DB{Dialect: SQLite, Write: write, Read: read, Projections: write, path: path, file: file, kept: &keptStatements{pool: write}}, nil
 }
 
 // Close closes every pool, then gives up the claim on a SQLite file (Claim): only once nothing of

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 )
 
 // sqliteFileMode is the mode of every file of a SQLite database: the database, its -wal and -shm
@@ -48,4 +49,21 @@ func restrictSQLiteFiles(path string) error {
 		}
 	}
 	return nil
+}
+
+// sqliteFile is the database file at path with its symbolic links resolved: the one file every
+// spelling of the database (a link to it, a link to its directory) shares, and beside which
+// SQLite keeps the -wal and -shm files. A file not made yet resolves through its directory.
+func sqliteFile(path string) (string, error) {
+	file, err := filepath.EvalSymlinks(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		var dir string
+		if dir, err = filepath.EvalSymlinks(filepath.Dir(path)); err == nil {
+			file = filepath.Join(dir, filepath.Base(path))
+		}
+	}
+	if err != nil {
+		return "", fmt.Errorf("sqldb: resolve sqlite file %s: %w", path, err)
+	}
+	return file, nil
 }
