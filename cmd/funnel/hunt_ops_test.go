@@ -222,29 +222,3 @@ func TestHuntOpsOneServePerSQLiteFileThroughALink(t *testing.T) {
 	}
 	srv.stop(t)
 }
-
-// README: `funnel projections rebuild` "applies no migration: it needs the schema of its binary".
-// It refuses a schema older than its binary (migrations pending), but not one newer: on a
-// database a later release migrated (a downgrade) it rebuilds with what it knows, as serve and
-// migrate start on it without a word. The releases of 1, 2 and 4 days ago do the same on today's
-// schema, and their rebuild of customers blanks every sealed email and name (FINDINGS.md).
-func TestHuntOpsRebuildRefusesASchemaNewerThanItsBinary(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: this test builds and runs the binary")
-	}
-	bin := buildBinary(t)
-	sqldbtest.Run(t, func(t *testing.T, dialect sqldb.Dialect) {
-		dbURL := sqldbtest.URL(t, dialect)
-		if out, errOut, code := run(t, bin, dbURL, "migrate"); code != 0 {
-			t.Fatalf("migrate: exit %d\n%s%s", code, out, errOut)
-		}
-		db := openDB(t, dbURL)
-		if _, err := db.Write.Exec(`INSERT INTO goose_db_version (version_id, is_applied) SELECT MAX(version_id) + 1, true FROM goose_db_version`); err != nil {
-			t.Fatal(err)
-		}
-		db.Close()
-		if out, errOut, code := runKeyed(t, bin, dbURL, "projections", "rebuild", "customers"); code == 0 {
-			t.Fatalf("projections rebuild on a schema newer than the binary's: exit 0\n%s%s", out, errOut)
-		}
-	})
-}

@@ -49,6 +49,9 @@ func (db *DB) Migrate(ctx context.Context) (_ Migrated, err error) {
 			err = errors.Join(err, rerr)
 		}
 	}()
+	if err := refuseNewerSchema(ctx, provider); err != nil {
+		return Migrated{}, err
+	}
 	results, err := provider.Up(ctx)
 	if err != nil {
 		return Migrated{}, fmt.Errorf("sqldb: migrate: %w", err)
@@ -71,11 +74,15 @@ func (db *DB) Migrate(ctx context.Context) (_ Migrated, err error) {
 	return done, nil
 }
 
-// RequireCurrentSchema fails when migrations are pending: for a command that works on the
-// database beside a serving process, and so must not change its schema (projections rebuild).
+// RequireCurrentSchema fails when migrations are pending, or when the schema is newer than this
+// binary's (RequireKnownSchema): for a command that works on the database beside a serving
+// process, and so must not change its schema (projections rebuild).
 func (db *DB) RequireCurrentSchema(ctx context.Context) error {
 	provider, err := db.migrations()
 	if err != nil {
+		return err
+	}
+	if err := refuseNewerSchema(ctx, provider); err != nil {
 		return err
 	}
 	current, target, err := provider.GetVersions(ctx)
@@ -84,6 +91,34 @@ func (db *DB) RequireCurrentSchema(ctx context.Context) error {
 	}
 	if current < target {
 		return fmt.Errorf("sqldb: the schema is at version %d and this binary needs %d: run funnel migrate first", current, target)
+	}
+	return nil
+}
+
+// RequireKnownSchema fails when a newer release migrated the database past this binary's last
+// migration: for a command that reads the log but may run on a schema still to migrate (history).
+func (db *DB) RequireKnownSchema(ctx context.Context) error {
+	provider, err := db.migrations()
+	if err != nil {
+		return err
+	}
+	return refuseNewerSchema(ctx, provider)
+}
+
+// refuseNewerSchema fails when the database's schema is at a version above this binary's last
+// migration: a newer release migrated it (a downgrade, or an old process started beside new ones).
+// Such a binary does not know what the newer migrations changed: since migration 16 an older one
+// reads personal values sealed in the log as null, blanks them in the read models it writes and
+// records new ones unsealed, where no erasure reaches them (docs/deployment.md, "A rolling upgrade
+// with a migration"). Refusing is the one safe answer; goose itself would go ahead.
+func refuseNewerSchema(ctx context.Context, provider *goose.Provider) error {
+	current, known, err := provider.GetVersions(ctx)
+	if err != nil {
+		return fmt.Errorf("sqldb: schema version: %w", err)
+	}
+	if current > known {
+		return fmt.Errorf("sqldb: the schema is at version %d, newer than this binary knows (its last migration is %d): "+
+			"a newer release migrated this database; run that release or a newer one", current, known)
 	}
 	return nil
 }
