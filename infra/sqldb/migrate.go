@@ -14,12 +14,22 @@ import (
 )
 
 // The schema is plain SQL that both PostgreSQL and SQLite accept (BIGINT, TEXT, INTEGER, unique
-// and partial indexes), so there is one history of migrations for both storage modes. The three
-// exceptions, migrations 8, 12 and 22, are Go (subscription_history_migration.go,
-// lock_free_log_migration.go, erased_lead_titles_migration.go).
+// and partial indexes), so there is one history of migrations for both storage modes. The
+// exceptions are Go (goMigrations).
 //
 //go:embed migrations/*.sql
 var migrations embed.FS
+
+// goMigrations are the migrations written in Go, each in its own file, for what each database
+// spells differently.
+func goMigrations(dialect Dialect) []*goose.Migration {
+	return []*goose.Migration{
+		subscriptionHistoryMigration(dialect), // 8
+		lockFreeLogMigration(dialect),         // 12
+		erasedLeadTitlesMigration(dialect),    // 22
+		activationContactsMigration(dialect),  // 24
+	}
+}
 
 // Migrated is what Migrate did.
 type Migrated struct {
@@ -130,7 +140,10 @@ func MigrationNames() ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sqldb: migrations: %w", err)
 	}
-	names := []string{subscriptionHistoryMigration(SQLite).Source, lockFreeLogMigration(SQLite).Source, erasedLeadTitlesMigration(SQLite).Source}
+	var names []string
+	for _, m := range goMigrations(SQLite) {
+		names = append(names, m.Source)
+	}
 	for _, e := range entries {
 		names = append(names, e.Name())
 	}
@@ -144,7 +157,7 @@ func (db *DB) migrations() (*goose.Provider, error) {
 		return nil, fmt.Errorf("sqldb: migrations: %w", err)
 	}
 	dialect := goose.DialectSQLite3
-	opts := []goose.ProviderOption{goose.WithGoMigrations(subscriptionHistoryMigration(db.Dialect), lockFreeLogMigration(db.Dialect), erasedLeadTitlesMigration(db.Dialect))}
+	opts := []goose.ProviderOption{goose.WithGoMigrations(goMigrations(db.Dialect)...)}
 	if db.Dialect == Postgres {
 		dialect = goose.DialectPostgres
 		locker, err := lock.NewPostgresSessionLocker()
