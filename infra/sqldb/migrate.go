@@ -73,9 +73,10 @@ func (db *DB) Migrate(ctx context.Context) (_ Migrated, err error) {
 	if len(done.Applied) > 0 {
 		// New tables and indexes start without statistics, and PostgreSQL may run with autovacuum
 		// off: nothing would ever analyze them. (The write path's plans do not depend on it:
-		// infra/eventstore/plans_test.go.)
-		if _, err := db.Write.ExecContext(ctx, `ANALYZE`); err != nil {
-			return Migrated{}, fmt.Errorf("sqldb: analyze after migrating: %w", err)
+		// infra/eventstore/plans_test.go.) On SQLite it also empties the samples of earlier
+		// releases' analyses, which held emails (Analyze).
+		if err := Analyze(ctx, db.Write, db.Dialect); err != nil {
+			return Migrated{}, fmt.Errorf("sqldb: after migrating: %w", err)
 		}
 	}
 	if done.Version, err = provider.GetDBVersion(ctx); err != nil {
