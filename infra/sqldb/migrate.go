@@ -28,6 +28,7 @@ func goMigrations(dialect Dialect) []*goose.Migration {
 		lockFreeLogMigration(dialect),         // 12
 		erasedLeadTitlesMigration(dialect),    // 22
 		activationContactsMigration(dialect),  // 24
+		vacuumMigration(),                     // 25
 	}
 }
 
@@ -60,6 +61,9 @@ func (db *DB) Migrate(ctx context.Context) (_ Migrated, err error) {
 		}
 	}()
 	if err := refuseNewerSchema(ctx, provider); err != nil {
+		return Migrated{}, err
+	}
+	if err := db.vacuumOnce(ctx, provider); err != nil {
 		return Migrated{}, err
 	}
 	results, err := provider.Up(ctx)
