@@ -24,7 +24,7 @@ func NewActivations(db *sql.DB) *Activations {
 }
 
 // eraseActivations blanks the buyer's email and user id in the activations of an erased
-// contact (contact_id, migration 16).
+// contact (contact_id: migration 16 added it, migration 24 filled it in the rows written before).
 func eraseActivations(w writer, _ domain.Recorded, e domain.ContactErased) error {
 	return w.exec(`UPDATE activations SET email = '', external_user_id = '' WHERE contact_id = $1`, e.ContactID)
 }

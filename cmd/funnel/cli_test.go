@@ -439,6 +439,45 @@ func TestOneServePerSQLiteFile(t *testing.T) {
 	}
 }
 
+// A database a newer release migrated (a downgrade, or this binary started beside newer
+// processes) is refused by every command that would read or write it: the binary does not know
+// what the newer migrations changed, and a binary from before migration 16 beside a newer one
+// blanked personal values and wrote new ones unsealed (docs/deployment.md, "A rolling upgrade
+// with a migration"). The error names both versions and says to run the newer release.
+func TestCommandsRefuseASchemaNewerThanTheirBinary(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: this test builds and runs the binary")
+	}
+	bin := buildBinary(t)
+	_, version := migrationFiles(t)
+	refusal := fmt.Sprintf("the schema is at version %d, newer than this binary knows (its last migration is %d)", version+1, version)
+	sqldbtest.Run(t, func(t *testing.T, dialect sqldb.Dialect) {
+		dbURL := sqldbtest.URL(t, dialect)
+		srv := startServer(t, bin, dbURL)
+		fx := setUpAccount(t, srv)
+		srv.stop(t)
+		db := openDB(t, dbURL)
+		if _, err := db.Write.Exec(`INSERT INTO goose_db_version (version_id, is_applied) SELECT MAX(version_id) + 1, true FROM goose_db_version`); err != nil {
+			t.Fatal(err)
+		}
+		db.Close()
+		for _, args := range [][]string{{"migrate"}, {"projections", "rebuild", "customers"}, {"history", "--account", fx.accountID, "--contact", "ct_any"}} {
+			if out, errOut, code := runKeyed(t, bin, dbURL, args...); code == 0 || !strings.Contains(errOut, refusal) || !strings.Contains(errOut, "run that release or a newer one") {
+				t.Errorf("%v on a schema newer than the binary's: exit %d, want the refusal %q\n%s%s", args, code, refusal, out, errOut)
+			}
+		}
+		serve := launch(t, bin, dbURL)
+		select {
+		case <-serve.exited:
+		case <-time.After(30 * time.Second):
+			t.Fatal("serve on a schema newer than its binary's is still running")
+		}
+		if serve.waitErr == nil || !strings.Contains(serve.logTail(), refusal) {
+			t.Errorf("serve on a schema newer than its binary's: %v, want the refusal %q:\n%s", serve.waitErr, refusal, serve.logTail())
+		}
+	})
+}
+
 // A zero webhook backoff set on purpose, by variable or flag, stops the start naming the
 // variable, as a negative one does: the flags' defaults are their Value, so a 0 can only be the
 // operator's, and running with the 60 s / 24 h defaults instead would be another schedule than

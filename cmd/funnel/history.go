@@ -43,6 +43,10 @@ var historyCommand = &cli.Command{
 			return err
 		}
 		defer db.Close()
+		// A newer release's log may hold what this binary would misread (sealed values as null).
+		if err := db.RequireKnownSchema(ctx); err != nil {
+			return err
+		}
 		// With the server key, the personal values show; an erased contact's show as null.
 		// Without it, a log that holds personal values is refused (OpenLog): they would show as
 		// null too, and a live contact would read as an erased one.

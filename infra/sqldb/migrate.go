@@ -14,12 +14,23 @@ import (
 )
 
 // The schema is plain SQL that both PostgreSQL and SQLite accept (BIGINT, TEXT, INTEGER, unique
-// and partial indexes), so there is one history of migrations for both storage modes. The three
-// exceptions, migrations 8, 12 and 22, are Go (subscription_history_migration.go,
-// lock_free_log_migration.go, erased_lead_titles_migration.go).
+// and partial indexes), so there is one history of migrations for both storage modes. The
+// exceptions are Go (goMigrations).
 //
 //go:embed migrations/*.sql
 var migrations embed.FS
+
+// goMigrations are the migrations written in Go, each in its own file, for what each database
+// spells differently.
+func goMigrations(dialect Dialect) []*goose.Migration {
+	return []*goose.Migration{
+		subscriptionHistoryMigration(dialect), // 8
+		lockFreeLogMigration(dialect),         // 12
+		erasedLeadTitlesMigration(dialect),    // 22
+		activationContactsMigration(dialect),  // 24
+		vacuumMigration(),                     // 25
+	}
+}
 
 // Migrated is what Migrate did.
 type Migrated struct {
@@ -49,6 +60,12 @@ func (db *DB) Migrate(ctx context.Context) (_ Migrated, err error) {
 			err = errors.Join(err, rerr)
 		}
 	}()
+	if err := refuseNewerSchema(ctx, provider); err != nil {
+		return Migrated{}, err
+	}
+	if err := db.vacuumOnce(ctx, provider); err != nil {
+		return Migrated{}, err
+	}
 	results, err := provider.Up(ctx)
 	if err != nil {
 		return Migrated{}, fmt.Errorf("sqldb: migrate: %w", err)
@@ -60,9 +77,10 @@ func (db *DB) Migrate(ctx context.Context) (_ Migrated, err error) {
 	if len(done.Applied) > 0 {
 		// New tables and indexes start without statistics, and PostgreSQL may run with autovacuum
 		// off: nothing would ever analyze them. (The write path's plans do not depend on it:
-		// infra/eventstore/plans_test.go.)
-		if _, err := db.Write.ExecContext(ctx, `ANALYZE`); err != nil {
-			return Migrated{}, fmt.Errorf("sqldb: analyze after migrating: %w", err)
+		// infra/eventstore/plans_test.go.) On SQLite it also empties the samples of earlier
+		// releases' analyses, which held emails (Analyze).
+		if err := Analyze(ctx, db.Write, db.Dialect); err != nil {
+			return Migrated{}, fmt.Errorf("sqldb: after migrating: %w", err)
 		}
 	}
 	if done.Version, err = provider.GetDBVersion(ctx); err != nil {
@@ -71,11 +89,15 @@ func (db *DB) Migrate(ctx context.Context) (_ Migrated, err error) {
 	return done, nil
 }
 
-// RequireCurrentSchema fails when migrations are pending: for a command that works on the
-// database beside a serving process, and so must not change its schema (projections rebuild).
+// RequireCurrentSchema fails when migrations are pending, or when the schema is newer than this
+// binary's (RequireKnownSchema): for a command that works on the database beside a serving
+// process, and so must not change its schema (projections rebuild).
 func (db *DB) RequireCurrentSchema(ctx context.Context) error {
 	provider, err := db.migrations()
 	if err != nil {
+		return err
+	}
+	if err := refuseNewerSchema(ctx, provider); err != nil {
 		return err
 	}
 	current, target, err := provider.GetVersions(ctx)
@@ -88,6 +110,34 @@ func (db *DB) RequireCurrentSchema(ctx context.Context) error {
 	return nil
 }
 
+// RequireKnownSchema fails when a newer release migrated the database past this binary's last
+// migration: for a command that reads the log but may run on a schema still to migrate (history).
+func (db *DB) RequireKnownSchema(ctx context.Context) error {
+	provider, err := db.migrations()
+	if err != nil {
+		return err
+	}
+	return refuseNewerSchema(ctx, provider)
+}
+
+// refuseNewerSchema fails when the database's schema is at a version above this binary's last
+// migration: a newer release migrated it (a downgrade, or an old process started beside new ones).
+// Such a binary does not know what the newer migrations changed: since migration 16 an older one
+// reads personal values sealed in the log as null, blanks them in the read models it writes and
+// records new ones unsealed, where no erasure reaches them (docs/deployment.md, "A rolling upgrade
+// with a migration"). Refusing is the one safe answer; goose itself would go ahead.
+func refuseNewerSchema(ctx context.Context, provider *goose.Provider) error {
+	current, known, err := provider.GetVersions(ctx)
+	if err != nil {
+		return fmt.Errorf("sqldb: schema version: %w", err)
+	}
+	if current > known {
+		return fmt.Errorf("sqldb: the schema is at version %d, newer than this binary knows (its last migration is %d): "+
+			"a newer release migrated this database; run that release or a newer one", current, known)
+	}
+	return nil
+}
+
 // MigrationNames lists the migrations of this binary in the order they apply, named as Migrate
 // names them ("00004_webhooks.sql").
 func MigrationNames() ([]string, error) {
@@ -95,7 +145,10 @@ func MigrationNames() ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sqldb: migrations: %w", err)
 	}
-	names := []string{subscriptionHistoryMigration(SQLite).Source, lockFreeLogMigration(SQLite).Source, erasedLeadTitlesMigration(SQLite).Source}
+	var names []string
+	for _, m := range goMigrations(SQLite) {
+		names = append(names, m.Source)
+	}
 	for _, e := range entries {
 		names = append(names, e.Name())
 	}
@@ -109,7 +162,7 @@ func (db *DB) migrations() (*goose.Provider, error) {
 		return nil, fmt.Errorf("sqldb: migrations: %w", err)
 	}
 	dialect := goose.DialectSQLite3
-	opts := []goose.ProviderOption{goose.WithGoMigrations(subscriptionHistoryMigration(db.Dialect), lockFreeLogMigration(db.Dialect), erasedLeadTitlesMigration(db.Dialect))}
+	opts := []goose.ProviderOption{goose.WithGoMigrations(goMigrations(db.Dialect)...)}
 	if db.Dialect == Postgres {
 		dialect = goose.DialectPostgres
 		locker, err := lock.NewPostgresSessionLocker()
