@@ -49,3 +49,6 @@ func AccountTypeScan(postgres bool) string {
 	}
 	return accountTypeScan(5, "", 200)
 }
+
+// AfterResealRead runs, when set, between each ResealPersonKeys batch's read and its write.
+var AfterResealRead = &afterResealRead

@@ -48,6 +48,7 @@ type App struct {
 	replays    replayResumer
 	rateLimits rateLimits
 	node       *cluster.Node
+	resealer   personKeyResealer
 }
 
 // Open connects to the database, claims a SQLite file for this process (sqldb.DB.Claim), applies
@@ -94,7 +95,8 @@ func Open(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 	store.SetObserver(m)
 	store.SealPersonalData(sealer)
 
-	a := &App{cfg: cfg, log: log, db: db, store: store, metrics: m, rateLimits: limits}
+	a := &App{cfg: cfg, log: log, db: db, store: store, metrics: m, rateLimits: limits,
+		resealer: newPersonKeyResealer(db, sealer, log.Named("keys"))}
 	models := newReadModels(db, sealer, m, log, func() { a.dispatcher.Wake() })
 	pipe := pipeline.New(db, store, log, m)
 	if db.Dialect == sqldb.Postgres {
@@ -199,6 +201,11 @@ func (a *App) OperatorRouter() *mux.Router { return a.operator.Router() }
 // Ready is closed once the projections caught up with the log as it was at start.
 func (a *App) Ready() <-chan struct{} { return a.pipeline.Ready() }
 
+// PersonKeysResealed is closed once this process sealed every person's key again with the first
+// server key (personKeyResealer): at once with one key, never in an api process (the workers do
+// it).
+func (a *App) PersonKeysResealed() <-chan struct{} { return a.resealer.done }
+
 // readiness is what /readyz answers (deployment.md, "Health and readiness"): ready once the
 // projections caught up with the log as it was at start, and, for an api process on PostgreSQL,
 // while workers run the projections its writes wait for (cluster.Node.WorkersRun): without
@@ -227,7 +234,8 @@ const maxDeliveryAttempts = 10
 
 // RunBackground runs, until ctx ends, this process's place in the cluster (its heartbeat and
 // leases, infra/cluster) and the relay; a process of a role that works (all, worker) also runs
-// the webhook dispatcher and, under their leases, the projections, the subscription timers, the
+// the webhook dispatcher, the resealer of the persons' keys after a server-key rotation
+// (personKeyResealer) and, under their leases, the projections, the subscription timers, the
 // sweeper of expired Idempotency-Keys and the statistics keeper. An api process's relay only
 // keeps its caches right (the cache invalidators), and its writes wait for the workers'
 // checkpoints. When ctx ends, the leases are handed over once their work stopped here.
@@ -237,6 +245,7 @@ func (a *App) RunBackground(ctx context.Context) error {
 	g.Go(func() error { return a.node.Run(ctx) })
 	if a.cfg.Role.Works() {
 		g.Go(func() error { return a.dispatcher.Run(ctx) })
+		g.Go(func() error { return a.resealer.Run(ctx) })
 	}
 	return g.Wait()
 }

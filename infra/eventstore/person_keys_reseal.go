@@ -1,0 +1,152 @@
+package eventstore
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/funnelhq/funnel/infra/sqldb"
+)
+
+// A server-key rotation (FUNNEL_SECRET_KEY=NEW,OLD, docs/architecture.md "Secrets") must leave
+// nothing the service needs sealed with OLD, or dropping OLD later loses it. The persons' keys
+// (person_keys) are sealed with the server key and needed for as long as their contact lives:
+// without its key no event of the person opens again (the feed, replays, upserts of the email:
+// every read of the log holding the person's values). So serve seals them again with NEW, in the
+// background (ResealPersonKeys): a table of millions of contacts takes minutes, too long to hold
+// back readiness, and until it is done OLD still opens what it has not reached.
+
+// KeyedSealer is a ServerSealer that tells which key seals (the first of FUNNEL_SECRET_KEY):
+// infra/sealing.Sealer.
+type KeyedSealer interface {
+	ServerSealer
+	KeyIDs() []string
+}
+
+// resealBatch bounds the keys one transaction of ResealPersonKeys reads and seals again, and so
+// what it holds in memory and how long it holds their rows: about 3 ms of sealing a batch.
+const resealBatch = 500
+
+// Resealed is what ResealPersonKeys did: Resealed keys sealed again with the first key, and
+// Unopened keys that no configured key opens (sealed with a key dropped before they were sealed
+// again, or lost): those stay as they are, and their persons' values read as null.
+type Resealed struct {
+	Resealed, Unopened int
+}
+
+// afterResealRead, when set (tests), runs after each batch of ResealPersonKeys read its keys and
+// before it writes them: where an erasure would race it.
+var afterResealRead func()
+
+// ResealPersonKeys seals again with server's first key every person key sealed with another of
+// its keys, until a pass over the table finds none it can open (so that keys a process still
+// sealing with OLD stored behind the pass are caught by the next). It is idempotent, and cheap
+// when there is nothing to do: one scan of the table.
+//
+// Safe beside other processes and erasures: each batch reads its rows inside its write
+// transaction, locked (FOR UPDATE SKIP LOCKED on PostgreSQL: rows another process is sealing
+// again or erasing are left to it; SQLite's one writer serializes it with every other write), and
+// replaces only a row still as it was read, so a key an erasure destroyed (NULL) is never written
+// back.
+func ResealPersonKeys(ctx context.Context, db *sqldb.DB, server KeyedSealer) (Resealed, error) {
+	current := "v1." + server.KeyIDs()[0] + ".%"
+	var total Resealed
+	for {
+		pass, found, err := resealPass(ctx, db, server, current)
+		total.Resealed += pass.Resealed
+		total.Unopened = pass.Unopened
+		if err != nil || found == 0 {
+			return total, err
+		}
+	}
+}
+
+// resealPass goes over person_keys once, a batch at a time, in contact id order; found counts the
+// keys it could open and meant to seal again (sealed by now with the first key, by it or by
+// another process, or erased).
+func resealPass(ctx context.Context, db *sqldb.DB, server KeyedSealer, current string) (done Resealed, found int, err error) {
+	after := ""
+	for {
+		batch, err := resealBatchAfter(ctx, db, server, current, after)
+		done.Resealed += batch.resealed
+		done.Unopened += batch.unopened
+		found += batch.found
+		if err != nil || batch.last == "" {
+			return done, found, err
+		}
+		after = batch.last
+	}
+}
+
+// resealedBatch is what one batch did; last is the greatest contact id it read ("": the table
+// holds no more keys to seal again after the batch's start).
+type resealedBatch struct {
+	last                      string
+	found, resealed, unopened int
+}
+
+// resealBatchAfter seals again, in one write transaction, the first resealBatch keys after the
+// contact id after that are sealed with another key than the first.
+func resealBatchAfter(ctx context.Context, db *sqldb.DB, server KeyedSealer, current, after string) (resealedBatch, error) {
+	var b resealedBatch
+	tx, err := db.Write.BeginTx(ctx, nil)
+	if err != nil {
+		return b, fmt.Errorf("eventstore: seal persons' keys again: %w", err)
+	}
+	defer tx.Rollback()
+	lock := ""
+	if db.Dialect == sqldb.Postgres {
+		lock = " FOR UPDATE SKIP LOCKED"
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT contact_id, sealed_key FROM person_keys
+		WHERE contact_id > $1 AND sealed_key IS NOT NULL AND sealed_key NOT LIKE $2
+		ORDER BY contact_id LIMIT `+fmt.Sprint(resealBatch)+lock, after, current)
+	if err != nil {
+		return b, fmt.Errorf("eventstore: read persons' keys to seal again: %w", err)
+	}
+	var values []string
+	var args []any
+	for rows.Next() {
+		var id, sealed string
+		if err := rows.Scan(&id, &sealed); err != nil {
+			rows.Close()
+			return b, fmt.Errorf("eventstore: read persons' keys to seal again: %w", err)
+		}
+		b.last = id
+		key, err := server.Open(sealed, personKeyData(id))
+		if err != nil {
+			b.unopened++
+			continue
+		}
+		again, err := server.Seal(key, personKeyData(id))
+		if err != nil {
+			rows.Close()
+			return b, fmt.Errorf("eventstore: seal the key of %s again: %w", id, err)
+		}
+		b.found++
+		values = append(values, "("+sqldb.Placeholders(db.Dialect, len(args)+1, 3)+")")
+		args = append(args, id, sealed, again)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return b, fmt.Errorf("eventstore: read persons' keys to seal again: %w", err)
+	}
+	if afterResealRead != nil {
+		afterResealRead()
+	}
+	if len(values) > 0 {
+		// Only a row still as it was read: an erasure's NULL stays NULL.
+		res, err := tx.ExecContext(ctx, `UPDATE person_keys SET sealed_key = v.column3
+			FROM (VALUES `+strings.Join(values, ", ")+`) AS v
+			WHERE person_keys.contact_id = v.column1 AND person_keys.sealed_key = v.column2`, args...)
+		if err != nil {
+			return b, fmt.Errorf("eventstore: seal persons' keys again: %w", err)
+		}
+		n, _ := res.RowsAffected()
+		b.resealed = int(n)
+	}
+	if err := tx.Commit(); err != nil {
+		return b, fmt.Errorf("eventstore: seal persons' keys again: %w", err)
+	}
+	return b, nil
+}

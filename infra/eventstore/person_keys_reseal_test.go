@@ -1,0 +1,124 @@
+package eventstore_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/funnelhq/funnel/domain"
+	"github.com/funnelhq/funnel/infra/eventstore"
+	"github.com/funnelhq/funnel/infra/sealing"
+	"github.com/funnelhq/funnel/infra/sealing/sealingtest"
+	"github.com/funnelhq/funnel/infra/sqldb"
+	"github.com/funnelhq/funnel/infra/sqldb/sqldbtest"
+)
+
+// rotatedSealer is the sealer of FUNNEL_SECRET_KEY=keys (a comma-separated list, the first seals).
+func rotatedSealer(t *testing.T, keys string) *sealing.Sealer {
+	t.Helper()
+	parsed, err := sealing.ParseKeys(keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := sealing.New(parsed...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// sealedKeyOf is a contact's row of person_keys: its sealed key, and whether it is erased.
+func sealedKeyOf(t *testing.T, db *sqldb.DB, contactID string) (string, bool) {
+	t.Helper()
+	var sealed *string
+	var erasedAt *int64
+	if err := db.Read.QueryRowContext(context.Background(), `SELECT sealed_key, erased_at FROM person_keys WHERE contact_id = $1`, contactID).Scan(&sealed, &erasedAt); err != nil {
+		t.Fatal(err)
+	}
+	if sealed == nil {
+		return "", erasedAt != nil
+	}
+	return *sealed, erasedAt != nil
+}
+
+// A contact erased while the keys are sealed again after a rotation stays erased: a batch that
+// read its key before the erasure destroyed it does not write it back, and its values stay null;
+// the other contact's key is sealed with the new server key, and its values open without the old
+// one. On PostgreSQL the erasure runs on another connection during the batch, as another process
+// would.
+func TestAResealRacingAnErasureDoesNotResurrectTheKey(t *testing.T) {
+	sqldbtest.Run(t, func(t *testing.T, dialect sqldb.Dialect) {
+		ctx := context.Background()
+		db := sqldbtest.Open(t, dialect)
+		oldKey, oldSealer := sealingtest.NewKey(t)
+		newKey, _ := sealingtest.NewKey(t)
+		before := eventstore.New(db)
+		t.Cleanup(before.Close)
+		before.SealPersonalData(oldSealer)
+		for _, id := range []string{"ct_erased", "ct_kept"} {
+			if _, err := before.Append(ctx, meta, domain.StreamAppend{StreamID: id, Events: []domain.Event{
+				domain.ContactCreated{ContactID: id, AccountID: "acc_test", Email: id + "@example.com"}}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+
+		rotated := rotatedSealer(t, newKey+","+oldKey)
+		during := eventstore.New(db)
+		t.Cleanup(during.Close)
+		during.SealPersonalData(rotated)
+		erased := make(chan error, 1)
+		*eventstore.AfterResealRead = func() {
+			*eventstore.AfterResealRead = nil
+			go func() {
+				_, err := during.Append(ctx, meta, domain.StreamAppend{StreamID: "ct_erased", ExpectedVersion: 1,
+					Events: []domain.Event{domain.ContactErased{ContactID: "ct_erased", AccountID: "acc_test", ErasedAt: time.Now()}}})
+				erased <- err
+			}()
+			select { // the erasure commits, or waits for the batch's rows
+			case err := <-erased:
+				erased <- err
+			case <-time.After(300 * time.Millisecond):
+			}
+		}
+		t.Cleanup(func() { *eventstore.AfterResealRead = nil })
+		did, err := eventstore.ResealPersonKeys(ctx, db, rotated)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := <-erased; err != nil {
+			t.Fatalf("the erasure: %v", err)
+		}
+		if sealed, isErased := sealedKeyOf(t, db, "ct_erased"); sealed != "" || !isErased {
+			t.Fatalf("the erased contact's key after the reseal: %q (erased %v), want none", sealed, isErased)
+		}
+		newID := rotated.KeyIDs()[0]
+		if sealed, _ := sealedKeyOf(t, db, "ct_kept"); !strings.HasPrefix(sealed, "v1."+newID+".") {
+			t.Fatalf("the kept contact's key is %q, want it sealed with %s (%+v)", sealed, newID, did)
+		}
+
+		// OLD dropped: the kept contact's values open, the erased one's read null.
+		after := eventstore.New(db)
+		t.Cleanup(after.Close)
+		after.SealPersonalData(rotatedSealer(t, newKey))
+		for id, want := range map[string]any{"ct_kept": "ct_kept@example.com", "ct_erased": nil} {
+			events, err := after.ReadContactHistory(ctx, "acc_test", id, 0, 10)
+			if err != nil {
+				t.Fatalf("history of %s without the old key: %v", id, err)
+			}
+			var data map[string]any
+			if err := json.Unmarshal(events[0].Data, &data); err != nil {
+				t.Fatal(err)
+			}
+			if data["email"] != want {
+				t.Errorf("%s reads email %v, want %v", id, data["email"], want)
+			}
+		}
+
+		// Again: nothing left to do.
+		if again, err := eventstore.ResealPersonKeys(ctx, db, rotated); err != nil || again != (eventstore.Resealed{}) {
+			t.Fatalf("a second reseal: %+v, %v", again, err)
+		}
+	})
+}
