@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/funnelhq/funnel/infra/sqldb"
 )
@@ -55,10 +56,39 @@ func ResealPersonKeys(ctx context.Context, db *sqldb.DB, server KeyedSealer) (Re
 		pass, found, err := resealPass(ctx, db, server, current)
 		total.Resealed += pass.Resealed
 		total.Unopened = pass.Unopened
-		if err != nil || found == 0 {
+		if err != nil {
 			return total, err
 		}
+		if found > 0 {
+			continue
+		}
+		// A pass that found nothing may have passed over rows another process held (SKIP
+		// LOCKED), which that process's batch may then have rolled back: done only once no key
+		// is left under another key but those no key opens.
+		left, err := keysUnderAnotherKey(ctx, db, current)
+		if err != nil || left <= pass.Unopened {
+			return total, err
+		}
+		select {
+		case <-ctx.Done():
+			return total, ctx.Err()
+		case <-time.After(resealRetry):
+		}
 	}
+}
+
+// resealRetry is how long ResealPersonKeys waits before another pass over rows another process
+// held.
+const resealRetry = 200 * time.Millisecond
+
+// keysUnderAnotherKey counts the persons' keys sealed with another key than current, without
+// passing over any row.
+func keysUnderAnotherKey(ctx context.Context, db *sqldb.DB, current string) (int, error) {
+	var n int
+	if err := db.Read.QueryRowContext(ctx, `SELECT count(*) FROM person_keys WHERE sealed_key IS NOT NULL AND sealed_key NOT LIKE $1`, current).Scan(&n); err != nil {
+		return 0, fmt.Errorf("eventstore: count the persons' keys left to seal again: %w", err)
+	}
+	return n, nil
 }
 
 // resealPass goes over person_keys once, a batch at a time, in contact id order; found counts the

@@ -122,3 +122,40 @@ func TestAResealRacingAnErasureDoesNotResurrectTheKey(t *testing.T) {
 		}
 	})
 }
+
+// A reseal that meets a key another process holds (PostgreSQL: FOR UPDATE SKIP LOCKED passes over
+// it) is not done until that key is sealed again too: the other process's batch may roll back,
+// and "done" is the signal that the old server key may be dropped.
+// (PostgreSQL only: SQLite's one writer passes over no row.)
+func TestAResealIsNotDoneWhileAKeyItPassedOverIsLeft(t *testing.T) {
+	ctx := context.Background()
+	db := sqldbtest.Open(t, sqldb.Postgres)
+	oldKey, oldSealer := sealingtest.NewKey(t)
+	newKey, _ := sealingtest.NewKey(t)
+	before := eventstore.New(db)
+	t.Cleanup(before.Close)
+	before.SealPersonalData(oldSealer)
+	if _, err := before.Append(ctx, meta, domain.StreamAppend{StreamID: "ct_held", Events: []domain.Event{
+		domain.ContactCreated{ContactID: "ct_held", AccountID: "acc_test", Email: "held@example.com"}}}); err != nil {
+		t.Fatal(err)
+	}
+	// Another process's batch holds the row, then rolls back.
+	held, err := db.Write.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := held.ExecContext(ctx, `SELECT 1 FROM person_keys WHERE contact_id = 'ct_held' FOR UPDATE`); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		time.Sleep(500 * time.Millisecond)
+		_ = held.Rollback()
+	}()
+	rotated := rotatedSealer(t, newKey+","+oldKey)
+	if _, err := eventstore.ResealPersonKeys(ctx, db, rotated); err != nil {
+		t.Fatal(err)
+	}
+	if sealed, _ := sealedKeyOf(t, db, "ct_held"); !strings.HasPrefix(sealed, "v1."+rotated.KeyIDs()[0]+".") {
+		t.Fatalf("the reseal was done with the held key still sealed with the old server key: %q", sealed)
+	}
+}
