@@ -27,8 +27,9 @@ func vacuumMigration() *goose.Migration {
 
 // vacuumOnce rewrites a SQLite file whole (VACUUM) while migration 25 is pending on it, and
 // empties the WAL that the rewrite went through. A file still to be created holds nothing stale.
-// It takes time proportional to the file's size and, for the copy, free disk space as large as
-// the file (docs/deployment.md). Samples of earlier releases' ANALYZE are deleted first (Analyze
+// It takes time proportional to the file's size and free disk space about twice the file's:
+// the copy in SQLite's temporary directory (Migrate keeps temporary storage on disk), then the
+// WAL it is written through (docs/deployment.md). Samples of earlier releases' ANALYZE are deleted first (Analyze
 // says why), so that the rewritten file never holds them.
 func (db *DB) vacuumOnce(ctx context.Context, provider *goose.Provider) error {
 	if db.Dialect != SQLite {
