@@ -12,10 +12,9 @@ import (
 	"github.com/funnelhq/funnel/infra/service/servicetest"
 )
 
-// garblingReceiver answers every request with a line that is not HTTP, of "ä" (two bytes each):
-// Go's client quotes it in its error (malformed HTTP response "äää…"), which the delivery log
-// keeps, cut to a few hundred bytes.
-func garblingReceiver(t *testing.T) string {
+// rawReceiver answers every request, once its headers are read, with answer as it is, bytes
+// that need not be HTTP, and closes the connection.
+func rawReceiver(t *testing.T, answer string) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -37,11 +36,18 @@ func garblingReceiver(t *testing.T) string {
 						break
 					}
 				}
-				_, _ = c.Write([]byte(strings.Repeat("ä", 400) + "\r\n\r\n"))
+				_, _ = c.Write([]byte(answer))
 			}()
 		}
 	}()
 	return "http://" + l.Addr().String()
+}
+
+// garblingReceiver answers every request with a line that is not HTTP, of "ä" (two bytes each):
+// Go's client quotes it in its error (malformed HTTP response "äää…"), which the delivery log
+// keeps, cut to a few hundred bytes.
+func garblingReceiver(t *testing.T) string {
+	return rawReceiver(t, strings.Repeat("ä", 400)+"\r\n\r\n")
 }
 
 // The error of an attempt quotes what the receiver answered, cut to fit the log. Cut in the
@@ -86,32 +92,7 @@ func TestAnAttemptWhoseAnswerIsGarbledIsRecorded(t *testing.T) {
 // them per answer, so a receiver of the integrator's choosing could hold that much of the
 // service's memory for each delivery in flight.
 func headerFloodingReceiver(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				r := bufio.NewReader(c)
-				for {
-					line, err := r.ReadString('\n')
-					if err != nil || line == "\r\n" {
-						break
-					}
-				}
-				_, _ = c.Write([]byte("HTTP/1.1 200 OK\r\nX-Flood: " + strings.Repeat("a", 1<<20) + "\r\nContent-Length: 0\r\n\r\n"))
-			}()
-		}
-	}()
-	return "http://" + l.Addr().String()
+	return rawReceiver(t, "HTTP/1.1 200 OK\r\nX-Flood: "+strings.Repeat("a", 1<<20)+"\r\nContent-Length: 0\r\n\r\n")
 }
 
 // An answer with more than 64 KiB of headers is a failed attempt, whatever its status, and says why.
