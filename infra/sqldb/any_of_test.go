@@ -92,3 +92,34 @@ func ids(ctx context.Context, db *sqldb.DB, query string, args []any) ([]string,
 	}
 	return out, rows.Err()
 }
+
+// AnyOf negated passes over the values, for none too (on PostgreSQL an absent list would be
+// NULL, and NOT (x = ANY(NULL)) selects nothing), and its parameter may stand before one of a
+// smaller number (on SQLite a bare ? would take the value of the one after the largest before it).
+func TestAnyOfNegatedBeforeAnEarlierParameter(t *testing.T) {
+	sqldbtest.Run(t, func(t *testing.T, d sqldb.Dialect) {
+		ctx := context.Background()
+		db := sqldbtest.Open(t, d)
+		if _, err := db.Write.Exec(`CREATE TABLE any_rows (id TEXT PRIMARY KEY, kind TEXT NOT NULL)`); err != nil {
+			t.Fatal(err)
+		}
+		if err := sqldb.ExecRows(ctx, db.Write, d, `INSERT INTO any_rows (id, kind) VALUES `, "",
+			[][]any{{"r1", "even"}, {"r2", "odd"}, {"r3", "even"}, {"r4", "even"}}); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []struct {
+			except []string
+			want   []string
+		}{{nil, []string{"r1", "r3"}}, {[]string{"r1"}, []string{"r3", "r4"}}} {
+			cond, args := sqldb.AnyOf(d, "id", 3, c.except)
+			query := `SELECT id FROM any_rows WHERE kind = $1 AND NOT (` + cond + `) ORDER BY id LIMIT $2`
+			got, err := ids(ctx, db, query, append([]any{"even", 2}, args...))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(got, c.want) {
+				t.Errorf("passing over %v: %v, want %v", c.except, got, c.want)
+			}
+		}
+	})
+}
