@@ -156,12 +156,7 @@ func analyzeDeliveries(t *testing.T, conn *sql.Conn, dialect sqldb.Dialect) {
 func checkClaimPlans(t *testing.T, conn *sql.Conn, dialect sqldb.Dialect, state string) {
 	t.Helper()
 	for _, plan := range explainClaim(t, conn, dialect, claimStatement(dialect)) {
-		bad := strings.Contains(plan, "Sort") || strings.Contains(plan, "Seq Scan") || strings.Contains(plan, "Bitmap") ||
-			strings.Contains(plan, "Anti Join") || strings.Contains(plan, "TEMP B-TREE") || sqliteScan(plan)
-		if dialect == sqldb.Postgres && !strings.Contains(plan, "Tid Scan") {
-			bad = true // the rows the walk locked are not updated by their address
-		}
-		if bad || !strings.Contains(plan, "webhook_deliveries_pending_due") || !strings.Contains(plan, "webhook_deliveries_pending_ordered") {
+		if badClaimPlan(plan, dialect) || !strings.Contains(plan, "webhook_deliveries_pending_due") || !strings.Contains(plan, "webhook_deliveries_pending_ordered") {
 			t.Errorf("%s: the claim does not walk the pending indexes:\n%s", state, plan)
 		}
 	}
@@ -195,18 +190,35 @@ func checkClaimTakesHeads(t *testing.T, conn *sql.Conn, dialect sqldb.Dialect) {
 
 // explainClaim returns the plans of the claim: SQLite's, or PostgreSQL's custom and generic ones.
 func explainClaim(t *testing.T, conn *sql.Conn, dialect sqldb.Dialect, statement string) []string {
+	return explainClaimWith(t, conn, dialect, statement)
+}
+
+// explainClaimWith is explainClaim of a statement with parameters after the claim's three: more
+// holds each one's type on PostgreSQL and its value, as sqldb.AnyOf makes it for an array.
+func explainClaimWith(t *testing.T, conn *sql.Conn, dialect sqldb.Dialect, statement string, more ...[2]any) []string {
 	t.Helper()
 	ctx := context.Background()
-	if dialect == sqldb.SQLite {
-		return []string{sqldbtest.Plan(t, conn, `EXPLAIN QUERY PLAN `+statement, 3, 9000, 6000, 16)}
+	args, types, literals := []any{9000, 6000, 16}, []string{"bigint", "bigint", "bigint"}, []string{"9000", "6000", "16"}
+	for _, m := range more {
+		args = append(args, m[1])
+		types = append(types, m[0].(string))
+		switch v := m[1].(type) {
+		case []string:
+			literals = append(literals, "'{"+strings.Join(v, ",")+"}'")
+		default:
+			literals = append(literals, fmt.Sprintf("'%v'", v))
+		}
 	}
-	custom := sqldbtest.Plan(t, conn, `EXPLAIN `+statement, 0, 9000, 6000, 16)
-	for _, stmt := range []string{`SET plan_cache_mode = force_generic_plan`, `PREPARE claim (bigint, bigint, bigint) AS ` + statement} {
+	if dialect == sqldb.SQLite {
+		return []string{sqldbtest.Plan(t, conn, `EXPLAIN QUERY PLAN `+statement, 3, args...)}
+	}
+	custom := sqldbtest.Plan(t, conn, `EXPLAIN `+statement, 0, args...)
+	for _, stmt := range []string{`SET plan_cache_mode = force_generic_plan`, `PREPARE claim (` + strings.Join(types, ", ") + `) AS ` + statement} {
 		if _, err := conn.ExecContext(ctx, stmt); err != nil {
 			t.Fatalf("%s: %v", stmt, err)
 		}
 	}
-	generic := sqldbtest.Plan(t, conn, fmt.Sprintf(`EXPLAIN EXECUTE claim (%d, %d, %d)`, 9000, 6000, 16), 0)
+	generic := sqldbtest.Plan(t, conn, `EXPLAIN EXECUTE claim (`+strings.Join(literals, ", ")+`)`, 0)
 	for _, stmt := range []string{`DEALLOCATE claim`, `RESET plan_cache_mode`} {
 		if _, err := conn.ExecContext(ctx, stmt); err != nil {
 			t.Fatalf("%s: %v", stmt, err)
@@ -220,7 +232,8 @@ func explainClaim(t *testing.T, conn *sql.Conn, dialect sqldb.Dialect, statement
 func sqliteScan(plan string) bool {
 	for _, line := range strings.Split(plan, "\n") {
 		line = strings.TrimSpace(line)
-		if strings.HasPrefix(line, "SCAN") && !strings.Contains(line, "USING") && line != "SCAN CONSTANT ROW" {
+		if strings.HasPrefix(line, "SCAN") && !strings.Contains(line, "USING") && line != "SCAN CONSTANT ROW" &&
+			!strings.HasPrefix(line, "SCAN json_each") { // a list of values (sqldb.AnyOf)
 			return true
 		}
 	}
@@ -270,4 +283,88 @@ func TestClaimTakesOneHeadPerPosition(t *testing.T) {
 			t.Fatalf("once the heads succeeded the claim took %v, want the replay and the second delivery", got)
 		}
 	})
+}
+
+// While an account is slow its deliveries are claimed apart (sendSlots). The claim of every other
+// account passes them over along the same pending indexes; the slow account's own claim walks
+// webhook_deliveries_pending_by_account and reads no other account's deliveries; whatever the
+// statistics say. Each takes the heads it should: the other account's oldest, though the slow
+// one's are older, and the slow account's oldest, though they sit behind nothing else here.
+func TestSharedClaimsWalkTheirIndexes(t *testing.T) {
+	sqldbtest.Run(t, func(t *testing.T, dialect sqldb.Dialect) {
+		conn := claimTable(t, dialect)
+		fillDeliveries(t, conn, 1, 20000, "succeeded")
+		analyzeDeliveries(t, conn, dialect)
+		fillDeliveries(t, conn, 10001, 20000, "pending")
+		// The newest 100 pending deliveries are another account's.
+		if _, err := conn.ExecContext(context.Background(), `UPDATE webhook_deliveries SET account_id = 'acc_2', subscription_id = 'wh_2'
+			WHERE status = 'pending' AND event_position > 19900`); err != nil {
+			t.Fatal(err)
+		}
+		arrayType := map[sqldb.Dialect]string{sqldb.Postgres: "text[]", sqldb.SQLite: ""}[dialect]
+		anyOf := func(values ...string) any {
+			_, args := sqldb.AnyOf(dialect, "x", 1, values)
+			return args[0]
+		}
+		for _, state := range []string{"statistics from before the deliveries", "current statistics"} {
+			if state == "current statistics" {
+				analyzeDeliveries(t, conn, dialect)
+			}
+			for _, plan := range explainClaimWith(t, conn, dialect, claimExceptStatement(dialect), [2]any{arrayType, anyOf("acc_1")}) {
+				if badClaimPlan(plan, dialect) || !strings.Contains(plan, "webhook_deliveries_pending_due") {
+					t.Errorf("%s: the claim passing over slow accounts does not walk the pending indexes:\n%s", state, plan)
+				}
+			}
+			for _, plan := range explainClaimWith(t, conn, dialect, claimForAccountStatement(dialect), [2]any{"text", "acc_2"}, [2]any{arrayType, anyOf()}) {
+				if badClaimPlan(plan, dialect) || !strings.Contains(plan, "webhook_deliveries_pending_by_account") {
+					t.Errorf("%s: the claim of a slow account does not walk its own pending deliveries:\n%s", state, plan)
+				}
+			}
+		}
+
+		positions := func(query string, args ...any) []int64 {
+			t.Helper()
+			rows, err := conn.QueryContext(context.Background(), query+` RETURNING event_position`, args...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rows.Close()
+			var got []int64
+			for rows.Next() {
+				var p int64
+				if err := rows.Scan(&p); err != nil {
+					t.Fatal(err)
+				}
+				got = append(got, p)
+			}
+			if err := rows.Err(); err != nil {
+				t.Fatal(err)
+			}
+			slices.Sort(got)
+			return got
+		}
+		span := func(from, to int64) (out []int64) {
+			for p := from; p <= to; p++ {
+				out = append(out, p)
+			}
+			return out
+		}
+		if got := positions(claimExceptStatement(dialect), 9000, 6000, 16, anyOf("acc_1")); !slices.Equal(got, span(19901, 19916)) {
+			t.Errorf("the claim passing over acc_1 took positions %v, want acc_2's oldest, 19901-19916", got)
+		}
+		if got := positions(claimForAccountStatement(dialect), 9000, 6000, 16, "acc_1", anyOf("wh_other")); !slices.Equal(got, span(10001, 10016)) {
+			t.Errorf("the claim of acc_1 took positions %v, want its oldest, 10001-10016", got)
+		}
+		if got := positions(claimForAccountStatement(dialect), 9000, 6000, 16, "acc_1", anyOf("wh_1")); len(got) != 0 {
+			t.Errorf("the claim of acc_1 passing over its only subscription took positions %v", got)
+		}
+	})
+}
+
+// badClaimPlan tells a plan of a claim that sorts, reads a whole table or every pending delivery,
+// or (on PostgreSQL) does not update the rows it locked by their address.
+func badClaimPlan(plan string, dialect sqldb.Dialect) bool {
+	bad := strings.Contains(plan, "Sort") || strings.Contains(plan, "Seq Scan") || strings.Contains(plan, "Bitmap") ||
+		strings.Contains(plan, "Anti Join") || strings.Contains(plan, "TEMP B-TREE") || sqliteScan(plan)
+	return bad || dialect == sqldb.Postgres && !strings.Contains(plan, "Tid Scan")
 }

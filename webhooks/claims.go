@@ -66,16 +66,44 @@ type claimed struct {
 // committed after this statement began is locked at its newest version, whose address the
 // statement's snapshot does not see; it is left unclaimed, for the next claim.
 func claimStatement(dialect sqldb.Dialect) string {
-	if dialect == sqldb.Postgres {
-		return `UPDATE webhook_deliveries SET claimed_until = $1
-			WHERE ctid = ANY(ARRAY(SELECT d.ctid ` + claimWalk + ` FOR UPDATE OF d SKIP LOCKED))`
-	}
-	return `UPDATE webhook_deliveries SET claimed_until = $1 WHERE id IN (SELECT d.id ` + claimWalk + `)`
+	return claimWhere(dialect, "")
 }
 
-// claimWalk finds up to $3 deliveries due at $2, in the order they are sent (claimStatement).
-const claimWalk = `FROM webhook_deliveries d
-		WHERE d.status = 'pending' AND d.next_attempt_at <= $2 AND d.claimed_until < $2
+// claimExceptStatement is claimStatement passing over the deliveries of the accounts in $4 (the
+// slow ones, sendSlots): their rows are read and left, so a claim costs their due deliveries
+// more, and only while an account is slow (Run paces it). The list is matched on account_id || ”,
+// an expression PostgreSQL keeps no statistics of: on the column, once statistics showed the slow
+// account's backlog, it expected the condition to leave a row or two, and read every due
+// delivery through a bitmap to sort them rather than walk the index in order.
+func claimExceptStatement(dialect sqldb.Dialect) string {
+	except, _ := sqldb.AnyOf(dialect, "d.account_id || ''", 4, nil)
+	return claimWhere(dialect, "AND NOT ("+except+")")
+}
+
+// claimForAccountStatement is claimStatement for the one account $4, passing over its
+// subscriptions in $5 (those with their share in flight, sendSlots). It walks
+// webhook_deliveries_pending_by_account, in the same order, and reads no other account's rows:
+// event_position > 0 is that index's condition (migration 26), and subscription_id || ” hides
+// the list from the statistics as in claimExceptStatement.
+func claimForAccountStatement(dialect sqldb.Dialect) string {
+	full, _ := sqldb.AnyOf(dialect, "d.subscription_id || ''", 5, nil)
+	return claimWhere(dialect, "AND d.account_id = $4 AND d.event_position > 0 AND NOT ("+full+")")
+}
+
+// claimWhere is the claim of the deliveries claimWalk finds, with a further condition.
+func claimWhere(dialect sqldb.Dialect, condition string) string {
+	if dialect == sqldb.Postgres {
+		return `UPDATE webhook_deliveries SET claimed_until = $1
+			WHERE ctid = ANY(ARRAY(SELECT d.ctid ` + claimWalk(condition) + ` FOR UPDATE OF d SKIP LOCKED))`
+	}
+	return `UPDATE webhook_deliveries SET claimed_until = $1 WHERE id IN (SELECT d.id ` + claimWalk(condition) + `)`
+}
+
+// claimWalk finds up to $3 deliveries due at $2 that meet condition, in the order they are sent
+// (claimStatement).
+func claimWalk(condition string) string {
+	return `FROM webhook_deliveries d
+		WHERE d.status = 'pending' AND d.next_attempt_at <= $2 AND d.claimed_until < $2 ` + condition + `
 		  AND (d.ordering_key = '' OR NOT EXISTS (
 			SELECT 1 FROM webhook_deliveries e
 			WHERE e.subscription_id = d.subscription_id AND e.ordering_key = d.ordering_key
@@ -84,16 +112,79 @@ const claimWalk = `FROM webhook_deliveries d
 			    OR (e.created_at = d.created_at AND e.id < d.id))))
 		ORDER BY d.next_attempt_at, d.event_position
 		LIMIT (SELECT CAST($3 AS BIGINT))`
+}
 
-// claim takes up to n due deliveries for a lease. A delivery waits while an earlier one with the
-// same ordering key to the same subscription is still pending (decisions.md: per-resource order).
+// claim takes up to n due deliveries for a lease, oldest first. A delivery waits while an earlier
+// one with the same ordering key to the same subscription is still pending (decisions.md:
+// per-resource order).
 func (d *Dispatcher) claim(ctx context.Context, n int) ([]claimed, error) {
+	batch, err := d.claimRows(ctx, claimStatement(d.db.Dialect), n)
+	if err != nil {
+		return nil, err
+	}
+	return d.attach(ctx, batch)
+}
+
+// claimShared is claim when some accounts are slow (sendSlots): every other account's deliveries
+// first, up to n, then each slow account's, within its room. It reports whether the first claim
+// took all it asked for (more may be due).
+func (d *Dispatcher) claimShared(ctx context.Context, n int, slots *sendSlots, slow []string) (batch []claimed, full bool, err error) {
+	_, except := sqldb.AnyOf(d.db.Dialect, "d.account_id", 4, slow) // claimExceptStatement's $4
+	batch, err = d.claimRows(ctx, claimExceptStatement(d.db.Dialect), n, except...)
+	if err != nil {
+		return nil, false, err
+	}
+	full = len(batch) == n
+	for _, account := range slow {
+		taken, err := d.claimSlowAccount(ctx, account, min(slots.roomOf(account), n-len(batch)), slots)
+		if err != nil {
+			d.release(batch)
+			return nil, false, err
+		}
+		batch = append(batch, taken...)
+	}
+	batch, err = d.attach(ctx, batch)
+	return batch, full, err
+}
+
+// claimSlowAccount claims up to room deliveries of a slow account, oldest first, none of a
+// subscription beyond its share: each statement asks for no more than the busiest of the
+// subscriptions it may take from has left, so that an account's slow subscription, oldest in the
+// queue, does not take its other subscriptions' slots.
+func (d *Dispatcher) claimSlowAccount(ctx context.Context, account string, room int, slots *sendSlots) ([]claimed, error) {
+	var batch []claimed
+	taking := map[string]int{} // by subscription, in batch
+	for room > 0 {
+		full, busiest := slots.fullSubscriptions(account, taking)
+		ask := min(room, slots.subscriptionShare-busiest)
+		_, subs := sqldb.AnyOf(d.db.Dialect, "d.subscription_id", 5, full) // claimForAccountStatement's $5
+		taken, err := d.claimRows(ctx, claimForAccountStatement(d.db.Dialect), ask, account, subs[0])
+		if err != nil {
+			d.release(batch)
+			return nil, err
+		}
+		for _, c := range taken {
+			taking[c.subscriptionID]++
+		}
+		batch, room = append(batch, taken...), room-len(taken)
+		if len(taken) < ask {
+			slots.moreDue[account] = false
+			return batch, nil
+		}
+	}
+	slots.moreDue[account] = true // not asked for more: some may be due
+	return batch, nil
+}
+
+// claimRows runs a claim statement for up to n deliveries, with its arguments after the first
+// three, and opens the bodies stored sealed.
+func (d *Dispatcher) claimRows(ctx context.Context, statement string, n int, more ...any) ([]claimed, error) {
 	now := d.cfg.Now().UnixMilli()
 	until := now + d.lease.Milliseconds()
 	// Prepared once on SQLite, which parses a statement's text every time it runs.
-	rows, err := sqldb.Query(ctx, d.db.Write, claimStatement(d.db.Dialect)+`
+	rows, err := sqldb.Query(ctx, d.db.Write, statement+`
 		RETURNING id, account_id, subscription_id, event_type, ordering_key, body, body_sealed, attempts, max_attempts`,
-		until, now, n)
+		append([]any{until, now, n}, more...)...)
 	if err != nil {
 		return nil, fmt.Errorf("webhooks: claim: %w", err)
 	}
@@ -115,16 +206,21 @@ func (d *Dispatcher) claim(ctx context.Context, n int) ([]claimed, error) {
 	if err := rows.Close(); err != nil {
 		return nil, fmt.Errorf("webhooks: claim: %w", err)
 	}
-	if len(out) == 0 {
+	return out, nil
+}
+
+// attach reads the claimed deliveries' subscriptions (attachSubscriptions).
+func (d *Dispatcher) attach(ctx context.Context, batch []claimed) ([]claimed, error) {
+	if len(batch) == 0 {
 		return nil, nil
 	}
-	if err := d.attachSubscriptions(ctx, out); err != nil {
+	if err := d.attachSubscriptions(ctx, batch); err != nil {
 		// Without its target nothing can be sent: hand the claims back, to be sent on the next
 		// claim, rather than leave them to lapse or mistake them for deliveries to give up.
-		d.release(out)
+		d.release(batch)
 		return nil, err
 	}
-	return out, nil
+	return batch, nil
 }
 
 // openBody opens a body the projector stored sealed (it carries a secret), for this delivery's

@@ -9,6 +9,9 @@ import "time"
 //   - Timeout: an answer must come within it; 10 s.
 //   - Concurrency: deliveries in flight at once, per process; 64.
 //   - Poll: how often due retries (of other processes too) are looked for; 250 ms.
+//   - SlowAfter: a send still waiting for its answer after this long is slow, and its account's
+//     deliveries are then sent a few at a time (sendSlots); 2 s, or half of Timeout when that is
+//     shorter.
 //   - Schedule.Base and Schedule.Cap: the retry backoff; 60 s and 24 h, as
 //     FUNNEL_WEBHOOK_BACKOFF_BASE and FUNNEL_WEBHOOK_BACKOFF_CAP default to.
 //   - Now: the clock of the retry schedule (when an attempt was made, when the next one is due,
@@ -24,6 +27,7 @@ type Config struct {
 	Timeout     time.Duration
 	Concurrency int
 	Poll        time.Duration
+	SlowAfter   time.Duration
 	Now         func() time.Time
 }
 
@@ -32,6 +36,7 @@ const (
 	defaultTimeout     = 10 * time.Second
 	defaultConcurrency = 64
 	defaultPoll        = 250 * time.Millisecond
+	defaultSlowAfter   = 2 * time.Second
 )
 
 // The default retry schedule, which FUNNEL_WEBHOOK_BACKOFF_BASE and _CAP also default to.
@@ -50,6 +55,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Poll <= 0 {
 		c.Poll = defaultPoll
+	}
+	if c.SlowAfter <= 0 {
+		c.SlowAfter = min(defaultSlowAfter, c.Timeout/2)
 	}
 	if c.Schedule.Base <= 0 {
 		c.Schedule.Base = DefaultBackoffBase

@@ -15,7 +15,7 @@ import (
 )
 
 // A dispatcher given only a target policy takes the documented defaults, and delivers: a zero
-// concurrency, timeout, poll or backoff does not silently send nothing.
+// concurrency, timeout, poll, slow threshold or backoff does not silently send nothing.
 func TestADispatcherWithAZeroConfigDelivers(t *testing.T) {
 	sqldbtest.Run(t, func(t *testing.T, d sqldb.Dialect) {
 		got := make(chan struct{}, 10)
@@ -25,7 +25,7 @@ func TestADispatcherWithAZeroConfigDelivers(t *testing.T) {
 		disp := NewDispatcher(db, Config{Policy: TargetPolicy{AllowPrivate: true}}, testSealer(t),
 			func(context.Context, string, string, string) error { return nil }, &countingObserver{}, zap.NewNop())
 		want := Config{Schedule: Schedule{Base: time.Minute, Cap: 24 * time.Hour}, Policy: TargetPolicy{AllowPrivate: true},
-			Timeout: 10 * time.Second, Concurrency: 64, Poll: 250 * time.Millisecond}
+			Timeout: 10 * time.Second, Concurrency: 64, Poll: 250 * time.Millisecond, SlowAfter: 2 * time.Second}
 		if disp.cfg.Now == nil {
 			t.Error("config with defaults has no clock")
 		}

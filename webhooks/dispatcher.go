@@ -74,16 +74,19 @@ func (d *Dispatcher) Wake() {
 
 // Run sends deliveries until ctx ends, then waits for the ones in flight. Claiming and
 // recording run apart: a slow record transaction never holds up the next claim. A delivery stays
-// claimed until its attempt is recorded, so it cannot be sent twice meanwhile.
+// claimed until its attempt is recorded, so it cannot be sent twice meanwhile. The send slots are
+// shared out so that slow receivers hold only a few (sendSlots).
 func (d *Dispatcher) Run(ctx context.Context) error {
+	slots := newSendSlots(d.cfg.Concurrency)
 	results := make(chan outcome, d.cfg.Concurrency)
-	freed := make(chan struct{}, d.cfg.Concurrency)
+	// Each send reports at most twice (slow, then done): room for all of them, so that a send's
+	// timer never waits on the loop.
+	events := make(chan flightEvent, 2*(slots.size+slots.slowPool))
 	recorded := make(chan struct{})
 	go func() {
 		defer close(recorded)
 		d.recordResults(ctx, results)
 	}()
-	inflight := 0
 	ticker := time.NewTicker(d.cfg.Poll)
 	defer ticker.Stop()
 	// retryTimer fires when the soonest retry this dispatcher scheduled is due; the ticker
@@ -91,40 +94,47 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 	retryTimer := time.NewTimer(time.Hour)
 	defer retryTimer.Stop()
 	var retryAt time.Time // when retryTimer fires; zero once it has
-	// Claim when something may have become due (a wake, a tick, a retry), or when half the
-	// sends finished and the last claim took all it could (more may be due): claiming on every
-	// finished send would cost a query per delivery, most finding nothing. New deliveries,
-	// claims handed back, a finished delivery that held the next of its ordering key back, and
-	// retries wake it; the ticker catches the rest.
+	// Claim when something may have become due (a wake, a tick, a retry), or when sends
+	// reported (reported): claiming on every finished send would cost a query per delivery, most
+	// finding nothing. New deliveries, claims handed back, a finished delivery that held the next
+	// of its ordering key back, and retries wake it; the ticker catches the rest.
 	mayClaim, lastFull := true, false
+	// While an account is slow, each claim reads its due deliveries to pass them over: claims are
+	// then paced, each waiting three times as long as the one before took, so that a slow
+	// account's backlog costs the database at most a quarter of its time, however often
+	// deliveries are added.
+	pace := time.NewTimer(time.Hour)
+	defer pace.Stop()
+	var pacedUntil time.Time
 	for {
-		if free := d.cfg.Concurrency - inflight; mayClaim && free > 0 && ctx.Err() == nil {
-			batch, err := d.claim(ctx, free)
-			if err != nil && ctx.Err() == nil {
-				d.log.Error("claim deliveries", zap.Error(err))
-			}
-			lastFull = len(batch) == free
-			for _, c := range batch {
-				inflight++
-				go func() {
-					results <- d.send(c)
-					freed <- struct{}{}
-				}()
+		if free := slots.free(); mayClaim && free > 0 && ctx.Err() == nil {
+			if wait := time.Until(pacedUntil); wait > 0 {
+				pace.Reset(wait)
+			} else {
+				batch, full, rest, err := d.claimFor(ctx, free, slots)
+				if err != nil && ctx.Err() == nil {
+					d.log.Error("claim deliveries", zap.Error(err))
+				}
+				lastFull, pacedUntil = full, time.Now().Add(rest)
+				for _, c := range batch {
+					d.start(slots.start(c), results, events)
+				}
 			}
 		}
-		if ctx.Err() != nil && inflight == 0 {
+		if ctx.Err() != nil && slots.sending() == 0 {
 			close(results)
 			<-recorded
 			return nil
 		}
 		mayClaim = false
 		select {
-		case <-freed:
-			inflight--
-			mayClaim = lastFull && inflight <= d.cfg.Concurrency/2
+		case e := <-events:
+			mayClaim = d.reported(e, slots, lastFull)
 		case <-d.wake:
 			mayClaim = true
 		case <-ticker.C:
+			mayClaim = true
+		case <-pace.C:
 			mayClaim = true
 		case <-retryTimer.C:
 			mayClaim, retryAt = true, time.Time{}
@@ -136,6 +146,55 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 			retryAt = due
 		}
 	}
+}
+
+// flightEvent is what a send tells the loop: that it has waited SlowAfter, or that it is done.
+type flightEvent struct {
+	flight *flight
+	done   bool
+}
+
+// reported takes in what a send reported, and returns whether to claim again: when half the
+// slots are free and the last claim took all it asked for, when a slow account's send ended and
+// more of its deliveries may be due, or when a send turning slow gave its slot back.
+func (d *Dispatcher) reported(e flightEvent, slots *sendSlots, lastFull bool) (claimAgain bool) {
+	if e.done {
+		moreDue := slots.finish(e.flight)
+		return moreDue || lastFull && slots.regular <= d.cfg.Concurrency/2
+	}
+	freed, newly := slots.turnSlow(e.flight, d.cfg.Now())
+	if newly {
+		d.log.Info("an account's webhook receivers are slow: its deliveries are sent a few at a time",
+			zap.String("account", e.flight.c.accountID), zap.String("subscription", e.flight.c.subscriptionID),
+			zap.Duration("waited", d.cfg.SlowAfter), zap.Int("at_once", slots.accountShare), zap.Duration("for", slots.remember))
+	}
+	return freed
+}
+
+// claimFor claims up to free deliveries: oldest first, or shared out when some accounts are slow
+// (sendSlots). It reports whether the claim took all it asked for of the accounts not slow, and
+// how long the next claim should wait (pacing, in Run).
+func (d *Dispatcher) claimFor(ctx context.Context, free int, slots *sendSlots) (batch []claimed, full bool, rest time.Duration, err error) {
+	if slow := slots.slowAccounts(d.cfg.Now()); len(slow) > 0 {
+		began := time.Now()
+		batch, full, err = d.claimShared(ctx, free, slots, slow)
+		return batch, full, 3 * time.Since(began), err
+	}
+	batch, err = d.claim(ctx, free)
+	return batch, len(batch) == free, 0, err
+}
+
+// start sends a claimed delivery, reporting to the loop if it is still waiting after SlowAfter
+// and when it is done.
+func (d *Dispatcher) start(f *flight, results chan<- outcome, events chan<- flightEvent) {
+	c := f.c
+	go func() {
+		slow := time.AfterFunc(d.cfg.SlowAfter, func() { events <- flightEvent{flight: f} })
+		r := d.send(c)
+		slow.Stop() // when it fired already, the loop finds the send done, or sees it before
+		results <- r
+		events <- flightEvent{flight: f, done: true}
+	}()
 }
 
 // recordResults records attempts as they come, in batches, until results is closed. stop ends

@@ -1,0 +1,160 @@
+package webhooks
+
+import (
+	"slices"
+	"time"
+)
+
+// sendSlots divides a process's send slots so that one account's slow receivers cannot hold them
+// all: without it the dispatcher took due deliveries oldest first, whoever they were for, and one
+// replay of a few thousand events to a receiver that never answers held every slot for as many
+// timeouts (docs/webhooks.md, "Slow receivers").
+//
+// A send takes one of Concurrency slots. A send still waiting for its answer after SlowAfter
+// gives its slot back and waits in the slow pool (four times as many: a waiting send costs a
+// goroutine and a connection, nothing of the database), and its account is slow for the next
+// minute. A slow account's deliveries are claimed apart (claimForAccount): at most
+// accountShare of them in flight from this process, at most subscriptionShare of one of its
+// subscriptions, wherever they sit in the queue; every other account's claim passes them over
+// (claimExcept). An account none of whose receivers is slow is claimed as before, oldest first,
+// with every slot free to it: a burst to one fast receiver still has the whole process.
+//
+// Only the dispatcher's loop uses it: it needs no lock.
+type sendSlots struct {
+	size, slowPool                  int
+	accountShare, subscriptionShare int
+	remember                        time.Duration
+
+	regular, slow  int // sends holding a slot, and sends in the slow pool
+	byAccount      map[string]int
+	bySubscription map[string]int
+	accountOf      map[string]string    // of the subscriptions in bySubscription
+	slowUntil      map[string]time.Time // the accounts known slow, until when
+	// moreDue: the last claim of a slow account took all its room, so more of its deliveries
+	// may be due when one of its sends ends.
+	moreDue map[string]bool
+}
+
+// flight is one send under way. Only the dispatcher's loop reads or changes it.
+type flight struct {
+	c    claimed
+	slow bool // moved to the slow pool
+	done bool
+}
+
+// How long an account stays slow after its last slow send.
+const rememberSlow = time.Minute
+
+// newSendSlots divides concurrency slots: a slow account gets a quarter of them, one of its
+// subscriptions an eighth (at least one each).
+func newSendSlots(concurrency int) *sendSlots {
+	return &sendSlots{
+		size: concurrency, slowPool: 4 * concurrency,
+		accountShare: max(concurrency/4, 1), subscriptionShare: max(concurrency/8, 1),
+		remember:  rememberSlow,
+		byAccount: map[string]int{}, bySubscription: map[string]int{}, accountOf: map[string]string{},
+		slowUntil: map[string]time.Time{}, moreDue: map[string]bool{},
+	}
+}
+
+// free is how many slots no send holds.
+func (s *sendSlots) free() int { return s.size - s.regular }
+
+// sending is how many sends are under way, in slots and in the slow pool.
+func (s *sendSlots) sending() int { return s.regular + s.slow }
+
+// start gives a claimed delivery a slot.
+func (s *sendSlots) start(c claimed) *flight {
+	s.regular++
+	s.byAccount[c.accountID]++
+	s.bySubscription[c.subscriptionID]++
+	s.accountOf[c.subscriptionID] = c.accountID
+	return &flight{c: c}
+}
+
+// finish ends a send. It reports whether more deliveries of its account may be claimable now
+// that it ended: its account is slow, and its last claim took all the room it had.
+func (s *sendSlots) finish(f *flight) (moreDue bool) {
+	f.done = true
+	if f.slow {
+		s.slow--
+	} else {
+		s.regular--
+	}
+	account, subscription := f.c.accountID, f.c.subscriptionID
+	if s.byAccount[account]--; s.byAccount[account] == 0 {
+		delete(s.byAccount, account)
+	}
+	if s.bySubscription[subscription]--; s.bySubscription[subscription] == 0 {
+		delete(s.bySubscription, subscription)
+		delete(s.accountOf, subscription)
+	}
+	_, slow := s.slowUntil[account]
+	return slow && s.moreDue[account]
+}
+
+// turnSlow marks a send that has waited SlowAfter for its answer, and its account, slow. It
+// reports whether the send gave its slot back (the slow pool had room), and whether its account
+// was not known slow before.
+func (s *sendSlots) turnSlow(f *flight, now time.Time) (freed, newly bool) {
+	if f.done || f.slow {
+		return false, false
+	}
+	until, known := s.slowUntil[f.c.accountID]
+	s.slowUntil[f.c.accountID] = now.Add(s.remember)
+	newly = !known || now.After(until)
+	if s.slow >= s.slowPool {
+		return false, newly
+	}
+	f.slow = true
+	s.regular--
+	s.slow++
+	return true, newly
+}
+
+// slowAccounts lists the accounts known slow at now, forgetting those whose minute is over.
+func (s *sendSlots) slowAccounts(now time.Time) []string {
+	var out []string
+	for account, until := range s.slowUntil {
+		if now.After(until) {
+			delete(s.slowUntil, account)
+			delete(s.moreDue, account)
+			continue
+		}
+		out = append(out, account)
+	}
+	slices.Sort(out) // one order, so that a claim passes over them the same way each time
+	return out
+}
+
+// roomOf is how many more deliveries of a slow account may be sent at once.
+func (s *sendSlots) roomOf(account string) int {
+	return max(s.accountShare-s.byAccount[account], 0)
+}
+
+// fullSubscriptions lists the subscriptions of an account that have their whole share in flight,
+// counting those in taking too (claimed, not started yet), and the most any other of them has.
+func (s *sendSlots) fullSubscriptions(account string, taking map[string]int) (full []string, busiest int) {
+	counted := map[string]bool{}
+	count := func(subscription string, n int) {
+		switch {
+		case n >= s.subscriptionShare:
+			full = append(full, subscription)
+		default:
+			busiest = max(busiest, n)
+		}
+	}
+	for subscription, n := range s.bySubscription {
+		if s.accountOf[subscription] == account {
+			counted[subscription] = true
+			count(subscription, n+taking[subscription])
+		}
+	}
+	for subscription, n := range taking {
+		if !counted[subscription] {
+			count(subscription, n)
+		}
+	}
+	slices.Sort(full)
+	return full, busiest
+}
