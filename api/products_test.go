@@ -42,7 +42,7 @@ func TestAProductIsPricedInACurrentCurrency(t *testing.T) {
 			return map[string]any{"name": "Priced in " + code, "pricingTiers": []any{
 				map[string]any{"name": "Once", "amount": 1000, "currency": code, "interval": "one_time"}}}
 		}
-		for _, code := range []string{"DEM", "ITL", "FRF", "XEU", "VEF", "ZWD", "HRK", "USN", "XXX"} {
+		for _, code := range []string{"DEM", "ITL", "FRF", "XEU", "VEF", "ZWD", "HRK", "USN", "XAD", "XXX"} {
 			r := svc.Operator.Post(t, products, "", pricedIn(code))
 			if r.Status != http.StatusBadRequest || r.Body["param"] != "pricingTiers[0].currency" {
 				t.Errorf("a product priced in %s: %d %s, want 400 naming pricingTiers[0].currency", code, r.Status, r.Raw)

@@ -291,8 +291,8 @@ func fieldAt(list string, i int, member string) string {
 }
 
 // isoCurrencies is ISO 4217's list of current codes (Table A.1, which holds the funds codes of
-// Table A.2 too, as SIX publishes it in 2026: with XCG and ZWG, after ANG, BGN, CUC, HRK, SLL
-// and ZWL were withdrawn), each with whether a price can be paid in it. A code not in it is
+// Table A.2 too, as SIX publishes it in 2026, 178 codes: with XCG, ZWG and XAD, after ANG, BGN,
+// CUC, HRK, SLL and ZWL were withdrawn), each with whether a price can be paid in it. A code not in it is
 // refused: a withdrawn one (Table A.3: the Deutsche Mark, the lira, the ECU, …), which
 // golang.org/x/text/currency still parses, or none at all. Listed but not payable: no currency
 // (XXX), the testing code (XTS), precious metals, units of account of bonds and funds, and the
@@ -340,4 +340,5 @@ var isoCurrencies = map[string]bool{
 	// No currency, testing, precious metals, bond units, special drawing rights and other units.
 	"XXX": false, "XTS": false, "XAU": false, "XAG": false, "XPD": false, "XPT": false, "XBA": false,
 	"XBB": false, "XBC": false, "XBD": false, "XDR": false, "XSU": false, "XUA": false,
+	"XAD": false, // the Arab Monetary Fund's accounting dinar, a fund (2024)
 }
