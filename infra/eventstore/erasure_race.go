@@ -16,9 +16,9 @@ import "github.com/funnelhq/funnel/domain"
 // so the webhooks get.
 //
 // The check must be ordered with the erasure. On SQLite the one writer orders them. On
-// PostgreSQL, where appends commit side by side, every append takes an advisory lock per person
-// it seals values of, names (a lead's move, whose row the leads projection writes whole) or
-// erases, before the check and before its positions: shared, or exclusive in a batch that erases
+// PostgreSQL, where appends commit side by side, every append takes an advisory lock for each
+// person it seals values of, names (a lead's move, whose row the leads projection writes whole) or
+// erases (one lock per group of persons, personLockGroups), before the check and before its positions: shared, or exclusive in a batch that erases
 // (one mode a batch, taken in one statement in the locks' order, so two batches never wait for
 // each other in a circle). An append that locked first commits wholly before the erasure takes
 // its positions, so it lands before it and is erased with the rest (the erasure's inline
@@ -26,18 +26,26 @@ import "github.com/funnelhq/funnel/domain"
 // commit, and its check, a later statement, sees the key destroyed. Either way the log's order is
 // the order of the commits for that person, and no plain value follows its ContactErased.
 // Decision: a check in the append's transaction rather than a read before it (the erasure could
-// commit right after the read), and a lock per person rather than per account (an erasure then
-// holds up no other person's writes); a lock costs PostgreSQL's shared lock table an entry for
-// the transaction's life, and the statements ride in the append's first round trip.
+// commit right after the read), and a lock per group of persons rather than per account (an
+// erasure then holds up the writes of a 64th of the persons, for its own transaction only). Each
+// lock costs PostgreSQL's shared lock table an entry for the transaction's life; that table holds
+// max_locks_per_transaction × max_connections entries (6,400 by default) for every session
+// together, so a lock per person (up to 256 in a batch of upserts, two appenders a process, several
+// processes) could fill it ("out of shared memory") where 64 groups cannot. The statements ride in
+// the append's first round trip.
 
 // personLock is the first key of the advisory locks that order a person's writes with the
-// person's erasure (the second is hashtext of the contact id).
+// person's erasure; the second is the person's group, hashtext of the contact id modulo
+// personLockGroups.
 const personLock int32 = 0x70657273 // "pers"
+
+// personLockGroups is how many locks persons share: at most this many per append.
+const personLockGroups = 64
 
 // Taken in the order of their keys, one statement for the batch's persons.
 const (
-	pgLockPersonsShared = `SELECT pg_advisory_xact_lock_shared($1, h) FROM (SELECT DISTINCT hashtext(id) AS h FROM unnest($2::text[]) AS id ORDER BY h) AS k`
-	pgLockPersons       = `SELECT pg_advisory_xact_lock($1, h) FROM (SELECT DISTINCT hashtext(id) AS h FROM unnest($2::text[]) AS id ORDER BY h) AS k`
+	pgLockPersonsShared = `SELECT pg_advisory_xact_lock_shared($1, h) FROM (SELECT DISTINCT hashtext(id) & 63 AS h FROM unnest($2::text[]) AS id ORDER BY h) AS k`
+	pgLockPersons       = `SELECT pg_advisory_xact_lock($1, h) FROM (SELECT DISTINCT hashtext(id) & 63 AS h FROM unnest($2::text[]) AS id ORDER BY h) AS k`
 )
 
 // erasedAmong reads which of some contacts are erased (their key destroyed), given the condition
