@@ -8,7 +8,10 @@
 -- only the statement that states it can use the index: with statistics taken before a backlog,
 -- PostgreSQL took it for the claim's check of an earlier pending delivery of an ordering key,
 -- which must probe webhook_deliveries_pending_ordered (webhooks/claim_plans_test.go).
-CREATE INDEX webhook_deliveries_pending_by_account ON webhook_deliveries (account_id, next_attempt_at, event_position) WHERE status = 'pending' AND event_position > 0;
+--
+-- IF NOT EXISTS: applied again when its version is marked unapplied (an interrupted upgrade's
+-- record, and the upgrade tests in cmd/funnel), it does what it did.
+CREATE INDEX IF NOT EXISTS webhook_deliveries_pending_by_account ON webhook_deliveries (account_id, next_attempt_at, event_position) WHERE status = 'pending' AND event_position > 0;
 
 -- +goose Down
-DROP INDEX webhook_deliveries_pending_by_account;
+DROP INDEX IF EXISTS webhook_deliveries_pending_by_account;
