@@ -4,7 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"reflect"
+	"slices"
+	"strings"
 
 	"github.com/urfave/cli/v3"
 	"go.uber.org/zap"
@@ -54,8 +55,7 @@ func refuseEmptyVariables(cmd *cli.Command) error {
 		if s, ok := f.(*cli.StringFlag); ok && s.Value == "" {
 			continue
 		}
-		name := f.Names()[0]
-		overridden := cmd.IsSet(name) && !reflect.ValueOf(cmd.Value(name)).IsZero() // by a flag
+		overridden := givenAsFlag(os.Args[1:], f.Names())
 		for _, key := range f.(interface{ GetEnvVars() []string }).GetEnvVars() {
 			if value, set := os.LookupEnv(key); set && value == "" && !overridden {
 				problems = append(problems, fmt.Errorf("%s is empty: give it a value, or leave it out for its default", key))
@@ -66,6 +66,22 @@ func refuseEmptyVariables(cmd *cli.Command) error {
 		return fmt.Errorf("configuration: %w", err)
 	}
 	return nil
+}
+
+// givenAsFlag tells whether a command line gives one of a flag's names (--name, --name=value, -name):
+// the flag library reads a variable and a flag into one value, so whether that value came from
+// the command line, where false, 0 or "" are values given on purpose, is read from it.
+func givenAsFlag(args, names []string) bool {
+	for _, arg := range args {
+		if arg == "--" {
+			return false
+		}
+		name, _, _ := strings.Cut(strings.TrimLeft(arg, "-"), "=")
+		if strings.HasPrefix(arg, "-") && slices.Contains(names, name) {
+			return true
+		}
+	}
+	return false
 }
 
 func configFrom(cmd *cli.Command) service.Config {

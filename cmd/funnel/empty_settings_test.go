@@ -61,3 +61,18 @@ func TestServeRefusesAnEmptySettingAndAnUnusableToken(t *testing.T) {
 		})
 	}
 }
+
+// A flag given beside an empty variable overrides it, and serve starts: a value given as a flag,
+// false among them, is a value given on purpose, whatever the variable says.
+func TestServeStartsWhenAFlagOverridesAnEmptyVariable(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: this test builds and runs the binary")
+	}
+	bin := buildBinary(t)
+	dbURL := "sqlite:" + filepath.Join(t.TempDir(), "f.db")
+	srv := launchServe(t, bin, dbURL, []string{"--role", "all", "--webhook-allow-private=false", "--log-level", "info"},
+		"FUNNEL_ROLE=", "FUNNEL_WEBHOOK_ALLOW_PRIVATE=", "FUNNEL_LOG_LEVEL=")
+	if err := srv.waitReady(30 * time.Second); err != nil {
+		t.Fatalf("serve with empty variables, each overridden by a flag: %v\n%s", err, srv.logTail())
+	}
+}
