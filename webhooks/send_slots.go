@@ -25,7 +25,10 @@ type sendSlots struct {
 	accountShare, subscriptionShare int
 	remember                        time.Duration
 
-	regular, slow  int // sends holding a slot, and sends in the slow pool
+	regular, slow int // sends holding a slot, and sends in the slow pool
+	// waiting are slow sends that found the slow pool full: they keep their slot until the pool
+	// has room (or they end).
+	waiting        []*flight
 	byAccount      map[string]int
 	bySubscription map[string]int
 	accountOf      map[string]string    // of the subscriptions in bySubscription
@@ -72,12 +75,14 @@ func (s *sendSlots) start(c claimed) *flight {
 	return &flight{c: c}
 }
 
-// finish ends a send. It reports whether more deliveries of its account may be claimable now
-// that it ended: its account is slow, and its last claim took all the room it had.
-func (s *sendSlots) finish(f *flight) (moreDue bool) {
+// finish ends a send. It reports whether to claim again: a slot was freed for a send that waited
+// for the slow pool, or more deliveries of a slow account may be claimable now that one of its
+// sends ended (its last claim took all the room it had).
+func (s *sendSlots) finish(f *flight) (claimAgain bool) {
 	f.done = true
 	if f.slow {
 		s.slow--
+		claimAgain = s.admitWaiting()
 	} else {
 		s.regular--
 	}
@@ -90,7 +95,24 @@ func (s *sendSlots) finish(f *flight) (moreDue bool) {
 		delete(s.accountOf, subscription)
 	}
 	_, slow := s.slowUntil[account]
-	return slow && s.moreDue[account]
+	return claimAgain || slow && s.moreDue[account]
+}
+
+// admitWaiting moves slow sends that waited for the slow pool into it while it has room, giving
+// their slots back. It reports whether it moved any.
+func (s *sendSlots) admitWaiting() (moved bool) {
+	for len(s.waiting) > 0 && s.slow < s.slowPool {
+		f := s.waiting[0]
+		s.waiting = s.waiting[1:]
+		if f.done {
+			continue
+		}
+		f.slow = true
+		s.regular--
+		s.slow++
+		moved = true
+	}
+	return moved
 }
 
 // turnSlow marks a send that has waited SlowAfter for its answer, and its account, slow. It
@@ -104,6 +126,7 @@ func (s *sendSlots) turnSlow(f *flight, now time.Time) (freed, newly bool) {
 	s.slowUntil[f.c.accountID] = now.Add(s.remember)
 	newly = !known || now.After(until)
 	if s.slow >= s.slowPool {
+		s.waiting = append(s.waiting, f)
 		return false, newly
 	}
 	f.slow = true
@@ -127,9 +150,17 @@ func (s *sendSlots) slowAccounts(now time.Time) []string {
 	return out
 }
 
-// roomOf is how many more deliveries of a slow account may be sent at once.
+// roomOf is how many more deliveries of a slow account may be sent at once: within its share,
+// and within the slow pool's room, where they are likely to end up (while the pool is full, a
+// slow account's sends would hold the slots the others need).
 func (s *sendSlots) roomOf(account string) int {
-	return max(s.accountShare-s.byAccount[account], 0)
+	return max(min(s.accountShare-s.byAccount[account], s.slowPool-s.slow-s.stillWaiting()), 0)
+}
+
+// stillWaiting is how many sends wait for the slow pool, forgetting those that ended.
+func (s *sendSlots) stillWaiting() int {
+	s.waiting = slices.DeleteFunc(s.waiting, func(f *flight) bool { return f.done })
+	return len(s.waiting)
 }
 
 // fullSubscriptions lists the subscriptions of an account that have their whole share in flight,
