@@ -127,24 +127,27 @@ func (d *Dispatcher) claim(ctx context.Context, n int) ([]claimed, error) {
 
 // claimShared is claim when some accounts are slow (sendSlots): every other account's deliveries
 // first, up to n, then each slow account's, within its room. It reports whether the first claim
-// took all it asked for (more may be due).
-func (d *Dispatcher) claimShared(ctx context.Context, n int, slots *sendSlots, slow []string) (batch []claimed, full bool, err error) {
+// took all it asked for (more may be due), and how long that claim, which passes over the slow
+// accounts' due deliveries, took.
+func (d *Dispatcher) claimShared(ctx context.Context, n int, slots *sendSlots, slow []string) (batch []claimed, full bool, passing time.Duration, err error) {
 	_, except := sqldb.AnyOf(d.db.Dialect, "d.account_id", 4, slow) // claimExceptStatement's $4
+	began := time.Now()
 	batch, err = d.claimRows(ctx, claimExceptStatement(d.db.Dialect), n, except...)
+	passing = time.Since(began)
 	if err != nil {
-		return nil, false, err
+		return nil, false, 0, err
 	}
 	full = len(batch) == n
 	for _, account := range slow {
 		taken, err := d.claimSlowAccount(ctx, account, min(slots.roomOf(account), n-len(batch)), slots)
 		if err != nil {
 			d.release(batch)
-			return nil, false, err
+			return nil, false, 0, err
 		}
 		batch = append(batch, taken...)
 	}
 	batch, err = d.attach(ctx, batch)
-	return batch, full, err
+	return batch, full, passing, err
 }
 
 // claimSlowAccount claims up to room deliveries of a slow account, oldest first, none of a
@@ -168,7 +171,9 @@ func (d *Dispatcher) claimSlowAccount(ctx context.Context, account string, room 
 		}
 		batch, room = append(batch, taken...), room-len(taken)
 		if len(taken) < ask {
-			slots.moreDue[account] = false
+			// Short: nothing more is due, unless it is of a subscription passed over for its
+			// share, claimable once one of its sends ends.
+			slots.moreDue[account] = len(full) > 0
 			return batch, nil
 		}
 	}

@@ -100,12 +100,13 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 	// of its ordering key back, and retries wake it; the ticker catches the rest.
 	mayClaim, lastFull := true, false
 	// While an account is slow, each claim reads its due deliveries to pass them over: claims are
-	// then paced, each waiting three times as long as the one before took, so that a slow
+	// then paced, each waiting three times as long as that took (at most a poll), so that a slow
 	// account's backlog costs the database at most a quarter of its time, however often
 	// deliveries are added.
 	pace := time.NewTimer(time.Hour)
 	defer pace.Stop()
 	var pacedUntil time.Time
+	stopping := ctx.Done()
 	for {
 		if free := slots.free(); mayClaim && free > 0 && ctx.Err() == nil {
 			if wait := time.Until(pacedUntil); wait > 0 {
@@ -138,7 +139,8 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 			mayClaim = true
 		case <-retryTimer.C:
 			mayClaim, retryAt = true, time.Time{}
-		case <-ctx.Done():
+		case <-stopping:
+			stopping = nil // from now on the loop only waits for the sends under way to end
 		}
 		// Only ever earlier: a later retry must not push back one the timer waits for.
 		if due := d.takeSoonest(); !due.IsZero() && (retryAt.IsZero() || due.Before(retryAt)) {
@@ -162,7 +164,7 @@ func (d *Dispatcher) reported(e flightEvent, slots *sendSlots, lastFull bool) (c
 		moreDue := slots.finish(e.flight)
 		return moreDue || lastFull && slots.regular <= d.cfg.Concurrency/2
 	}
-	freed, newly := slots.turnSlow(e.flight, d.cfg.Now())
+	freed, newly := slots.turnSlow(e.flight, time.Now())
 	if newly {
 		d.log.Info("an account's webhook receivers are slow: its deliveries are sent a few at a time",
 			zap.String("account", e.flight.c.accountID), zap.String("subscription", e.flight.c.subscriptionID),
@@ -173,12 +175,16 @@ func (d *Dispatcher) reported(e flightEvent, slots *sendSlots, lastFull bool) (c
 
 // claimFor claims up to free deliveries: oldest first, or shared out when some accounts are slow
 // (sendSlots). It reports whether the claim took all it asked for of the accounts not slow, and
-// how long the next claim should wait (pacing, in Run).
+// how long the next claim should wait: while accounts are slow, three times as long as passing
+// over their deliveries took, at most a poll, and not at all after an error (pacing, in Run).
 func (d *Dispatcher) claimFor(ctx context.Context, free int, slots *sendSlots) (batch []claimed, full bool, rest time.Duration, err error) {
-	if slow := slots.slowAccounts(d.cfg.Now()); len(slow) > 0 {
-		began := time.Now()
-		batch, full, err = d.claimShared(ctx, free, slots, slow)
-		return batch, full, 3 * time.Since(began), err
+	if slow := slots.slowAccounts(time.Now()); len(slow) > 0 {
+		var passing time.Duration
+		batch, full, passing, err = d.claimShared(ctx, free, slots, slow)
+		if err != nil {
+			return batch, full, 0, err
+		}
+		return batch, full, min(3*passing, d.cfg.Poll), nil
 	}
 	batch, err = d.claim(ctx, free)
 	return batch, len(batch) == free, 0, err
