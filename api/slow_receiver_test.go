@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -62,6 +63,10 @@ func TestAReplayToASlowReceiverDoesNotHoldBackOtherAccounts(t *testing.T) {
 				t.Fatalf("another account's purchase was not delivered within %s while a replay to a slow receiver was being sent", time.Since(bought).Round(time.Second))
 			}
 			time.Sleep(50 * time.Millisecond)
+		}
+		// The operator sees it: one account slow.
+		if metrics := string(svc.Operator.Get(t, "/metrics", "").Expect(t, http.StatusOK).Raw); !strings.Contains(metrics, "\nfunnel_webhook_slow_accounts 1\n") {
+			t.Error("funnel_webhook_slow_accounts is not 1 while a replay's sends wait on a receiver that does not answer")
 		}
 	})
 }

@@ -11,12 +11,14 @@ import (
 	"github.com/funnelhq/funnel/infra/sqldb"
 )
 
-// Observer is told about every attempt, every delivery given up unsent, and every delivery that
-// failed unsent because a secret it carries could not be opened (metrics).
+// Observer is told about every attempt, every delivery given up unsent, every delivery that
+// failed unsent because a secret it carries could not be opened, and how many accounts are slow
+// (sendSlots), at every claim (metrics).
 type Observer interface {
 	DeliveryAttempted(outcome string, took time.Duration)
 	DeliveryGivenUp()
 	DeliveryNotOpened()
+	SlowAccounts(n int)
 }
 
 // Disabler disables a subscription whose target answered 410 Gone.
@@ -178,7 +180,9 @@ func (d *Dispatcher) reported(e flightEvent, slots *sendSlots, lastFull bool) (c
 // how long the next claim should wait: while accounts are slow, three times as long as passing
 // over their deliveries took, at most a poll, and not at all after an error (pacing, in Run).
 func (d *Dispatcher) claimFor(ctx context.Context, free int, slots *sendSlots) (batch []claimed, full bool, rest time.Duration, err error) {
-	if slow := slots.slowAccounts(time.Now()); len(slow) > 0 {
+	slow := slots.slowAccounts(time.Now())
+	d.observer.SlowAccounts(len(slow))
+	if len(slow) > 0 {
 		var passing time.Duration
 		batch, full, passing, err = d.claimShared(ctx, free, slots, slow)
 		if err != nil {

@@ -17,11 +17,12 @@ import (
 	"github.com/funnelhq/funnel/infra/sqldb/sqldbtest"
 )
 
-type countingObserver struct{ attempts, givenUp, notOpened int }
+type countingObserver struct{ attempts, givenUp, notOpened, slowAccounts int }
 
 func (o *countingObserver) DeliveryAttempted(string, time.Duration) { o.attempts++ }
 func (o *countingObserver) DeliveryGivenUp()                        { o.givenUp++ }
 func (o *countingObserver) DeliveryNotOpened()                      { o.notOpened++ }
+func (o *countingObserver) SlowAccounts(n int)                      { o.slowAccounts = n }
 
 // testSealer is a sealer of a fresh random key.
 func testSealer(t testing.TB) *sealing.Sealer {

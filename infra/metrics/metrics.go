@@ -32,6 +32,7 @@ type Metrics struct {
 	attemptDuration    prometheus.Histogram
 	timerLooks         prometheus.Counter
 	redisDown          prometheus.Gauge
+	slowAccounts       prometheus.Gauge
 	localDecisions     prometheus.Counter
 	projectionBatches  *prometheus.CounterVec
 	projectionOverlaps *prometheus.CounterVec
@@ -59,6 +60,7 @@ func New() *Metrics {
 	m.deliveries = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "funnel_webhook_deliveries_total", Help: "Webhook delivery attempts by outcome: succeeded, retrying, failed, gone; given_up counts deliveries dropped unsent because their webhook ended; not_opened those that failed unsent because a secret they carry could not be opened with the configured keys (FUNNEL_SECRET_KEY)."}, []string{"outcome"})
 	m.attemptDuration = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "funnel_webhook_attempt_duration_seconds", Help: "Time from sending a webhook to its answer.", Buckets: latencyBuckets})
 	m.redisDown = prometheus.NewGauge(prometheus.GaugeOpts{Name: "funnel_rate_limit_redis_unreachable", Help: "1 while Redis (FUNNEL_REDIS_URL) does not answer and each process enforces the rate limits alone; 0 otherwise."})
+	m.slowAccounts = prometheus.NewGauge(prometheus.GaugeOpts{Name: "funnel_webhook_slow_accounts", Help: "Accounts whose webhook receivers this process found slow (a send waited 2 s) in the last minute: each sends a quarter of the slots at most (docs/webhooks.md, Slow receivers)."})
 	m.localDecisions = prometheus.NewCounter(prometheus.CounterOpts{Name: "funnel_rate_limit_local_decisions_total", Help: "Rate-limit decisions taken in this process's memory because Redis did not answer."})
 	m.timerLooks = prometheus.NewCounter(prometheus.CounterOpts{Name: "funnel_subscription_timer_looks_total", Help: "Looks of the cancel-at-period-end timer loop at its pending timers (it looks at least once a second while it runs)."})
 	m.leasesHeld = prometheus.NewGauge(prometheus.GaugeOpts{Name: "funnel_cluster_leases_held", Help: "Leases this process holds and runs now: projections, the webhook projector, the timers and the other loops that run on one process at a time (GET /admin/v1/cluster)."})
@@ -66,7 +68,7 @@ func New() *Metrics {
 	m.takeovers = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "funnel_cluster_takeovers_total", Help: "Leases this process took over from a process that stopped renewing them (died, hung, or lost the database)."}, []string{"lease"})
 	m.projectionBatches = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "funnel_projection_batches_total", Help: "Transactions in which this process applied events to a projection's read model."}, []string{"projection"})
 	m.projectionOverlaps = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "funnel_projection_applied_elsewhere_total", Help: "Batches this process found applied, wholly or in part, by another process when it came to apply them: work done twice, and left out the second time. None while every projection runs on one process (leases)."}, []string{"projection"})
-	for _, c := range []prometheus.Collector{m.projectionBatches, m.projectionOverlaps, m.leasesHeld, m.leaseHeld, m.takeovers, m.requests, m.requestDuration, m.commands, m.commandDuration, m.appendedEvents, m.appendBatch, m.appendCommit, m.projectionPos, m.projectionLag, m.relayPosition, m.deliveries, m.attemptDuration, m.timerLooks, m.redisDown, m.localDecisions} {
+	for _, c := range []prometheus.Collector{m.projectionBatches, m.projectionOverlaps, m.leasesHeld, m.leaseHeld, m.takeovers, m.requests, m.requestDuration, m.commands, m.commandDuration, m.appendedEvents, m.appendBatch, m.appendCommit, m.projectionPos, m.projectionLag, m.relayPosition, m.deliveries, m.attemptDuration, m.timerLooks, m.redisDown, m.slowAccounts, m.localDecisions} {
 		f(c)
 	}
 	return m
@@ -153,6 +155,10 @@ func (m *Metrics) DeliveryGivenUp() { m.deliveries.WithLabelValues("given_up").I
 // it carries (an activation token, a sealed body) could not be opened with the configured keys
 // (webhooks.Observer).
 func (m *Metrics) DeliveryNotOpened() { m.deliveries.WithLabelValues("not_opened").Inc() }
+
+// SlowAccounts records how many accounts this process holds to a share of its send slots because
+// their receivers are slow (webhooks.Observer).
+func (m *Metrics) SlowAccounts(n int) { m.slowAccounts.Set(float64(n)) }
 
 // TimerLooked records one look of the subscription timer loop at its due timers.
 func (m *Metrics) TimerLooked() { m.timerLooks.Inc() }
