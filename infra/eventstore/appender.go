@@ -33,6 +33,7 @@ type row struct {
 	// erasure, the data to record instead should the append find that person erased
 	// (erasure_race.go).
 	person, nulled string
+	sealed         *sealedValues // what nulled replaced in the last try, if it did (unnull)
 	// erases is the contact whose key the event destroys (domain.ErasingEvent), if any, and
 	// scrubs the contact's events from before sealing, their values nulled (legacy_values.go).
 	erases            string
@@ -272,6 +273,7 @@ func (s *Store) commitTx(ctx context.Context, batch []*appendRequest) ([]appendR
 	if err := s.CatchUpInline(ctx); err != nil {
 		return nil, err
 	}
+	unnull(batch)
 	var results []appendResult
 	var taken int64           // the first position this transaction took, on PostgreSQL; 0: none yet
 	var found map[string]bool // the persons the transaction found erased in the log

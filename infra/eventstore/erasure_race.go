@@ -98,8 +98,27 @@ func afterErasures(req *appendRequest, erased map[string]bool) error {
 			if r.nulled == "" {
 				return domain.ErrContactErased
 			}
+			r.sealed = &sealedValues{data: r.data, plain: r.plain, person: r.person}
 			r.data, r.plain, r.person = r.nulled, r.nulled, ""
 		}
 	}
 	return nil
+}
+
+// sealedValues are a row's values before afterErasures nulled them.
+type sealedValues struct{ data, plain, person string }
+
+// unnull gives a batch's rows back the values afterErasures nulled in an earlier try of their
+// transaction: a batch that failed is tried again one request at a time (Store.commit), and an
+// erasure that shared it may not be recorded then, so each try decides anew.
+func unnull(batch []*appendRequest) {
+	for _, req := range batch {
+		for _, st := range req.streams {
+			for _, r := range st.rows {
+				if r.sealed != nil {
+					r.data, r.plain, r.person, r.sealed = r.sealed.data, r.sealed.plain, r.sealed.person, nil
+				}
+			}
+		}
+	}
 }
