@@ -440,10 +440,12 @@ func TestOneServePerSQLiteFile(t *testing.T) {
 }
 
 // A database a newer release migrated (a downgrade, or this binary started beside newer
-// processes) is refused by every command that would read or write it: the binary does not know
-// what the newer migrations changed, and a binary from before migration 16 beside a newer one
-// blanked personal values and wrote new ones unsealed (docs/deployment.md, "A rolling upgrade
-// with a migration"). The error names both versions and says to run the newer release.
+// processes) is refused by every command that would read or write it when one of the newer
+// migrations is one older binaries must not run beside (its record, schema_compatibility): a
+// binary from before migration 16 beside a newer one blanked personal values and wrote new ones
+// unsealed (docs/deployment.md, "A rolling upgrade with a migration"). The error names both
+// versions and says to run the newer release. Past additive migrations only, the binary runs:
+// an old process restarted during a rolling upgrade comes back up.
 func TestCommandsRefuseASchemaNewerThanTheirBinary(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: this test builds and runs the binary")
@@ -458,6 +460,15 @@ func TestCommandsRefuseASchemaNewerThanTheirBinary(t *testing.T) {
 		srv.stop(t)
 		db := openDB(t, dbURL)
 		if _, err := db.Write.Exec(`INSERT INTO goose_db_version (version_id, is_applied) SELECT MAX(version_id) + 1, true FROM goose_db_version`); err != nil {
+			t.Fatal(err)
+		}
+		// An additive migration: the binary runs.
+		if out, errOut, code := runKeyed(t, bin, dbURL, "migrate"); code != 0 {
+			t.Fatalf("migrate on a schema an additive migration advanced: exit %d\n%s%s", code, out, errOut)
+		}
+		startServer(t, bin, dbURL).stop(t)
+		// A breaking one: every command refuses.
+		if _, err := db.Write.Exec(`UPDATE schema_compatibility SET oldest_binary = (SELECT MAX(version_id) FROM goose_db_version)`); err != nil {
 			t.Fatal(err)
 		}
 		db.Close()

@@ -60,7 +60,7 @@ func (db *DB) Migrate(ctx context.Context) (_ Migrated, err error) {
 			err = errors.Join(err, rerr)
 		}
 	}()
-	if err := refuseNewerSchema(ctx, provider); err != nil {
+	if err := db.refuseNewerSchema(ctx, provider); err != nil {
 		return Migrated{}, err
 	}
 	if err := db.vacuumOnce(ctx, provider); err != nil {
@@ -86,6 +86,13 @@ func (db *DB) Migrate(ctx context.Context) (_ Migrated, err error) {
 	if done.Version, err = provider.GetDBVersion(ctx); err != nil {
 		return Migrated{}, fmt.Errorf("sqldb: schema version: %w", err)
 	}
+	if known := lastMigration(provider); done.Version <= known {
+		// This binary knows every migration applied: it records who may run on them. (On a
+		// newer schema it may run on, the newer release's record stands.)
+		if err := db.recordCompatibility(ctx, done.Version); err != nil {
+			return Migrated{}, err
+		}
+	}
 	return done, nil
 }
 
@@ -97,7 +104,7 @@ func (db *DB) RequireCurrentSchema(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := refuseNewerSchema(ctx, provider); err != nil {
+	if err := db.refuseNewerSchema(ctx, provider); err != nil {
 		return err
 	}
 	current, target, err := provider.GetVersions(ctx)
@@ -117,25 +124,7 @@ func (db *DB) RequireKnownSchema(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	return refuseNewerSchema(ctx, provider)
-}
-
-// refuseNewerSchema fails when the database's schema is at a version above this binary's last
-// migration: a newer release migrated it (a downgrade, or an old process started beside new ones).
-// Such a binary does not know what the newer migrations changed: since migration 16 an older one
-// reads personal values sealed in the log as null, blanks them in the read models it writes and
-// records new ones unsealed, where no erasure reaches them (docs/deployment.md, "A rolling upgrade
-// with a migration"). Refusing is the one safe answer; goose itself would go ahead.
-func refuseNewerSchema(ctx context.Context, provider *goose.Provider) error {
-	current, known, err := provider.GetVersions(ctx)
-	if err != nil {
-		return fmt.Errorf("sqldb: schema version: %w", err)
-	}
-	if current > known {
-		return fmt.Errorf("sqldb: the schema is at version %d, newer than this binary knows (its last migration is %d): "+
-			"a newer release migrated this database; run that release or a newer one", current, known)
-	}
-	return nil
+	return db.refuseNewerSchema(ctx, provider)
 }
 
 // MigrationNames lists the migrations of this binary in the order they apply, named as Migrate

@@ -1,0 +1,89 @@
+package sqldb
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/pressly/goose/v3"
+)
+
+// Schema compatibility (docs/deployment.md, "An older binary on a newer schema"). A binary does
+// not know what migrations newer than its own changed, so it refused any newer schema, and an
+// old process restarted during a rolling upgrade stayed down even when the upgrade only added an
+// index. Now the database records the oldest binary that may run on it (schema_compatibility,
+// migration 27): the last migration applied that binaries older than it must not run beside
+// (breakingMigrations). A binary refuses a newer schema only when its own migrations end below
+// that; the record is written by each binary that migrates, which knows its own migrations.
+
+// breakingMigrations are the migrations that binaries older than them must not run beside: they
+// change what older code writes or how it must read. Migration 12 dropped the head row older
+// binaries append through; migration 16 is another: an older binary read
+// personal values sealed in the log as null and wrote new ones unsealed, where no erasure reaches
+// them. A new migration goes here unless binaries from before it keep working correctly beside
+// it (a new index; a table, or a column with a default, that older code need not write).
+// Binaries from before migration 27 refuse every newer schema whatever this says.
+var breakingMigrations = []int64{12, 16}
+
+// additiveMigrations are the migrations from 27 on that older binaries keep working beside. Every
+// migration from 27 on is in one list or the other (TestEveryNewMigrationSaysWhetherItBreaks).
+var additiveMigrations = []int64{27}
+
+// oldestBinaryFor is the oldest binary, by its last migration, that may run on a schema at
+// version: the last breaking migration up to it.
+func oldestBinaryFor(version int64) int64 {
+	var oldest int64
+	for _, v := range breakingMigrations {
+		if v <= version {
+			oldest = max(oldest, v)
+		}
+	}
+	return oldest
+}
+
+// recordCompatibility writes the oldest binary that may run on a schema at version, raising the
+// record, never lowering it (a newer release's may be higher).
+func (db *DB) recordCompatibility(ctx context.Context, version int64) error {
+	oldest := oldestBinaryFor(version)
+	if _, err := db.Write.ExecContext(ctx, `INSERT INTO schema_compatibility (id, oldest_binary) VALUES (1, $1) ON CONFLICT (id) DO NOTHING`, oldest); err != nil {
+		return fmt.Errorf("sqldb: record the schema's compatibility: %w", err)
+	}
+	if _, err := db.Write.ExecContext(ctx, `UPDATE schema_compatibility SET oldest_binary = $1 WHERE id = 1 AND oldest_binary < $1`, oldest); err != nil {
+		return fmt.Errorf("sqldb: record the schema's compatibility: %w", err)
+	}
+	return nil
+}
+
+// refuseNewerSchema fails when the database's schema is at a version above this binary's last
+// migration and a migration past it is one this binary must not run beside (the record is
+// missing: a schema from before migration 27 records nothing, and a newer one always does).
+// goose itself would go ahead.
+func (db *DB) refuseNewerSchema(ctx context.Context, provider *goose.Provider) error {
+	current, known, err := provider.GetVersions(ctx)
+	if err != nil {
+		return fmt.Errorf("sqldb: schema version: %w", err)
+	}
+	if current <= known {
+		return nil
+	}
+	var oldest int64
+	err = db.Write.QueryRowContext(ctx, `SELECT oldest_binary FROM schema_compatibility WHERE id = 1`).Scan(&oldest)
+	switch {
+	case errors.Is(err, sql.ErrNoRows) || err == nil && oldest > known:
+		return fmt.Errorf("sqldb: the schema is at version %d, newer than this binary knows (its last migration is %d), "+
+			"and a newer release's migration %d changed what this binary would write: run that release or a newer one", current, known, max(oldest, known+1))
+	case err != nil:
+		return fmt.Errorf("sqldb: the schema is at version %d, newer than this binary knows (its last migration is %d), and its compatibility record cannot be read: %w", current, known, err)
+	}
+	return nil
+}
+
+// lastMigration is the version of this binary's last migration.
+func lastMigration(provider *goose.Provider) int64 {
+	var last int64
+	for _, m := range provider.ListSources() {
+		last = max(last, m.Version)
+	}
+	return last
+}
