@@ -78,12 +78,3 @@ func (db *DB) refuseNewerSchema(ctx context.Context, provider *goose.Provider) e
 	}
 	return nil
 }
-
-// lastMigration is the version of this binary's last migration.
-func lastMigration(provider *goose.Provider) int64 {
-	var last int64
-	for _, m := range provider.ListSources() {
-		last = max(last, m.Version)
-	}
-	return last
-}

@@ -83,10 +83,11 @@ func (db *DB) Migrate(ctx context.Context) (_ Migrated, err error) {
 			return Migrated{}, fmt.Errorf("sqldb: after migrating: %w", err)
 		}
 	}
-	if done.Version, err = provider.GetDBVersion(ctx); err != nil {
+	var known int64
+	if done.Version, known, err = provider.GetVersions(ctx); err != nil {
 		return Migrated{}, fmt.Errorf("sqldb: schema version: %w", err)
 	}
-	if known := lastMigration(provider); done.Version <= known {
+	if done.Version <= known {
 		// This binary knows every migration applied: it records who may run on them. (On a
 		// newer schema it may run on, the newer release's record stands.)
 		if err := db.recordCompatibility(ctx, done.Version); err != nil {
