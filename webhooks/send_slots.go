@@ -13,10 +13,11 @@ import (
 // A send takes one of Concurrency slots. A send still waiting for its answer after SlowAfter
 // gives its slot back and waits in the slow pool (four times as many: a waiting send costs a
 // goroutine and a connection, nothing of the database), and its account is slow for the next
-// minute. A slow account's deliveries are claimed apart (claimForAccount): at most
+// minute. A slow account's deliveries are claimed apart (Dispatcher.claimSlowAccount): at most
 // accountShare of them in flight from this process, at most subscriptionShare of one of its
 // subscriptions, wherever they sit in the queue; every other account's claim passes them over
-// (claimExcept). An account none of whose receivers is slow is claimed as before, oldest first,
+// (claimExceptStatement). While the slow pool is full, a send that turns slow keeps its slot until
+// a place frees (waiting), and slow accounts are given no slot (roomOf). An account none of whose receivers is slow is claimed as before, oldest first,
 // with every slot free to it: a burst to one fast receiver still has the whole process.
 //
 // Only the dispatcher's loop uses it: it needs no lock.
@@ -33,8 +34,8 @@ type sendSlots struct {
 	bySubscription map[string]int
 	accountOf      map[string]string    // of the subscriptions in bySubscription
 	slowUntil      map[string]time.Time // the accounts known slow, until when
-	// moreDue: the last claim of a slow account took all its room, so more of its deliveries
-	// may be due when one of its sends ends.
+	// moreDue: the last claim of a slow account took all its room, or passed over a subscription
+	// at its share, so more of its deliveries may be claimable when one of its sends ends.
 	moreDue map[string]bool
 }
 
