@@ -30,7 +30,7 @@ func main() {
 	listContacts := flag.Int("contacts", 100_000, "contacts the list phase reads over (postgres)")
 	goBench := flag.String("gobench", "", "output of `go test -bench` whose rates the summary shows as ratios too (make bench)")
 	pgURL := flag.String("postgres", envOr("FUNNEL_TEST_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/test"), "PostgreSQL server for the postgres mode and pgbench")
-	phases := flag.String("phases", "upsert,lag,list,rebuild", "the phases to run, of upsert, lag, list and rebuild (the list and the rebuild read what the earlier phases wrote)")
+	phases := flag.String("phases", "alone,upsert,lag,list,rebuild", "the phases to run, of alone (PostgreSQL running the upserts' writes without the service), upsert, lag, list and rebuild (the list and the rebuild read what the earlier phases wrote)")
 	scaling := flag.String("processes", "", "instead of the phases, the append ceiling with each of these numbers of API processes on one PostgreSQL, e.g. 1,2,4 (docs/scaling.md)")
 	flag.Parse()
 
@@ -55,13 +55,16 @@ func main() {
 		appendCeiling(bin, *pgURL, ks, *duration)
 		return
 	}
+	run := func(phase string) bool { return slices.Contains(strings.Split(*phases, ","), phase) }
 	var results []result
+	if run("alone") && slices.Contains(strings.Split(*modes, ","), "postgres") {
+		results = append(results, writesAlone(bin, *pgURL, dir, baseline, *duration)...)
+	}
 	for _, mode := range strings.Split(*modes, ",") {
 		dbURL, drop := database(mode, dir, *pgURL)
 		fmt.Printf("== %s, %s a phase\n", mode, *duration)
 		srv := startServer(bin, dbURL)
 		account, key := setUp(srv)
-		run := func(phase string) bool { return slices.Contains(strings.Split(*phases, ","), phase) }
 		if run("upsert") {
 			upserts(srv, key, mode, *duration, &results)
 		}

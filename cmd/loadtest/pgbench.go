@@ -62,30 +62,49 @@ func pgbench(pgURL, dir string, clients []int, d time.Duration) map[int]pgbenchR
 	check(os.WriteFile(script, []byte(pgbenchScript), 0o600))
 	out := map[int]pgbenchRun{}
 	for _, c := range clients {
-		cmd := exec.Command(bin, "-n", "-c", strconv.Itoa(c), "-j", "2", "-T", strconv.Itoa(max(1, int(d.Seconds()))), "-f", script, url)
-		var stdout, stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		cpuUsed := measureCPU(0)
-		if err := cmd.Run(); err != nil {
-			fmt.Printf("pgbench at %d clients failed: %v\n%s", c, err, strings.TrimSpace(stderr.String()))
+		run, err := runPgbench(bin, url, script, "simple", "", c, d, 1)
+		if err != nil {
+			fmt.Printf("pgbench at %d clients: %v\n", c, err)
 			continue
 		}
-		m := tpsLine.FindStringSubmatch(stdout.String())
-		if m == nil {
-			fmt.Printf("pgbench at %d clients: no tps in its output\n%s", c, stdout.String())
-			continue
-		}
-		run := pgbenchRun{}
-		run.tps, _ = strconv.ParseFloat(m[1], 64)
 		fmt.Printf("pgbench one-row insert, %d clients: %.0f/s\n", c, run.tps)
-		if n := transactionsLine.FindStringSubmatch(stdout.String()); n != nil {
-			inserts, _ := strconv.Atoi(n[1])
-			if use, ok := cpuUsed(inserts); ok {
-				run.cpu = &use
-				fmt.Printf("  %s\n", use)
-			}
+		if run.cpu != nil {
+			fmt.Printf("  %s\n", run.cpu)
 		}
 		out[c] = run
 	}
 	return out
+}
+
+// runPgbench runs script from the given number of clients for d on the database of url, with
+// pgbench's query mode (simple, extended or prepared) and the session settings of options
+// (PGOPTIONS). Each transaction of the script counts as perTransaction writes: the rate and the
+// CPU time are per write.
+func runPgbench(bin, url, script, mode, options string, clients int, d time.Duration, perTransaction int) (pgbenchRun, error) {
+	cmd := exec.Command(bin, "-n", "-M", mode, "-c", strconv.Itoa(clients), "-j", "2", "-T", strconv.Itoa(max(1, int(d.Seconds()))), "-f", script, url)
+	cmd.Env = append(os.Environ(), "PGOPTIONS="+options)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cpuUsed := measureCPU(0)
+	if err := cmd.Run(); err != nil {
+		return pgbenchRun{}, fmt.Errorf("%v\n%s", err, strings.TrimSpace(stderr.String()))
+	}
+	// pgbench reports failed transactions in its output, not in its exit status.
+	if strings.Contains(stderr.String(), "error") {
+		return pgbenchRun{}, fmt.Errorf("%s", strings.TrimSpace(stderr.String()))
+	}
+	m := tpsLine.FindStringSubmatch(stdout.String())
+	if m == nil {
+		return pgbenchRun{}, fmt.Errorf("no tps in its output\n%s", stdout.String())
+	}
+	run := pgbenchRun{}
+	tps, _ := strconv.ParseFloat(m[1], 64)
+	run.tps = tps * float64(perTransaction)
+	if n := transactionsLine.FindStringSubmatch(stdout.String()); n != nil {
+		transactions, _ := strconv.Atoi(n[1])
+		if use, ok := cpuUsed(transactions * perTransaction); ok {
+			run.cpu = &use
+		}
+	}
+	return run, nil
 }
