@@ -25,7 +25,7 @@ import (
 // group the appender commits at 8 clients (docs/performance.md, "Group commit").
 var upsertsPerTransaction = []int{1, 3}
 
-// writesAlone measures, at 8 clients, the upsert's writes alone in groups of each of
+// writesAlone measures, at 8 and 32 clients, the upserts' writes alone in groups of each of
 // upsertsPerTransaction on a fresh database migrated by the binary, and prints each rate with its
 // ratio to the one-row insert and the machine's CPU time per upsert. It returns a result per group.
 func writesAlone(bin, pgURL, dir string, baseline map[int]pgbenchRun, d time.Duration) []result {
@@ -41,29 +41,31 @@ func writesAlone(bin, pgURL, dir string, baseline map[int]pgbenchRun, d time.Dur
 	check(migrate.Run())
 	fmt.Printf("== PostgreSQL alone: the writes of upserts (a new email, two tags), no service, %s\n", d)
 	var results []result
-	for _, group := range upsertsPerTransaction {
-		script := filepath.Join(dir, fmt.Sprintf("upserts_%d.sql", group))
-		check(os.WriteFile(script, []byte(upsertWritesScript(group)), 0o600))
-		// The service's own session settings (sqldb.Open): without statistics (autovacuum may
-		// be off) PostgreSQL would read the growing log by a scan.
-		run, err := runPgbench(pgbenchBin, url, script, "prepared", "-c enable_seqscan=off -c jit=off", 8, d, group)
-		if err != nil {
-			fmt.Printf("the writes of %d upserts a transaction: %v\n", group, err)
-			continue
-		}
-		line := fmt.Sprintf("the writes of %d upsert(s) a transaction, 8 clients: %.0f upserts/s", group, run.tps)
-		if base := baseline[8]; base.tps > 0 {
-			line += fmt.Sprintf(" (%.2f× pgbench)", run.tps/base.tps)
-			if run.cpu != nil && base.cpu != nil && base.cpu.perRequest > 0 {
-				line += fmt.Sprintf("; CPU per upsert %.1f× a one-row insert's", float64(run.cpu.perRequest)/float64(base.cpu.perRequest))
+	for _, clients := range []int{8, 32} {
+		for _, group := range upsertsPerTransaction {
+			script := filepath.Join(dir, fmt.Sprintf("upserts_%d.sql", group))
+			check(os.WriteFile(script, []byte(upsertWritesScript(group)), 0o600))
+			// The service's own session settings (sqldb.Open): without statistics (autovacuum
+			// may be off) PostgreSQL would read the growing log by a scan.
+			run, err := runPgbench(pgbenchBin, url, script, "prepared", "-c enable_seqscan=off -c jit=off", clients, d, group)
+			if err != nil {
+				fmt.Printf("the writes of %d upserts a transaction, %d clients: %v\n", group, clients, err)
+				continue
 			}
+			name := fmt.Sprintf("postgres alone, the writes of %d upsert(s) a transaction, %d clients", group, clients)
+			line := fmt.Sprintf("%s: %.0f upserts/s", name, run.tps)
+			if base := baseline[clients]; base.tps > 0 {
+				line += fmt.Sprintf(" (%.2f× pgbench)", run.tps/base.tps)
+				if run.cpu != nil && base.cpu != nil && base.cpu.perRequest > 0 {
+					line += fmt.Sprintf("; CPU per upsert %.1f× a one-row insert's", float64(run.cpu.perRequest)/float64(base.cpu.perRequest))
+				}
+			}
+			fmt.Println(line)
+			if run.cpu != nil {
+				fmt.Printf("  %s\n", run.cpu)
+			}
+			results = append(results, result{name: name, value: run.tps, unit: "/s", clients: clients, target: "-", cpu: run.cpu})
 		}
-		fmt.Println(line)
-		if run.cpu != nil {
-			fmt.Printf("  %s\n", run.cpu)
-		}
-		results = append(results, result{name: fmt.Sprintf("postgres alone, the writes of %d upsert(s) a transaction, 8 clients", group),
-			value: run.tps, unit: "/s", clients: 8, target: "-", cpu: run.cpu})
 	}
 	return results
 }
