@@ -445,7 +445,8 @@ func TestOneServePerSQLiteFile(t *testing.T) {
 // binary from before migration 16 beside a newer one blanked personal values and wrote new ones
 // unsealed (docs/deployment.md, "A rolling upgrade with a migration"). The error names both
 // versions and says to run the newer release. Past additive migrations only, the binary runs:
-// an old process restarted during a rolling upgrade comes back up.
+// an old process restarted during a rolling upgrade comes back up; but it rebuilds no read model
+// of a newer schema in any case (its rows would overwrite what the newer release's columns hold).
 func TestCommandsRefuseASchemaNewerThanTheirBinary(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: this test builds and runs the binary")
@@ -467,14 +468,25 @@ func TestCommandsRefuseASchemaNewerThanTheirBinary(t *testing.T) {
 			t.Fatalf("migrate on a schema an additive migration advanced: exit %d\n%s%s", code, out, errOut)
 		}
 		startServer(t, bin, dbURL).stop(t)
+		rebuildRefusal := "rebuild with the release that migrated it"
+		if out, errOut, code := runKeyed(t, bin, dbURL, "projections", "rebuild", "customers"); code == 0 || !strings.Contains(errOut, refusal) || !strings.Contains(errOut, rebuildRefusal) {
+			t.Errorf("a rebuild on a schema an additive migration advanced: exit %d, want the refusal %q\n%s%s", code, rebuildRefusal, out, errOut)
+		}
 		// A breaking one: every command refuses.
 		if _, err := db.Write.Exec(`UPDATE schema_compatibility SET oldest_binary = (SELECT MAX(version_id) FROM goose_db_version)`); err != nil {
 			t.Fatal(err)
 		}
 		db.Close()
-		for _, args := range [][]string{{"migrate"}, {"projections", "rebuild", "customers"}, {"history", "--account", fx.accountID, "--contact", "ct_any"}} {
-			if out, errOut, code := runKeyed(t, bin, dbURL, args...); code == 0 || !strings.Contains(errOut, refusal) || !strings.Contains(errOut, "run that release or a newer one") {
-				t.Errorf("%v on a schema newer than the binary's: exit %d, want the refusal %q\n%s%s", args, code, refusal, out, errOut)
+		for _, c := range []struct {
+			args []string
+			says string
+		}{
+			{[]string{"migrate"}, "run that release or a newer one"},
+			{[]string{"projections", "rebuild", "customers"}, rebuildRefusal},
+			{[]string{"history", "--account", fx.accountID, "--contact", "ct_any"}, "run that release or a newer one"},
+		} {
+			if out, errOut, code := runKeyed(t, bin, dbURL, c.args...); code == 0 || !strings.Contains(errOut, refusal) || !strings.Contains(errOut, c.says) {
+				t.Errorf("%v on a schema newer than the binary's: exit %d, want the refusal %q\n%s%s", c.args, code, refusal, out, errOut)
 			}
 		}
 		serve := launch(t, bin, dbURL)

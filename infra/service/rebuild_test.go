@@ -138,3 +138,38 @@ func waitForHead(t *testing.T, svc *servicetest.Service) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// A binary older than the schema does not rebuild a read model, even where it may serve beside a
+// newer release (an additive migration): the rebuild would write its own projection's rows over
+// every value the newer release wrote in the columns it added. Refused, with the table untouched.
+func TestAnOlderBinaryDoesNotRebuildAReadModelOfANewerSchema(t *testing.T) {
+	sqldbtest.Run(t, func(t *testing.T, dialect sqldb.Dialect) {
+		ctx := context.Background()
+		svc := servicetest.Start(t, dialect, func(*service.Config) {})
+		acc := svc.NewAccount(t)
+		svc.API.Post(t, "/api/v1/contacts", acc.Key, map[string]any{"email": "newer@example.com"}).Expect(t, http.StatusOK)
+		db := svc.App.DB()
+		waitForHead(t, svc)
+		// A newer release's additive migration, and what its projection wrote.
+		for _, q := range []string{
+			`ALTER TABLE contacts ADD COLUMN newer_note TEXT NOT NULL DEFAULT ''`,
+			`UPDATE contacts SET newer_note = 'written by the newer release'`,
+			`INSERT INTO goose_db_version (version_id, is_applied) SELECT MAX(version_id) + 1, true FROM goose_db_version`,
+		} {
+			if _, err := db.Write.ExecContext(ctx, q); err != nil {
+				t.Fatal(err)
+			}
+		}
+		_, err := service.Rebuild(ctx, db, svc.App.SecretKey(), "contacts", nil)
+		if err == nil || !strings.Contains(err.Error(), "newer than this binary knows") {
+			t.Errorf("a rebuild on a newer schema: %v, want a refusal", err)
+		}
+		var note string
+		if err := db.Read.QueryRowContext(ctx, `SELECT newer_note FROM contacts`).Scan(&note); err != nil {
+			t.Fatal(err)
+		}
+		if note != "written by the newer release" {
+			t.Errorf("the newer release's column after an older binary's rebuild: %q", note)
+		}
+	})
+}

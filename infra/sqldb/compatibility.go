@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/pressly/goose/v3"
+	"github.com/pressly/goose/v3/database"
 )
 
 // Schema compatibility (docs/deployment.md, "An older binary on a newer schema"). A binary does
@@ -15,7 +16,10 @@ import (
 // index. Now the database records the oldest binary that may run on it (schema_compatibility,
 // migration 27): the last migration applied that binaries older than it must not run beside
 // (breakingMigrations). A binary refuses a newer schema only when its own migrations end below
-// that; the record is written by each binary that migrates, which knows its own migrations.
+// that; the record is written by each binary that migrates, which knows its own migrations, in the
+// transaction of each migration it applies (recordingStore): whatever stops the migrating process
+// afterwards, the record is never behind the schema. A binary checks the record again once it
+// holds the migrations' lock and is done: a newer release may have migrated while it waited.
 
 // breakingMigrations are the migrations that binaries older than them must not run beside: they
 // change what older code writes or how it must read. Migration 12 dropped the head row older
@@ -42,17 +46,38 @@ func oldestBinaryFor(version int64) int64 {
 	return oldest
 }
 
-// recordCompatibility writes the oldest binary that may run on a schema at version, raising the
+// compatibilityRecorded is the migration that creates the record's table: the versions from it on
+// are recorded with their migration.
+const compatibilityRecorded = 27
+
+// raiseCompatibility writes the oldest binary that may run on a schema at version, raising the
 // record, never lowering it (a newer release's may be higher).
-func (db *DB) recordCompatibility(ctx context.Context, version int64) error {
-	oldest := oldestBinaryFor(version)
-	if _, err := db.Write.ExecContext(ctx, `INSERT INTO schema_compatibility (id, oldest_binary) VALUES (1, $1) ON CONFLICT (id) DO NOTHING`, oldest); err != nil {
-		return fmt.Errorf("sqldb: record the schema's compatibility: %w", err)
-	}
-	if _, err := db.Write.ExecContext(ctx, `UPDATE schema_compatibility SET oldest_binary = $1 WHERE id = 1 AND oldest_binary < $1`, oldest); err != nil {
+func raiseCompatibility(ctx context.Context, db database.DBTxConn, version int64) error {
+	_, err := db.ExecContext(ctx, `INSERT INTO schema_compatibility (id, oldest_binary) VALUES (1, $1)
+		ON CONFLICT (id) DO UPDATE SET oldest_binary = excluded.oldest_binary WHERE schema_compatibility.oldest_binary < excluded.oldest_binary`,
+		oldestBinaryFor(version))
+	if err != nil {
 		return fmt.Errorf("sqldb: record the schema's compatibility: %w", err)
 	}
 	return nil
+}
+
+// recordingStore is goose's table of applied versions, which also raises the compatibility record
+// when it records a version from compatibilityRecorded on, in the same transaction: a breaking
+// migration commits with the record that keeps older binaries out.
+type recordingStore struct {
+	database.Store
+}
+
+// Insert records version as applied, and raises the compatibility record to match.
+func (s recordingStore) Insert(ctx context.Context, db database.DBTxConn, req database.InsertRequest) error {
+	if err := s.Store.Insert(ctx, db, req); err != nil {
+		return err
+	}
+	if req.Version < compatibilityRecorded {
+		return nil
+	}
+	return raiseCompatibility(ctx, db, req.Version)
 }
 
 // refuseNewerSchema fails when the database's schema is at a version above this binary's last
@@ -70,9 +95,12 @@ func (db *DB) refuseNewerSchema(ctx context.Context, provider *goose.Provider) e
 	var oldest int64
 	err = db.Write.QueryRowContext(ctx, `SELECT oldest_binary FROM schema_compatibility WHERE id = 1`).Scan(&oldest)
 	switch {
-	case errors.Is(err, sql.ErrNoRows) || err == nil && oldest > known:
+	case errors.Is(err, sql.ErrNoRows):
 		return fmt.Errorf("sqldb: the schema is at version %d, newer than this binary knows (its last migration is %d), "+
-			"and a newer release's migration %d changed what this binary would write: run that release or a newer one", current, known, max(oldest, known+1))
+			"and records no compatibility with older binaries: run the release that migrated it or a newer one", current, known)
+	case err == nil && oldest > known:
+		return fmt.Errorf("sqldb: the schema is at version %d, newer than this binary knows (its last migration is %d), "+
+			"and a newer release's migration %d changed what this binary would write: run that release or a newer one", current, known, oldest)
 	case err != nil:
 		return fmt.Errorf("sqldb: the schema is at version %d, newer than this binary knows (its last migration is %d), and its compatibility record cannot be read: %w", current, known, err)
 	}

@@ -2,11 +2,14 @@ package sqldb_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/funnelhq/funnel/infra/sqldb"
 	"github.com/funnelhq/funnel/infra/sqldb/sqldbtest"
+	"github.com/pressly/goose/v3/lock"
 )
 
 // A binary runs on a schema a newer release migrated when every migration past its own left the
@@ -35,8 +38,13 @@ func TestANewerSchemaIsRefusedOnlyPastABreakingMigration(t *testing.T) {
 		if _, err := db.Migrate(ctx); err != nil {
 			t.Fatalf("migrate on a schema an additive migration advanced: %v", err)
 		}
-		if err := db.RequireCurrentSchema(ctx); err != nil {
+		if err := db.RequireKnownSchema(ctx); err != nil {
 			t.Fatalf("a schema an additive migration advanced: %v", err)
+		}
+		// But no read model is rebuilt by older code: it would write its defaults over the
+		// columns the newer release fills.
+		if err := db.RequireCurrentSchema(ctx); err == nil || !strings.Contains(err.Error(), "rebuild with the release that migrated it") {
+			t.Errorf("a rebuild's check on a schema an additive migration advanced: %v, want a refusal", err)
 		}
 		if err := db.Read.QueryRow(`SELECT oldest_binary FROM schema_compatibility`).Scan(&oldest); err != nil || oldest != 16 {
 			t.Fatalf("the record after an older binary ran: %d, %v; want the newer release's, 16", oldest, err)
@@ -47,7 +55,6 @@ func TestANewerSchemaIsRefusedOnlyPastABreakingMigration(t *testing.T) {
 		}
 		for name, check := range map[string]func(context.Context) error{
 			"migrate":             func(ctx context.Context) error { _, err := db.Migrate(ctx); return err },
-			"require the current": db.RequireCurrentSchema,
 			"require a known one": db.RequireKnownSchema,
 		} {
 			err := check(ctx)
@@ -56,4 +63,135 @@ func TestANewerSchemaIsRefusedOnlyPastABreakingMigration(t *testing.T) {
 			}
 		}
 	})
+}
+
+// A breaking migration commits with the record that keeps older binaries out, in its own
+// transaction: whatever stops the migrating process once goose has committed it (a kill, an
+// ANALYZE that fails), an older binary restarted meanwhile never finds the schema past it with a
+// record that lets it run. Here the last migration stands for a breaking one, applied again by
+// goose alone, without anything Migrate does after.
+func TestABreakingMigrationCommitsWithItsRecord(t *testing.T) {
+	sqldbtest.Run(t, func(t *testing.T, dialect sqldb.Dialect) {
+		ctx := context.Background()
+		db := sqldbtest.Open(t, dialect)
+		last := lastMigration(t, db)
+		defer sqldb.PretendBreaking(last)()
+		for _, q := range []string{`DELETE FROM goose_db_version WHERE version_id = $1`, `UPDATE schema_compatibility SET oldest_binary = 16 WHERE $1 > 0`} {
+			if _, err := db.Write.Exec(q, last); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := db.ApplyMigrationsOnly(ctx); err != nil {
+			t.Fatal(err)
+		}
+		var oldest int64
+		if err := db.Read.QueryRow(`SELECT oldest_binary FROM schema_compatibility`).Scan(&oldest); err != nil {
+			t.Fatal(err)
+		}
+		if oldest != last {
+			t.Errorf("the record once breaking migration %d committed: %d, want %d", last, oldest, last)
+		}
+	})
+}
+
+// The same through Migrate, as an operator meets it: the migrations commit, then the ANALYZE
+// after them fails (an expression index whose function raises, on PostgreSQL). Migrate reports
+// the failure, and the record is already past the breaking migration.
+func TestAMigrateFailingAfterItsMigrationsLeavesTheRecordWithThem(t *testing.T) {
+	ctx := context.Background()
+	db := sqldbtest.Open(t, sqldb.Postgres)
+	last := lastMigration(t, db)
+	defer sqldb.PretendBreaking(last)()
+	for _, q := range []string{
+		fmt.Sprintf(`DELETE FROM goose_db_version WHERE version_id = %d`, last),
+		`UPDATE schema_compatibility SET oldest_binary = 16`,
+		`CREATE TABLE boom_switch (x int)`,
+		`CREATE FUNCTION boom(x int) RETURNS int LANGUAGE plpgsql IMMUTABLE AS $$ BEGIN IF EXISTS (SELECT 1 FROM boom_switch) THEN RAISE EXCEPTION 'boom'; END IF; RETURN x; END $$`,
+		`CREATE TABLE boom_t (x int)`,
+		`INSERT INTO boom_t VALUES (1)`,
+		`CREATE INDEX boom_idx ON boom_t ((boom(x)))`,
+		`INSERT INTO boom_switch VALUES (1)`,
+	} {
+		if _, err := db.Write.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	if _, err := db.Migrate(ctx); err == nil || !strings.Contains(err.Error(), "boom") {
+		t.Fatalf("migrate with an ANALYZE that fails: %v, want its error", err)
+	}
+	var version, oldest int64
+	if err := db.Read.QueryRow(`SELECT MAX(version_id) FROM goose_db_version`).Scan(&version); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Read.QueryRow(`SELECT oldest_binary FROM schema_compatibility`).Scan(&oldest); err != nil {
+		t.Fatal(err)
+	}
+	if version != last || oldest != last {
+		t.Errorf("after the failure: schema at %d, record %d; want both at %d", version, oldest, last)
+	}
+}
+
+// A binary that starts while a newer release migrates checks the schema at its own version, then
+// waits for the migrations' lock; the newer release meanwhile commits a breaking migration with
+// its record. Once the lock is its own, the binary finds the schema past it and refuses, rather
+// than run on what it checked before.
+func TestABinaryThatWaitedForANewerReleasesMigrationsIsRefused(t *testing.T) {
+	ctx := context.Background()
+	db := sqldbtest.Open(t, sqldb.Postgres)
+	known := lastMigration(t, db)
+	newer, err := db.Write.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer newer.Close()
+	var newerPID int
+	if err := newer.QueryRowContext(ctx, `SELECT pg_backend_pid()`).Scan(&newerPID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := newer.ExecContext(ctx, `SELECT pg_advisory_lock($1)`, lock.DefaultLockID); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { _, err := db.Migrate(ctx); done <- err }()
+	// Migrate has checked the schema once another session asks for goose's lock.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		var waiting bool
+		err := db.Read.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM pg_stat_activity
+			WHERE datname = current_database() AND pid <> $1 AND query LIKE '%pg_try_advisory_lock%')`, newerPID).Scan(&waiting)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if waiting {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("Migrate never asked for the migrations' lock")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	for _, q := range []string{
+		`INSERT INTO goose_db_version (version_id, is_applied) VALUES ($1, true)`,
+		`UPDATE schema_compatibility SET oldest_binary = $1`,
+	} {
+		if _, err := newer.ExecContext(ctx, q, known+1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := newer.ExecContext(ctx, `SELECT pg_advisory_unlock($1)`, lock.DefaultLockID); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err == nil || !strings.Contains(err.Error(), "run that release or a newer one") {
+		t.Errorf("Migrate on a schema a newer release advanced past a breaking migration while it waited: %v, want a refusal", err)
+	}
+}
+
+// lastMigration is the version the database is at.
+func lastMigration(t *testing.T, db *sqldb.DB) int64 {
+	t.Helper()
+	var v int64
+	if err := db.Read.QueryRow(`SELECT MAX(version_id) FROM goose_db_version`).Scan(&v); err != nil {
+		t.Fatal(err)
+	}
+	return v
 }

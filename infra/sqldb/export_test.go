@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
 )
 
 // MigrateDownTo undoes the migrations after version, so that a test can apply a migration to a
@@ -35,4 +36,26 @@ func KeptStatements(pool *sql.DB) int {
 // KeepPrepared keeps stmt, prepared on pool for query, as Query does once its prepare returns.
 func KeepPrepared(pool *sql.DB, query string, stmt *sql.Stmt) *sql.Stmt {
 	return keep(statementKey{pool, query}, stmt)
+}
+
+// ApplyMigrationsOnly applies the pending migrations as goose does, without what Migrate does
+// around them (its checks, its record, ANALYZE): a process stopped the moment they committed.
+func (db *DB) ApplyMigrationsOnly(ctx context.Context) error {
+	provider, err := db.migrations()
+	if err != nil {
+		return err
+	}
+	if _, err := provider.Up(ctx); err != nil {
+		return fmt.Errorf("sqldb: migrate: %w", err)
+	}
+	return nil
+}
+
+// PretendBreaking counts versions among the breaking migrations (and none as additive) until the
+// returned func is called: a test stands for a release whose last migration breaks older binaries.
+func PretendBreaking(versions ...int64) (restore func()) {
+	breaking, additive := breakingMigrations, additiveMigrations
+	breakingMigrations = append(slices.Clone(breakingMigrations), versions...)
+	additiveMigrations = nil
+	return func() { breakingMigrations, additiveMigrations = breaking, additive }
 }

@@ -10,6 +10,7 @@ import (
 	"slices"
 
 	"github.com/pressly/goose/v3"
+	"github.com/pressly/goose/v3/database"
 	"github.com/pressly/goose/v3/lock"
 )
 
@@ -70,9 +71,24 @@ func (db *DB) Migrate(ctx context.Context) (_ Migrated, err error) {
 	if err != nil {
 		return Migrated{}, fmt.Errorf("sqldb: migrate: %w", err)
 	}
+	// A newer release may have migrated while this binary waited for the migrations' lock.
+	if err := db.refuseNewerSchema(ctx, provider); err != nil {
+		return Migrated{}, err
+	}
 	var done Migrated
 	for _, r := range results {
 		done.Applied = append(done.Applied, path.Base(r.Source.Path))
+	}
+	var known int64
+	if done.Version, known, err = provider.GetVersions(ctx); err != nil {
+		return Migrated{}, fmt.Errorf("sqldb: schema version: %w", err)
+	}
+	if done.Version <= known && done.Version >= compatibilityRecorded {
+		// Each migration recorded itself (recordingStore); a database whose migration 27 was
+		// applied by a binary that recorded after it may still lack the record.
+		if err := raiseCompatibility(ctx, db.Write, done.Version); err != nil {
+			return Migrated{}, err
+		}
 	}
 	if len(done.Applied) > 0 {
 		// New tables and indexes start without statistics, and PostgreSQL may run with autovacuum
@@ -83,29 +99,17 @@ func (db *DB) Migrate(ctx context.Context) (_ Migrated, err error) {
 			return Migrated{}, fmt.Errorf("sqldb: after migrating: %w", err)
 		}
 	}
-	var known int64
-	if done.Version, known, err = provider.GetVersions(ctx); err != nil {
-		return Migrated{}, fmt.Errorf("sqldb: schema version: %w", err)
-	}
-	if done.Version <= known {
-		// This binary knows every migration applied: it records who may run on them. (On a
-		// newer schema it may run on, the newer release's record stands.)
-		if err := db.recordCompatibility(ctx, done.Version); err != nil {
-			return Migrated{}, err
-		}
-	}
 	return done, nil
 }
 
-// RequireCurrentSchema fails when migrations are pending, or when the schema is newer than this
-// binary's (RequireKnownSchema): for a command that works on the database beside a serving
-// process, and so must not change its schema (projections rebuild).
+// RequireCurrentSchema fails unless the schema is exactly this binary's: for a command that
+// works on the database beside a serving process, and so must not change its schema, and that
+// rewrites whole read models (projections rebuild). A newer schema is refused even where the
+// record lets this binary serve on it: a rebuild by older code would write its defaults over
+// every value of the columns the newer release added and fills.
 func (db *DB) RequireCurrentSchema(ctx context.Context) error {
 	provider, err := db.migrations()
 	if err != nil {
-		return err
-	}
-	if err := db.refuseNewerSchema(ctx, provider); err != nil {
 		return err
 	}
 	current, target, err := provider.GetVersions(ctx)
@@ -114,6 +118,10 @@ func (db *DB) RequireCurrentSchema(ctx context.Context) error {
 	}
 	if current < target {
 		return fmt.Errorf("sqldb: the schema is at version %d and this binary needs %d: run funnel migrate first", current, target)
+	}
+	if current > target {
+		return fmt.Errorf("sqldb: the schema is at version %d, newer than this binary knows (its last migration is %d): "+
+			"rebuild with the release that migrated it, whose read models it has", current, target)
 	}
 	return nil
 }
@@ -151,17 +159,23 @@ func (db *DB) migrations() (*goose.Provider, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sqldb: migrations: %w", err)
 	}
-	dialect := goose.DialectSQLite3
-	opts := []goose.ProviderOption{goose.WithGoMigrations(goMigrations(db.Dialect)...)}
+	dialect := database.DialectSQLite3
 	if db.Dialect == Postgres {
-		dialect = goose.DialectPostgres
+		dialect = database.DialectPostgres
+	}
+	store, err := database.NewStore(dialect, goose.DefaultTablename)
+	if err != nil {
+		return nil, fmt.Errorf("sqldb: migrations: %w", err)
+	}
+	opts := []goose.ProviderOption{goose.WithGoMigrations(goMigrations(db.Dialect)...), goose.WithStore(recordingStore{store})}
+	if db.Dialect == Postgres {
 		locker, err := lock.NewPostgresSessionLocker()
 		if err != nil {
 			return nil, fmt.Errorf("sqldb: migration lock: %w", err)
 		}
 		opts = append(opts, goose.WithSessionLocker(locker))
 	}
-	provider, err := goose.NewProvider(dialect, db.Write, dir, opts...)
+	provider, err := goose.NewProvider(goose.DialectCustom, db.Write, dir, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("sqldb: migrations: %w", err)
 	}
