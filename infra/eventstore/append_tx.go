@@ -109,11 +109,11 @@ func (t *pgxAppendTx) begin(ctx context.Context, in beginning) (begun, error) {
 	}
 	// Before the versions and the positions, which must see an erasure that held a lock first.
 	if len(in.guard.persons) > 0 {
-		lock := pgLockPersonsShared
-		if in.guard.exclusive {
-			lock = pgLockPersons
+		if len(in.guard.erased) > 0 {
+			b.Queue(pgLockPersons, personLock, in.guard.persons, in.guard.erased)
+		} else {
+			b.Queue(pgLockPersonsShared, personLock, in.guard.persons)
 		}
-		b.Queue(lock, personLock, in.guard.persons)
 	}
 	if len(in.guard.sealed) > 0 {
 		anyOf, args := sqldb.AnyOf(sqldb.Postgres, "contact_id", 1, in.guard.sealed)

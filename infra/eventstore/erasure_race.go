@@ -1,6 +1,11 @@
 package eventstore
 
-import "github.com/funnelhq/funnel/domain"
+import (
+	"fmt"
+	"slices"
+
+	"github.com/funnelhq/funnel/domain"
+)
 
 // Writes racing an erasure (docs/architecture.md, "Erasure"). A write seals a person's values in
 // its caller's goroutine (encode), with the key its process keeps in memory, and the append
@@ -18,16 +23,17 @@ import "github.com/funnelhq/funnel/domain"
 // The check must be ordered with the erasure. On SQLite the one writer orders them. On
 // PostgreSQL, where appends commit side by side, every append takes an advisory lock for each
 // person it seals values of, names (a lead's move, whose row the leads projection writes whole) or
-// erases (one lock per group of persons, personLockGroups), before the check and before its positions: shared, or exclusive in a batch that erases
-// (one mode a batch, taken in one statement in the locks' order, so two batches never wait for
-// each other in a circle). An append that locked first commits wholly before the erasure takes
+// erases (one lock per group of persons, personLockGroups), before the check and before its
+// positions: exclusive for the groups of the persons a batch erases, shared for the others (taken
+// in one statement in the locks' order, so two batches never wait for each other in a circle). An append that locked first commits wholly before the erasure takes
 // its positions, so it lands before it and is erased with the rest (the erasure's inline
 // statements, made after its lock, see its rows); one that locks after waits for the erasure's
 // commit, and its check, a later statement, sees the key destroyed. Either way the log's order is
 // the order of the commits for that person, and no plain value follows its ContactErased.
 // Decision: a check in the append's transaction rather than a read before it (the erasure could
 // commit right after the read), and a lock per group of persons rather than per account (an
-// erasure then holds up the writes of a 64th of the persons, for its own transaction only). Each
+// erasure then holds up the writes of a 64th of the persons, for its own transaction only, even in
+// a batch of 256 appends for as many persons: their groups are locked shared). Each
 // lock costs PostgreSQL's shared lock table an entry for the transaction's life; that table holds
 // max_locks_per_transaction × max_connections entries (6,400 by default) for every session
 // together, so a lock per person (up to 256 in a batch of upserts, two appenders a process, several
@@ -42,10 +48,15 @@ const personLock int32 = 0x70657273 // "pers"
 // personLockGroups is how many locks persons share: at most this many per append.
 const personLockGroups = 64
 
-// Taken in the order of their keys, one statement for the batch's persons.
-const (
-	pgLockPersonsShared = `SELECT pg_advisory_xact_lock_shared($1, h) FROM (SELECT DISTINCT hashtext(id) & 63 AS h FROM unnest($2::text[]) AS id ORDER BY h) AS k`
-	pgLockPersons       = `SELECT pg_advisory_xact_lock($1, h) FROM (SELECT DISTINCT hashtext(id) & 63 AS h FROM unnest($2::text[]) AS id ORDER BY h) AS k`
+// Taken in the order of their keys, one statement for the batch's persons: pgLockPersonsShared
+// ($2 the persons), or, in a batch that erases, pgLockPersons ($3 the persons erased, whose groups
+// are taken exclusively).
+var (
+	pgLockPersonsShared = fmt.Sprintf(`SELECT pg_advisory_xact_lock_shared($1, h) FROM (SELECT DISTINCT hashtext(id) & %d AS h FROM unnest($2::text[]) AS id ORDER BY h) AS k`,
+		personLockGroups-1)
+	pgLockPersons = fmt.Sprintf(`SELECT CASE WHEN erased THEN pg_advisory_xact_lock($1, h) END, CASE WHEN NOT erased THEN pg_advisory_xact_lock_shared($1, h) END
+		FROM (SELECT hashtext(id) & %d AS h, bool_or(id = ANY($3::text[])) AS erased FROM unnest($2::text[]) AS id GROUP BY 1 ORDER BY 1) AS k`,
+		personLockGroups-1)
 )
 
 // erasedAmong reads which of some contacts are erased (their key destroyed), given the condition
@@ -55,7 +66,7 @@ const erasedAmong = `SELECT contact_id FROM person_keys WHERE sealed_key IS NULL
 // guard is what an append transaction orders against erasures before it takes positions.
 type guard struct {
 	persons   []string // every contact the batch seals values of, names or erases: locked
-	exclusive bool     // the batch erases one of them
+	erased    []string // the persons the batch erases: their groups are locked exclusively
 	sealed    []string // the contacts whose values the batch sealed: checked
 }
 
@@ -76,7 +87,9 @@ func guardOf(batch []*appendRequest) guard {
 						g.persons = append(g.persons, id)
 					}
 				}
-				g.exclusive = g.exclusive || r.erases != ""
+				if r.erases != "" && !slices.Contains(g.erased, r.erases) {
+					g.erased = append(g.erased, r.erases)
+				}
 			}
 		}
 	}
