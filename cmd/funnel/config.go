@@ -55,7 +55,7 @@ func refuseEmptyVariables(cmd *cli.Command) error {
 		if s, ok := f.(*cli.StringFlag); ok && s.Value == "" {
 			continue
 		}
-		overridden := givenAsFlag(os.Args[1:], f.Names())
+		overridden := givenAsFlag(os.Args[1:], f.Names(), configFlags)
 		for _, key := range f.(interface{ GetEnvVars() []string }).GetEnvVars() {
 			if value, set := os.LookupEnv(key); set && value == "" && !overridden {
 				problems = append(problems, fmt.Errorf("%s is empty: give it a value, or leave it out for its default", key))
@@ -70,15 +70,36 @@ func refuseEmptyVariables(cmd *cli.Command) error {
 
 // givenAsFlag tells whether a command line gives one of a flag's names (--name, --name=value, -name):
 // the flag library reads a variable and a flag into one value, so whether that value came from
-// the command line, where false, 0 or "" are values given on purpose, is read from it.
-func givenAsFlag(args, names []string) bool {
-	for _, arg := range args {
+// the command line, where false, 0 or "" are values given on purpose, is read from it. The token
+// after a flag of flags that takes a value and was given without "=" is that value, whatever it
+// looks like (`--admin-token -webhook-allow-private`), not a flag.
+func givenAsFlag(args, names []string, flags []cli.Flag) bool {
+	for i := 0; i < len(args); i++ {
+		arg := args[i]
 		if arg == "--" {
 			return false
 		}
-		name, _, _ := strings.Cut(strings.TrimLeft(arg, "-"), "=")
-		if strings.HasPrefix(arg, "-") && slices.Contains(names, name) {
+		if !strings.HasPrefix(arg, "-") {
+			continue
+		}
+		name, _, hasValue := strings.Cut(strings.TrimLeft(arg, "-"), "=")
+		if slices.Contains(names, name) {
 			return true
+		}
+		if !hasValue && takesValue(name, flags) {
+			i++ // its value
+		}
+	}
+	return false
+}
+
+// takesValue tells whether the flag of flags named name reads the next argument as its value:
+// every one but a switch.
+func takesValue(name string, flags []cli.Flag) bool {
+	for _, f := range flags {
+		if slices.Contains(f.Names(), name) {
+			_, isSwitch := f.(*cli.BoolFlag)
+			return !isSwitch
 		}
 	}
 	return false
