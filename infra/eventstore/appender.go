@@ -222,8 +222,10 @@ func (s *Store) commit(batch []*appendRequest) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	results, err := s.commitTx(ctx, batch)
-	if err != nil && len(batch) > 1 {
-		// One broken request must not fail the others with it: commit them one by one.
+	if err != nil && len(batch) > 1 && !errors.Is(err, sqldb.ErrCommitUnknown) {
+		// One broken request must not fail the others with it: commit them one by one. Not a
+		// batch that may have committed: tried again, each request would meet its own events
+		// (their ids are unique) and report a failure for a write that is in the log.
 		for _, r := range batch {
 			s.commit([]*appendRequest{r})
 		}
