@@ -65,9 +65,9 @@ const erasedAmong = `SELECT contact_id FROM person_keys WHERE sealed_key IS NULL
 
 // guard is what an append transaction orders against erasures before it takes positions.
 type guard struct {
-	persons   []string // every contact the batch seals values of, names or erases: locked
-	erased    []string // the persons the batch erases: their groups are locked exclusively
-	sealed    []string // the contacts whose values the batch sealed: checked
+	persons []string // every contact the batch seals values of, names or erases: locked
+	erased  []string // the persons the batch erases: their groups are locked exclusively
+	sealed  []string // the contacts whose values the batch sealed: checked
 }
 
 // guardOf returns the guard of a batch.
