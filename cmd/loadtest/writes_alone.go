@@ -93,7 +93,7 @@ func writesAlone(bin, pgURL, dir string, baseline map[int]pgbenchRun, d time.Dur
 func upsertWritesScript(group int) string {
 	var b strings.Builder
 	for k := range group {
-		fmt.Fprintf(&b, "\\set n%d random(1, 2000000000)\n", k)
+		fmt.Fprintf(&b, "\\set n%d random(1, 1000000000000000)\n", k) // wide: the ids of every run on one database must not meet
 	}
 	b.WriteString("\\startpipeline\nBEGIN;\n")
 	fmt.Fprintf(&b, "SELECT pg_advisory_xact_lock_shared(%d);\n", sqldb.InlineLock)
