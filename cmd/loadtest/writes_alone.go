@@ -19,7 +19,9 @@ import (
 // event_log_take) and of the inline contacts projection (projections/contacts.go), in one
 // pipeline as the service sends them, with the values of a real upsert's (a sealed ContactCreated
 // and two TagApplied events). They are sent prepared, which costs PostgreSQL less than the one-row
-// insert's simple protocol: the bound is generous to the service.
+// insert's simple protocol: the bound is generous to the service. In a group each upsert sends
+// its own statements, where the appender folds a group's rows into one statement per table; a
+// script of the folded statements measured no faster here.
 
 // The writes alone are measured from each number of sessions with each number of upserts a
 // transaction, and the best rate is the bound: the service may open as few sessions and group as
@@ -93,7 +95,7 @@ func writesAlone(bin, pgURL, dir string, baseline map[int]pgbenchRun, d time.Dur
 func upsertWritesScript(group int) string {
 	var b strings.Builder
 	for k := range group {
-		fmt.Fprintf(&b, "\\set n%d random(1, 1000000000000000)\n", k) // wide: the ids of every run on one database must not meet
+		fmt.Fprintf(&b, "\\set n%d random(1, 1000000000000000)\n", k) // wide: the ids of all the runs on one database must not meet
 	}
 	b.WriteString("\\startpipeline\nBEGIN;\n")
 	fmt.Fprintf(&b, "SELECT pg_advisory_xact_lock_shared(%d);\n", sqldb.InlineLock)
