@@ -44,11 +44,9 @@ var afterResealRead func()
 // sealing with OLD stored behind the pass are caught by the next). It is idempotent, and cheap
 // when there is nothing to do: one scan of the table.
 //
-// Safe beside other processes and erasures: each batch reads its rows inside its write
-// transaction, locked (FOR UPDATE SKIP LOCKED on PostgreSQL: rows another process is sealing
-// again or erasing are left to it; SQLite's one writer serializes it with every other write), and
-// replaces only a row still as it was read, so a key an erasure destroyed (NULL) is never written
-// back.
+// Safe beside other processes and erasures: each batch replaces only a row still as it was read
+// (resealBatchAfter), so a key an erasure destroyed (NULL) is never written back, and processes
+// that seal again at once (every worker of a deployment starts it) only repeat each other's work.
 func ResealPersonKeys(ctx context.Context, db *sqldb.DB, server KeyedSealer) (Resealed, error) {
 	current := "v1." + server.KeyIDs()[0] + ".%"
 	var total Resealed
@@ -62,9 +60,9 @@ func ResealPersonKeys(ctx context.Context, db *sqldb.DB, server KeyedSealer) (Re
 		if found > 0 {
 			continue
 		}
-		// A pass that found nothing may have passed over rows another process held (SKIP
-		// LOCKED), which that process's batch may then have rolled back: done only once no key
-		// is left under another key but those no key opens.
+		// A pass that found nothing may have been passed by keys a process still sealing with
+		// another key stored behind it: done only once no key is left under another key but
+		// those no key opens.
 		left, err := keysUnderAnotherKey(ctx, db, current)
 		if err != nil || left <= pass.Unopened {
 			return total, err
@@ -77,8 +75,8 @@ func ResealPersonKeys(ctx context.Context, db *sqldb.DB, server KeyedSealer) (Re
 	}
 }
 
-// resealRetry is how long ResealPersonKeys waits before another pass over rows another process
-// held.
+// resealRetry is how long ResealPersonKeys waits before another pass over keys stored behind the
+// last one.
 const resealRetry = 200 * time.Millisecond
 
 // keysUnderAnotherKey counts the persons' keys sealed with another key than current, without
@@ -115,22 +113,17 @@ type resealedBatch struct {
 	found, resealed, unopened int
 }
 
-// resealBatchAfter seals again, in one write transaction, the first resealBatch keys after the
-// contact id after that are sealed with another key than the first.
+// resealBatchAfter seals again the first resealBatch keys after the contact id after that are
+// sealed with another key than the first. It reads them outside any write transaction: on SQLite
+// a write transaction holds the one writer, every append waits for it, and the pass that finds
+// nothing left reads the whole table. It then replaces, in one statement, only the rows still as
+// it read them (a compare-and-set): a key an erasure destroyed meanwhile (NULL) is never written
+// back, and a key another process sealed again first stays as that process sealed it.
 func resealBatchAfter(ctx context.Context, db *sqldb.DB, server KeyedSealer, current, after string) (resealedBatch, error) {
 	var b resealedBatch
-	tx, err := db.Write.BeginTx(ctx, nil)
-	if err != nil {
-		return b, fmt.Errorf("eventstore: seal persons' keys again: %w", err)
-	}
-	defer tx.Rollback()
-	lock := ""
-	if db.Dialect == sqldb.Postgres {
-		lock = " FOR UPDATE SKIP LOCKED"
-	}
-	rows, err := tx.QueryContext(ctx, `SELECT contact_id, sealed_key FROM person_keys
+	rows, err := db.Read.QueryContext(ctx, `SELECT contact_id, sealed_key FROM person_keys
 		WHERE contact_id > $1 AND sealed_key IS NOT NULL AND sealed_key NOT LIKE $2
-		ORDER BY contact_id LIMIT `+fmt.Sprint(resealBatch)+lock, after, current)
+		ORDER BY contact_id LIMIT `+fmt.Sprint(resealBatch), after, current)
 	if err != nil {
 		return b, fmt.Errorf("eventstore: read persons' keys to seal again: %w", err)
 	}
@@ -164,19 +157,16 @@ func resealBatchAfter(ctx context.Context, db *sqldb.DB, server KeyedSealer, cur
 	if afterResealRead != nil {
 		afterResealRead()
 	}
-	if len(values) > 0 {
-		// Only a row still as it was read: an erasure's NULL stays NULL.
-		res, err := tx.ExecContext(ctx, `UPDATE person_keys SET sealed_key = v.column3
-			FROM (VALUES `+strings.Join(values, ", ")+`) AS v
-			WHERE person_keys.contact_id = v.column1 AND person_keys.sealed_key = v.column2`, args...)
-		if err != nil {
-			return b, fmt.Errorf("eventstore: seal persons' keys again: %w", err)
-		}
-		n, _ := res.RowsAffected()
-		b.resealed = int(n)
+	if len(values) == 0 {
+		return b, nil
 	}
-	if err := tx.Commit(); err != nil {
+	res, err := db.Write.ExecContext(ctx, `UPDATE person_keys SET sealed_key = v.column3
+		FROM (VALUES `+strings.Join(values, ", ")+`) AS v
+		WHERE person_keys.contact_id = v.column1 AND person_keys.sealed_key = v.column2`, args...)
+	if err != nil {
 		return b, fmt.Errorf("eventstore: seal persons' keys again: %w", err)
 	}
+	n, _ := res.RowsAffected()
+	b.resealed = int(n)
 	return b, nil
 }

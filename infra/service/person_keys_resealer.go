@@ -18,8 +18,9 @@ const resealRetry = time.Minute
 // (FUNNEL_SECRET_KEY=NEW,OLD; eventstore.ResealPersonKeys), in the background of every process
 // that works: on a table of millions of contacts it takes minutes, which readiness should not
 // wait for, and until it is done OLD opens what it has not reached yet. Several workers may run
-// it at once: each batch locks the rows it seals, so they share the work. Its end is logged,
-// and that line is what tells the operator that OLD may be dropped (README "The server key").
+// it at once: each batch replaces only the rows still as it read them, so they only repeat each
+// other's work. Its end is logged, and that line is what tells the operator that OLD may be
+// dropped (README "The server key").
 type personKeyResealer struct {
 	db     *sqldb.DB
 	sealer eventstore.KeyedSealer
