@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/funnelhq/funnel/infra/service/servicetest"
@@ -133,5 +134,13 @@ func TestOperatorProjectionsAndRebuild(t *testing.T) {
 		svc.Operator.Post(t, "/admin/v1/projections/"+outbox+"/rebuild", "", nil).ExpectError(t, http.StatusConflict)
 		svc.Operator.Post(t, "/admin/v1/projections/nothing/rebuild", "", nil).ExpectError(t, http.StatusNotFound)
 		svc.Operator.Get(t, "/admin/v1/projections", "wrong-token").ExpectError(t, http.StatusUnauthorized)
+		// This process, of an older release than the schema a newer one migrated (a rolling
+		// upgrade), rebuilds nothing: its rows would overwrite what the newer release writes.
+		if _, err := svc.App.DB().Write.Exec(`INSERT INTO goose_db_version (version_id, is_applied) SELECT MAX(version_id) + 1, true FROM goose_db_version`); err != nil {
+			t.Fatal(err)
+		}
+		if e := svc.Operator.Post(t, "/admin/v1/projections/contacts/rebuild", "", nil).ExpectError(t, http.StatusConflict); !strings.Contains(e, "newer than this binary knows") {
+			t.Errorf("a rebuild on a newer schema: %q", e)
+		}
 	})
 }

@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"errors"
 	"sync"
 
 	"github.com/funnelhq/funnel/api/operator"
@@ -43,7 +44,8 @@ func (p *projectionAdmin) Statuses(ctx context.Context) (int64, []operator.Proje
 }
 
 // Rebuild rebuilds one read model (Rebuild), refusing an unknown name (NotFound), the webhook
-// outbox and a read model this process is rebuilding already (Conflict).
+// outbox, a read model this process is rebuilding already, and a schema that is not this
+// process's binary's (Conflict).
 func (p *projectionAdmin) Rebuild(ctx context.Context, name string) (int64, error) {
 	_, statuses, err := p.Statuses(ctx)
 	if err != nil {
@@ -73,5 +75,10 @@ func (p *projectionAdmin) Rebuild(ctx context.Context, name string) (int64, erro
 		delete(p.rebuilding, name)
 		p.mu.Unlock()
 	}()
-	return Rebuild(ctx, p.db, p.secretKey, name, nil)
+	rebuiltTo, err := Rebuild(ctx, p.db, p.secretKey, name, nil)
+	if errors.Is(err, sqldb.ErrSchemaNotCurrent) {
+		// A process of an older release, still serving during an upgrade.
+		return 0, domain.Conflict("%s cannot be rebuilt by this process: %v", name, err)
+	}
+	return rebuiltTo, err
 }

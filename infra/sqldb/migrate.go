@@ -117,14 +117,18 @@ func (db *DB) RequireCurrentSchema(ctx context.Context) error {
 		return fmt.Errorf("sqldb: schema version: %w", err)
 	}
 	if current < target {
-		return fmt.Errorf("sqldb: the schema is at version %d and this binary needs %d: run funnel migrate first", current, target)
+		return fmt.Errorf("%w: the schema is at version %d and this binary needs %d: run funnel migrate first", ErrSchemaNotCurrent, current, target)
 	}
 	if current > target {
-		return fmt.Errorf("sqldb: the schema is at version %d, newer than this binary knows (its last migration is %d): "+
-			"rebuild with the release that migrated it, whose read models it has", current, target)
+		return fmt.Errorf("%w: the schema is at version %d, newer than this binary knows (its last migration is %d): "+
+			"rebuild with the release that migrated it, whose read models it has", ErrSchemaNotCurrent, current, target)
 	}
 	return nil
 }
+
+// ErrSchemaNotCurrent is RequireCurrentSchema's refusal: the schema is older or newer than this
+// binary's, which is the operator's to settle, not a failure of the database.
+var ErrSchemaNotCurrent = errors.New("sqldb: not this binary's schema")
 
 // RequireKnownSchema fails when a newer release migrated the database past this binary's last
 // migration: for a command that reads the log but may run on a schema still to migrate (history).
