@@ -64,9 +64,22 @@ func raiseCompatibility(ctx context.Context, db database.DBTxConn, version int64
 
 // recordingStore is goose's table of applied versions, which also raises the compatibility record
 // when it records a version from compatibilityRecorded on, in the same transaction: a breaking
-// migration commits with the record that keeps older binaries out.
+// migration commits with the record that keeps older binaries out. (goose records a migration
+// that runs outside a transaction, a Go one on *sql.DB or one marked NO TRANSACTION, after it:
+// a breaking migration must not be one.)
 type recordingStore struct {
 	database.Store
+}
+
+// TableExists tells whether the version table exists, as the wrapped store does (goose asks the
+// store for it, and without it would read the table and take a failure for its absence).
+func (s recordingStore) TableExists(ctx context.Context, db database.DBTxConn) (bool, error) {
+	if t, ok := s.Store.(interface {
+		TableExists(context.Context, database.DBTxConn) (bool, error)
+	}); ok {
+		return t.TableExists(ctx, db)
+	}
+	return false, errors.ErrUnsupported
 }
 
 // Insert records version as applied, and raises the compatibility record to match.

@@ -132,33 +132,32 @@ func TestAMigrateFailingAfterItsMigrationsLeavesTheRecordWithThem(t *testing.T) 
 }
 
 // A binary that starts while a newer release migrates checks the schema at its own version, then
-// waits for the migrations' lock; the newer release meanwhile commits a breaking migration with
-// its record. Once the lock is its own, the binary finds the schema past it and refuses, rather
-// than run on what it checked before.
+// waits for the migrations' lock (it has a migration to apply); the newer release meanwhile
+// applies it and a breaking migration after it, with its record. Once the lock is its own, the
+// binary finds the schema past it and refuses, rather than run on what it checked before.
 func TestABinaryThatWaitedForANewerReleasesMigrationsIsRefused(t *testing.T) {
 	ctx := context.Background()
 	db := sqldbtest.Open(t, sqldb.Postgres)
 	known := lastMigration(t, db)
+	if err := db.MigrateDownTo(ctx, known-1); err != nil {
+		t.Fatal(err)
+	}
 	newer, err := db.Write.Conn(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer newer.Close()
-	var newerPID int
-	if err := newer.QueryRowContext(ctx, `SELECT pg_backend_pid()`).Scan(&newerPID); err != nil {
-		t.Fatal(err)
-	}
 	if _, err := newer.ExecContext(ctx, `SELECT pg_advisory_lock($1)`, lock.DefaultLockID); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
 	go func() { _, err := db.Migrate(ctx); done <- err }()
-	// Migrate has checked the schema once another session asks for goose's lock.
+	// Migrate has checked the schema once it asks for goose's lock (goose asks again every 5 s).
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		var waiting bool
 		err := db.Read.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM pg_stat_activity
-			WHERE datname = current_database() AND pid <> $1 AND query LIKE '%pg_try_advisory_lock%')`, newerPID).Scan(&waiting)
+			WHERE datname = current_database() AND query = 'SELECT pg_try_advisory_lock($1)')`).Scan(&waiting)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -170,16 +169,18 @@ func TestABinaryThatWaitedForANewerReleasesMigrationsIsRefused(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	for _, q := range []string{
-		`INSERT INTO goose_db_version (version_id, is_applied) VALUES ($1, true)`,
-		`UPDATE schema_compatibility SET oldest_binary = $1`,
+	for _, q := range []struct {
+		sql  string
+		args []any
+	}{
+		{`CREATE TABLE IF NOT EXISTS schema_compatibility (id INTEGER PRIMARY KEY CHECK (id = 1), oldest_binary BIGINT NOT NULL)`, nil},
+		{`INSERT INTO goose_db_version (version_id, is_applied) VALUES ($1, true), ($2, true)`, []any{known, known + 1}},
+		{`INSERT INTO schema_compatibility (id, oldest_binary) VALUES (1, $1)`, []any{known + 1}},
+		{`SELECT pg_advisory_unlock($1)`, []any{lock.DefaultLockID}},
 	} {
-		if _, err := newer.ExecContext(ctx, q, known+1); err != nil {
-			t.Fatal(err)
+		if _, err := newer.ExecContext(ctx, q.sql, q.args...); err != nil {
+			t.Fatalf("%s: %v", q.sql, err)
 		}
-	}
-	if _, err := newer.ExecContext(ctx, `SELECT pg_advisory_unlock($1)`, lock.DefaultLockID); err != nil {
-		t.Fatal(err)
 	}
 	if err := <-done; err == nil || !strings.Contains(err.Error(), "run that release or a newer one") {
 		t.Errorf("Migrate on a schema a newer release advanced past a breaking migration while it waited: %v, want a refusal", err)
@@ -194,4 +195,22 @@ func lastMigration(t *testing.T, db *sqldb.DB) int64 {
 		t.Fatal(err)
 	}
 	return v
+}
+
+// goose asks its store whether the version table exists; the store that records the
+// compatibility answers as goose's own does (PostgreSQL's asks the catalog), rather than leave
+// goose to read the table and take any failure for its absence.
+func TestTheMigrationsStoreTellsWhetherItsTableExists(t *testing.T) {
+	ctx := context.Background()
+	db := sqldbtest.Open(t, sqldb.Postgres)
+	exists, err := db.VersionTableExists(ctx)
+	if err != nil || !exists {
+		t.Fatalf("the version table of a migrated database: exists %v, %v", exists, err)
+	}
+	if _, err := db.Write.Exec(`ALTER TABLE goose_db_version RENAME TO goose_db_version_gone`); err != nil {
+		t.Fatal(err)
+	}
+	if exists, err := db.VersionTableExists(ctx); err != nil || exists {
+		t.Fatalf("the version table once gone: exists %v, %v", exists, err)
+	}
 }

@@ -59,3 +59,13 @@ func PretendBreaking(versions ...int64) (restore func()) {
 	additiveMigrations = nil
 	return func() { breakingMigrations, additiveMigrations = breaking, additive }
 }
+
+// VersionTableExists asks the migrations' store whether goose's version table exists, as goose
+// does before it migrates.
+func (db *DB) VersionTableExists(ctx context.Context) (bool, error) {
+	store, err := db.migrationsStore()
+	if err != nil {
+		return false, err
+	}
+	return store.TableExists(ctx, db.Write)
+}

@@ -163,15 +163,11 @@ func (db *DB) migrations() (*goose.Provider, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sqldb: migrations: %w", err)
 	}
-	dialect := database.DialectSQLite3
-	if db.Dialect == Postgres {
-		dialect = database.DialectPostgres
-	}
-	store, err := database.NewStore(dialect, goose.DefaultTablename)
+	store, err := db.migrationsStore()
 	if err != nil {
-		return nil, fmt.Errorf("sqldb: migrations: %w", err)
+		return nil, err
 	}
-	opts := []goose.ProviderOption{goose.WithGoMigrations(goMigrations(db.Dialect)...), goose.WithStore(recordingStore{store})}
+	opts := []goose.ProviderOption{goose.WithGoMigrations(goMigrations(db.Dialect)...), goose.WithStore(store)}
 	if db.Dialect == Postgres {
 		locker, err := lock.NewPostgresSessionLocker()
 		if err != nil {
@@ -184,4 +180,18 @@ func (db *DB) migrations() (*goose.Provider, error) {
 		return nil, fmt.Errorf("sqldb: migrations: %w", err)
 	}
 	return provider, nil
+}
+
+// migrationsStore is goose's table of applied versions for db's dialect, recording the schema's
+// compatibility with each version (recordingStore).
+func (db *DB) migrationsStore() (recordingStore, error) {
+	dialect := database.DialectSQLite3
+	if db.Dialect == Postgres {
+		dialect = database.DialectPostgres
+	}
+	store, err := database.NewStore(dialect, goose.DefaultTablename)
+	if err != nil {
+		return recordingStore{}, fmt.Errorf("sqldb: migrations: %w", err)
+	}
+	return recordingStore{store}, nil
 }

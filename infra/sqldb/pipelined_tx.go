@@ -168,9 +168,12 @@ func (t *PipelinedTx) Query(ctx context.Context, query string, args ...any) (Row
 // aborted whose error the caller did not stop at.
 var errRolledBack = errors.New("sqldb: the transaction was rolled back: one of its statements failed")
 
-// Commit sends what is queued and COMMIT, then runs what AfterCommit registered. An error the
-// database answered, or one raised before anything was sent, means the transaction did not
-// commit; any other (the connection broke, ctx ended while the batch was on its way) is
+// Commit sends what is queued and COMMIT, then runs what AfterCommit registered. COMMIT's answer
+// received means the transaction committed, whatever breaks after it (PostgreSQL terminating the
+// session sends its FATAL after the answer). Otherwise an error the database answered, or one
+// raised before anything was sent, means it did not commit, but for one that ended the session
+// (FATAL, PANIC: it may have come once the commit was done, in place of its answer); that one and
+// any other (the connection broke, ctx ended while the batch was on its way) is
 // ErrCommitUnknown: it may have.
 func (t *PipelinedTx) Commit(ctx context.Context) error {
 	if t.err != nil {
@@ -179,15 +182,17 @@ func (t *PipelinedTx) Commit(ctx context.Context) error {
 	if t.pending == nil {
 		t.pending = &pgx.Batch{}
 	}
+	committed := false
 	t.pending.Queue(`COMMIT`).Exec(func(tag pgconn.CommandTag) error {
 		if tag.String() != "COMMIT" {
 			return errRolledBack
 		}
+		committed = true
 		return nil
 	})
-	if err := t.Send(ctx); err != nil {
+	if err := t.Send(ctx); err != nil && !committed {
 		var pgErr *pgconn.PgError
-		if errors.As(err, &pgErr) || errors.Is(err, errRolledBack) || pgconn.SafeToRetry(err) {
+		if errors.As(err, &pgErr) && !endedSession(pgErr) || errors.Is(err, errRolledBack) || pgconn.SafeToRetry(err) {
 			return err
 		}
 		return fmt.Errorf("%w: %w", ErrCommitUnknown, err)
@@ -196,6 +201,11 @@ func (t *PipelinedTx) Commit(ctx context.Context) error {
 		fn()
 	}
 	return nil
+}
+
+// endedSession tells whether PostgreSQL ended the session with err.
+func endedSession(err *pgconn.PgError) bool {
+	return err.Severity == "FATAL" || err.Severity == "PANIC"
 }
 
 // ErrCommitUnknown marks a transaction whose COMMIT was sent without an answer from the database
