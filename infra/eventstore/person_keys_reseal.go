@@ -24,8 +24,8 @@ type KeyedSealer interface {
 	KeyIDs() []string
 }
 
-// resealBatch bounds the keys one transaction of ResealPersonKeys reads and seals again, and so
-// what it holds in memory and how long it holds their rows: about 3 ms of sealing a batch.
+// resealBatch bounds the keys one batch of ResealPersonKeys reads and seals again, and so what it
+// holds in memory and how many rows its update writes at once: about 3 ms of sealing a batch.
 const resealBatch = 500
 
 // Resealed is what ResealPersonKeys did: Resealed keys sealed again with the first key, and
@@ -118,7 +118,9 @@ type resealedBatch struct {
 // a write transaction holds the one writer, every append waits for it, and the pass that finds
 // nothing left reads the whole table. It then replaces, in one statement, only the rows still as
 // it read them (a compare-and-set): a key an erasure destroyed meanwhile (NULL) is never written
-// back, and a key another process sealed again first stays as that process sealed it.
+// back, and a key another process sealed again first stays as that process sealed it. On
+// PostgreSQL it passes over the rows another transaction holds (an erasure's, another
+// process's), which the next pass reads again.
 func resealBatchAfter(ctx context.Context, db *sqldb.DB, server KeyedSealer, current, after string) (resealedBatch, error) {
 	var b resealedBatch
 	rows, err := db.Read.QueryContext(ctx, `SELECT contact_id, sealed_key FROM person_keys
@@ -160,9 +162,22 @@ func resealBatchAfter(ctx context.Context, db *sqldb.DB, server KeyedSealer, cur
 	if len(values) == 0 {
 		return b, nil
 	}
-	res, err := db.Write.ExecContext(ctx, `UPDATE person_keys SET sealed_key = v.column3
-		FROM (VALUES `+strings.Join(values, ", ")+`) AS v
-		WHERE person_keys.contact_id = v.column1 AND person_keys.sealed_key = v.column2`, args...)
+	update := `UPDATE person_keys SET sealed_key = v.column3
+		FROM (VALUES ` + strings.Join(values, ", ") + `) AS v
+		WHERE person_keys.contact_id = v.column1 AND person_keys.sealed_key = v.column2`
+	if db.Dialect == sqldb.Postgres {
+		// Only the rows no other transaction holds: waiting for an erasing append, which locks
+		// its persons' rows in its own order, could deadlock with it. A row passed over is
+		// left for the next pass.
+		update = `WITH held AS (SELECT contact_id FROM person_keys WHERE contact_id = ANY($` + fmt.Sprint(len(args)+1) + `::text[]) FOR UPDATE SKIP LOCKED) ` +
+			update + ` AND person_keys.contact_id IN (SELECT contact_id FROM held)`
+		ids := make([]string, 0, len(args)/3)
+		for i := 0; i < len(args); i += 3 {
+			ids = append(ids, args[i].(string))
+		}
+		args = append(args, ids)
+	}
+	res, err := db.Write.ExecContext(ctx, update, args...)
 	if err != nil {
 		return b, fmt.Errorf("eventstore: seal persons' keys again: %w", err)
 	}

@@ -125,9 +125,10 @@ func TestAResealRacingAnErasureDoesNotResurrectTheKey(t *testing.T) {
 	})
 }
 
-// A reseal that meets a key another transaction holds is not done until that key is sealed again
-// too: that transaction may roll back, and "done" is the signal that the old server key may be
-// dropped. (PostgreSQL only: on SQLite no other transaction holds a row while this one writes.)
+// A reseal that meets a key another transaction holds passes over it (PostgreSQL: waiting could
+// deadlock with an erasing append) and is not done until that key is sealed again too: that
+// transaction may roll back, and "done" is the signal that the old server key may be dropped.
+// (PostgreSQL only: on SQLite no other transaction holds a row while this one writes.)
 func TestAResealIsNotDoneWhileAKeyItPassedOverIsLeft(t *testing.T) {
 	ctx := context.Background()
 	db := sqldbtest.Open(t, sqldb.Postgres)
@@ -158,5 +159,105 @@ func TestAResealIsNotDoneWhileAKeyItPassedOverIsLeft(t *testing.T) {
 	}
 	if sealed, _ := sealedKeyOf(t, db, "ct_held"); !strings.HasPrefix(sealed, "v1."+rotated.KeyIDs()[0]+".") {
 		t.Fatalf("the reseal was done with the held key still sealed with the old server key: %q", sealed)
+	}
+}
+
+// A key that a process still sealing with the old server key stores while a pass finds nothing
+// left is sealed again before the reseal is done: "done" is the signal that the old key may be
+// dropped, and that key would open with none.
+func TestAKeyStoredWithTheOldKeyDuringAPassIsSealedAgain(t *testing.T) {
+	sqldbtest.Run(t, func(t *testing.T, dialect sqldb.Dialect) {
+		ctx := context.Background()
+		db := sqldbtest.Open(t, dialect)
+		oldKey, oldSealer := sealingtest.NewKey(t)
+		newKey, _ := sealingtest.NewKey(t)
+		oldProcess := eventstore.New(db)
+		t.Cleanup(oldProcess.Close)
+		oldProcess.SealPersonalData(oldSealer)
+		rotated := rotatedSealer(t, newKey+","+oldKey)
+		stored := make(chan error, 1)
+		*eventstore.AfterResealRead = func() {
+			*eventstore.AfterResealRead = nil
+			_, err := oldProcess.Append(ctx, meta, domain.StreamAppend{StreamID: "ct_late", Events: []domain.Event{
+				domain.ContactCreated{ContactID: "ct_late", AccountID: "acc_test", Email: "late@example.com"}}})
+			stored <- err
+		}
+		t.Cleanup(func() { *eventstore.AfterResealRead = nil })
+		if _, err := eventstore.ResealPersonKeys(ctx, db, rotated); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-stored; err != nil {
+			t.Fatal(err)
+		}
+		if sealed, _ := sealedKeyOf(t, db, "ct_late"); !strings.HasPrefix(sealed, "v1."+rotated.KeyIDs()[0]+".") {
+			t.Errorf("the reseal was done with a key stored during it still sealed with the old server key: %q", sealed)
+		}
+	})
+}
+
+// A reseal beside an append that erases two persons, whose transaction holds their keys' rows in
+// its own order, does not wait for it (PostgreSQL aborted one of the two as a deadlock when the
+// reseal's update waited): the reseal seals the other keys, comes back to the erased ones, and
+// both go through.
+func TestAResealDoesNotDeadlockWithABatchErasingTwoPersons(t *testing.T) {
+	ctx := context.Background()
+	db := sqldbtest.Open(t, sqldb.Postgres)
+	oldKey, oldSealer := sealingtest.NewKey(t)
+	newKey, _ := sealingtest.NewKey(t)
+	before := eventstore.New(db)
+	t.Cleanup(before.Close)
+	before.SealPersonalData(oldSealer)
+	for _, id := range []string{"ct_a", "ct_b"} {
+		if _, err := before.Append(ctx, meta, domain.StreamAppend{StreamID: id, Events: []domain.Event{
+			domain.ContactCreated{ContactID: id, AccountID: "acc_test", Email: id + "@example.com"}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rotated := rotatedSealer(t, newKey+","+oldKey)
+	// The erasing batch's statements (eraseKeys): ct_b's key first, then ct_a's.
+	const eraseKey = `INSERT INTO person_keys (contact_id, account_id, sealed_key, erased_at) VALUES ($1, 'acc_test', NULL, 1)
+		ON CONFLICT (contact_id) DO UPDATE SET sealed_key = NULL, erased_at = excluded.erased_at`
+	eraser, err := db.Write.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eraser.Rollback()
+	erased := make(chan error, 1)
+	*eventstore.AfterResealRead = func() {
+		*eventstore.AfterResealRead = nil
+		if _, err := eraser.ExecContext(ctx, eraseKey, "ct_b"); err != nil {
+			t.Error(err)
+		}
+		go func() {
+			// Once the reseal's update has sealed ct_a again, or waits for ct_b's row, the batch
+			// goes on to ct_a.
+			deadline := time.Now().Add(10 * time.Second)
+			for time.Now().Before(deadline) {
+				var moved bool
+				_ = db.Read.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM person_keys WHERE contact_id = 'ct_a' AND sealed_key LIKE $1)
+					OR EXISTS (SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'
+						AND query LIKE '%UPDATE person_keys SET sealed_key = v.column3%')`, "v1."+rotated.KeyIDs()[0]+".%").Scan(&moved)
+				if moved {
+					break
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			if _, err := eraser.ExecContext(ctx, eraseKey, "ct_a"); err != nil {
+				erased <- err
+				return
+			}
+			erased <- eraser.Commit()
+		}()
+	}
+	t.Cleanup(func() { *eventstore.AfterResealRead = nil })
+	_, resealErr := eventstore.ResealPersonKeys(ctx, db, rotated)
+	eraseErr := <-erased
+	if resealErr != nil || eraseErr != nil {
+		t.Errorf("a reseal beside a batch erasing two persons: reseal %v; erasing batch %v; want both to go through", resealErr, eraseErr)
+	}
+	for _, id := range []string{"ct_a", "ct_b"} {
+		if sealed, isErased := sealedKeyOf(t, db, id); sealed != "" || !isErased {
+			t.Errorf("%s after the erasure: key %q (erased %v), want none", id, sealed, isErased)
+		}
 	}
 }
