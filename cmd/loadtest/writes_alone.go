@@ -19,9 +19,10 @@ import (
 // event_log_take) and of the inline contacts projection (projections/contacts.go), in one
 // pipeline as the service sends them, with the values of a real upsert's (a sealed ContactCreated
 // and two TagApplied events). They are sent prepared, which costs PostgreSQL less than the one-row
-// insert's simple protocol: the bound is generous to the service. In a group each upsert sends
-// its own statements, where the appender folds a group's rows into one statement per table; a
-// script of the folded statements measured no faster here.
+// insert's simple protocol: the bound is generous to the service. The group's positions are taken
+// once, as the appender takes them; but each upsert sends its own statements, where the appender
+// folds a group's rows into one statement per table (a script of folded statements measured no
+// faster here).
 
 // The writes alone are measured from each number of sessions with each number of upserts a
 // transaction, and the best rate is the bound: the service may open as few sessions and group as
@@ -99,6 +100,9 @@ func upsertWritesScript(group int) string {
 	}
 	b.WriteString("\\startpipeline\nBEGIN;\n")
 	fmt.Fprintf(&b, "SELECT pg_advisory_xact_lock_shared(%d);\n", sqldb.InlineLock)
+	// The group's positions, taken once as the appender takes them, kept for the transaction (a
+	// pipeline cannot hand a result to a later statement).
+	fmt.Fprintf(&b, "SELECT set_config('funnel.first', (SELECT first_position FROM event_log_take(%d))::text, true);\n", 3*group)
 	for k := range group {
 		id := fmt.Sprintf("('ct_' || :client_id::text || '_' || :n%d::text)", k)
 		ids := "ARRAY[" + id + "]::text[]"
@@ -107,9 +111,9 @@ func upsertWritesScript(group int) string {
 		fmt.Fprintf(&b, "SELECT id, COALESCE((SELECT version FROM events WHERE stream_id = id ORDER BY version DESC LIMIT 1), 0) FROM unnest(%s) AS id;\n", ids)
 		fmt.Fprintf(&b, "INSERT INTO person_keys (contact_id, account_id, sealed_key, erased_at) VALUES (%s, '%s', '%s', NULL);\n", id, loadAccount, sealedPersonKey)
 		fmt.Fprintf(&b, "INSERT INTO events (position, event_id, stream_id, version, type, schema_version, occurred_at, account_id, contact_id, subscription_id, data, metadata, idempotency_id) "+
-			"SELECT t.first_position + v - 1, gen_random_uuid()::text, %s, v, CASE v WHEN 1 THEN 'ContactCreated' ELSE 'TagApplied' END, 1, 1795848021999, '%s', NULL, NULL, "+
-			"CASE v WHEN 1 THEN %s ELSE %s END, %s, NULL FROM event_log_take(3) AS t, generate_series(1, 3) AS v;\n",
-			id, loadAccount, pgbenchText(contactCreatedData), pgbenchText(tagAppliedData), pgbenchText(eventMetadata))
+			"SELECT current_setting('funnel.first')::bigint + %d + v - 1, gen_random_uuid()::text, %s, v, CASE v WHEN 1 THEN 'ContactCreated' ELSE 'TagApplied' END, 1, 1795848021999, '%s', NULL, NULL, "+
+			"CASE v WHEN 1 THEN %s ELSE %s END, %s, NULL FROM generate_series(1, 3) AS v;\n",
+			3*k, id, loadAccount, pgbenchText(contactCreatedData), pgbenchText(tagAppliedData), pgbenchText(eventMetadata))
 		fmt.Fprintf(&b, "INSERT INTO contacts (id, account_id, email, email_key, first_name, last_name, phone, tag_ids, custom_fields, created_at, updated_at, seq, document) "+
 			"VALUES (%[1]s, '%[2]s', %[1]s || '@example.com', %[1]s || '@example.com', 'Load', '', '', %[3]s, '{}', 1795848021999, 1795848021999, :n%[4]d::bigint, %[5]s) "+
 			"ON CONFLICT (id) DO UPDATE SET first_name = excluded.first_name, last_name = excluded.last_name, phone = excluded.phone, tag_ids = excluded.tag_ids, "+
