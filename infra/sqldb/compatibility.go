@@ -18,8 +18,8 @@ import (
 // (breakingMigrations). A binary refuses a newer schema only when its own migrations end below
 // that; the record is written by each binary that migrates, which knows its own migrations, in the
 // transaction of each migration it applies (recordingStore): whatever stops the migrating process
-// afterwards, the record is never behind the schema. A binary checks the record again once it
-// holds the migrations' lock and is done: a newer release may have migrated while it waited.
+// afterwards, the record is never behind the schema. A binary checks the record again after
+// applying its migrations: a newer release may have migrated while it waited for their lock.
 
 // breakingMigrations are the migrations that binaries older than them must not run beside: they
 // change what older code writes or how it must read. Migration 12 dropped the head row older
