@@ -169,3 +169,53 @@ func TestAPurchaseFromBeforeARotationStillAnswersOnceTheOldKeyIsDropped(t *testi
 		}
 	})
 }
+
+// A process started again with the keys of the rotation's first round (OLD,NEW) once others ran
+// with NEW,OLD seals with NEW, the newer key it lists: it seals neither the persons' keys nor the
+// signing secrets back with OLD, so that nothing is lost when OLD is dropped. Before, it sealed
+// them back (and its new contacts' keys with OLD), and once OLD was dropped those persons' values
+// and that subscription's secret opened no more.
+func TestAProcessStartedAgainWithTheKeysOfBeforeARotationSealsWithTheNewerKey(t *testing.T) {
+	sqldbtest.Run(t, func(t *testing.T, d sqldb.Dialect) {
+		rotation, svc := newKeyRotation(t, d)
+		acc := svc.NewAccount(t)
+		before := svc.API.Post(t, "/api/v1/contacts", acc.Key, map[string]any{"email": "before@example.com", "firstName": "Before"}).
+			Expect(t, http.StatusOK).Object(t, "contact")["id"].(string)
+		hook := svc.API.Post(t, "/api/v1/webhooks/subscriptions", acc.Key, map[string]any{"url": sink(t), "event": "form.submitted"}).
+			Expect(t, http.StatusCreated).Object(t, "subscription")["id"].(string)
+		svc.Stop()
+
+		svc = servicetest.StartOn(t, rotation.url, func(c *service.Config) { c.SecretKey = rotation.newKey + "," + rotation.oldKey })
+		waitResealed(t, svc)
+		svc.Stop()
+
+		// An orchestrator restarts a process with its settings of the first round.
+		svc = servicetest.StartOn(t, rotation.url, func(c *service.Config) { c.SecretKey = rotation.oldKey + "," + rotation.newKey })
+		waitResealed(t, svc)
+		during := svc.API.Post(t, "/api/v1/contacts", acc.Key, map[string]any{"email": "during@example.com", "firstName": "During"}).
+			Expect(t, http.StatusOK).Object(t, "contact")["id"].(string)
+		svc.Stop()
+
+		svc = servicetest.StartOn(t, rotation.url, func(c *service.Config) { c.SecretKey = rotation.newKey })
+		for id, email := range map[string]string{before: "before@example.com", during: "during@example.com"} {
+			if data := history(t, svc, acc.ID, id)[0]["data"].(map[string]any); data["email"] != email {
+				t.Errorf("%s's creation reads %v once OLD is dropped", email, data)
+			}
+		}
+		res := svc.API.Post(t, "/api/v1/contacts", acc.Key, map[string]any{"email": "before@example.com", "lastName": "Rotation"}).Expect(t, http.StatusOK)
+		if c := res.Object(t, "contact"); c["id"] != before || c["firstName"] != "Before" {
+			t.Errorf("the upsert once OLD is dropped = %v", res.Body)
+		}
+		svc.API.Post(t, "/api/v1/webhooks/subscriptions/"+hook+"/test", acc.Key, map[string]any{"type": "form.submitted"}).Expect(t, http.StatusOK)
+	})
+}
+
+// waitResealed waits until svc sealed the persons' keys again with its first key.
+func waitResealed(t *testing.T, svc *servicetest.Service) {
+	t.Helper()
+	select {
+	case <-svc.App.PersonKeysResealed():
+	case <-time.After(30 * time.Second):
+		t.Fatal("the persons' keys were not sealed again")
+	}
+}

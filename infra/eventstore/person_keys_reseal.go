@@ -30,7 +30,8 @@ const resealBatch = 500
 
 // Resealed is what ResealPersonKeys did: Resealed keys sealed again with the first key, and
 // Unopened keys that no configured key opens (sealed with a key dropped before they were sealed
-// again, or lost): those stay as they are, and their persons' values read as null.
+// again, or lost): those stay as they are, and their persons' events cannot be read until that
+// key is configured again (docs/architecture.md, "A missing key").
 type Resealed struct {
 	Resealed, Unopened int
 }

@@ -133,6 +133,25 @@ func New(keys ...Key) (*Sealer, error) {
 	return s, nil
 }
 
+// SealingWith returns a sealer of the same keys that seals with the key of id (the others open,
+// in their order), or s itself when that key already seals. id must be one of s's keys.
+func (s *Sealer) SealingWith(id string) (*Sealer, error) {
+	if s.keys[0].id == id {
+		return s, nil
+	}
+	k, known := s.byID[id]
+	if !known {
+		return nil, fmt.Errorf("%w: key id %s (the configured keys are %s)", ErrUnknownKey, id, strings.Join(s.KeyIDs(), ", "))
+	}
+	keys := []Key{k}
+	for _, other := range s.keys {
+		if other.id != id {
+			keys = append(keys, other)
+		}
+	}
+	return New(keys...)
+}
+
 // KeyIDs are the ids of the sealer's keys, the sealing one first.
 func (s *Sealer) KeyIDs() []string {
 	ids := make([]string, len(s.keys))

@@ -230,3 +230,53 @@ func BenchmarkSealAndOpen(b *testing.B) {
 		}
 	}
 }
+
+// A sealer made to seal with another of its keys seals with that one, and still opens what the
+// others sealed.
+func TestSealingWithAnotherKey(t *testing.T) {
+	first, second := parsedKey(t), parsedKey(t)
+	s, err := New(first, second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sealedByFirst, err := s.Seal([]byte("before"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	swapped, err := s.SealingWith(second.ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ids := swapped.KeyIDs(); len(ids) != 2 || ids[0] != second.ID() || ids[1] != first.ID() {
+		t.Fatalf("key ids = %v, want %s then %s", ids, second.ID(), first.ID())
+	}
+	sealed, err := swapped.Seal([]byte("after"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(sealed, "v1."+second.ID()+".") {
+		t.Errorf("sealed with %q, want the second key %s", sealed, second.ID())
+	}
+	if plain, err := swapped.Open(sealedByFirst, nil); err != nil || string(plain) != "before" {
+		t.Errorf("what the first key sealed opens as %q, %v", plain, err)
+	}
+	if same, err := s.SealingWith(first.ID()); err != nil || same != s {
+		t.Errorf("sealing with the key that already seals = %v, %v; want the sealer itself", same, err)
+	}
+	if _, err := s.SealingWith("00000000"); !errors.Is(err, ErrUnknownKey) {
+		t.Errorf("sealing with a key it lacks: %v, want ErrUnknownKey", err)
+	}
+}
+
+func parsedKey(t *testing.T) Key {
+	t.Helper()
+	text, err := NewKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := ParseKey(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}

@@ -77,6 +77,11 @@ func Open(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 		return nil, err
 	}
 	logMigrations(log, migrated)
+	// After the migrations, which make the table of the keys that sealed.
+	if sealer, err = sealingKeyAfterRotations(ctx, db, sealer, time.Now(), log); err != nil {
+		db.Close()
+		return nil, err
+	}
 	// Signing secrets written in the clear before they were sealed, or sealed with a key that no
 	// longer seals (a rotation), are sealed with the first key before anything is sent.
 	if n, err := webhooks.SealSubscriptionSecrets(ctx, db, sealer); err != nil {

@@ -52,7 +52,7 @@ func (r personKeyResealer) Run(ctx context.Context) error {
 		if err == nil {
 			fields := []zap.Field{zap.String("sealsWith", ids[0]), zap.Int("resealed", did.Resealed)}
 			if did.Unopened > 0 {
-				r.log.Warn("the persons' keys that a configured server key opens are sealed with the first; these open with none, and their persons' values read as null until their key is configured again",
+				r.log.Warn("the persons' keys that a configured server key opens are sealed with the first; these open with none, and their persons' events cannot be read (the relays stop at them) until their key is configured again",
 					append(fields, zap.Int("unopened", did.Unopened))...)
 			} else {
 				r.log.Info("every person's key is sealed with the first server key: the others may be dropped from FUNNEL_SECRET_KEY once their deliveries may no longer retry (README \"The server key\")", fields...)
