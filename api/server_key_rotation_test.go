@@ -37,11 +37,7 @@ func newKeyRotation(t *testing.T, d sqldb.Dialect) (keyRotation, *servicetest.Se
 func (r keyRotation) complete(t *testing.T) *servicetest.Service {
 	t.Helper()
 	svc := servicetest.StartOn(t, r.url, func(c *service.Config) { c.SecretKey = r.newKey + "," + r.oldKey })
-	select {
-	case <-svc.App.PersonKeysResealed():
-	case <-time.After(30 * time.Second):
-		t.Fatal("the persons' keys were not sealed again with the new server key")
-	}
+	waitResealed(t, svc)
 	svc.Stop()
 	return servicetest.StartOn(t, r.url, func(c *service.Config) { c.SecretKey = r.newKey })
 }

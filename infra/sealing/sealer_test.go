@@ -205,15 +205,7 @@ func TestKeyFileCreatedByConcurrentStartsHoldsOneKey(t *testing.T) {
 // BenchmarkSealAndOpen seals and opens a checkout.purchased body of about 1 KB, as the projector
 // and the dispatcher do once per delivery (and a purchase once for its token).
 func BenchmarkSealAndOpen(b *testing.B) {
-	text, err := NewKey()
-	if err != nil {
-		b.Fatal(err)
-	}
-	key, err := ParseKey(text)
-	if err != nil {
-		b.Fatal(err)
-	}
-	s, err := New(key)
+	s, err := New(parsedKey(b))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -268,7 +260,8 @@ func TestSealingWithAnotherKey(t *testing.T) {
 	}
 }
 
-func parsedKey(t *testing.T) Key {
+// parsedKey is a fresh random key.
+func parsedKey(t testing.TB) Key {
 	t.Helper()
 	text, err := NewKey()
 	if err != nil {
