@@ -13,7 +13,7 @@ import (
 
 // diskWrites counts what this process sends to storage (write_bytes of /proc/self/io: the WAL's
 // frames, the checkpoints' pages) while a benchmark of a SQLite service runs, and reports it per
-// operation: a figure that, unlike a rate on a shared machine, hardly moves from run to run, so
+// operation: a figure that, unlike a rate on a shared machine, moves by about 1% from run to run, so
 // that a change to what a write stores can be judged in one run (docs/performance.md, "What
 // sealing costs"). On PostgreSQL the server writes, not this process: nothing is reported, nor
 // where /proc/self/io is missing.
