@@ -220,7 +220,7 @@ func TestReplaySurvivesACrash(t *testing.T) {
 
 // A subscription answered 410 is disabled ("gone") with its pending deliveries given up; one
 // whose deliveries all fail for 5 days is disabled too ("failing"). Enabled again, it receives
-// what comes next, and nothing it missed.
+// what comes next, and nothing it missed; meanwhile it takes test sends.
 func TestFailingSubscriptionsAreDisabledAndCanBeEnabled(t *testing.T) {
 	sqldbtest.Run(t, func(t *testing.T, d sqldb.Dialect) {
 		clock := &aheadClock{}
@@ -259,13 +259,20 @@ func TestFailingSubscriptionsAreDisabledAndCanBeEnabled(t *testing.T) {
 			t.Fatalf("disabledReason = %v, want gone", reason)
 		}
 		submit(t, svc, acc.ID, form, "missed@example.com") // while disabled: never sent
+		// A test send still reaches it: how an integrator checks a mended receiver before
+		// enabling the subscription (docs/webhooks.md, "Test sends").
+		tried := svc.API.Post(t, "/api/v1/webhooks/subscriptions/"+goneHook+"/test", acc.Key, map[string]any{"type": "form.submitted"}).
+			Expect(t, http.StatusOK).Object(t, "attempt")
+		if tried["statusCode"] != float64(200) {
+			t.Fatalf("a test send to the disabled subscription = %v", tried)
+		}
 		svc.API.Post(t, "/api/v1/webhooks/subscriptions/"+goneHook+"/enable", acc.Key, map[string]any{}).Expect(t, http.StatusOK)
 		if got, reason := status(goneHook); got != "active" || reason != nil {
 			t.Fatalf("enabled subscription is %s (%v)", got, reason)
 		}
 		submit(t, svc, acc.ID, form, "after@example.com")
-		got := gone.waitFor(t, 2, 10*time.Second)
-		if email := decode(t, got[1].body)["data"].(map[string]any)["contact"].(map[string]any)["email"]; email != "after@example.com" {
+		got := gone.waitFor(t, 3, 10*time.Second)
+		if email := decode(t, got[2].body)["data"].(map[string]any)["contact"].(map[string]any)["email"]; email != "after@example.com" {
 			t.Fatalf("after enabling, the receiver got %v", email)
 		}
 
