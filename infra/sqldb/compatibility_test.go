@@ -175,7 +175,7 @@ func TestABinaryThatWaitedForANewerReleasesMigrationsIsRefused(t *testing.T) {
 	}{
 		{`CREATE TABLE IF NOT EXISTS schema_compatibility (id INTEGER PRIMARY KEY CHECK (id = 1), oldest_binary BIGINT NOT NULL)`, nil},
 		{`INSERT INTO goose_db_version (version_id, is_applied) VALUES ($1, true), ($2, true)`, []any{known, known + 1}},
-		{`INSERT INTO schema_compatibility (id, oldest_binary) VALUES (1, $1)`, []any{known + 1}},
+		{`INSERT INTO schema_compatibility (id, oldest_binary) VALUES (1, $1) ON CONFLICT (id) DO UPDATE SET oldest_binary = excluded.oldest_binary`, []any{known + 1}},
 		{`SELECT pg_advisory_unlock($1)`, []any{lock.DefaultLockID}},
 	} {
 		if _, err := newer.ExecContext(ctx, q.sql, q.args...); err != nil {

@@ -1,13 +1,14 @@
 -- +goose Up
 -- The server keys that have sealed, by id (infra/sealing: 8 hex digits of the key's SHA-256,
--- never the key), with when a process first sealed with each: the order of the rotations. A
--- process started with FUNNEL_SECRET_KEY listing first a key that a later one replaced (a restart
--- with the configuration of before a rotation) seals with the newer key it also lists, rather
--- than seal the persons' keys and the signing secrets back with the older one
+-- never the key), in the order they first sealed (seq, not a time: the processes' clocks may
+-- disagree), and when (sealed_at, unix ms, for operators). A process whose first key a key of a
+-- higher seq replaced seals with that one, rather than seal the persons' keys and the signing
+-- secrets back with the older key; one that lacks the newest key refuses to start
 -- (infra/service/sealing_keys.go).
 CREATE TABLE IF NOT EXISTS sealing_keys (
-    key_id          TEXT   NOT NULL PRIMARY KEY,
-    first_sealed_at BIGINT NOT NULL
+    key_id    TEXT   NOT NULL PRIMARY KEY,
+    seq       BIGINT NOT NULL UNIQUE,
+    sealed_at BIGINT NOT NULL
 );
 
 -- +goose Down
