@@ -26,7 +26,10 @@ type claimed struct {
 	// notOpened says why a sealed body could not be opened: the delivery fails unsent.
 	notOpened             string
 	attempts, maxAttempts int
-	claimedUntil          int64 // the lease, which also tells this claim from a later one
+	claimedUntil          int64 // the lease on the database's clock, which also tells this claim from a later one
+	// leaseEnds is when the lease ends at the latest on this host's clock: the claim statement
+	// was sent at leaseEnds less the lease, and the database started the lease after that.
+	leaseEnds time.Time
 	url, secret           string
 	// alsoSigning are the secrets the current one replaced, each signing webhook-signature
 	// beside it until its end (a rotation's 24 hours), newest first.
@@ -92,18 +95,21 @@ func claimForAccountStatement(dialect sqldb.Dialect) string {
 
 // claimWhere is the claim of the deliveries claimWalk finds, with a further condition.
 func claimWhere(dialect sqldb.Dialect, condition string) string {
+	lease := `claimed_until = ` + dialect.NowMillis() + ` + $1`
 	if dialect == sqldb.Postgres {
-		return `UPDATE webhook_deliveries SET claimed_until = $1
-			WHERE ctid = ANY(ARRAY(SELECT d.ctid ` + claimWalk(condition) + ` FOR UPDATE OF d SKIP LOCKED))`
+		return `UPDATE webhook_deliveries SET ` + lease + `
+			WHERE ctid = ANY(ARRAY(SELECT d.ctid ` + claimWalk(dialect, condition) + ` FOR UPDATE OF d SKIP LOCKED))`
 	}
-	return `UPDATE webhook_deliveries SET claimed_until = $1 WHERE id IN (SELECT d.id ` + claimWalk(condition) + `)`
+	return `UPDATE webhook_deliveries SET ` + lease + ` WHERE id IN (SELECT d.id ` + claimWalk(dialect, condition) + `)`
 }
 
-// claimWalk finds up to $3 deliveries due at $2 that meet condition, in the order they are sent
-// (claimStatement).
-func claimWalk(condition string) string {
+// claimWalk finds up to $3 deliveries due at $2 that meet condition and no live claim holds, in
+// the order they are sent (claimStatement). Due is on the schedule's clock (Config.Now); a claim
+// is held by the database's, so that processes whose hosts' clocks disagree never take one
+// another's claims ($1 is the lease's length).
+func claimWalk(dialect sqldb.Dialect, condition string) string {
 	return `FROM webhook_deliveries d
-		WHERE d.status = 'pending' AND d.next_attempt_at <= $2 AND d.claimed_until < $2 ` + condition + `
+		WHERE d.status = 'pending' AND d.next_attempt_at <= $2 AND d.claimed_until < ` + dialect.NowMillis() + ` ` + condition + `
 		  AND (d.ordering_key = '' OR NOT EXISTS (
 			SELECT 1 FROM webhook_deliveries e
 			WHERE e.subscription_id = d.subscription_id AND e.ordering_key = d.ordering_key
@@ -185,11 +191,11 @@ func (d *Dispatcher) claimSlowAccount(ctx context.Context, account string, room 
 // three, and opens the bodies stored sealed.
 func (d *Dispatcher) claimRows(ctx context.Context, statement string, n int, more ...any) ([]claimed, error) {
 	now := d.cfg.Now().UnixMilli()
-	until := now + d.lease.Milliseconds()
+	leaseEnds := time.Now().Add(d.lease)
 	// Prepared once on SQLite, which parses a statement's text every time it runs.
 	rows, err := sqldb.Query(ctx, d.db.Write, statement+`
-		RETURNING id, account_id, subscription_id, event_type, ordering_key, body, body_sealed, attempts, max_attempts`,
-		append([]any{until, now, n}, more...)...)
+		RETURNING id, account_id, subscription_id, event_type, ordering_key, body, body_sealed, attempts, max_attempts, claimed_until`,
+		append([]any{d.lease.Milliseconds(), now, n}, more...)...)
 	if err != nil {
 		return nil, fmt.Errorf("webhooks: claim: %w", err)
 	}
@@ -198,11 +204,11 @@ func (d *Dispatcher) claimRows(ctx context.Context, statement string, n int, mor
 		var c claimed
 		var body string
 		var sealed int
-		if err := rows.Scan(&c.id, &c.accountID, &c.subscriptionID, &c.eventType, &c.orderingKey, &body, &sealed, &c.attempts, &c.maxAttempts); err != nil {
+		if err := rows.Scan(&c.id, &c.accountID, &c.subscriptionID, &c.eventType, &c.orderingKey, &body, &sealed, &c.attempts, &c.maxAttempts, &c.claimedUntil); err != nil {
 			rows.Close()
 			return nil, fmt.Errorf("webhooks: scan claim: %w", err)
 		}
-		c.body, c.claimedUntil = []byte(body), until
+		c.body, c.leaseEnds = []byte(body), leaseEnds
 		if sealed == 1 {
 			c.body, c.notOpened = d.openBody(c.id, body)
 		}

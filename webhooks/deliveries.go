@@ -148,13 +148,13 @@ func (d *Deliveries) Retry(ctx context.Context, accountID, id string) (Delivery,
 		return Delivery{}, domain.Conflict("the delivery's contact was erased: its body was dropped and it cannot be sent")
 	}
 	// The schedule's clock: a retry stamped by another would be due only once the dispatcher's
-	// clock reached it, and a claim (leased by that clock) would look held or lapsed wrongly.
+	// clock reached it. A claim is held by the database's (claimWalk).
 	now := d.now().UnixMilli()
 	// One more attempt for a delivery that was given up; a pending one keeps the rest of its
 	// schedule and is only brought forward.
 	res, err := d.db.Write.ExecContext(ctx, `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = $1,
 		max_attempts = CASE WHEN max_attempts > attempts THEN max_attempts ELSE attempts + 1 END, updated_at = $1
-		WHERE id = $2 AND claimed_until < $1`, now, id)
+		WHERE id = $2 AND claimed_until < `+d.db.Dialect.NowMillis(), now, id)
 	if err != nil {
 		return Delivery{}, fmt.Errorf("webhooks: retry delivery: %w", err)
 	}

@@ -112,18 +112,18 @@ func TestALateResultDoesNotOverwriteALaterClaim(t *testing.T) {
 		db := outbox(t, d)
 		obs := &countingObserver{}
 		first, second := newTestDispatcher(db, obs), newTestDispatcher(db, obs)
-		// The second claim is taken later, by a clock a second on, so its lease differs.
-		second.cfg.Now = func() time.Time { return time.Now().Add(time.Second) }
 		ctx := context.Background()
 
 		stale, err := first.claim(ctx, 1)
 		if err != nil || len(stale) != 1 {
 			t.Fatalf("first claim: %v, %v", stale, err)
 		}
-		// The first claim's lease runs out (a hung send); the other dispatcher claims again.
+		// The first claim's lease runs out (a hung send); the other dispatcher claims again, later
+		// on the database's clock, so its lease differs.
 		if _, err := db.Write.Exec(`UPDATE webhook_deliveries SET claimed_until = 1`); err != nil {
 			t.Fatal(err)
 		}
+		time.Sleep(2 * time.Millisecond)
 		fresh, err := second.claim(ctx, 1)
 		if err != nil || len(fresh) != 1 || fresh[0].claimedUntil == stale[0].claimedUntil {
 			t.Fatalf("second claim: %+v, %v", fresh, err)
@@ -167,10 +167,7 @@ func TestADeliveryIsNotSentOnAClaimAboutToLapse(t *testing.T) {
 			t.Fatalf("claim: %v, %v", batch, err)
 		}
 		late := batch[0]
-		late.claimedUntil = time.Now().Add(leaseMargin + 100*time.Millisecond).UnixMilli()
-		if _, err := db.Write.Exec(`UPDATE webhook_deliveries SET claimed_until = $1`, late.claimedUntil); err != nil {
-			t.Fatal(err)
-		}
+		late.leaseEnds = time.Now().Add(leaseMargin + 100*time.Millisecond)
 		out := disp.send(late)
 		if !out.unsent || received.Load() != 0 {
 			t.Fatalf("a claim about to lapse was sent: unsent %v, %d requests", out.unsent, received.Load())

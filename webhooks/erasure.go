@@ -76,9 +76,9 @@ func (d *Dispatcher) WaitErasedSends(ctx context.Context, accountID, contactID s
 	for {
 		var claimed int
 		if err := d.db.Read.QueryRowContext(ctx, `SELECT COUNT(*) FROM webhook_deliveries
-			WHERE account_id = $1 AND claimed_until > $2
-			  AND event_position IN (SELECT position FROM events WHERE account_id = $1 AND (stream_id = $3 OR contact_id = $3))`,
-			accountID, d.cfg.Now().UnixMilli(), contactID).Scan(&claimed); err != nil {
+			WHERE account_id = $1 AND claimed_until > `+d.db.Dialect.NowMillis()+`
+			  AND event_position IN (SELECT position FROM events WHERE account_id = $1 AND (stream_id = $2 OR contact_id = $2))`,
+			accountID, contactID).Scan(&claimed); err != nil {
 			return fmt.Errorf("webhooks: deliveries of erased contact %s in flight: %w", contactID, err)
 		}
 		if claimed == 0 {

@@ -63,8 +63,8 @@ const leaseMargin = 2 * time.Second
 // send makes one attempt.
 func (d *Dispatcher) send(c claimed) outcome {
 	now := time.Now()
-	// The attempt's time and its claim's lease are on the schedule's clock (Config.Now); the
-	// HTTP deadline and the signature's timestamp on the real one, which receivers share.
+	// The attempt's time is on the schedule's clock (Config.Now); the HTTP deadline, the
+	// claim's end and the signature's timestamp on the real one.
 	out := outcome{delivery: c, at: d.cfg.Now()}
 	if c.subscriptionStatus != "active" {
 		out.skipReason = "given up: subscription " + c.subscriptionStatus
@@ -91,8 +91,9 @@ func (d *Dispatcher) send(c claimed) outcome {
 		out.err = refusal // a failed attempt, retried and at last given up like any other
 		return out
 	}
-	// The attempt ends before the claim does, whatever delayed it since the claim was taken.
-	allowed := min(d.cfg.Timeout, time.UnixMilli(c.claimedUntil).Add(-leaseMargin).Sub(out.at))
+	// The attempt ends before the claim does, whatever delayed it since the claim was taken: by
+	// this host's clock, from when the claim was asked for (the database's may differ).
+	allowed := min(d.cfg.Timeout, c.leaseEnds.Add(-leaseMargin).Sub(now))
 	if allowed < d.cfg.Timeout/2 {
 		out.unsent = true
 		return out

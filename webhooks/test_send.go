@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -44,7 +45,7 @@ func (s *SelfService) Test(ctx context.Context, req TestRequest) (Attempt, error
 func (d *Dispatcher) sendNow(ctx context.Context, sub Subscription, eventType string, body []byte) (Attempt, error) {
 	c := claimed{
 		id: "dlv_test_" + uuid.Must(uuid.NewV7()).String(), accountID: sub.AccountID, subscriptionID: sub.ID, eventType: eventType, body: body,
-		claimedUntil: d.cfg.Now().Add(d.lease).UnixMilli(), outsideOutbox: true,
+		leaseEnds: time.Now().Add(d.lease), outsideOutbox: true,
 	}
 	batch := []claimed{c}
 	if err := d.attachSubscriptions(ctx, batch); err != nil {

@@ -45,14 +45,9 @@ func hostname() string {
 	return h
 }
 
-// nowMillis is the database's clock in milliseconds: leases expire by one clock whatever the
-// hosts' clocks say.
-func nowMillis(d sqldb.Dialect) string {
-	if d == sqldb.Postgres {
-		return `(extract(epoch from clock_timestamp()) * 1000)::bigint`
-	}
-	return `CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)`
-}
+// nowMillis is the database's clock in milliseconds (sqldb.Dialect.NowMillis): leases expire by
+// one clock whatever the hosts' clocks say.
+func nowMillis(d sqldb.Dialect) string { return d.NowMillis() }
 
 // List returns the processes seen within Listed, oldest first.
 func List(ctx context.Context, db *sqldb.DB) ([]Process, error) {

@@ -267,6 +267,15 @@ func DialectOf(pool *sql.DB) Dialect {
 	return SQLite
 }
 
+// NowMillis is SQL for the database's clock in unix milliseconds: what several processes judge
+// leases and claims by, whatever their hosts' clocks say.
+func (d Dialect) NowMillis() string {
+	if d == Postgres {
+		return `(extract(epoch from clock_timestamp()) * 1000)::bigint`
+	}
+	return `CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)`
+}
+
 // ForUpdate is the row-locking suffix of a SELECT inside a write transaction. SQLite needs none:
 // its write transactions are serialized (immediate transactions on a single connection).
 func (db *DB) ForUpdate() string {
