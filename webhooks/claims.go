@@ -29,8 +29,8 @@ type claimed struct {
 	claimedUntil          int64 // the lease on the database's clock, which also tells this claim from a later one
 	// leaseEnds is when the lease ends at the latest on this host's clock: the claim statement
 	// was sent at leaseEnds less the lease, and the database started the lease after that.
-	leaseEnds time.Time
-	url, secret           string
+	leaseEnds   time.Time
+	url, secret string
 	// alsoSigning are the secrets the current one replaced, each signing webhook-signature
 	// beside it until its end (a rotation's 24 hours), newest first.
 	alsoSigning        []olderSecret
