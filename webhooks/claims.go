@@ -377,6 +377,7 @@ func (d *Dispatcher) record(stop context.Context, done []outcome) (soonest time.
 	var updates [][]any
 	attempts := map[string][]any{}
 	givenUp, notOpened := map[string]bool{}, map[string]string{} // notOpened: why, by delivery
+	leaseEnds := map[string]time.Time{}
 	var gone, unsent []claimed
 	// unblocked: a delivery of an ordering key finished (succeeded or was given up), and the next
 	// of its key may be waiting for it.
@@ -387,6 +388,7 @@ func (d *Dispatcher) record(stop context.Context, done []outcome) (soonest time.
 			unsent = append(unsent, c)
 			continue
 		}
+		leaseEnds[c.id] = c.leaseEnds
 		if o.skipReason != "" {
 			unblocked = unblocked || c.orderingKey != ""
 			updates = append(updates, []any{c.id, c.claimedUntil, "failed", c.attempts, now.UnixMilli(), 0, o.skipReason, now.UnixMilli()})
@@ -433,7 +435,7 @@ func (d *Dispatcher) record(stop context.Context, done []outcome) (soonest time.
 	// deliveries at once does (Projector.stop, eraseDeliveries): two of them meeting on the same
 	// deliveries wait for each other instead of deadlocking.
 	slices.SortFunc(updates, func(a, b []any) int { return strings.Compare(a[0].(string), b[0].(string)) })
-	dropped, unopened, err := d.keepRecording(stop, records{updates: updates, attempts: attempts, givenUp: givenUp, notOpened: notOpened})
+	dropped, unopened, err := d.keepRecording(stop, records{updates: updates, attempts: attempts, givenUp: givenUp, notOpened: notOpened, leaseEnds: leaseEnds})
 	for range dropped {
 		d.observer.DeliveryGivenUp()
 	}
@@ -464,11 +466,12 @@ type records struct {
 	attempts  map[string][]any
 	givenUp   map[string]bool
 	notOpened map[string]string
+	leaseEnds map[string]time.Time // by delivery: its claim's end on this host's clock (claimed)
 }
 
 // only is the records of one delivery, its row u.
 func (r records) only(u []any) records {
-	return records{updates: [][]any{u}, attempts: r.attempts, givenUp: r.givenUp, notOpened: r.notOpened}
+	return records{updates: [][]any{u}, attempts: r.attempts, givenUp: r.givenUp, notOpened: r.notOpened, leaseEnds: r.leaseEnds}
 }
 
 // keepRecording writes records. A record lost lets its delivery's claim lapse, and the delivery
@@ -509,9 +512,11 @@ func (d *Dispatcher) keepRecording(stop context.Context, r records) (dropped int
 // recordAgain writes records again, with a backoff, while the database is unavailable, until
 // the first of their claims would lapse or stop ends.
 func (d *Dispatcher) recordAgain(ctx, stop context.Context, r records) (dropped int, unopened []string, err error) {
+	// By this host's clock, from when each claim was asked for: the claims' own ends are on the
+	// database's, which may differ.
 	lapses := time.Duration(math.MaxInt64)
 	for _, u := range r.updates {
-		lapses = min(lapses, time.UnixMilli(u[1].(int64)).Sub(d.cfg.Now()))
+		lapses = min(lapses, time.Until(r.leaseEnds[u[0].(string)]))
 	}
 	retry, cancel := context.WithTimeout(ctx, max(lapses, 0))
 	defer cancel()

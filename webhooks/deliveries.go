@@ -21,8 +21,9 @@ type Deliveries struct {
 }
 
 // NewDeliveries reads and retries deliveries in db; now is the clock of the retry schedule
-// (Dispatcher.Now), which a manual retry is stamped with and checks claims against, as the
-// dispatcher claims by it; wake tells the dispatcher a delivery is due.
+// (Dispatcher.Now), which a manual retry is stamped with, as the dispatcher finds deliveries due
+// by it (claims it checks against the database's clock, as the dispatcher leases them); wake
+// tells the dispatcher a delivery is due.
 func NewDeliveries(db *sqldb.DB, now func() time.Time, wake func()) *Deliveries {
 	return &Deliveries{db: db, now: now, wake: wake}
 }

@@ -62,8 +62,9 @@ func NewDispatcher(db *sqldb.DB, cfg Config, opener Opener, disable Disabler, ob
 	}
 }
 
-// Now reads the clock of the retry schedule (Config.Now), which claims are leased by: a manual
-// retry (Deliveries.Retry) is stamped by it too.
+// Now reads the clock of the retry schedule (Config.Now), which says when deliveries are due: a
+// manual retry (Deliveries.Retry) is stamped by it too. Claims are leased by the database's clock
+// (claimWalk).
 func (d *Dispatcher) Now() time.Time { return d.cfg.Now() }
 
 // Wake makes the dispatcher look for due deliveries now.
