@@ -44,36 +44,14 @@ func TestErasureWaitsForTheAttemptInFlightAndNoneFollows(t *testing.T) {
 		}))
 		defer rcv.Close()
 		subscribe(t, svc, acc.ID, map[string]any{"url": rcv.URL, "events": []string{"form.submitted"}})
-		form := svc.Operator.Post(t, "/admin/v1/accounts/"+acc.ID+"/forms", "", map[string]any{"name": "Signup",
-			"fields": []map[string]any{{"label": "Email", "type": "email", "contactField": "builtin:email", "required": true}}}).
-			Expect(t, http.StatusCreated).Object(t, "form")
-		fieldID := form["fields"].([]any)[0].(map[string]any)["id"].(string)
-		svc.API.Post(t, "/api/v1/forms/"+form["id"].(string)+"/submissions", acc.Key, map[string]any{"values": map[string]any{fieldID: email}}).
-			Expect(t, http.StatusCreated)
-		contacts := svc.API.Get(t, "/api/v1/contacts?email="+url.QueryEscape(email), acc.Key).Expect(t, http.StatusOK).List(t, "contacts")
-		if len(contacts) != 1 {
-			t.Fatalf("contacts of %s: %v", email, contacts)
-		}
-		contactID := contacts[0]["id"].(string)
+		contactID := submittedContact(t, svc, acc, email)
 
 		select {
 		case <-arrived:
 		case <-time.After(10 * time.Second):
 			t.Fatal("the delivery was not attempted")
 		}
-		erased := make(chan int, 1)
-		go func() {
-			req, _ := http.NewRequest(http.MethodPost, svc.Operator.URL()+"/admin/v1/accounts/"+acc.ID+"/contacts/"+contactID+"/erase", nil)
-			req.Header.Set("Authorization", "Bearer "+servicetest.AdminToken)
-			res, err := svc.Operator.HTTPClient(t).Do(req)
-			if err != nil {
-				t.Errorf("erase: %v", err)
-				erased <- 0
-				return
-			}
-			res.Body.Close()
-			erased <- res.StatusCode
-		}()
+		erased := eraseInBackground(t, svc, acc.ID, contactID)
 
 		// The erasure gives the delivery up while its attempt hangs, and waits for that attempt.
 		db := svc.App.DB()
@@ -140,4 +118,40 @@ func TestRetryOfADeliveryWhoseContactWasErasedSaysSo(t *testing.T) {
 			t.Fatalf("retry of a delivery whose contact was erased: %q, want it to say the contact was erased", msg)
 		}
 	})
+}
+
+// submittedContact submits email through a new form of acc's and returns the contact the
+// submission made.
+func submittedContact(t *testing.T, svc *servicetest.Service, acc servicetest.Account, email string) string {
+	t.Helper()
+	form := svc.Operator.Post(t, "/admin/v1/accounts/"+acc.ID+"/forms", "", map[string]any{"name": "Signup",
+		"fields": []map[string]any{{"label": "Email", "type": "email", "contactField": "builtin:email", "required": true}}}).
+		Expect(t, http.StatusCreated).Object(t, "form")
+	fieldID := form["fields"].([]any)[0].(map[string]any)["id"].(string)
+	svc.API.Post(t, "/api/v1/forms/"+form["id"].(string)+"/submissions", acc.Key, map[string]any{"values": map[string]any{fieldID: email}}).
+		Expect(t, http.StatusCreated)
+	contacts := svc.API.Get(t, "/api/v1/contacts?email="+url.QueryEscape(email), acc.Key).Expect(t, http.StatusOK).List(t, "contacts")
+	if len(contacts) != 1 {
+		t.Fatalf("contacts of %s: %v", email, contacts)
+	}
+	return contacts[0]["id"].(string)
+}
+
+// eraseInBackground asks svc's operator API to erase a contact and returns where the answer's
+// status comes (0: no answer).
+func eraseInBackground(t *testing.T, svc *servicetest.Service, accountID, contactID string) <-chan int {
+	erased := make(chan int, 1)
+	client := svc.Operator.HTTPClient(t)
+	go func() {
+		req, _ := http.NewRequest(http.MethodPost, svc.Operator.URL()+"/admin/v1/accounts/"+accountID+"/contacts/"+contactID+"/erase", nil)
+		req.Header.Set("Authorization", "Bearer "+servicetest.AdminToken)
+		res, err := client.Do(req)
+		if err != nil {
+			erased <- 0
+			return
+		}
+		res.Body.Close()
+		erased <- res.StatusCode
+	}()
+	return erased
 }

@@ -2,12 +2,10 @@ package webhooks
 
 import (
 	"context"
-	"net/url"
 	"testing"
 	"time"
 
 	"github.com/funnelhq/funnel/infra/sqldb"
-	"github.com/funnelhq/funnel/infra/sqldb/sqldbtest"
 )
 
 // A moment without the database while a host whose clock runs ahead of the database's records an
@@ -27,18 +25,7 @@ func TestAnAttemptIsRecordedOnceTheDatabaseIsBackOnAHostAheadOfIt(t *testing.T) 
 		t.Fatalf("claim = %+v, %v", claimed, err)
 	}
 
-	var name string
-	if err := db.Read.QueryRow(`SELECT current_database()`).Scan(&name); err != nil {
-		t.Fatal(err)
-	}
-	u, err := url.Parse(sqldbtest.BaseURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	u.Path = "/" + name
-	allow := sqldbtest.RefuseConnections(t, u.String())
-	back := time.AfterFunc(1500*time.Millisecond, allow)
-	defer back.Stop()
+	defer refuseConnectionsFor(t, db, 1500*time.Millisecond)()
 
 	if _, err := disp.record(context.Background(), []outcome{{delivery: claimed[0], at: disp.cfg.Now(), status: 200}}); err != nil {
 		t.Fatalf("record across a moment without the database, %v of the claim left: %v", time.Until(claimed[0].leaseEnds), err)

@@ -67,6 +67,20 @@ func TestAnAttemptIsRecordedOnceTheDatabaseIsBack(t *testing.T) {
 		t.Fatalf("claim = %+v, %v", claimed, err)
 	}
 
+	defer refuseConnectionsFor(t, db, 1500*time.Millisecond)()
+
+	if _, err := disp.record(context.Background(), []outcome{{delivery: claimed[0], at: time.Now(), status: 200}}); err != nil {
+		t.Fatalf("record across a moment without the database: %v", err)
+	}
+	if got := readDelivery(t, db); got.status != "succeeded" || got.attempts != 1 || got.claimedUntil != 0 {
+		t.Fatalf("delivery after the database came back = %+v, want succeeded after 1 attempt, unclaimed", got)
+	}
+}
+
+// refuseConnectionsFor makes db's PostgreSQL database refuse connections for d (a moment without
+// the database), and returns what stops the timer that lets them in again.
+func refuseConnectionsFor(t *testing.T, db *sqldb.DB, d time.Duration) (stop func()) {
+	t.Helper()
 	var name string
 	if err := db.Read.QueryRow(`SELECT current_database()`).Scan(&name); err != nil {
 		t.Fatal(err)
@@ -76,14 +90,6 @@ func TestAnAttemptIsRecordedOnceTheDatabaseIsBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	u.Path = "/" + name
-	allow := sqldbtest.RefuseConnections(t, u.String())
-	back := time.AfterFunc(1500*time.Millisecond, allow)
-	defer back.Stop()
-
-	if _, err := disp.record(context.Background(), []outcome{{delivery: claimed[0], at: time.Now(), status: 200}}); err != nil {
-		t.Fatalf("record across a moment without the database: %v", err)
-	}
-	if got := readDelivery(t, db); got.status != "succeeded" || got.attempts != 1 || got.claimedUntil != 0 {
-		t.Fatalf("delivery after the database came back = %+v, want succeeded after 1 attempt, unclaimed", got)
-	}
+	back := time.AfterFunc(d, sqldbtest.RefuseConnections(t, u.String()))
+	return func() { back.Stop() }
 }

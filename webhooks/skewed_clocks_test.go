@@ -4,7 +4,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	neturl "net/url"
 	"sync"
 	"testing"
 	"time"
@@ -119,33 +118,13 @@ func TestAnErasureOnAProcessWithASkewedClockWaitsForTheAttemptInFlight(t *testin
 	defer close(release)
 	acc := worker.NewAccount(t)
 	subscribe(t, worker, acc.ID, map[string]any{"url": rcv.URL, "events": []string{"form.submitted"}})
-	form := worker.Operator.Post(t, "/admin/v1/accounts/"+acc.ID+"/forms", "", map[string]any{"name": "Signup",
-		"fields": []map[string]any{{"label": "Email", "type": "email", "contactField": "builtin:email", "required": true}}}).
-		Expect(t, http.StatusCreated).Object(t, "form")
-	fieldID := form["fields"].([]any)[0].(map[string]any)["id"].(string)
-	worker.API.Post(t, "/api/v1/forms/"+form["id"].(string)+"/submissions", acc.Key, map[string]any{"values": map[string]any{fieldID: email}}).
-		Expect(t, http.StatusCreated)
-	contacts := worker.API.Get(t, "/api/v1/contacts?email="+neturl.QueryEscape(email), acc.Key).Expect(t, http.StatusOK).List(t, "contacts")
-	if len(contacts) != 1 {
-		t.Fatalf("contacts of %s: %v", email, contacts)
-	}
+	contactID := submittedContact(t, worker, acc, email)
 	select {
 	case <-arrived:
 	case <-time.After(10 * time.Second):
 		t.Fatal("the delivery was not attempted")
 	}
-	erased := make(chan int, 1)
-	go func() {
-		req, _ := http.NewRequest(http.MethodPost, api.Operator.URL()+"/admin/v1/accounts/"+acc.ID+"/contacts/"+contacts[0]["id"].(string)+"/erase", nil)
-		req.Header.Set("Authorization", "Bearer "+servicetest.AdminToken)
-		res, err := api.Operator.HTTPClient(t).Do(req)
-		if err != nil {
-			erased <- 0
-			return
-		}
-		res.Body.Close()
-		erased <- res.StatusCode
-	}()
+	erased := eraseInBackground(t, api, acc.ID, contactID)
 	select {
 	case status := <-erased:
 		t.Fatalf("the erasure answered %d while the worker's attempt carrying the person's data was still in flight", status)
