@@ -174,22 +174,26 @@ func submitSignup(t *testing.T, svc *servicetest.Service, acc servicetest.Accoun
 	return contactByEmail(t, svc, acc.Key, email)["id"].(string)
 }
 
-// fillerSubmissions appends, in one append, a form and n submissions of it, each with an email of
-// its own (all of one contact, for speed), and waits for the read models.
+// fillerSubmissions appends, in one append, a contact, a form and n submissions of it, each with
+// an email of its own (all of that contact, for speed), and waits for the read models.
 func fillerSubmissions(t *testing.T, svc *servicetest.Service, accountID string, n int) {
 	t.Helper()
 	ctx := context.Background()
 	field := domain.Field{ID: "fld_email", Label: "Email", Type: "email", ContactField: domain.ContactFieldEmail, Required: true}
 	formID := domain.NewID("form")
-	appends := []domain.StreamAppend{{StreamID: formID, Events: []domain.Event{domain.FormCreated{FormID: formID, AccountID: accountID, Name: "F",
-		TagIDs: []string{}, Fields: []domain.Field{field}}}}}
+	contactID := domain.NewID("ct")
+	appends := []domain.StreamAppend{
+		{StreamID: contactID, Events: []domain.Event{domain.ContactCreated{ContactID: contactID, AccountID: accountID, Email: contactID + "@example.com"}}},
+		{StreamID: formID, Events: []domain.Event{domain.FormCreated{FormID: formID, AccountID: accountID, Name: "F",
+			TagIDs: []string{}, Fields: []domain.Field{field}}}},
+	}
 	for i := range n {
 		id := domain.NewID("fsub")
 		email := fmt.Sprintf("filler%d@example.com", i)
 		appends = append(appends, domain.StreamAppend{StreamID: id, Events: []domain.Event{domain.FormSubmitted{
-			SubmissionID: id, FormID: formID, FormName: "F", AccountID: accountID, ContactID: "ct_filler", SubmittedAt: time.Now().UTC(),
+			SubmissionID: id, FormID: formID, FormName: "F", AccountID: accountID, ContactID: contactID, SubmittedAt: time.Now().UTC(),
 			Fields:  []domain.SubmittedField{{Field: field, Value: email}},
-			Contact: &domain.ContactSnapshot{ContactID: "ct_filler", Email: email, CustomFields: map[string]string{}, CustomFieldsLabeled: []domain.LabeledValue{}},
+			Contact: &domain.ContactSnapshot{ContactID: contactID, Email: email, CustomFields: map[string]string{}, CustomFieldsLabeled: []domain.LabeledValue{}},
 		}}})
 	}
 	pos, err := svc.App.Store().Append(ctx, domain.Metadata{AccountID: accountID, Actor: "test"}, appends...)

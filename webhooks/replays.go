@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/funnelhq/funnel/domain"
+	"github.com/funnelhq/funnel/infra/eventstore"
 	"github.com/funnelhq/funnel/infra/sqldb"
 )
 
@@ -269,8 +270,8 @@ func (r replays) noneErasedSince(ctx context.Context, tx *sql.Tx, b batch) error
 			return errErasing
 		}
 	}
-	anyOf, args := sqldb.AnyOf(r.db.Dialect, "contact_id", 1, b.persons)
-	rows, err := tx.QueryContext(ctx, `SELECT contact_id FROM person_keys WHERE sealed_key IS NULL AND `+anyOf, args...)
+	query, args := eventstore.ErasedAmong(r.db.Dialect, b.persons)
+	rows, err := tx.QueryContext(ctx, query, args...)
 	if err != nil {
 		return fmt.Errorf("webhooks: erasures of a replay's batch: %w", err)
 	}

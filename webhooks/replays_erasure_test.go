@@ -25,9 +25,15 @@ func TestAReplayBatchOfAPersonErasedSinceItsReadRecordsNothing(t *testing.T) {
 		if _, created, err := r.create(ctx, row, "A", 1000, 1000+claim); err != nil || !created {
 			t.Fatalf("create: %v %v", created, err)
 		}
-		if _, err := db.Write.ExecContext(ctx, `INSERT INTO person_keys (contact_id, account_id, sealed_key, erased_at)
-			VALUES ('ct_live', 'acc_1', 'v1.key', NULL), ('ct_erased', 'acc_1', NULL, 5)`); err != nil {
-			t.Fatal(err)
+		for _, q := range []string{ // each key belongs to its contact's first event
+			`INSERT INTO events (position, event_id, stream_id, version, type, schema_version, occurred_at, account_id, data, metadata)
+			 VALUES (1, 'evt_live', 'ct_live', 1, 'ContactCreated', 1, 0, 'acc_1', '{}', '{}'), (2, 'evt_erased', 'ct_erased', 1, 'ContactCreated', 1, 0, 'acc_1', '{}', '{}')`,
+			`INSERT INTO person_key_rows (first_position, contact_id, account_id, sealed_key, erased_at)
+			 VALUES (1, 'ct_live', 'acc_1', 'v1.key', NULL), (2, 'ct_erased', 'acc_1', NULL, 5)`,
+		} {
+			if _, err := db.Write.ExecContext(ctx, q); err != nil {
+				t.Fatal(err)
+			}
 		}
 		delivery := func(id string, position int64) []any {
 			return []any{id, "acc_1", "whk_1", "evt_" + id, "form.submitted", position, "", "{}", 0, "pending", 0, 10, 0, 0, 0, "", 0, 0}

@@ -441,19 +441,20 @@ func copyEventLog(t *testing.T, fromURL, toURL string) {
 	if err := rows.Err(); err != nil {
 		t.Fatal(err)
 	}
-	keys, err := from.Read.QueryContext(ctx, `SELECT contact_id, account_id, sealed_key, erased_at FROM person_keys`)
+	keys, err := from.Read.QueryContext(ctx, `SELECT first_position, contact_id, account_id, sealed_key, erased_at FROM person_key_rows`)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer keys.Close()
 	for keys.Next() {
+		var firstPosition int64
 		var contactID, accountID string
 		var sealedKey sql.NullString
 		var erasedAt sql.NullInt64
-		if err := keys.Scan(&contactID, &accountID, &sealedKey, &erasedAt); err != nil {
+		if err := keys.Scan(&firstPosition, &contactID, &accountID, &sealedKey, &erasedAt); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO person_keys (contact_id, account_id, sealed_key, erased_at) VALUES ($1, $2, $3, $4)`, contactID, accountID, sealedKey, erasedAt); err != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO person_key_rows (first_position, contact_id, account_id, sealed_key, erased_at) VALUES ($1, $2, $3, $4, $5)`, firstPosition, contactID, accountID, sealedKey, erasedAt); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -109,11 +109,11 @@ func upsertWritesScript(group int) string {
 		fmt.Fprintf(&b, "SELECT pg_advisory_xact_lock_shared(%d, h) FROM (SELECT DISTINCT hashtext(id) & 63 AS h FROM unnest(%s) AS id ORDER BY h) AS k;\n", personLock, ids)
 		fmt.Fprintf(&b, "SELECT contact_id FROM person_keys WHERE sealed_key IS NULL AND contact_id = ANY(%s);\n", ids)
 		fmt.Fprintf(&b, "SELECT id, COALESCE((SELECT version FROM events WHERE stream_id = id ORDER BY version DESC LIMIT 1), 0) FROM unnest(%s) AS id;\n", ids)
-		fmt.Fprintf(&b, "INSERT INTO person_keys (contact_id, account_id, sealed_key, erased_at) VALUES (%s, '%s', '%s', NULL);\n", id, loadAccount, sealedPersonKey)
 		fmt.Fprintf(&b, "INSERT INTO events (position, event_id, stream_id, version, type, schema_version, occurred_at, account_id, contact_id, subscription_id, data, metadata, idempotency_id) "+
 			"SELECT current_setting('funnel.first')::bigint + %d + v - 1, gen_random_uuid()::text, %s, v, CASE v WHEN 1 THEN 'ContactCreated' ELSE 'TagApplied' END, 1, 1795848021999, '%s', NULL, NULL, "+
 			"CASE v WHEN 1 THEN %s ELSE %s END, %s, NULL FROM generate_series(1, 3) AS v;\n",
 			3*k, id, loadAccount, pgbenchText(contactCreatedData), pgbenchText(tagAppliedData), pgbenchText(eventMetadata))
+		fmt.Fprintf(&b, "INSERT INTO person_key_rows (first_position, contact_id, account_id, sealed_key) VALUES ((SELECT position FROM events WHERE stream_id = %[1]s AND version = 1), %[1]s, '%[2]s', '%[3]s');\n", id, loadAccount, sealedPersonKey)
 		fmt.Fprintf(&b, "INSERT INTO contacts (id, account_id, email, email_key, first_name, last_name, phone, tag_ids, custom_fields, created_at, updated_at, seq, document) "+
 			"VALUES (%[1]s, '%[2]s', %[1]s || '@example.com', %[1]s || '@example.com', 'Load', '', '', %[3]s, '{}', 1795848021999, 1795848021999, :n%[4]d::bigint, %[5]s) "+
 			"ON CONFLICT (id) DO UPDATE SET first_name = excluded.first_name, last_name = excluded.last_name, phone = excluded.phone, tag_ids = excluded.tag_ids, "+

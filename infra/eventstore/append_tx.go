@@ -116,8 +116,8 @@ func (t *pgxAppendTx) begin(ctx context.Context, in beginning) (begun, error) {
 		}
 	}
 	if len(in.guard.sealed) > 0 {
-		anyOf, args := sqldb.AnyOf(sqldb.Postgres, "contact_id", 1, in.guard.sealed)
-		b.Queue(erasedAmong+anyOf, args...)
+		query, args := ErasedAmong(sqldb.Postgres, in.guard.sealed)
+		b.Queue(query, args...)
 	}
 	b.Queue(pgStreamVersions, in.streamIDs)
 	b.Queue(pgTakePositions, in.n)
@@ -159,7 +159,7 @@ func (t *pgxAppendTx) begin(ctx context.Context, in beginning) (begun, error) {
 	return out, res.Close()
 }
 
-// erasedOf reads the rows of erasedAmong.
+// erasedOf reads the rows of ErasedAmong.
 func erasedOf(rows interface {
 	Next() bool
 	Scan(...any) error
@@ -292,8 +292,8 @@ func (t *sqlAppendTx) begin(ctx context.Context, in beginning) (begun, error) {
 		return begun{}, fmt.Errorf("eventstore: read the last position: %w", err)
 	}
 	if len(in.guard.sealed) > 0 {
-		anyOf, args := sqldb.AnyOf(sqldb.SQLite, "contact_id", 1, in.guard.sealed)
-		rows, err := t.Query(ctx, erasedAmong+anyOf, args...)
+		query, args := ErasedAmong(sqldb.SQLite, in.guard.sealed)
+		rows, err := t.Query(ctx, query, args...)
 		if err != nil {
 			return begun{}, fmt.Errorf("eventstore: read the persons' erasures: %w", err)
 		}

@@ -333,13 +333,13 @@ func (s *Store) commitTx(ctx context.Context, batch []*appendRequest) ([]appendR
 				}
 			}
 		}
-		if err := storeNewKeys(ctx, tx, s.db.Dialect, newKeys); err != nil {
-			return err
-		}
 		if err := tx.write(ctx, rows); err != nil {
 			return err
 		}
-		erasing, err := eraseKeys(ctx, tx, rows)
+		if err := storeNewKeys(ctx, tx, s.db.Dialect, newKeys); err != nil {
+			return err
+		}
+		erasing, err := eraseKeys(ctx, tx, s.db.Dialect, rows)
 		if err != nil {
 			return err
 		}
@@ -398,13 +398,17 @@ func (s *Store) settleFailed(first int64, n int, err error) {
 
 // eraseKeys destroys, in the append transaction, the keys of the contacts its rows erase, and
 // returns them.
-func eraseKeys(ctx context.Context, tx appendTx, rows []*row) ([]string, error) {
+func eraseKeys(ctx context.Context, tx appendTx, dialect sqldb.Dialect, rows []*row) ([]string, error) {
 	var erased []string
 	for _, r := range rows {
 		if r.erases == "" {
 			continue
 		}
-		if _, err := tx.ExecContext(ctx, eraseKey, r.erases, r.accountID, r.occurredAt); err != nil {
+		res, err := tx.ExecContext(ctx, eraseKeyOf(dialect), r.erases, r.accountID, r.occurredAt)
+		if err == nil {
+			err = storedOne(dialect, res, r.erases)
+		}
+		if err != nil {
 			return nil, fmt.Errorf("eventstore: destroy the key of %s: %w", r.erases, err)
 		}
 		for _, scrub := range r.scrubs {

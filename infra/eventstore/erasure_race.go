@@ -14,7 +14,7 @@ import (
 // to another stream than the contact's (a lead's title, an activation's completion, a refund)
 // meets no version of the contact's stream to fail on. So the append's transaction itself asks
 // person_keys, before it takes its positions, whether the persons whose values it sealed are
-// erased (erasedAmong): a request sealing an erased person's values is refused
+// erased (ErasedAmong): a request sealing an erased person's values is refused
 // (domain.ErrContactErased, the 404 of a write to an erased contact), and a record kept after
 // erasure (domain.RecordKeptAfterErasure, a refund) is recorded with those values null instead
 // (row.nulled), in the log and in the plain copy the inline projections, the recent events and
@@ -58,10 +58,6 @@ var (
 		FROM (SELECT hashtext(id) & %d AS h, bool_or(id = ANY($3::text[])) AS erased FROM unnest($2::text[]) AS id GROUP BY 1 ORDER BY 1) AS k`,
 		personLockGroups-1)
 )
-
-// erasedAmong reads which of some contacts are erased (their key destroyed), given the condition
-// sqldb.AnyOf makes on contact_id.
-const erasedAmong = `SELECT contact_id FROM person_keys WHERE sealed_key IS NULL AND `
 
 // guard is what an append transaction orders against erasures before it takes positions.
 type guard struct {

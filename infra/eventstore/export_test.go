@@ -3,6 +3,8 @@ package eventstore
 import (
 	"context"
 	"time"
+
+	"github.com/funnelhq/funnel/infra/sqldb"
 )
 
 // The statements of the write path, for the test of their query plans.
@@ -49,6 +51,15 @@ func AccountTypeScan(postgres bool) string {
 	}
 	return accountTypeScan(5, "", 200)
 }
+
+// The reads of persons' keys, for the test of their query plans.
+const ReadKeyQuery = readKey
+
+var OpenableAmong = openableAmong
+
+// EraseKey is the statement that destroys a contact's key in an erasing append on PostgreSQL ($1
+// the contact, $2 its account, $3 when).
+var EraseKey = eraseKeyOf(sqldb.Postgres)
 
 // AfterResealRead runs, when set, between each ResealPersonKeys batch's read and its write.
 var AfterResealRead = &afterResealRead

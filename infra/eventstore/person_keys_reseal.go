@@ -11,7 +11,7 @@ import (
 
 // A server-key rotation (FUNNEL_SECRET_KEY=NEW,OLD, docs/architecture.md "Secrets") must leave
 // nothing the service needs sealed with OLD, or dropping OLD later loses it. The persons' keys
-// (person_keys) are sealed with the server key and needed for as long as their contact lives:
+// (person_key_rows) are sealed with the server key and needed for as long as their contact lives:
 // without its key no event of the person opens again (the feed, replays, upserts of the email:
 // every read of the log holding the person's values). So serve seals them again with NEW, in the
 // background (ResealPersonKeys): a table of millions of contacts takes minutes, too long to hold
@@ -84,37 +84,38 @@ const resealRetry = 200 * time.Millisecond
 // passing over any row.
 func keysUnderAnotherKey(ctx context.Context, db *sqldb.DB, current string) (int, error) {
 	var n int
-	if err := db.Read.QueryRowContext(ctx, `SELECT count(*) FROM person_keys WHERE sealed_key IS NOT NULL AND sealed_key NOT LIKE $1`, current).Scan(&n); err != nil {
+	if err := db.Read.QueryRowContext(ctx, `SELECT count(*) FROM person_key_rows WHERE sealed_key IS NOT NULL AND sealed_key NOT LIKE $1`, current).Scan(&n); err != nil {
 		return 0, fmt.Errorf("eventstore: count the persons' keys left to seal again: %w", err)
 	}
 	return n, nil
 }
 
-// resealPass goes over person_keys once, a batch at a time, in contact id order; found counts the
+// resealPass goes over person_key_rows once, a batch at a time, in their order (the positions of
+// their contacts' first events); found counts the
 // keys it could open and meant to seal again (sealed by now with the first key, by it or by
 // another process, or erased).
 func resealPass(ctx context.Context, db *sqldb.DB, server KeyedSealer, current string) (done Resealed, found int, err error) {
-	after := ""
+	var after int64
 	for {
 		batch, err := resealBatchAfter(ctx, db, server, current, after)
 		done.Resealed += batch.resealed
 		done.Unopened += batch.unopened
 		found += batch.found
-		if err != nil || batch.last == "" {
+		if err != nil || batch.last == 0 {
 			return done, found, err
 		}
 		after = batch.last
 	}
 }
 
-// resealedBatch is what one batch did; last is the greatest contact id it read ("": the table
+// resealedBatch is what one batch did; last is the greatest first_position it read (0: the table
 // holds no more keys to seal again after the batch's start).
 type resealedBatch struct {
-	last                      string
+	last                      int64
 	found, resealed, unopened int
 }
 
-// resealBatchAfter seals again the first resealBatch keys after the contact id after that are
+// resealBatchAfter seals again the first resealBatch keys after the position after that are
 // sealed with another key than the first. It reads them outside any write transaction: on SQLite
 // a write transaction holds the one writer, every append waits for it, and the pass that finds
 // nothing left reads the whole table. It then replaces, in one statement, only the rows still as
@@ -122,23 +123,25 @@ type resealedBatch struct {
 // back, and a key another process sealed again first stays as that process sealed it. On
 // PostgreSQL it passes over the rows another transaction holds (an erasure's, another
 // process's), which the next pass reads again.
-func resealBatchAfter(ctx context.Context, db *sqldb.DB, server KeyedSealer, current, after string) (resealedBatch, error) {
+func resealBatchAfter(ctx context.Context, db *sqldb.DB, server KeyedSealer, current string, after int64) (resealedBatch, error) {
 	var b resealedBatch
-	rows, err := db.Read.QueryContext(ctx, `SELECT contact_id, sealed_key FROM person_keys
-		WHERE contact_id > $1 AND sealed_key IS NOT NULL AND sealed_key NOT LIKE $2
-		ORDER BY contact_id LIMIT `+fmt.Sprint(resealBatch), after, current)
+	rows, err := db.Read.QueryContext(ctx, `SELECT first_position, contact_id, sealed_key FROM person_key_rows
+		WHERE first_position > $1 AND sealed_key IS NOT NULL AND sealed_key NOT LIKE $2
+		ORDER BY first_position LIMIT `+fmt.Sprint(resealBatch), after, current)
 	if err != nil {
 		return b, fmt.Errorf("eventstore: read persons' keys to seal again: %w", err)
 	}
 	var values []string
 	var args []any
+	var positions []int64
 	for rows.Next() {
+		var position int64
 		var id, sealed string
-		if err := rows.Scan(&id, &sealed); err != nil {
+		if err := rows.Scan(&position, &id, &sealed); err != nil {
 			rows.Close()
 			return b, fmt.Errorf("eventstore: read persons' keys to seal again: %w", err)
 		}
-		b.last = id
+		b.last = position
 		key, err := server.Open(sealed, personKeyData(id))
 		if err != nil {
 			b.unopened++
@@ -150,8 +153,14 @@ func resealBatchAfter(ctx context.Context, db *sqldb.DB, server KeyedSealer, cur
 			return b, fmt.Errorf("eventstore: seal the key of %s again: %w", id, err)
 		}
 		b.found++
-		values = append(values, "("+sqldb.Placeholders(db.Dialect, len(args)+1, 3)+")")
-		args = append(args, id, sealed, again)
+		row := sqldb.Placeholders(db.Dialect, len(args)+1, 3)
+		if db.Dialect == sqldb.Postgres {
+			// A parameter in VALUES is text unless told: the position is compared with a bigint.
+			row = fmt.Sprintf("$%d::bigint, $%d, $%d", len(args)+1, len(args)+2, len(args)+3)
+		}
+		values = append(values, "("+row+")")
+		args = append(args, position, sealed, again)
+		positions = append(positions, position)
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
@@ -163,20 +172,16 @@ func resealBatchAfter(ctx context.Context, db *sqldb.DB, server KeyedSealer, cur
 	if len(values) == 0 {
 		return b, nil
 	}
-	update := `UPDATE person_keys SET sealed_key = v.column3
+	update := `UPDATE person_key_rows SET sealed_key = v.column3
 		FROM (VALUES ` + strings.Join(values, ", ") + `) AS v
-		WHERE person_keys.contact_id = v.column1 AND person_keys.sealed_key = v.column2`
+		WHERE person_key_rows.first_position = v.column1 AND person_key_rows.sealed_key = v.column2`
 	if db.Dialect == sqldb.Postgres {
 		// Only the rows no other transaction holds: waiting for an erasing append, which locks
 		// its persons' rows in its own order, could deadlock with it. A row passed over is
 		// left for the next pass.
-		update = `WITH held AS (SELECT contact_id FROM person_keys WHERE contact_id = ANY($` + fmt.Sprint(len(args)+1) + `::text[]) FOR UPDATE SKIP LOCKED) ` +
-			update + ` AND person_keys.contact_id IN (SELECT contact_id FROM held)`
-		ids := make([]string, 0, len(args)/3)
-		for i := 0; i < len(args); i += 3 {
-			ids = append(ids, args[i].(string))
-		}
-		args = append(args, ids)
+		update = `WITH held AS (SELECT first_position FROM person_key_rows WHERE first_position = ANY($` + fmt.Sprint(len(args)+1) + `::bigint[]) FOR UPDATE SKIP LOCKED) ` +
+			update + ` AND person_key_rows.first_position IN (SELECT first_position FROM held)`
+		args = append(args, positions)
 	}
 	res, err := db.Write.ExecContext(ctx, update, args...)
 	if err != nil {

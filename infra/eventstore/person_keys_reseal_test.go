@@ -146,7 +146,7 @@ func TestAResealIsNotDoneWhileAKeyItPassedOverIsLeft(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := held.ExecContext(ctx, `SELECT 1 FROM person_keys WHERE contact_id = 'ct_held' FOR UPDATE`); err != nil {
+	if _, err := held.ExecContext(ctx, `SELECT 1 FROM person_key_rows WHERE contact_id = 'ct_held' FOR UPDATE`); err != nil {
 		t.Fatal(err)
 	}
 	go func() {
@@ -215,8 +215,6 @@ func TestAResealDoesNotDeadlockWithABatchErasingTwoPersons(t *testing.T) {
 	}
 	rotated := rotatedSealer(t, newKey+","+oldKey)
 	// The erasing batch's statements (eraseKeys): ct_b's key first, then ct_a's.
-	const eraseKey = `INSERT INTO person_keys (contact_id, account_id, sealed_key, erased_at) VALUES ($1, 'acc_test', NULL, 1)
-		ON CONFLICT (contact_id) DO UPDATE SET sealed_key = NULL, erased_at = excluded.erased_at`
 	eraser, err := db.Write.BeginTx(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -225,7 +223,7 @@ func TestAResealDoesNotDeadlockWithABatchErasingTwoPersons(t *testing.T) {
 	erased := make(chan error, 1)
 	*eventstore.AfterResealRead = func() {
 		*eventstore.AfterResealRead = nil
-		if _, err := eraser.ExecContext(ctx, eraseKey, "ct_b"); err != nil {
+		if _, err := eraser.ExecContext(ctx, eventstore.EraseKey, "ct_b", "acc_test", 1); err != nil {
 			t.Error(err)
 		}
 		go func() {
@@ -236,13 +234,13 @@ func TestAResealDoesNotDeadlockWithABatchErasingTwoPersons(t *testing.T) {
 				var moved bool
 				_ = db.Read.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM person_keys WHERE contact_id = 'ct_a' AND sealed_key LIKE $1)
 					OR EXISTS (SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'
-						AND query LIKE '%UPDATE person_keys SET sealed_key = v.column3%')`, "v1."+rotated.KeyIDs()[0]+".%").Scan(&moved)
+						AND query LIKE '%UPDATE person_key_rows SET sealed_key = v.column3%')`, "v1."+rotated.KeyIDs()[0]+".%").Scan(&moved)
 				if moved {
 					break
 				}
 				time.Sleep(10 * time.Millisecond)
 			}
-			if _, err := eraser.ExecContext(ctx, eraseKey, "ct_a"); err != nil {
+			if _, err := eraser.ExecContext(ctx, eventstore.EraseKey, "ct_a", "acc_test", 1); err != nil {
 				erased <- err
 				return
 			}

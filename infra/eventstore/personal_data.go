@@ -78,8 +78,7 @@ const keptKeys = 256
 func personKeyData(contactID string) []byte { return []byte("person-key\x00" + contactID) }
 
 // newPersonKey is a key made for a contact that had none: the append that first seals under it
-// stores it, in its transaction (storeNewKeys), so that a new contact costs no statement of its
-// own.
+// stores it, in its transaction (storeNewKeys).
 type newPersonKey struct {
 	contactID, accountID, sealed string
 	key                          *sealing.Sealer
@@ -101,7 +100,7 @@ func (k *personKeys) forSealing(ctx context.Context, accountID, contactID string
 	}
 	var stored sql.NullString
 	var erasedAt sql.NullInt64
-	err := k.db.Read.QueryRowContext(ctx, `SELECT sealed_key, erased_at FROM person_keys WHERE contact_id = $1`, contactID).Scan(&stored, &erasedAt)
+	err := k.db.Read.QueryRowContext(ctx, readKey, contactID).Scan(&stored, &erasedAt)
 	switch {
 	case err == nil && !stored.Valid:
 		return nil, nil, domain.ErrContactErased
@@ -159,21 +158,49 @@ func (k *personKeys) noteKeyless(contactID string) {
 }
 
 // storeNewKeys stores, in an append's transaction, the keys its events were sealed under that
-// were made for it. Another append may have stored a key for the same contact since it looked
-// (or erased it): then what this one sealed would open with no stored key, so the insert fails
-// on the table's primary key, the append with errKeyTaken (isPersonKeyTaken), and Append seals
-// the events again, under the key stored. One statement stores the group's keys and reads
-// nothing back: on PostgreSQL it goes with the rest of the append in one round trip.
+// were made for it, after its events (storeKeyOf finds the contact's first event, which may be
+// one of them). Another append may have stored a key for the same contact since it looked (or
+// erased it): then what this one sealed would open with no stored key, so the insert fails on the
+// table's primary key, the append with errKeyTaken (isPersonKeyTaken), and Append seals the
+// events again, under the key stored. The statements read nothing back: on PostgreSQL they go
+// with the rest of the append in one round trip.
 func storeNewKeys(ctx context.Context, tx appendTx, dialect sqldb.Dialect, keys []*newPersonKey) error {
-	if len(keys) == 0 {
+	for _, nk := range keys {
+		res, err := tx.ExecContext(ctx, storeKeyOf(dialect), nk.contactID, nk.accountID, nk.sealed)
+		if err == nil {
+			err = storedOne(dialect, res, nk.contactID)
+		}
+		if err != nil {
+			return fmt.Errorf("eventstore: store the key of %s: %w", nk.contactID, err)
+		}
+	}
+	return nil
+}
+
+// storeKeyOf is the statement that stores a contact's new key ($1 the contact, $2 its account,
+// $3 the key sealed), keyed by the position of the contact's first event (migration 29,
+// person_key_rows): a new contact's first event is in the same append, so a group's new keys go
+// to the end of the table, and a read finds a key through the log's (stream_id, version) index
+// (the person_keys view). A contact without a first event must fail the append rather than store
+// a key nothing would find: on PostgreSQL the position is NULL, which the primary key refuses;
+// on SQLite, whose rowid would make one up, no row is inserted, which storedOne refuses.
+func storeKeyOf(dialect sqldb.Dialect) string {
+	if dialect == sqldb.SQLite {
+		return `INSERT INTO person_key_rows (first_position, contact_id, account_id, sealed_key)
+			SELECT position, stream_id, $2, $3 FROM events WHERE stream_id = $1 AND version = 1`
+	}
+	return `INSERT INTO person_key_rows (first_position, contact_id, account_id, sealed_key)
+		VALUES ((SELECT position FROM events WHERE stream_id = $1 AND version = 1), $1, $2, $3)`
+}
+
+// storedOne checks, on SQLite, that a statement of storeKeyOf or eraseKeyOf wrote the contact's
+// row; on PostgreSQL the primary key did.
+func storedOne(dialect sqldb.Dialect, res sql.Result, contactID string) error {
+	if dialect != sqldb.SQLite {
 		return nil
 	}
-	rows := make([][]any, len(keys))
-	for i, nk := range keys {
-		rows[i] = []any{nk.contactID, nk.accountID, nk.sealed, nil}
-	}
-	if err := sqldb.ExecRows(ctx, tx, dialect, `INSERT INTO person_keys (contact_id, account_id, sealed_key, erased_at) VALUES `, ``, rows); err != nil {
-		return fmt.Errorf("eventstore: store persons' keys: %w", err)
+	if n, err := res.RowsAffected(); err != nil || n != 1 {
+		return fmt.Errorf("the contact %s has no first event in the log (%d rows, %v)", contactID, n, err)
 	}
 	return nil
 }
@@ -213,8 +240,8 @@ func (k *personKeys) open(contactID, sealedKey string) (*sealing.Sealer, error) 
 // forOpening returns the live keys of some contacts as the database holds them now; an erased
 // contact, or one with no key, is absent.
 func (k *personKeys) forOpening(ctx context.Context, contactIDs []string) (map[string]*sealing.Sealer, error) {
-	anyOf, args := sqldb.AnyOf(k.db.Dialect, "contact_id", 1, contactIDs)
-	rows, err := sqldb.Query(ctx, k.db.Read, `SELECT contact_id, sealed_key FROM person_keys WHERE sealed_key IS NOT NULL AND `+anyOf, args...)
+	query, args := openableAmong(k.db.Dialect, contactIDs)
+	rows, err := sqldb.Query(ctx, k.db.Read, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("eventstore: read persons' keys: %w", err)
 	}
@@ -256,10 +283,19 @@ func (k *personKeys) forgetIfKept(contactID string) {
 	}
 }
 
-// eraseKey destroys a contact's key in the append transaction of its ContactErased; a contact
-// that never had one (its events predate sealing) gets the row that says it is erased.
-const eraseKey = `INSERT INTO person_keys (contact_id, account_id, sealed_key, erased_at) VALUES ($1, $2, NULL, $3)
-ON CONFLICT (contact_id) DO UPDATE SET sealed_key = NULL, erased_at = excluded.erased_at`
+// eraseKeyOf is the statement that destroys a contact's key ($1 the contact, $2 its account, $3
+// when) in the append transaction of its ContactErased; a contact that never had one (its events
+// predate sealing) gets the row that says it is erased. The row is keyed as storeKeyOf keys it,
+// and a contact without a first event fails the erasure the same way.
+func eraseKeyOf(dialect sqldb.Dialect) string {
+	const onConflict = ` ON CONFLICT (first_position) DO UPDATE SET sealed_key = NULL, erased_at = excluded.erased_at`
+	if dialect == sqldb.SQLite {
+		return `INSERT INTO person_key_rows (first_position, contact_id, account_id, sealed_key, erased_at)
+			SELECT position, stream_id, $2, NULL, $3 FROM events WHERE stream_id = $1 AND version = 1` + onConflict
+	}
+	return `INSERT INTO person_key_rows (first_position, contact_id, account_id, sealed_key, erased_at)
+		VALUES ((SELECT position FROM events WHERE stream_id = $1 AND version = 1), $1, $2, NULL, $3)` + onConflict
+}
 
 // personalData is an event's data as sealPersonal prepares it for its row.
 type personalData struct {
@@ -432,7 +468,7 @@ func (s *Store) MayBeNewContact(contactID string) {
 func (s *Store) Erased(ctx context.Context, contactID string) (bool, error) {
 	var sealedKey sql.NullString
 	var erasedAt sql.NullInt64
-	err := s.db.Read.QueryRowContext(ctx, `SELECT sealed_key, erased_at FROM person_keys WHERE contact_id = $1`, contactID).Scan(&sealedKey, &erasedAt)
+	err := s.db.Read.QueryRowContext(ctx, readKey, contactID).Scan(&sealedKey, &erasedAt)
 	if errors.Is(err, sql.ErrNoRows) {
 		if s.keys != nil {
 			s.keys.noteKeyless(contactID)

@@ -206,20 +206,29 @@ func TestARefundOfAnErasedPersonIsRecordedWithItsValuesNull(t *testing.T) {
 	})
 }
 
-// Two stores that seal for one new contact at once each make a key; one key is stored, and the
-// append sealed under the other seals again under it: every append succeeds, and no value is
-// left that no stored key opens.
+// Two stores that seal for one contact without a key at once (one created before sealing) each
+// make a key; one key is stored, and the append sealed under the other seals again under it:
+// every append succeeds, and no value is left that no stored key opens.
 func TestConcurrentFirstKeysOfAContactLeaveEveryValueReadable(t *testing.T) {
 	sqldbtest.Run(t, func(t *testing.T, dialect sqldb.Dialect) {
 		ctx := context.Background()
 		db := sqldbtest.Open(t, dialect)
 		_, server := sealingtest.NewKey(t)
+		const contacts = 12
+		plain := eventstore.New(db)
+		t.Cleanup(plain.Close)
+		for i := range contacts {
+			id := fmt.Sprintf("ct_race%d", i)
+			created := domain.ContactCreated{ContactID: id, AccountID: "acc_test", Email: id + "@example.com"}
+			if _, err := plain.Append(ctx, meta, domain.StreamAppend{StreamID: id, Events: []domain.Event{created}}); err != nil {
+				t.Fatal(err)
+			}
+		}
 		stores := []*eventstore.Store{eventstore.New(db), eventstore.New(db)}
 		for _, s := range stores {
 			t.Cleanup(s.Close)
 			s.SealPersonalData(server)
 		}
-		const contacts = 12
 		var wg sync.WaitGroup
 		for i := range contacts {
 			for w, s := range stores {
@@ -246,6 +255,32 @@ func TestConcurrentFirstKeysOfAContactLeaveEveryValueReadable(t *testing.T) {
 					t.Errorf("submission %d of store %d reads %v", i, w, events)
 				}
 			}
+		}
+	})
+}
+
+// A person's key is kept by the position of its contact's first event: a write sealing the values
+// of a contact that does not exist fails whole, rather than seal them under a key nothing finds.
+func TestNoKeyIsStoredForAContactWithoutItsFirstEvent(t *testing.T) {
+	sqldbtest.Run(t, func(t *testing.T, dialect sqldb.Dialect) {
+		ctx := context.Background()
+		db := sqldbtest.Open(t, dialect)
+		_, server := sealingtest.NewKey(t)
+		s := eventstore.New(db)
+		t.Cleanup(s.Close)
+		s.SealPersonalData(server)
+		form := domain.FormSubmitted{SubmissionID: "sub_nowhere", FormID: "frm_1", AccountID: "acc_test", ContactID: "ct_nowhere",
+			Fields: []domain.SubmittedField{{Field: domain.Field{ID: "fld_a", Label: "A", Type: "text"}, Value: "Answer"}}}
+		if _, err := s.Append(ctx, meta, domain.StreamAppend{StreamID: form.SubmissionID, Events: []domain.Event{form}}); err == nil {
+			t.Fatal("a write sealing the values of a contact that does not exist succeeded")
+		}
+		events, err := s.ReadStream(ctx, form.SubmissionID)
+		if err != nil || len(events) != 0 {
+			t.Fatalf("the failed write's stream: %d events, %v; want none", len(events), err)
+		}
+		var keys int
+		if err := db.Read.QueryRow(`SELECT COUNT(*) FROM person_key_rows`).Scan(&keys); err != nil || keys != 0 {
+			t.Fatalf("keys stored: %d %v, want none", keys, err)
 		}
 	})
 }

@@ -126,6 +126,11 @@ func fill(t *testing.T, db *sqldb.DB, from, to int) {
 	if _, err := db.Write.Exec(query, from, to); err != nil {
 		t.Fatalf("fill the log: %v", err)
 	}
+	// Every contact has a key, found by its first event (migration 29).
+	if _, err := db.Write.Exec(`INSERT INTO person_key_rows (first_position, contact_id, account_id, sealed_key)
+		SELECT position, stream_id, 'acc_plans', 'v1.key' FROM events WHERE version = 1 AND position > $1 AND position <= $2`, from, to); err != nil {
+		t.Fatalf("fill the persons' keys: %v", err)
+	}
 	if db.Dialect == sqldb.Postgres {
 		if _, err := db.Write.Exec(`SELECT setval('events_position_seq', $1)`, to); err != nil {
 			t.Fatal(err)
@@ -153,10 +158,15 @@ func checkLargeLogPlans(t *testing.T, db *sqldb.DB, state string) {
 	relay, head, end := eventstore.ReadLogBelowHorizon, sqldb.PGLogHead, `SELECT COALESCE(MAX(position), 0) FROM events`
 	inTx, history, newest := eventstore.ReadLogQuery, eventstore.ContactHistory, eventstore.ContactHistoryNewestFirst
 	subscriptions, streams, legacy := eventstore.ContactSubscriptions, eventstore.ContactStreams, eventstore.LaterPersonalQuery(db.Dialect)
+	someContacts := []string{"ct_42", "ct_4242", "ct_none"}
+	openable, openableArgs := eventstore.OpenableAmong(db.Dialect, someContacts)
+	erasedAmong, erasedAmongArgs := eventstore.ErasedAmong(db.Dialect, someContacts)
+	readKey := eventstore.ReadKeyQuery
 	if db.Dialect == sqldb.SQLite {
 		inTx = strings.NewReplacer("$1", "?", "$2", "?").Replace(eventstore.ReadLogQuery)
 		numbered := strings.NewReplacer("$1", "?1", "$2", "?2", "$3", "?3", "$4", "?4")
 		history, newest, subscriptions, streams, legacy = numbered.Replace(history), numbered.Replace(newest), numbered.Replace(subscriptions), numbered.Replace(streams), numbered.Replace(legacy)
+		readKey = numbered.Replace(readKey)
 		relay, head = inTx, end
 	}
 	for _, c := range []struct {
@@ -177,10 +187,22 @@ func checkLargeLogPlans(t *testing.T, db *sqldb.DB, state string) {
 		{"tail of a stream", explain(t, conn, db.Dialect, tailStatement(db.Dialect), "ct_42", int64(30))},
 		{"versions of an append", explain(t, conn, db.Dialect, versionsStatement(db.Dialect), "ct_42", "ct_4242")},
 		{"a step of the search for a window's start", explain(t, conn, db.Dialect, windowProbe(db.Dialect), int64(logSize/2))},
+		{"a person's key (a write's erasure check)", explain(t, conn, db.Dialect, readKey, "ct_42")},
+		{"persons' keys (a read opening sealed events)", explain(t, conn, db.Dialect, openable, openableArgs...)},
+		{"persons' keys (an append's erasure check)", explain(t, conn, db.Dialect, erasedAmong, erasedAmongArgs...)},
 	} {
 		for _, plan := range c.plans {
-			if strings.Contains(plan, "Seq Scan on events") || strings.Contains(plan, "SCAN events") {
+			if strings.Contains(plan, "Seq Scan on events") || strings.Contains(plan, "SCAN events") || strings.Contains(plan, "SCAN e") {
 				t.Errorf("%s, %s: the plan scans the log:\n%s", state, c.name, plan)
+			}
+			// A key is found by its contact's first event: through the stream index, then the
+			// keys' primary key, never by reading the keys' table.
+			if strings.Contains(c.name, "key") && (!strings.Contains(plan, streamIndex(db.Dialect)) ||
+				strings.Contains(plan, "Seq Scan on person_key_rows") || strings.Contains(plan, "SCAN k")) {
+				t.Errorf("%s, %s: the plan does not find the keys through the stream index:\n%s", state, c.name, plan)
+			}
+			if testing.Verbose() && strings.Contains(c.name, "key") {
+				t.Logf("%s, %s:\n%s", state, c.name, plan)
 			}
 			// On SQLite, a page of one contact's history reads that contact's events, not every event
 			// of its account (PostgreSQL may AND that index's bitmap with the stream's).
@@ -242,6 +264,8 @@ func explain(t *testing.T, conn *sql.Conn, dialect sqldb.Dialect, statement stri
 		switch v := a.(type) {
 		case string:
 			types[i], literals[i] = "text", "'"+v+"'"
+		case []string:
+			types[i], literals[i] = "text[]", "ARRAY['"+strings.Join(v, "','")+"']"
 		default:
 			types[i], literals[i] = "bigint", fmt.Sprint(v)
 		}

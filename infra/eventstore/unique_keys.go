@@ -32,8 +32,8 @@ var streamVersionKey = uniqueKey{"events_stream_id_version_key", "events.stream_
 // transaction appended to one of its streams after it read the stream's version.
 func isStreamVersionTaken(err error) bool { return streamVersionKey.failedOn(err) }
 
-// personKey is the primary key of person_keys.
-var personKey = uniqueKey{"person_keys_pkey", "person_keys.contact_id"}
+// personKey is the primary key of person_key_rows (the position of the contact's first event).
+var personKey = uniqueKey{"person_key_rows_pkey", "person_key_rows.first_position"}
 
 // isPersonKeyTaken tells whether an append failed storing a new person's key: the contact has one
 // (or was erased) since the append looked (storeNewKeys).

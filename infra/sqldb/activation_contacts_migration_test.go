@@ -24,6 +24,7 @@ func TestActivationContactsMigrationLetsAnErasureReachActivationsFromBefore(t *t
 		store := eventstore.New(db) // as an earlier release wrote them: in the clear
 		t.Cleanup(store.Close)
 		meta := domain.Metadata{AccountID: "acc_1", Actor: string(domain.OperatorActor)}
+		appendContacts(t, store, meta, "ct_live", "ct_gone")
 		for _, a := range []struct{ activation, contact, email string }{
 			{"act_live", "ct_live", "live@example.com"},
 			{"act_gone", "ct_gone", "gone@example.com"},

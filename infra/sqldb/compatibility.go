@@ -25,10 +25,10 @@ import (
 // change what older code writes or how it must read. Migration 12 dropped the head row older
 // binaries append through; migration 16 is another: an older binary read
 // personal values sealed in the log as null and wrote new ones unsealed, where no erasure reaches
-// them. A new migration goes here unless binaries from before it keep working correctly beside
+// them; migration 29 made person_keys, which older binaries insert into, a view. A new migration goes here unless binaries from before it keep working correctly beside
 // it (a new index; a table, or a column with a default, that older code need not write).
 // Binaries from before migration 27 refuse every newer schema whatever this says.
-var breakingMigrations = []int64{12, 16}
+var breakingMigrations = []int64{12, 16, 29}
 
 // additiveMigrations are the migrations from 27 on that older binaries keep working beside. Every
 // migration from 27 on is in one list or the other (TestEveryNewMigrationSaysWhetherItBreaks).

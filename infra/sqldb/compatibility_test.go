@@ -2,7 +2,6 @@ package sqldb_test
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -28,8 +27,8 @@ func TestANewerSchemaIsRefusedOnlyPastABreakingMigration(t *testing.T) {
 		if err := db.Read.QueryRow(`SELECT oldest_binary FROM schema_compatibility`).Scan(&oldest); err != nil {
 			t.Fatalf("the compatibility record after migrating: %v", err)
 		}
-		if oldest != 16 {
-			t.Errorf("the oldest binary recorded is %d, want 16 (the last breaking migration)", oldest)
+		if oldest != lastBreaking {
+			t.Errorf("the oldest binary recorded is %d, want %d (the last breaking migration)", oldest, lastBreaking)
 		}
 		// A newer release applied an additive migration.
 		if _, err := db.Write.Exec(`INSERT INTO goose_db_version (version_id, is_applied) VALUES ($1, true)`, known+1); err != nil {
@@ -46,8 +45,8 @@ func TestANewerSchemaIsRefusedOnlyPastABreakingMigration(t *testing.T) {
 		if err := db.RequireCurrentSchema(ctx); err == nil || !strings.Contains(err.Error(), "rebuild with the release that migrated it") {
 			t.Errorf("a rebuild's check on a schema an additive migration advanced: %v, want a refusal", err)
 		}
-		if err := db.Read.QueryRow(`SELECT oldest_binary FROM schema_compatibility`).Scan(&oldest); err != nil || oldest != 16 {
-			t.Fatalf("the record after an older binary ran: %d, %v; want the newer release's, 16", oldest, err)
+		if err := db.Read.QueryRow(`SELECT oldest_binary FROM schema_compatibility`).Scan(&oldest); err != nil || oldest != lastBreaking {
+			t.Fatalf("the record after an older binary ran: %d, %v; want the newer release's, %d", oldest, err, lastBreaking)
 		}
 		// Then a breaking one.
 		if _, err := db.Write.Exec(`UPDATE schema_compatibility SET oldest_binary = $1`, known+1); err != nil {
@@ -68,18 +67,19 @@ func TestANewerSchemaIsRefusedOnlyPastABreakingMigration(t *testing.T) {
 // A breaking migration commits with the record that keeps older binaries out, in its own
 // transaction: whatever stops the migrating process once goose has committed it (a kill, an
 // ANALYZE that fails), an older binary restarted meanwhile never finds the schema past it with a
-// record that lets it run. Here the last migration stands for a breaking one, applied again by
-// goose alone, without anything Migrate does after.
+// record that lets it run. Here the last migration, undone, is applied again by goose alone,
+// without anything Migrate does after.
 func TestABreakingMigrationCommitsWithItsRecord(t *testing.T) {
 	sqldbtest.Run(t, func(t *testing.T, dialect sqldb.Dialect) {
 		ctx := context.Background()
 		db := sqldbtest.Open(t, dialect)
 		last := lastMigration(t, db)
 		defer sqldb.PretendBreaking(last)()
-		for _, q := range []string{`DELETE FROM goose_db_version WHERE version_id = $1`, `UPDATE schema_compatibility SET oldest_binary = 16 WHERE $1 > 0`} {
-			if _, err := db.Write.Exec(q, last); err != nil {
-				t.Fatal(err)
-			}
+		if err := db.MigrateDownTo(ctx, last-1); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.Write.Exec(`UPDATE schema_compatibility SET oldest_binary = 16`); err != nil {
+			t.Fatal(err)
 		}
 		if err := db.ApplyMigrationsOnly(ctx); err != nil {
 			t.Fatal(err)
@@ -102,8 +102,10 @@ func TestAMigrateFailingAfterItsMigrationsLeavesTheRecordWithThem(t *testing.T) 
 	db := sqldbtest.Open(t, sqldb.Postgres)
 	last := lastMigration(t, db)
 	defer sqldb.PretendBreaking(last)()
+	if err := db.MigrateDownTo(ctx, last-1); err != nil {
+		t.Fatal(err)
+	}
 	for _, q := range []string{
-		fmt.Sprintf(`DELETE FROM goose_db_version WHERE version_id = %d`, last),
 		`UPDATE schema_compatibility SET oldest_binary = 16`,
 		`CREATE TABLE boom_switch (x int)`,
 		`CREATE FUNCTION boom(x int) RETURNS int LANGUAGE plpgsql IMMUTABLE AS $$ BEGIN IF EXISTS (SELECT 1 FROM boom_switch) THEN RAISE EXCEPTION 'boom'; END IF; RETURN x; END $$`,
@@ -186,6 +188,9 @@ func TestABinaryThatWaitedForANewerReleasesMigrationsIsRefused(t *testing.T) {
 		t.Errorf("Migrate on a schema a newer release advanced past a breaking migration while it waited: %v, want a refusal", err)
 	}
 }
+
+// lastBreaking is the last of the breaking migrations (sqldb's breakingMigrations).
+const lastBreaking = 29
 
 // lastMigration is the version the database is at.
 func lastMigration(t *testing.T, db *sqldb.DB) int64 {

@@ -27,6 +27,7 @@ func TestErasedLeadTitlesMigrationForgetsTheTitlesOfContactsErasedBefore(t *test
 		t.Cleanup(store.Close)
 		meta := domain.Metadata{AccountID: "acc_1", Actor: string(domain.OperatorActor)}
 		renamed := `Gone "Quoted" \ Person`
+		appendContacts(t, store, meta, "ct_gone", "ct_live")
 		for _, a := range []domain.StreamAppend{
 			{StreamID: "lead_gone", Events: []domain.Event{
 				domain.LeadCreated{LeadID: "lead_gone", AccountID: "acc_1", CRMID: "crm_1", StageID: "stg_1", ContactID: "ct_gone", Title: "gone@example.com"},
@@ -104,4 +105,16 @@ func leadEventsData(t *testing.T, db *sqldb.DB) map[string][]string {
 		out[stream] = append(out[stream], data)
 	}
 	return out
+}
+
+// appendContacts appends the creation of each contact, in the clear, as an earlier release did:
+// a person's key, and an erasure's row, belong to a contact whose stream has begun.
+func appendContacts(t *testing.T, store *eventstore.Store, meta domain.Metadata, contactIDs ...string) {
+	t.Helper()
+	for _, id := range contactIDs {
+		created := domain.ContactCreated{ContactID: id, AccountID: meta.AccountID, Email: id + "@example.com"}
+		if _, err := store.Append(context.Background(), meta, domain.StreamAppend{StreamID: id, Events: []domain.Event{created}}); err != nil {
+			t.Fatal(err)
+		}
+	}
 }

@@ -25,11 +25,12 @@ var migrations embed.FS
 // spells differently.
 func goMigrations(dialect Dialect) []*goose.Migration {
 	return []*goose.Migration{
-		subscriptionHistoryMigration(dialect), // 8
-		lockFreeLogMigration(dialect),         // 12
-		erasedLeadTitlesMigration(dialect),    // 22
-		activationContactsMigration(dialect),  // 24
-		vacuumMigration(),                     // 25
+		subscriptionHistoryMigration(dialect),  // 8
+		lockFreeLogMigration(dialect),          // 12
+		erasedLeadTitlesMigration(dialect),     // 22
+		activationContactsMigration(dialect),   // 24
+		vacuumMigration(),                      // 25
+		personKeysInLogOrderMigration(dialect), // 29
 	}
 }
 

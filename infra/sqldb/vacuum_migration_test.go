@@ -84,6 +84,11 @@ func writeAndDeleteWithoutSecureDelete(t *testing.T, path, value string) {
 		if _, err := raw.Exec(`INSERT INTO person_keys (contact_id, account_id, sealed_key) VALUES ($1, 'acc_1', $2)`, fmt.Sprintf("ct_%03d", i), key); err != nil {
 			t.Fatal(err)
 		}
+		// The contact's first event, which its key belongs to (migration 29 keys it by its position).
+		if _, err := raw.Exec(`INSERT INTO events (position, event_id, stream_id, version, type, schema_version, occurred_at, account_id, data, metadata)
+			VALUES ($1, $2, $3, 1, 'ContactCreated', 1, 0, 'acc_1', '{}', '{}')`, 1000+i, fmt.Sprintf("evt_%03d", i), fmt.Sprintf("ct_%03d", i)); err != nil {
+			t.Fatal(err)
+		}
 	}
 	for _, stmt := range []string{`DELETE FROM person_keys WHERE sealed_key NOT LIKE 'kept-%'`, `PRAGMA wal_checkpoint(TRUNCATE)`} {
 		if _, err := raw.Exec(stmt); err != nil {
