@@ -158,15 +158,29 @@ func (k *personKeys) noteKeyless(contactID string) {
 }
 
 // storeNewKeys stores, in an append's transaction, the keys its events were sealed under that
-// were made for it, after its events (storeKeyOf finds the contact's first event, which may be
-// one of them). Another append may have stored a key for the same contact since it looked (or
-// erased it): then what this one sealed would open with no stored key, so the insert fails on the
-// table's primary key, the append with errKeyTaken (isPersonKeyTaken), and Append seals the
-// events again, under the key stored. The statements read nothing back: on PostgreSQL they go
-// with the rest of the append in one round trip.
+// were made for it, after its events (each key's row is keyed by its contact's first event, which
+// may be one of them). Another append may have stored a key for the same contact since it looked
+// (or erased it): then what this one sealed would open with no stored key, so the insert fails on
+// the table's primary key, the append with errKeyTaken (isPersonKeyTaken), and Append seals the
+// events again, under the key stored. On PostgreSQL one statement stores the group's keys and
+// reads nothing back, so it goes with the rest of the append in one round trip; SQLite stores
+// them one by one (a statement kept prepared), each checked.
 func storeNewKeys(ctx context.Context, tx appendTx, dialect sqldb.Dialect, keys []*newPersonKey) error {
+	if len(keys) == 0 {
+		return nil
+	}
+	if dialect == sqldb.Postgres {
+		ids, accounts, sealed := make([]string, len(keys)), make([]string, len(keys)), make([]string, len(keys))
+		for i, nk := range keys {
+			ids[i], accounts[i], sealed[i] = nk.contactID, nk.accountID, nk.sealed
+		}
+		if _, err := tx.ExecContext(ctx, pgStoreKeys, ids, accounts, sealed); err != nil {
+			return fmt.Errorf("eventstore: store persons' keys: %w", err)
+		}
+		return nil
+	}
 	for _, nk := range keys {
-		res, err := tx.ExecContext(ctx, storeKeyOf(dialect), nk.contactID, nk.accountID, nk.sealed)
+		res, err := tx.ExecContext(ctx, sqliteStoreKey, nk.contactID, nk.accountID, nk.sealed)
 		if err == nil {
 			err = storedOne(dialect, res, nk.contactID)
 		}
@@ -177,23 +191,24 @@ func storeNewKeys(ctx context.Context, tx appendTx, dialect sqldb.Dialect, keys 
 	return nil
 }
 
-// storeKeyOf is the statement that stores a contact's new key ($1 the contact, $2 its account,
-// $3 the key sealed), keyed by the position of the contact's first event (migration 29,
-// person_key_rows): a new contact's first event is in the same append, so a group's new keys go
-// to the end of the table, and a read finds a key through the log's (stream_id, version) index
-// (the person_keys view). A contact without a first event must fail the append rather than store
-// a key nothing would find: on PostgreSQL the position is NULL, which the primary key refuses;
-// on SQLite, whose rowid would make one up, no row is inserted, which storedOne refuses.
-func storeKeyOf(dialect sqldb.Dialect) string {
-	if dialect == sqldb.SQLite {
-		return `INSERT INTO person_key_rows (first_position, contact_id, account_id, sealed_key)
-			SELECT position, stream_id, $2, $3 FROM events WHERE stream_id = $1 AND version = 1`
-	}
-	return `INSERT INTO person_key_rows (first_position, contact_id, account_id, sealed_key)
-		VALUES ((SELECT position FROM events WHERE stream_id = $1 AND version = 1), $1, $2, $3)`
-}
+// The statements that store new keys, keyed by the position of each contact's first event
+// (migration 29, person_key_rows): a new contact's first event is in the same append, so a
+// group's new keys go to the end of the table, and a read finds a key through the log's
+// (stream_id, version) index (the person_keys view). A contact without a first event must fail
+// the append rather than store a key nothing would find: on PostgreSQL its position is NULL,
+// which the primary key refuses; on SQLite, whose rowid would make one up, no row is inserted,
+// which storedOne refuses.
+const (
+	// pgStoreKeys stores a group's keys ($1 the contacts, $2 their accounts, $3 the keys sealed).
+	pgStoreKeys = `INSERT INTO person_key_rows (first_position, contact_id, account_id, sealed_key)
+		SELECT (SELECT position FROM events WHERE stream_id = k.contact_id AND version = 1), k.contact_id, k.account_id, k.sealed_key
+		  FROM unnest($1::text[], $2::text[], $3::text[]) AS k (contact_id, account_id, sealed_key)`
+	// sqliteStoreKey stores one key ($1 the contact, $2 its account, $3 the key sealed).
+	sqliteStoreKey = `INSERT INTO person_key_rows (first_position, contact_id, account_id, sealed_key)
+		SELECT position, stream_id, $2, $3 FROM events WHERE stream_id = $1 AND version = 1`
+)
 
-// storedOne checks, on SQLite, that a statement of storeKeyOf or eraseKeyOf wrote the contact's
+// storedOne checks, on SQLite, that sqliteStoreKey or eraseKeyOf wrote the contact's
 // row; on PostgreSQL the primary key did.
 func storedOne(dialect sqldb.Dialect, res sql.Result, contactID string) error {
 	if dialect != sqldb.SQLite {
@@ -285,7 +300,7 @@ func (k *personKeys) forgetIfKept(contactID string) {
 
 // eraseKeyOf is the statement that destroys a contact's key ($1 the contact, $2 its account, $3
 // when) in the append transaction of its ContactErased; a contact that never had one (its events
-// predate sealing) gets the row that says it is erased. The row is keyed as storeKeyOf keys it,
+// predate sealing) gets the row that says it is erased. The row is keyed as a new key's is,
 // and a contact without a first event fails the erasure the same way.
 func eraseKeyOf(dialect sqldb.Dialect) string {
 	const onConflict = ` ON CONFLICT (first_position) DO UPDATE SET sealed_key = NULL, erased_at = excluded.erased_at`
