@@ -66,14 +66,17 @@ type guard struct {
 	sealed  []string // the contacts whose values the batch sealed: checked
 }
 
-// guardOf returns the guard of a batch.
+// guardOf returns the guard of a batch. A person whose values a request sealed under a key it
+// made itself is not checked: that key's insert fails on the row an erasure left (storeNewKeys,
+// errKeyTaken), and the retry reads the erasure; the check would only repeat it, a statement in
+// the append's transaction (on SQLite, in the one writer's time) for every new contact.
 func guardOf(batch []*appendRequest) guard {
 	var g guard
 	sealed, persons := map[string]bool{}, map[string]bool{}
 	for _, req := range batch {
 		for _, st := range req.streams {
 			for _, r := range st.rows {
-				if r.person != "" && !sealed[r.person] {
+				if r.person != "" && !sealed[r.person] && !req.makesKeyOf(r.person) {
 					sealed[r.person] = true
 					g.sealed = append(g.sealed, r.person)
 				}
@@ -90,6 +93,16 @@ func guardOf(batch []*appendRequest) guard {
 		}
 	}
 	return g
+}
+
+// makesKeyOf tells whether the request sealed a person's values under a key made for it.
+func (req *appendRequest) makesKeyOf(person string) bool {
+	for _, nk := range req.newKeys {
+		if nk.contactID == person {
+			return true
+		}
+	}
+	return false
 }
 
 // afterErasures applies to a request what its transaction found erased: the values of a record

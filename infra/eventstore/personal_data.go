@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	json "github.com/goccy/go-json"
+	"strings"
 	"sync"
 
 	"github.com/funnelhq/funnel/domain"
@@ -162,9 +163,8 @@ func (k *personKeys) noteKeyless(contactID string) {
 // may be one of them). Another append may have stored a key for the same contact since it looked
 // (or erased it): then what this one sealed would open with no stored key, so the insert fails on
 // the table's primary key, the append with errKeyTaken (isPersonKeyTaken), and Append seals the
-// events again, under the key stored. On PostgreSQL one statement stores the group's keys and
-// reads nothing back, so it goes with the rest of the append in one round trip; SQLite stores
-// them one by one (a statement kept prepared), each checked.
+// events again, under the key stored. One statement stores the group's keys: on PostgreSQL it
+// reads nothing back and goes with the rest of the append in one round trip.
 func storeNewKeys(ctx context.Context, tx appendTx, dialect sqldb.Dialect, keys []*newPersonKey) error {
 	if len(keys) == 0 {
 		return nil
@@ -179,13 +179,21 @@ func storeNewKeys(ctx context.Context, tx appendTx, dialect sqldb.Dialect, keys 
 		}
 		return nil
 	}
-	for _, nk := range keys {
-		res, err := tx.ExecContext(ctx, sqliteStoreKey, nk.contactID, nk.accountID, nk.sealed)
-		if err == nil {
-			err = storedOne(dialect, res, nk.contactID)
+	for start := 0; start < len(keys); start += sqliteKeysAStatement {
+		part := keys[start:min(start+sqliteKeysAStatement, len(keys))]
+		values := make([]string, len(part))
+		args := make([]any, 0, 3*len(part))
+		for i, nk := range part {
+			values[i] = "(" + sqldb.Placeholders(dialect, len(args)+1, 3) + ")"
+			args = append(args, nk.contactID, nk.accountID, nk.sealed)
 		}
+		res, err := tx.ExecContext(ctx, fmt.Sprintf(sqliteStoreKeys, strings.Join(values, ", ")), args...)
 		if err != nil {
-			return fmt.Errorf("eventstore: store the key of %s: %w", nk.contactID, err)
+			return fmt.Errorf("eventstore: store persons' keys: %w", err)
+		}
+		// A key whose contact has no first event joins no row (rather than a rowid made up).
+		if n, err := res.RowsAffected(); err != nil || n != int64(len(part)) {
+			return fmt.Errorf("eventstore: store persons' keys: %d of %d stored (%v): a contact has no first event in the log", n, len(part), err)
 		}
 	}
 	return nil
@@ -196,20 +204,27 @@ func storeNewKeys(ctx context.Context, tx appendTx, dialect sqldb.Dialect, keys 
 // group's new keys go to the end of the table, and a read finds a key through the log's
 // (stream_id, version) index (the person_keys view). A contact without a first event must fail
 // the append rather than store a key nothing would find: on PostgreSQL its position is NULL,
-// which the primary key refuses; on SQLite, whose rowid would make one up, no row is inserted,
-// which storedOne refuses.
+// which the primary key refuses; on SQLite, whose rowid would make one up, its key joins no
+// event, which storeNewKeys counts.
 const (
 	// pgStoreKeys stores a group's keys ($1 the contacts, $2 their accounts, $3 the keys sealed).
 	pgStoreKeys = `INSERT INTO person_key_rows (first_position, contact_id, account_id, sealed_key)
 		SELECT (SELECT position FROM events WHERE stream_id = k.contact_id AND version = 1), k.contact_id, k.account_id, k.sealed_key
 		  FROM unnest($1::text[], $2::text[], $3::text[]) AS k (contact_id, account_id, sealed_key)`
-	// sqliteStoreKey stores one key ($1 the contact, $2 its account, $3 the key sealed).
-	sqliteStoreKey = `INSERT INTO person_key_rows (first_position, contact_id, account_id, sealed_key)
-		SELECT position, stream_id, $2, $3 FROM events WHERE stream_id = $1 AND version = 1`
+	// sqliteStoreKeys stores keys given as VALUES rows of (contact, account, key sealed), %s.
+	// CROSS JOIN: the listed keys first, then each contact's first event on the stream index.
+	sqliteStoreKeys = `INSERT INTO person_key_rows (first_position, contact_id, account_id, sealed_key)
+		SELECT e.position, e.stream_id, k.column2, k.column3 FROM (VALUES %s) AS k CROSS JOIN events AS e
+		 WHERE e.stream_id = k.column1 AND e.version = 1`
 )
 
-// storedOne checks, on SQLite, that sqliteStoreKey or eraseKeyOf wrote the contact's
-// row; on PostgreSQL the primary key did.
+// sqliteKeysAStatement bounds the keys of one statement: 3 parameters each, well under SQLite's
+// 32,766. The write connection keeps a statement prepared up to 2 KB of text (DB.Applier): the
+// keys of up to about a hundred new contacts.
+const sqliteKeysAStatement = 200
+
+// storedOne checks, on SQLite, that eraseKeyOf wrote the contact's row; on PostgreSQL the
+// primary key did.
 func storedOne(dialect sqldb.Dialect, res sql.Result, contactID string) error {
 	if dialect != sqldb.SQLite {
 		return nil

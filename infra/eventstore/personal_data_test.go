@@ -3,6 +3,7 @@ package eventstore_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -281,6 +282,57 @@ func TestNoKeyIsStoredForAContactWithoutItsFirstEvent(t *testing.T) {
 		var keys int
 		if err := db.Read.QueryRow(`SELECT COUNT(*) FROM person_key_rows`).Scan(&keys); err != nil || keys != 0 {
 			t.Fatalf("keys stored: %d %v, want none", keys, err)
+		}
+	})
+}
+
+// A store that takes an erased contact for new (a stale hint, as an upsert's guess of its email's
+// contact gives: Store.MayBeNewContact) seals under a key it makes, and its append asks no
+// erasure for that person: the key's insert meets the erasure's row, and the retry reads the
+// erasure. A write of the person's values is refused; a refund is recorded with them null.
+func TestAKeyMadeForAnErasedContactMeetsItsErasure(t *testing.T) {
+	sqldbtest.Run(t, func(t *testing.T, dialect sqldb.Dialect) {
+		ctx := context.Background()
+		db := sqldbtest.Open(t, dialect)
+		_, server := sealingtest.NewKey(t)
+		eraser, s := eventstore.New(db), eventstore.New(db)
+		t.Cleanup(eraser.Close)
+		t.Cleanup(s.Close)
+		eraser.SealPersonalData(server)
+		s.SealPersonalData(server)
+		created := domain.ContactCreated{ContactID: "ct_e", AccountID: "acc_test", Email: "quokka.stale@example.com"}
+		if _, err := eraser.Append(ctx, meta, domain.StreamAppend{StreamID: "ct_e", Events: []domain.Event{created}}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := eraser.Append(ctx, meta, domain.StreamAppend{StreamID: "ct_e", ExpectedVersion: 1,
+			Events: []domain.Event{domain.ContactErased{ContactID: "ct_e", AccountID: "acc_test", ErasedAt: time.Now()}}}); err != nil {
+			t.Fatal(err)
+		}
+
+		s.MayBeNewContact("ct_e")
+		form := domain.FormSubmitted{SubmissionID: "sub_stale", FormID: "frm_1", AccountID: "acc_test", ContactID: "ct_e",
+			Fields: []domain.SubmittedField{{Field: domain.Field{ID: "fld_a", Label: "A", Type: "text"}, Value: "Quokka answer"}}}
+		if _, err := s.Append(ctx, meta, domain.StreamAppend{StreamID: form.SubmissionID, Events: []domain.Event{form}}); !errors.Is(err, domain.ErrContactErased) {
+			t.Fatalf("a write of the erased contact's values under a key made for it: %v, want ErrContactErased", err)
+		}
+
+		s.MayBeNewContact("ct_e")
+		sale := domain.Sale{
+			Product:     domain.SaleProduct{ID: "prod_1", Name: "Book"},
+			Transaction: domain.SaleTransaction{ID: "txn_s", TxnID: "txn_s", Amount: 1000, Currency: "EUR", Status: domain.TransactionRefunded},
+			Customer:    domain.SaleCustomer{Email: "quokka.stale@example.com", Name: "Quokka Stale", ContactID: "ct_e"},
+			Contact:     domain.SaleContact{ContactID: "ct_e", Email: "quokka.stale@example.com"},
+		}
+		refund := domain.CheckoutRefunded{AccountID: "acc_test", CustomerID: "cus_1", Sale: sale, Refund: domain.Refund{AmountCents: 1000, FullyRefunded: true}}
+		if _, err := s.Append(ctx, meta, domain.StreamAppend{StreamID: "txn_s", ExpectedVersion: domain.AnyVersion, Events: []domain.Event{refund}}); err != nil {
+			t.Fatalf("the refund of the erased person's transaction: %v", err)
+		}
+		if raw := storedData(t, db); strings.Contains(strings.ToLower(raw), "quokka") {
+			t.Errorf("the log stores the erased person's values: %s", raw)
+		}
+		var keys int
+		if err := db.Read.QueryRow(`SELECT COUNT(*) FROM person_key_rows WHERE sealed_key IS NOT NULL`).Scan(&keys); err != nil || keys != 0 {
+			t.Errorf("live keys after the erasure: %d %v, want none", keys, err)
 		}
 	})
 }
