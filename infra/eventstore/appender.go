@@ -75,6 +75,16 @@ func (s *Store) Append(ctx context.Context, meta domain.Metadata, appends ...dom
 		if errors.Is(err, errKeyTaken) && attempt < 5 {
 			continue
 		}
+		// On PostgreSQL the append creating the contact may not have committed yet: its first
+		// event, which the key is stored by, shows once it has.
+		if errors.Is(err, errKeyWithoutFirstEvent) && attempt < 5 {
+			select {
+			case <-ctx.Done():
+				return 0, err
+			case <-time.After(time.Duration(attempt) * 50 * time.Millisecond): // half a second in all
+			}
+			continue
+		}
 		return last, err
 	}
 }
@@ -239,6 +249,8 @@ func (s *Store) commit(batch []*appendRequest) {
 		err = domain.ErrWrongVersion
 	case isPersonKeyTaken(err):
 		err = errKeyTaken
+	case isKeyWithoutFirstEvent(err):
+		err = errKeyWithoutFirstEvent
 	}
 	events, last := 0, int64(0)
 	for i, r := range batch {

@@ -192,8 +192,12 @@ func storeNewKeys(ctx context.Context, tx appendTx, dialect sqldb.Dialect, keys 
 			return fmt.Errorf("eventstore: store persons' keys: %w", err)
 		}
 		// A key whose contact has no first event joins no row (rather than a rowid made up).
-		if n, err := res.RowsAffected(); err != nil || n != int64(len(part)) {
-			return fmt.Errorf("eventstore: store persons' keys: %d of %d stored (%v): a contact has no first event in the log", n, len(part), err)
+		n, err := res.RowsAffected()
+		if err != nil {
+			return fmt.Errorf("eventstore: store persons' keys: %w", err)
+		}
+		if n != int64(len(part)) {
+			return fmt.Errorf("eventstore: %d of %d persons' keys: %w", len(part)-int(n), len(part), errKeyWithoutFirstEvent)
 		}
 	}
 	return nil
@@ -234,6 +238,11 @@ func storedOne(dialect sqldb.Dialect, res sql.Result, contactID string) error {
 	}
 	return nil
 }
+
+// errKeyWithoutFirstEvent fails an append that made a key for a contact whose first event it
+// did not find (storeNewKeys): Append tries again, a little later, as the append creating the
+// contact may be about to commit.
+var errKeyWithoutFirstEvent = errors.New("eventstore: a person's key names a contact whose first event is not in the log")
 
 // errKeyTaken fails an append whose new key lost to another one (storeNewKeys).
 var errKeyTaken = errors.New("eventstore: another append stored a key for the contact first")

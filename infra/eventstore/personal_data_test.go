@@ -336,3 +336,76 @@ func TestAKeyMadeForAnErasedContactMeetsItsErasure(t *testing.T) {
 		}
 	})
 }
+
+// On PostgreSQL appends commit side by side: an append that seals a contact's values while the
+// append creating that contact has yet to commit finds no first event to keep the new key by. It
+// tries again a little later, finds the creator's key then, and seals under it.
+func TestAKeyMadeWhileItsContactsCreationCommitsIsStoredOnceItHas(t *testing.T) {
+	ctx := context.Background()
+	db := sqldbtest.Open(t, sqldb.Postgres)
+	_, server := sealingtest.NewKey(t)
+	creator, sealer := eventstore.New(db), eventstore.New(db)
+	t.Cleanup(creator.Close)
+	t.Cleanup(sealer.Close)
+	creator.SealPersonalData(server)
+	sealer.SealPersonalData(server)
+	// Another transaction holds blk_1's first version: the creator's append inserts ct_new's first
+	// event, then waits on blk_1's, its transaction open.
+	blocker, err := db.Write.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer blocker.Rollback()
+	if _, err := blocker.ExecContext(ctx, `INSERT INTO events (position, event_id, stream_id, version, type, schema_version, occurred_at, account_id, data, metadata)
+		VALUES (1000000000, 'evt_blocker', 'blk_1', 1, 'TagApplied', 1, 0, 'acc_test', '{}', '{}')`); err != nil {
+		t.Fatal(err)
+	}
+	created := make(chan error, 1)
+	go func() {
+		c := domain.ContactCreated{ContactID: "ct_new", AccountID: "acc_test", Email: "newton@example.com", FirstName: "Newton"}
+		_, err := creator.Append(ctx, meta, domain.StreamAppend{StreamID: "ct_new", Events: []domain.Event{c}},
+			domain.StreamAppend{StreamID: "blk_1", Events: []domain.Event{domain.TagApplied{ContactID: "blk_1", TagID: "tag_1", TagName: "T"}}})
+		created <- err
+	}()
+	waitForALockWait(t, db)
+	sealed := make(chan error, 1)
+	go func() {
+		form := domain.FormSubmitted{SubmissionID: "sub_race", FormID: "frm_1", AccountID: "acc_test", ContactID: "ct_new",
+			Fields: []domain.SubmittedField{{Field: domain.Field{ID: "fld_a", Label: "A", Type: "text"}, Value: "Newton's answer"}}}
+		_, err := sealer.Append(ctx, meta, domain.StreamAppend{StreamID: "sub_race", Events: []domain.Event{form}})
+		sealed <- err
+	}()
+	time.Sleep(100 * time.Millisecond) // the sealer has met the missing first event by now
+	if err := blocker.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-created; err != nil {
+		t.Fatalf("the creation: %v", err)
+	}
+	if err := <-sealed; err != nil {
+		t.Fatalf("an append sealing a contact's values while its creation commits: %v, want it stored once the creation has", err)
+	}
+	for _, stream := range []string{"ct_new", "sub_race"} {
+		events, err := sealer.ReadStream(ctx, stream)
+		if err != nil || len(events) != 1 || !strings.Contains(string(events[0].Data), "Newton") {
+			t.Fatalf("%s reads %v, %v", stream, events, err)
+		}
+	}
+}
+
+// waitForALockWait waits until a session of the test's database waits for a lock.
+func waitForALockWait(t *testing.T, db *sqldb.DB) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		var waiting bool
+		if err := db.Read.QueryRow(`SELECT EXISTS (SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock')`).Scan(&waiting); err != nil {
+			t.Fatal(err)
+		}
+		if waiting {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatal("no session waits for a lock")
+}

@@ -38,3 +38,15 @@ var personKey = uniqueKey{"person_key_rows_pkey", "person_key_rows.first_positio
 // isPersonKeyTaken tells whether an append failed storing a new person's key: the contact has one
 // (or was erased) since the append looked (storeNewKeys).
 func isPersonKeyTaken(err error) bool { return personKey.failedOn(err) }
+
+// isKeyWithoutFirstEvent tells whether an append failed storing a new person's key because the
+// contact's first event was not in the log as the append saw it (storeNewKeys): on PostgreSQL
+// its position was NULL, which the primary key refuses, for instance while the append creating
+// the contact has yet to commit.
+func isKeyWithoutFirstEvent(err error) bool {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		return pgErr.Code == "23502" && pgErr.TableName == "person_key_rows" && pgErr.ColumnName == "first_position"
+	}
+	return errors.Is(err, errKeyWithoutFirstEvent)
+}

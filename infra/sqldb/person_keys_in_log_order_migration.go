@@ -43,8 +43,12 @@ func personKeysInLogOrderMigration(dialect Dialect) *goose.Migration {
 	)`
 	var up []string
 	if dialect == Postgres {
-		// The copy joins every key with its contact's first event: let the planner scan.
-		up = append(up, `SET LOCAL enable_seqscan = on`)
+		// A process of an earlier release still running would write to person_keys after the
+		// copy read it, and DROP TABLE would take that write with it (an erasure lost: the key
+		// copied live). Its writes wait for this transaction, then fail on the view. (On SQLite
+		// the migration holds the one writer.) The copy then reads each key's first event on the
+		// stream index: its time follows the contacts, not the log.
+		up = append(up, `LOCK TABLE person_keys IN SHARE ROW EXCLUSIVE MODE`)
 	}
 	up = append(up, table,
 		`INSERT INTO person_key_rows (first_position, contact_id, account_id, sealed_key, erased_at)

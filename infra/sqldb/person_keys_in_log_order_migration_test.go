@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/funnelhq/funnel/domain"
 	"github.com/funnelhq/funnel/infra/eventstore"
@@ -121,4 +122,58 @@ func TestPersonKeysInLogOrderMigrationRefusesAKeyWithoutItsContact(t *testing.T)
 			t.Fatalf("the schema after the refusal: %d %v, want 28", version, err)
 		}
 	})
+}
+
+// On PostgreSQL a process of an earlier release may still be running when migration 29 starts:
+// its erasure, committed while the migration copies the keys, must not be lost with the old
+// table (the key copied live, the erased values readable again). The migration locks the table
+// first, so that erasure commits before the copy reads it.
+func TestPersonKeysInLogOrderMigrationKeepsAnErasureCommittedMeanwhile(t *testing.T) {
+	ctx := context.Background()
+	db := sqldbtest.Open(t, sqldb.Postgres)
+	_, server := sealingtest.NewKey(t)
+	store := eventstore.New(db)
+	t.Cleanup(store.Close)
+	store.SealPersonalData(server)
+	meta := domain.Metadata{AccountID: "acc_1", Actor: string(domain.OperatorActor)}
+	created := domain.ContactCreated{ContactID: "ct_gone", AccountID: "acc_1", Email: "gone@example.com", FirstName: "Kept-ct_gone"}
+	if _, err := store.Append(ctx, meta, domain.StreamAppend{StreamID: "ct_gone", Events: []domain.Event{created}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.MigrateDownTo(ctx, 28); err != nil {
+		t.Fatal(err)
+	}
+	older, err := db.Write.BeginTx(ctx, nil) // an earlier release's erasing append, not committed yet
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer older.Rollback()
+	if _, err := older.ExecContext(ctx, `INSERT INTO person_keys (contact_id, account_id, sealed_key, erased_at) VALUES ('ct_gone', 'acc_1', NULL, 1)
+		ON CONFLICT (contact_id) DO UPDATE SET sealed_key = NULL, erased_at = excluded.erased_at`); err != nil {
+		t.Fatal(err)
+	}
+	migrated := make(chan error, 1)
+	go func() { _, err := db.Migrate(ctx); migrated <- err }()
+	deadline := time.Now().Add(10 * time.Second)
+	for waiting := false; !waiting; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("migration 29 never waited for the older process's transaction")
+		}
+		if err := db.Read.QueryRow(`SELECT EXISTS (SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock')`).Scan(&waiting); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := older.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-migrated; err != nil {
+		t.Fatal(err)
+	}
+	if erased, err := store.Erased(ctx, "ct_gone"); err != nil || !erased {
+		t.Fatalf("the contact erased during migration 29: erased %v, %v", erased, err)
+	}
+	events, err := store.ReadStream(ctx, "ct_gone")
+	if err != nil || strings.Contains(string(events[0].Data), "Kept-ct_gone") {
+		t.Fatalf("the contact erased during migration 29 reads %s, %v", events[0].Data, err)
+	}
 }
