@@ -91,7 +91,13 @@ func TestErasureSurvivesACrash(t *testing.T) {
 				}
 			}()
 		}
-		<-answered // killed once erasures run at full speed, at a random moment
+		clientsDone := make(chan struct{})
+		go func() { wg.Wait(); close(clientsDone) }()
+		select {
+		case <-answered: // killed once erasures run at full speed, at a random moment
+		case <-clientsDone: // every client failed before the kill (reported above)
+			return
+		}
 		time.Sleep(time.Duration(rand.IntN(400)) * time.Millisecond)
 		killing.Store(true)
 		srv.kill(t)

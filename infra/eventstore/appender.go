@@ -80,7 +80,7 @@ func (s *Store) Append(ctx context.Context, meta domain.Metadata, appends ...dom
 		if errors.Is(err, errKeyWithoutFirstEvent) && attempt < 5 {
 			select {
 			case <-ctx.Done():
-				return 0, err
+				return 0, ctx.Err()
 			case <-time.After(time.Duration(attempt) * 50 * time.Millisecond): // half a second in all
 			}
 			continue

@@ -330,6 +330,11 @@ func TestAKeyMadeForAnErasedContactMeetsItsErasure(t *testing.T) {
 		if raw := storedData(t, db); strings.Contains(strings.ToLower(raw), "quokka") {
 			t.Errorf("the log stores the erased person's values: %s", raw)
 		}
+		// Recorded with the values null, not sealed under the key made for it.
+		var refundData string
+		if err := db.Read.QueryRow(`SELECT data FROM events WHERE stream_id = 'txn_s'`).Scan(&refundData); err != nil || strings.Contains(refundData, "$personal") {
+			t.Errorf("the refund is stored sealed (%v): %s", err, refundData)
+		}
 		var keys int
 		if err := db.Read.QueryRow(`SELECT COUNT(*) FROM person_key_rows WHERE sealed_key IS NOT NULL`).Scan(&keys); err != nil || keys != 0 {
 			t.Errorf("live keys after the erasure: %d %v, want none", keys, err)

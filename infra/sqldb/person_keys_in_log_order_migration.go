@@ -45,10 +45,13 @@ func personKeysInLogOrderMigration(dialect Dialect) *goose.Migration {
 	if dialect == Postgres {
 		// A process of an earlier release still running would write to person_keys after the
 		// copy read it, and DROP TABLE would take that write with it (an erasure lost: the key
-		// copied live). Its writes wait for this transaction, then fail on the view. (On SQLite
-		// the migration holds the one writer.) The copy then reads each key's first event on the
+		// copied live). So the migration first waits for every transaction that touched the
+		// table, and holds it whole (ACCESS EXCLUSIVE, as the DROP would: a weaker lock, taken
+		// between an older append's read of the table and its write, deadlocked with it at the
+		// DROP); their later statements wait for the migration, then fail on the view. (On SQLite
+		// the migration holds the one writer.) The copy reads each key's first event on the
 		// stream index: its time follows the contacts, not the log.
-		up = append(up, `LOCK TABLE person_keys IN SHARE ROW EXCLUSIVE MODE`)
+		up = append(up, `LOCK TABLE person_keys IN ACCESS EXCLUSIVE MODE`)
 	}
 	up = append(up, table,
 		`INSERT INTO person_key_rows (first_position, contact_id, account_id, sealed_key, erased_at)

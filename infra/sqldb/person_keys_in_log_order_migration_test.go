@@ -177,3 +177,49 @@ func TestPersonKeysInLogOrderMigrationKeepsAnErasureCommittedMeanwhile(t *testin
 		t.Fatalf("the contact erased during migration 29 reads %s, %v", events[0].Data, err)
 	}
 }
+
+// An append of an earlier release reads person_keys (its erasure check) in its first round trip
+// and writes a key in its second; migration 29 starts in between. Neither may fail on a deadlock
+// (the migration's lock, granted between the two, and the older write waiting on it, while the
+// DROP waits on the older read), and the older write, committed, is copied.
+func TestPersonKeysInLogOrderMigrationBesideAnOlderAppendBetweenItsRoundTrips(t *testing.T) {
+	ctx := context.Background()
+	db := sqldbtest.Open(t, sqldb.Postgres)
+	_, server := sealingtest.NewKey(t)
+	store := eventstore.New(db)
+	t.Cleanup(store.Close)
+	store.SealPersonalData(server)
+	meta := domain.Metadata{AccountID: "acc_1", Actor: string(domain.OperatorActor)}
+	created := domain.ContactCreated{ContactID: "ct_a", AccountID: "acc_1", Email: "a@example.com", FirstName: "Kept-ct_a"}
+	if _, err := store.Append(ctx, meta, domain.StreamAppend{StreamID: "ct_a", Events: []domain.Event{created}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.MigrateDownTo(ctx, 28); err != nil {
+		t.Fatal(err)
+	}
+	older, err := db.Write.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer older.Rollback()
+	var n int
+	if err := older.QueryRowContext(ctx, `SELECT COUNT(*) FROM person_keys WHERE contact_id = ANY($1) AND sealed_key IS NULL`, []string{"ct_a"}).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	migrated := make(chan error, 1)
+	go func() { _, err := db.Migrate(ctx); migrated <- err }()
+	time.Sleep(300 * time.Millisecond) // the migration has asked for its lock
+	if _, err := older.ExecContext(ctx, `INSERT INTO person_keys (contact_id, account_id, sealed_key, erased_at) VALUES ('ct_a', 'acc_1', NULL, 1)
+		ON CONFLICT (contact_id) DO UPDATE SET sealed_key = NULL, erased_at = excluded.erased_at`); err != nil {
+		t.Fatalf("the older append's erasure beside migration 29: %v", err)
+	}
+	if err := older.Commit(); err != nil {
+		t.Fatalf("the older append's commit beside migration 29: %v", err)
+	}
+	if err := <-migrated; err != nil {
+		t.Fatalf("migration 29 beside an older append: %v", err)
+	}
+	if erased, err := store.Erased(ctx, "ct_a"); err != nil || !erased {
+		t.Fatalf("the erasure the older append committed: erased %v, %v", erased, err)
+	}
+}
