@@ -131,18 +131,7 @@ func TestPersonKeysInLogOrderMigrationRefusesAKeyWithoutItsContact(t *testing.T)
 func TestPersonKeysInLogOrderMigrationKeepsAnErasureCommittedMeanwhile(t *testing.T) {
 	ctx := context.Background()
 	db := sqldbtest.Open(t, sqldb.Postgres)
-	_, server := sealingtest.NewKey(t)
-	store := eventstore.New(db)
-	t.Cleanup(store.Close)
-	store.SealPersonalData(server)
-	meta := domain.Metadata{AccountID: "acc_1", Actor: string(domain.OperatorActor)}
-	created := domain.ContactCreated{ContactID: "ct_gone", AccountID: "acc_1", Email: "gone@example.com", FirstName: "Kept-ct_gone"}
-	if _, err := store.Append(ctx, meta, domain.StreamAppend{StreamID: "ct_gone", Events: []domain.Event{created}}); err != nil {
-		t.Fatal(err)
-	}
-	if err := db.MigrateDownTo(ctx, 28); err != nil {
-		t.Fatal(err)
-	}
+	store := contactBefore29(t, db, "ct_gone")
 	older, err := db.Write.BeginTx(ctx, nil) // an earlier release's erasing append, not committed yet
 	if err != nil {
 		t.Fatal(err)
@@ -185,18 +174,7 @@ func TestPersonKeysInLogOrderMigrationKeepsAnErasureCommittedMeanwhile(t *testin
 func TestPersonKeysInLogOrderMigrationBesideAnOlderAppendBetweenItsRoundTrips(t *testing.T) {
 	ctx := context.Background()
 	db := sqldbtest.Open(t, sqldb.Postgres)
-	_, server := sealingtest.NewKey(t)
-	store := eventstore.New(db)
-	t.Cleanup(store.Close)
-	store.SealPersonalData(server)
-	meta := domain.Metadata{AccountID: "acc_1", Actor: string(domain.OperatorActor)}
-	created := domain.ContactCreated{ContactID: "ct_a", AccountID: "acc_1", Email: "a@example.com", FirstName: "Kept-ct_a"}
-	if _, err := store.Append(ctx, meta, domain.StreamAppend{StreamID: "ct_a", Events: []domain.Event{created}}); err != nil {
-		t.Fatal(err)
-	}
-	if err := db.MigrateDownTo(ctx, 28); err != nil {
-		t.Fatal(err)
-	}
+	store := contactBefore29(t, db, "ct_a")
 	older, err := db.Write.BeginTx(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -222,4 +200,24 @@ func TestPersonKeysInLogOrderMigrationBesideAnOlderAppendBetweenItsRoundTrips(t 
 	if erased, err := store.Erased(ctx, "ct_a"); err != nil || !erased {
 		t.Fatalf("the erasure the older append committed: erased %v, %v", erased, err)
 	}
+}
+
+// contactBefore29 creates a contact whose values a store seals, then undoes migration 29 (its key
+// back in the person_keys table, as an earlier release keeps it), and returns the store.
+func contactBefore29(t *testing.T, db *sqldb.DB, contactID string) *eventstore.Store {
+	t.Helper()
+	ctx := context.Background()
+	_, server := sealingtest.NewKey(t)
+	store := eventstore.New(db)
+	t.Cleanup(store.Close)
+	store.SealPersonalData(server)
+	meta := domain.Metadata{AccountID: "acc_1", Actor: string(domain.OperatorActor)}
+	created := domain.ContactCreated{ContactID: contactID, AccountID: "acc_1", Email: contactID + "@example.com", FirstName: "Kept-" + contactID}
+	if _, err := store.Append(ctx, meta, domain.StreamAppend{StreamID: contactID, Events: []domain.Event{created}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.MigrateDownTo(ctx, 28); err != nil {
+		t.Fatal(err)
+	}
+	return store
 }
