@@ -88,5 +88,5 @@ func accountTypeScan(typeArg int, horizon string, limit int) string {
 // belowHorizonOr is the condition of an event PostgreSQL's readers may return: its transaction
 // is below the horizon, or its position is at most $settledArg (what this process read already).
 func belowHorizonOr(settledArg int) string {
-	return fmt.Sprintf(" AND (tx_id < pg_snapshot_xmin(pg_current_snapshot()) OR position <= $%d)", settledArg)
+	return fmt.Sprintf(" AND (tx_id < %s OR position <= $%d)", sqldb.PGHorizon, settledArg)
 }

@@ -31,7 +31,7 @@ const keptRecent = 256
 // A read from memory returns the committed events from the position after the one asked for,
 // passing over the void ones, up to the first position that is still pending or not this
 // process's: every position up to the last one returned is then settled, which is what ReadLog
-// promises, without asking the database for its horizon (which any transaction on the server
+// promises, without asking the database for its horizon (which any transaction of the database
 // holds back). A read that would return nothing goes to the database (the next read after such a
 // prefix finds there what other processes committed), unless the position after is pending: then
 // the log has nothing readable past it until that transaction ends, which signals the relay.

@@ -4,7 +4,7 @@
 // How the global order is kept (docs/architecture.md, "The write path"): on PostgreSQL, appends
 // run side by side, each transaction taking its id and its positions together (event_log_take),
 // so that ids and positions grow together; a reader reads only the events of transactions below
-// the oldest one still running (pg_snapshot_xmin), which are all settled, so position order is
+// the oldest one of the database still running (sqldb.PGHorizon), which are all settled, so position order is
 // commit order for everything it reads. A rolled-back transaction leaves a gap, which readers
 // simply pass. On SQLite the one writer appends in position order. Each appender commits the
 // appends that arrive while it commits in one transaction (group commit, appender.go).
@@ -183,13 +183,13 @@ func (s *Store) ReadStream(ctx context.Context, streamID string) ([]domain.Recor
 const readLog = selectEvents + ` WHERE position > $1 ORDER BY position LIMIT $2`
 
 // readLogBelowHorizon is the relay's read on PostgreSQL: only the events of transactions below the
-// oldest transaction still running. Those are all settled, committed or rolled back, and
-// transactions take their ids and positions together (event_log_take), so no transaction still to
-// commit holds a position below the last event read: reading on from it never skips one. The
-// snapshot of pg_current_snapshot() is the statement's own, so every transaction below its xmin
-// that committed is visible to it. The primary key answers it (plans_test.go); tx_id only filters
-// the few newest rows.
-const readLogBelowHorizon = selectEvents + ` WHERE position > $1 AND tx_id < pg_snapshot_xmin(pg_current_snapshot()) ORDER BY position LIMIT $2`
+// oldest transaction of the database still running (sqldb.PGHorizon). Those are all settled,
+// committed or rolled back, and transactions take their ids and positions together
+// (event_log_take), so no transaction still to commit holds a position below the last event read:
+// reading on from it never skips one. The snapshot of pg_current_snapshot() is the statement's
+// own, so every transaction below the horizon that committed is visible to it. The primary key
+// answers it (plans_test.go); tx_id only filters the few newest rows.
+const readLogBelowHorizon = selectEvents + ` WHERE position > $1 AND tx_id < ` + sqldb.PGHorizon + ` ORDER BY position LIMIT $2`
 
 // readStreamFrom is the tail of a stream. Both databases answer it with a range scan of the
 // (stream_id, version) unique index, whatever their statistics say (a test checks the plans), so
@@ -292,7 +292,7 @@ func (s *Store) StreamAccount(ctx context.Context, streamID string) (string, err
 // every position up to it is settled, so a window of the log up to it, read once, is complete.
 //
 // On PostgreSQL the horizon follows a commit once the transactions that began before it have
-// ended, which another transaction anywhere on the server may hold up: Head waits, up to
+// ended, which another transaction of the database may hold up: Head waits, up to
 // settleWait and while ctx lasts, for the horizon to pass what this process has committed, so
 // that a process reads its own appends (a test, the demo, `funnel projections` after a write).
 func (s *Store) Head(ctx context.Context) (int64, error) {

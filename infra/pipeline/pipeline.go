@@ -436,7 +436,7 @@ func (p *Pipeline) relay(ctx context.Context, pub message.Publisher, from int64,
 }
 
 // heldBack warns when the relay stays behind its own process's commits: on PostgreSQL readers
-// read only below the oldest transaction still running, anywhere on the server, and one left
+// read only below the oldest transaction of the database still running, and one left
 // open (a stuck session, a long manual transaction) holds every reader of the log back.
 type heldBack struct {
 	since  time.Time

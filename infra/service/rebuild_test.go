@@ -40,9 +40,9 @@ func TestRebuildReplacesAReadModelWhileServing(t *testing.T) {
 			}
 		}
 		// A rebuild replays the log up to its head, which on PostgreSQL stays below the oldest
-		// transaction running anywhere on the server (other packages' tests run beside this
-		// one): wait until the head covers the writes above, or the replay may find nothing
-		// and leave them all to the swap, which reports no progress.
+		// transaction of the database still running (the service's own, just after its writes):
+		// wait until the head covers the writes above, or the replay may find nothing and leave
+		// them all to the swap, which reports no progress.
 		waitForHead(t, svc)
 		var reported int64
 		for _, name := range []string{"contacts", "crms"} {

@@ -5,11 +5,31 @@ import (
 	"fmt"
 )
 
+// PGHorizon is the horizon of the log's readers on PostgreSQL, for the statement that holds it:
+// the id of the oldest transaction of this database that was still running when the statement's
+// snapshot was taken, or the snapshot's xmax when none was. Every event whose tx_id is below it is
+// settled, committed or rolled back, and the events of those that committed are in the snapshot.
+//
+// A transaction of another database of the server cannot write this database's log, so it holds
+// nothing back: its id is known as another database's when pg_stat_get_activity pairs it with
+// that database (the link of a session to its database never changes). An id it does not pair
+// (a prepared transaction, a session that ended since the snapshot) counts as this database's,
+// which only waits longer. pg_snapshot_xmin alone would be the oldest transaction of the whole
+// server: a long write or an idle transaction in any database (another application's, a CREATE
+// DATABASE) held back every reader of this log (TestATransactionOfAnotherDatabaseHoldsNoReaderBack).
+// The activity is read only when the snapshot lists running transactions, after the snapshot;
+// a transaction that began after it is not in its list, whatever the activity says of it.
+const PGHorizon = `(SELECT COALESCE(MIN(running), pg_snapshot_xmax(pg_current_snapshot()))
+	FROM pg_snapshot_xip(pg_current_snapshot()) AS running
+	WHERE xid(running) NOT IN (SELECT backend_xid FROM pg_stat_get_activity(NULL)
+		WHERE backend_xid IS NOT NULL AND datid <> (SELECT oid FROM pg_database WHERE datname = current_database())))`
+
 // PGLogHead is the statement of LogHead on PostgreSQL (exported for the test of its plan): the
-// last position below the horizon of the log's readers: the events of transactions below the oldest one still running (infra/eventstore, ReadLog). Every
-// position up to it is settled, committed or rolled back. The primary key answers it, backwards,
-// whatever the statistics say (infra/eventstore/plans_test.go); tx_id only filters the newest rows.
-const PGLogHead = `SELECT COALESCE((SELECT position FROM events WHERE tx_id < pg_snapshot_xmin(pg_current_snapshot()) ORDER BY position DESC LIMIT 1), 0)`
+// last position below the horizon of the log's readers (PGHorizon, infra/eventstore ReadLog).
+// Every position up to it is settled, committed or rolled back. The primary key answers it,
+// backwards, whatever the statistics say (infra/eventstore/plans_test.go); tx_id only filters the
+// newest rows.
+const PGLogHead = `SELECT COALESCE((SELECT position FROM events WHERE tx_id < ` + PGHorizon + ` ORDER BY position DESC LIMIT 1), 0)`
 
 // LogHead returns the position of the last event that readers of the log may read now (0 for an
 // empty log): a window of the log up to it, read once, is complete.
