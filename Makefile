@@ -13,10 +13,13 @@ GO ?= go
 # "N passed, N failed, N skipped", where every test counts, subtests included (a test of both
 # stores is three), and a package that fails outside any test (a build error) is one failed.
 # The exit status is non-zero when anything failed. PKGS narrows the run (make test PKGS=./webhooks/...).
+# Three packages at a time (-p 3), one more than the two cores: the tests mostly wait (processes
+# starting, receivers, timeouts), and the suite used a third of the machine's CPU at -p 2. On a
+# 2-core VM, 2026-11-28: 9m12s at -p 2, 7m16s at -p 3, both all passed.
 # Connections: a test's database caps each of its pools at 8 (sqldbtest.TestPoolCap), 16 a
 # process; creating a database waits while the server answers "too many clients" (53300). Peak
-# sampled from pg_stat_activity every 0.5 s over the suite with the default -p 2: 29 connections,
-# far below PostgreSQL's stock max_connections of 100 (a test of three processes on one database
+# sampled from pg_stat_activity every 0.5 s over the suite: 29 connections at -p 2, 51 at -p 3,
+# below PostgreSQL's stock max_connections of 100 (a test of three processes on one database
 # can open at most 48; with -p N packages, at most about N x 48).
 PKGS ?= ./...
 test: browser
@@ -25,7 +28,7 @@ test: browser
 	@$(GO) run ./infra/sqldb/sqldbtest/pgcheck
 	@json=$$(mktemp); status=0; \
 	$(GO) tool gotestsum --format pkgname --hide-summary=skipped --jsonfile $$json \
-		--raw-command -- $(GO) test -json -count=1 -timeout 20m $(PKGS) || status=$$?; \
+		--raw-command -- $(GO) test -json -count=1 -p 3 -timeout 20m $(PKGS) || status=$$?; \
 	$(GO) run ./infra/sqldb/sqldbtest/pgcheck --after; \
 	$(GO) run ./cmd/testcount $$json || status=$$?; \
 	rm -f $$json; exit $$status
