@@ -60,7 +60,9 @@ func TestATransactionOfAnotherDatabaseHoldsNoReaderBack(t *testing.T) {
 			if head, err = db.LogHead(ctx); err != nil {
 				t.Fatal(err)
 			}
-			events, err := reader.ReadAccountEvents(ctx, eventstore.AccountEventsQuery{AccountID: meta.AccountID,
+			feed := eventstore.New(db) // a process that has read none of the log: its settled position is 0
+			defer feed.Close()
+			events, err := feed.ReadAccountEvents(ctx, eventstore.AccountEventsQuery{AccountID: meta.AccountID,
 				Types: []string{"TagApplied"}, After: after, Since: time.Unix(0, 0), Limit: 10})
 			if err != nil {
 				t.Fatal(err)
@@ -92,6 +94,49 @@ func TestATransactionOfAnotherDatabaseHoldsNoReaderBack(t *testing.T) {
 		if streams, head, n := readable(first); len(streams) != 1 || streams[0] != "ct_second" || head != second || n != 1 {
 			t.Fatalf("once this database's transaction ended: the log after %d reads %v, head %d, %d account events; want ct_second, %d, 1",
 				first, streams, head, n, second)
+		}
+	})
+}
+
+// Read inside a transaction that has an id of its own, the horizon stays at or below that id,
+// as pg_snapshot_xmin did: a snapshot lists every running transaction but its own, so with a
+// later transaction still open and a still later one committed, the oldest one listed is above
+// the transaction's own positions, still to commit. No reader of the log runs it so today; this
+// keeps the rule whole for one that would.
+func TestTheHorizonInATransactionStaysAtItsOwnID(t *testing.T) {
+	sqldbtest.Run(t, func(t *testing.T, d sqldb.Dialect) {
+		if d == sqldb.SQLite {
+			return
+		}
+		ctx := context.Background()
+		db := sqldbtest.Open(t, d)
+		s := eventstore.New(db)
+		t.Cleanup(s.Close)
+		begin := func() *sql.Tx {
+			t.Helper()
+			tx, err := db.Write.BeginTx(ctx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { tx.Rollback() })
+			if _, err := tx.ExecContext(ctx, `SELECT pg_current_xact_id()`); err != nil {
+				t.Fatal(err)
+			}
+			return tx
+		}
+		own := begin()
+		begin() // a later one, left open
+		if _, err := s.Append(ctx, meta, domain.StreamAppend{StreamID: "ct_later", ExpectedVersion: 0, Events: tagged("ct_later", 1)}); err != nil {
+			t.Fatal(err)
+		}
+		var horizon, id string
+		var atOrBelow bool
+		if err := own.QueryRowContext(ctx, `SELECT h::text, pg_current_xact_id()::text, h <= pg_current_xact_id() FROM (SELECT `+sqldb.PGHorizon+` AS h) AS horizon`).
+			Scan(&horizon, &id, &atOrBelow); err != nil {
+			t.Fatal(err)
+		}
+		if !atOrBelow {
+			t.Fatalf("inside transaction %s, with a later one open and another committed, the horizon is %s: above the transaction's own id", id, horizon)
 		}
 	})
 }

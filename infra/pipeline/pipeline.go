@@ -436,8 +436,9 @@ func (p *Pipeline) relay(ctx context.Context, pub message.Publisher, from int64,
 }
 
 // heldBack warns when the relay stays behind its own process's commits: on PostgreSQL readers
-// read only below the oldest transaction of the database still running, and one left
-// open (a stuck session, a long manual transaction) holds every reader of the log back.
+// read only below the oldest transaction of the database still running (or prepared, in any
+// database), and one left open (a stuck session, a long manual transaction) holds every reader of
+// the log back.
 type heldBack struct {
 	since  time.Time
 	warned bool
@@ -458,7 +459,7 @@ func (h *heldBack) note(p *Pipeline, pos int64) {
 		h.since = time.Now()
 	case !h.warned && time.Since(h.since) > heldBackWarning:
 		h.warned = true
-		p.logger.Warn("relay: held back by a transaction still open on the database server: events committed after it began are relayed once it ends (pg_stat_activity shows it: the oldest backend_xid)",
+		p.logger.Warn("relay: held back by a transaction still open in this database: events committed after it began are relayed once it ends (pg_stat_activity shows it: the oldest backend_xid where datname is this database; or pg_prepared_xacts)",
 			zap.Int64("position", pos), zap.Int64("committed", c.LastCommitted()), zap.Duration("for", time.Since(h.since)))
 	}
 }
