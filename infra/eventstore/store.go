@@ -4,10 +4,11 @@
 // How the global order is kept (docs/architecture.md, "The write path"): on PostgreSQL, appends
 // run side by side, each transaction taking its id and its positions together (event_log_take),
 // so that ids and positions grow together; a reader reads only the events of transactions below
-// the oldest one of the database still running (sqldb.PGHorizon), which are all settled, so position order is
-// commit order for everything it reads. A rolled-back transaction leaves a gap, which readers
-// simply pass. On SQLite the one writer appends in position order. Each appender commits the
-// appends that arrive while it commits in one transaction (group commit, appender.go).
+// the oldest one of the database still running (sqldb.PGHorizon), which are all settled, so
+// position order is commit order for everything it reads. A rolled-back transaction leaves a
+// gap, which readers simply pass. On SQLite the one writer appends in position order. Each
+// appender commits the appends that arrive while it commits in one transaction (group commit,
+// appender.go).
 package eventstore
 
 import (
