@@ -13,11 +13,11 @@ import (
 )
 
 // A transaction of another database of the same server, holding an id for as long as it likes
-// (another application's batch job, a session left idle in a transaction, a CREATE DATABASE),
-// holds no reader of this log back: another process reads the appends made after it began, and
-// the log's head and an account's events show them. A transaction of this database does hold them
-// back until it ends: it may still write an event below them. SQLite has one writer and no
-// horizon.
+// (another application's batch job, a session left idle in a transaction, a CREATE DATABASE run
+// from another database), holds no reader of this log back: another process reads the appends
+// made after it began, and the log's head and an account's events show them. A transaction of
+// this database does hold them back until it ends: it may still write an event below them.
+// SQLite has one writer and no horizon.
 func TestATransactionOfAnotherDatabaseHoldsNoReaderBack(t *testing.T) {
 	sqldbtest.Run(t, func(t *testing.T, d sqldb.Dialect) {
 		if d == sqldb.SQLite {

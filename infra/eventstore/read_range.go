@@ -67,7 +67,8 @@ func (s *Store) ReadLogIn(ctx context.Context, tx *sql.Tx, after int64, limit in
 // ReadSettled returns up to limit events with positions in (after, upto], in position order,
 // where every position up to upto is known to be settled (a reader of ReadLog has read through
 // it): the stretch is read as the table holds it, past the horizon ReadLog keeps to, which any
-// transaction of the database may hold back behind what this process's relay read from memory.
+// transaction of the database (or prepared in any) may hold back behind what this process's
+// relay read from memory.
 func (s *Store) ReadSettled(ctx context.Context, after, upto int64, limit int) ([]domain.Recorded, error) {
 	s.noteSettled(upto)
 	if events, said, err := s.recent.read(after, limit); said == fromMemory || err != nil {

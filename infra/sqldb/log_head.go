@@ -19,11 +19,11 @@ import (
 // DATABASE run from another) held back every reader of this log
 // (TestATransactionOfAnotherDatabaseHoldsNoReaderBack).
 //
-// It holds as one statement in a transaction of its own, as every reader runs it: the activity is
-// read after the statement's snapshot, so an id it pairs wrongly (a session slot reused while it
-// is read) was given after the snapshot and is not in its list; a later statement of the same
-// transaction would reuse the activity read for the first. Two more cases are covered though no
-// reader meets them: inside a transaction that has an id, the horizon stays at or below it
+// It holds only as one statement in a transaction of its own, as every reader runs it: the
+// activity is read after the statement's snapshot, so an id it pairs wrongly (a session slot
+// reused while it is read) was given after the snapshot and is not in its list; a later statement
+// of the same transaction would reuse the activity read for the first, and could leave out an id
+// of this database. Within that rule two more cases are covered, though no reader meets them: inside a transaction that has an id, the horizon stays at or below it
 // (pg_current_xact_id_if_assigned; the snapshot lists every transaction but its own); on a hot
 // standby, whose snapshots list no transaction (their ids are kept elsewhere), the horizon is
 // the snapshot's xmin, as before.
